@@ -1,0 +1,78 @@
+# gpup2p — build, test, install.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR = $(PREFIX)/bin
+MANDIR = $(PREFIX)/share/man/man1
+BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR = $(PREFIX)/share/zsh/vendor-completions
+
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+CUDA_HOME ?= /usr/local/cuda
+
+WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-format-truncation
+CFLAGS ?= -O2 -g
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Ilibcore/include -Ilibcore \
+	-DGPUP2P_VERSION=\"$(VERSION)\" $(shell $(PKG_CONFIG) --cflags libpci libkmod 2>/dev/null)
+LIBS = $(shell $(PKG_CONFIG) --libs libpci libkmod 2>/dev/null || echo -lpci -lkmod) -ldl -lm
+
+BUILD = build
+LIB_SRC = $(wildcard libcore/*.c)
+LIB_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC))
+CLI_SRC = $(wildcard cli/*.c)
+CLI_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC))
+UNIT_SRC = $(wildcard tests/unit/test_*.c)
+UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+LIBA = $(BUILD)/libgpup2p.a
+BIN = $(BUILD)/gpup2p
+
+.PHONY: all check check-vm deps install uninstall clean fixtures
+
+all: $(BIN)
+
+$(BUILD)/%.o: %.c $(wildcard libcore/include/gpup2p/*.h) $(wildcard libcore/*.h) $(wildcard cli/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIBA): $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(CLI_OBJ) $(LIBA)
+	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(LIBA) $(LIBS)
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIBA) $(LIBS)
+
+# Fixture trees are generated from tests/fixtures/specs/*.spec.
+fixtures:
+	@mkdir -p $(BUILD)/fixtures
+	@for s in tests/fixtures/specs/*.spec; do \
+		n=$$(basename $$s .spec); \
+		python3 tests/fixtures/gen.py $$s $(BUILD)/fixtures/$$n || exit 1; \
+	done
+
+check: $(BIN) $(UNIT_BIN) fixtures
+	@BUILD=$(BUILD) bash tests/run.sh
+
+check-vm: $(BIN)
+	@BUILD=$(BUILD) bash tests/vm/run.sh
+
+deps:
+	@bash tests/deps.sh
+
+install: $(BIN)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/gpup2p
+	install -m 0644 man/*.1 $(DESTDIR)$(MANDIR)/
+	install -m 0644 completions/gpup2p.bash $(DESTDIR)$(BASHCOMPDIR)/gpup2p
+	install -m 0644 completions/_gpup2p $(DESTDIR)$(ZSHCOMPDIR)/_gpup2p
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/gpup2p $(DESTDIR)$(BASHCOMPDIR)/gpup2p $(DESTDIR)$(ZSHCOMPDIR)/_gpup2p
+	rm -f $(patsubst man/%,$(DESTDIR)$(MANDIR)/%,$(wildcard man/*.1))
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,180 @@
+/* gpup2p — GPU facts: recorded format, lookups. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpup2p/gpu.h"
+
+const struct gp_gpu_info *gp_gpu_find(const struct gp_gpu_facts *f, const char *bdf)
+{
+	for (int i = 0; i < f->n; i++)
+		if (strcmp(f->gpus[i].bdf, bdf) == 0)
+			return &f->gpus[i];
+	return NULL;
+}
+
+int gp_gpu_add_link(struct gp_gpu_facts *f, const char *a, const char *b, int count)
+{
+	if (strcmp(a, b) > 0) {
+		const char *t = a;
+
+		a = b;
+		b = t;
+	}
+	for (int i = 0; i < f->nlinks; i++) {
+		if (strcmp(f->links[i].a, a) == 0 && strcmp(f->links[i].b, b) == 0) {
+			f->links[i].count += count;
+			return 0;
+		}
+	}
+	if (f->nlinks >= GP_GPU_LINKS_MAX)
+		return -ENOSPC;
+	snprintf(f->links[f->nlinks].a, GP_BDF_LEN, "%s", a);
+	snprintf(f->links[f->nlinks].b, GP_BDF_LEN, "%s", b);
+	f->links[f->nlinks++].count = count;
+	return 0;
+}
+
+int gp_gpu_nvlinks(const struct gp_gpu_facts *f, const char *a, const char *b)
+{
+	if (!f || !f->available)
+		return -1;
+	if (strcmp(a, b) > 0) {
+		const char *t = a;
+
+		a = b;
+		b = t;
+	}
+	for (int i = 0; i < f->nlinks; i++)
+		if (strcmp(f->links[i].a, a) == 0 && strcmp(f->links[i].b, b) == 0)
+			return f->links[i].count;
+	return 0;
+}
+
+int gp_gpu_facts_write(const struct gp_gpu_facts *f, FILE *out)
+{
+	fprintf(out, "gpup2p-gpu-facts 1\n");
+	fprintf(out, "source nvml\n");
+	if (f->driver[0])
+		fprintf(out, "driver %s\n", f->driver);
+	for (int i = 0; i < f->n; i++) {
+		const struct gp_gpu_info *g = &f->gpus[i];
+
+		fprintf(out, "gpu %s vram=%" PRIu64 " bar1=%" PRIu64, g->bdf, g->vram, g->bar1);
+		if (g->switch_links)
+			fprintf(out, " switch_links=%d", g->switch_links);
+		fprintf(out, " name=%s\n", g->name);
+	}
+	for (int i = 0; i < f->nlinks; i++)
+		fprintf(out, "nvlink %s %s %d\n", f->links[i].a, f->links[i].b, f->links[i].count);
+	return ferror(out) ? -EIO : 0;
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return (*s && !*end && !errno && *s != '-') ? 0 : -1;
+}
+
+static int parse_gpu(char *rest, struct gp_gpu_info *g)
+{
+	char *name = strstr(rest, " name=");
+	char *save = NULL, *tok;
+
+	if (!name)
+		return -1;
+	*name = '\0';
+	snprintf(g->name, sizeof(g->name), "%s", name + 6);
+	tok = strtok_r(rest, " ", &save);
+	if (!tok || gp_pci_parse_bdf(tok, g->bdf))
+		return -1;
+	while ((tok = strtok_r(NULL, " ", &save))) {
+		uint64_t v;
+		char *eq = strchr(tok, '=');
+
+		if (!eq || parse_u64(eq + 1, &v))
+			return -1;
+		*eq = '\0';
+		if (strcmp(tok, "vram") == 0)
+			g->vram = v;
+		else if (strcmp(tok, "bar1") == 0)
+			g->bar1 = v;
+		else if (strcmp(tok, "switch_links") == 0 && v < 1000)
+			g->switch_links = (int)v;
+		/* unknown keys: a newer writer; ignore */
+	}
+	return 0;
+}
+
+int gp_gpu_facts_parse(FILE *in, const char *name, struct gp_gpu_facts *f, struct gp_err *e)
+{
+	char line[512];
+	int lineno = 0;
+
+	memset(f, 0, sizeof(*f));
+	while (fgets(line, sizeof(line), in)) {
+		char a[32], b[32], bdf_a[GP_BDF_LEN], bdf_b[GP_BDF_LEN];
+		int count;
+		size_t l = strlen(line);
+
+		lineno++;
+		if (l && line[l - 1] == '\n')
+			line[--l] = '\0';
+		if (!l || line[0] == '#')
+			continue;
+		if (lineno == 1) {
+			if (strcmp(line, "gpup2p-gpu-facts 1") != 0)
+				return gp_err_set(e, GP_E_DATA, EINVAL, "%s:1: not a gpup2p GPU facts file (format 1)", name);
+			continue;
+		}
+		if (strncmp(line, "source ", 7) == 0)
+			continue;
+		if (strncmp(line, "driver ", 7) == 0) {
+			snprintf(f->driver, sizeof(f->driver), "%s", line + 7);
+		} else if (strncmp(line, "gpu ", 4) == 0) {
+			if (f->n >= GP_GPU_MAX)
+				return gp_err_set(e, GP_E_DATA, E2BIG, "%s:%d: more than %d GPUs", name, lineno, GP_GPU_MAX);
+			if (parse_gpu(line + 4, &f->gpus[f->n]))
+				return gp_err_set(e, GP_E_DATA, EINVAL,
+						  "%s:%d: malformed gpu line (want: gpu BDF vram=N bar1=N name=TEXT)", name, lineno);
+			f->n++;
+		} else if (sscanf(line, "nvlink %31s %31s %d", a, b, &count) == 3) {
+			if (gp_pci_parse_bdf(a, bdf_a) || gp_pci_parse_bdf(b, bdf_b) || count < 0 || count > 64)
+				return gp_err_set(e, GP_E_DATA, EINVAL, "%s:%d: malformed nvlink line", name, lineno);
+			if (gp_gpu_add_link(f, bdf_a, bdf_b, count))
+				return gp_err_set(e, GP_E_DATA, E2BIG, "%s:%d: too many links", name, lineno);
+		} else {
+			return gp_err_set(e, GP_E_DATA, EINVAL, "%s:%d: unknown line \"%.40s\"", name, lineno, line);
+		}
+	}
+	if (lineno == 0)
+		return gp_err_set(e, GP_E_DATA, EINVAL, "%s: empty file", name);
+	f->available = 1;
+	return 0;
+}
+
+int gp_gpu_facts_load(const struct gp_root *r, struct gp_gpu_facts *f, struct gp_err *e)
+{
+	char path[GP_PATH_MAX];
+	FILE *in;
+	int rc;
+
+	memset(f, 0, sizeof(*f));
+	if (r->live)
+		return gp_gpu_nvml_read(f, e);
+	if (gp_root_path(r, GP_GPU_FACTS_PATH, path, sizeof(path)))
+		return gp_err_set(e, GP_E_USAGE, ENAMETOOLONG, "root path too long");
+	in = fopen(path, "re");
+	if (!in) {
+		snprintf(f->why, sizeof(f->why), "no NVML facts recorded under the root (%s)", GP_GPU_FACTS_PATH + 1);
+		return 0;
+	}
+	rc = gp_gpu_facts_parse(in, path, f, e);
+	fclose(in);
+	return rc;
+}

@@ -1,0 +1,189 @@
+/* gpup2p — GPU facts from libnvidia-ml.so.1, loaded at run time.
+ *
+ * The few NVML entry points used are declared here from NVML's documented ABI
+ * so that building needs no NVML header and running needs no NVML at all. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpup2p/gpu.h"
+
+typedef int nvml_ret;
+typedef struct nvml_device *nvml_dev;
+
+struct nvml_pci_info {           /* nvmlPciInfo_t (v3 layout) */
+	char bus_id_legacy[16];
+	unsigned int domain, bus, device, pci_device_id, pci_subsystem_id;
+	char bus_id[32];
+};
+
+struct nvml_memory {             /* nvmlMemory_t (v1) */
+	unsigned long long total, free, used;
+};
+
+struct nvml_bar1 {               /* nvmlBAR1Memory_t */
+	unsigned long long total, free, used;
+};
+
+#define NVML_OK 0
+#define NVML_NVLINK_LINKS 18     /* NVML_NVLINK_MAX_LINKS in current drivers */
+#define NVML_NVLINK_DEVICE_TYPE_GPU 0x00
+#define NVML_NVLINK_DEVICE_TYPE_SWITCH 0x02
+
+struct nvml_api {
+	void *lib;
+	nvml_ret (*init)(void);
+	nvml_ret (*shutdown)(void);
+	const char *(*error_string)(nvml_ret);
+	nvml_ret (*driver_version)(char *, unsigned);
+	nvml_ret (*count)(unsigned *);
+	nvml_ret (*handle)(unsigned, nvml_dev *);
+	nvml_ret (*pci)(nvml_dev, struct nvml_pci_info *);
+	nvml_ret (*name)(nvml_dev, char *, unsigned);
+	nvml_ret (*memory)(nvml_dev, struct nvml_memory *);
+	nvml_ret (*bar1)(nvml_dev, struct nvml_bar1 *);
+	nvml_ret (*link_state)(nvml_dev, unsigned, int *);
+	nvml_ret (*link_remote_pci)(nvml_dev, unsigned, struct nvml_pci_info *);
+	nvml_ret (*link_remote_type)(nvml_dev, unsigned, int *);
+};
+
+static void *sym(void *lib, const char *name, int *missing)
+{
+	void *p = dlsym(lib, name);
+
+	if (!p)
+		*missing = 1;
+	return p;
+}
+
+static int nvml_open(struct nvml_api *a, char *why, size_t n)
+{
+	int missing = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!a->lib) {
+		snprintf(why, n, "libnvidia-ml.so.1 not found (NVIDIA driver not installed)");
+		return -1;
+	}
+	*(void **)&a->init = sym(a->lib, "nvmlInit_v2", &missing);
+	*(void **)&a->shutdown = sym(a->lib, "nvmlShutdown", &missing);
+	*(void **)&a->error_string = sym(a->lib, "nvmlErrorString", &missing);
+	*(void **)&a->driver_version = sym(a->lib, "nvmlSystemGetDriverVersion", &missing);
+	*(void **)&a->count = sym(a->lib, "nvmlDeviceGetCount_v2", &missing);
+	*(void **)&a->handle = sym(a->lib, "nvmlDeviceGetHandleByIndex_v2", &missing);
+	*(void **)&a->pci = sym(a->lib, "nvmlDeviceGetPciInfo_v3", &missing);
+	*(void **)&a->name = sym(a->lib, "nvmlDeviceGetName", &missing);
+	*(void **)&a->memory = sym(a->lib, "nvmlDeviceGetMemoryInfo", &missing);
+	*(void **)&a->bar1 = sym(a->lib, "nvmlDeviceGetBAR1MemoryInfo", &missing);
+	*(void **)&a->link_state = sym(a->lib, "nvmlDeviceGetNvLinkState", &missing);
+	*(void **)&a->link_remote_pci = sym(a->lib, "nvmlDeviceGetNvLinkRemotePciInfo_v2", &missing);
+	/* optional: older drivers lack it; a remote that is not a GPU is then taken for a switch */
+	*(void **)&a->link_remote_type = dlsym(a->lib, "nvmlDeviceGetNvLinkRemoteDeviceType");
+	if (missing) {
+		snprintf(why, n, "libnvidia-ml.so.1 lacks a needed function (driver too old)");
+		dlclose(a->lib);
+		return -1;
+	}
+	return 0;
+}
+
+/* For each active NVLink of a GPU: the remote end's BDF and device type (-1 unknown). */
+static void read_links(struct nvml_api *a, nvml_dev dev, char remote[NVML_NVLINK_LINKS][GP_BDF_LEN], int *types)
+{
+	for (unsigned l = 0; l < NVML_NVLINK_LINKS; l++) {
+		struct nvml_pci_info pi;
+		int active = 0, type = -1;
+
+		remote[l][0] = '\0';
+		types[l] = -1;
+		if (a->link_state(dev, l, &active) != NVML_OK || !active)
+			continue;
+		memset(&pi, 0, sizeof(pi));
+		if (a->link_remote_type)
+			a->link_remote_type(dev, l, &type);
+		if (a->link_remote_pci(dev, l, &pi) == NVML_OK)
+			gp_pci_parse_bdf(pi.bus_id, remote[l]);
+		types[l] = type;
+	}
+}
+
+int gp_gpu_nvml_read(struct gp_gpu_facts *f, struct gp_err *e)
+{
+	static char remote[GP_GPU_MAX][NVML_NVLINK_LINKS][GP_BDF_LEN];
+	static int types[GP_GPU_MAX][NVML_NVLINK_LINKS];
+	struct nvml_api a;
+	unsigned count = 0;
+	nvml_ret rc;
+
+	(void)e;
+	memset(f, 0, sizeof(*f));
+	if (nvml_open(&a, f->why, sizeof(f->why)))
+		return 0;
+	rc = a.init();
+	if (rc != NVML_OK) {
+		snprintf(f->why, sizeof(f->why), "NVML: %s", a.error_string(rc));
+		dlclose(a.lib);
+		return 0;
+	}
+	if (a.driver_version(f->driver, sizeof(f->driver)) != NVML_OK)
+		f->driver[0] = '\0';
+	rc = a.count(&count);
+	if (rc != NVML_OK) {
+		snprintf(f->why, sizeof(f->why), "NVML: nvmlDeviceGetCount: %s", a.error_string(rc));
+		goto out;
+	}
+	if (count > GP_GPU_MAX)
+		count = GP_GPU_MAX;
+	for (unsigned i = 0; i < count; i++) {
+		struct gp_gpu_info *g = &f->gpus[f->n];
+		struct nvml_pci_info pi;
+		struct nvml_memory mem;
+		struct nvml_bar1 bar;
+		nvml_dev dev;
+
+		if (a.handle(i, &dev) != NVML_OK)
+			continue; /* a GPU NVML cannot open (fallen off the bus, ...) */
+		memset(&pi, 0, sizeof(pi));
+		if (a.pci(dev, &pi) != NVML_OK || gp_pci_parse_bdf(pi.bus_id, g->bdf))
+			continue;
+		if (a.name(dev, g->name, sizeof(g->name)) != NVML_OK)
+			g->name[0] = '\0';
+		if (a.memory(dev, &mem) == NVML_OK)
+			g->vram = mem.total;
+		if (a.bar1(dev, &bar) == NVML_OK)
+			g->bar1 = bar.total;
+		read_links(&a, dev, remote[f->n], types[f->n]);
+		f->n++;
+	}
+	/* Links to another GPU count for that pair; links to a switch join every GPU
+	 * that has switch links (NVSwitch systems: nvidia-smi shows NV# for those pairs). */
+	for (int i = 0; i < f->n; i++) {
+		for (int l = 0; l < NVML_NVLINK_LINKS; l++) {
+			const struct gp_gpu_info *peer;
+
+			if (types[i][l] < 0 && !remote[i][l][0])
+				continue;
+			peer = remote[i][l][0] ? gp_gpu_find(f, remote[i][l]) : NULL;
+			if (peer && types[i][l] != NVML_NVLINK_DEVICE_TYPE_SWITCH) {
+				if (strcmp(f->gpus[i].bdf, peer->bdf) < 0)
+					gp_gpu_add_link(f, f->gpus[i].bdf, peer->bdf, 1);
+			} else if (types[i][l] == NVML_NVLINK_DEVICE_TYPE_SWITCH || !peer) {
+				f->gpus[i].switch_links++;
+			}
+		}
+	}
+	for (int i = 0; i < f->n; i++)
+		for (int j = i + 1; j < f->n; j++) {
+			int si = f->gpus[i].switch_links, sj = f->gpus[j].switch_links;
+
+			if (si && sj)
+				gp_gpu_add_link(f, f->gpus[i].bdf, f->gpus[j].bdf, si < sj ? si : sj);
+		}
+	f->available = 1;
+out:
+	a.shutdown();
+	dlclose(a.lib);
+	return 0;
+}

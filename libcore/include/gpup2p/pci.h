@@ -1,0 +1,117 @@
+/* gpup2p — the PCI model: every function under a root, read through libpci's
+ * sysfs method pointed at ROOT/sys/bus/pci, plus the sysfs facts libpci does not
+ * keep (link state, NUMA, CPU list, RDMA/netdev names, the realpath chain). */
+#ifndef GPUP2P_PCI_H
+#define GPUP2P_PCI_H
+
+#include <stdint.h>
+
+#include "gpup2p/err.h"
+#include "gpup2p/root.h"
+
+#define GP_BDF_LEN 13          /* "dddd:bb:dd.f" + NUL */
+#define GP_CHAIN_MAX 16
+#define GP_CFG_MAX 4096
+
+/* Tri-state for facts that depend on how much config space was readable. */
+enum gp_known { GP_UNKNOWN = -1, GP_ABSENT = 0, GP_PRESENT = 1 };
+
+/* PCIe capability "device/port type" (PCIe base spec), or GP_PORT_NONE. */
+enum gp_port_type {
+	GP_PORT_UNKNOWN = -2,    /* config space too short to tell */
+	GP_PORT_NONE = -1,       /* conventional PCI: no PCIe capability */
+	GP_PORT_ENDPOINT = 0,
+	GP_PORT_LEGACY_EP = 1,
+	GP_PORT_ROOT = 4,
+	GP_PORT_UPSTREAM = 5,
+	GP_PORT_DOWNSTREAM = 6,
+	GP_PORT_PCIE_TO_PCI = 7,
+	GP_PORT_PCI_TO_PCIE = 8,
+	GP_PORT_RC_IEP = 9,
+	GP_PORT_RC_EC = 10,
+};
+
+/* sysfs resource flags (include/linux/ioport.h). */
+#define GP_RES_IO       0x00000100ULL
+#define GP_RES_MEM      0x00000200ULL
+#define GP_RES_PREFETCH 0x00002000ULL
+#define GP_RES_MEM_64   0x00100000ULL
+#define GP_RES_UNSET    0x20000000ULL
+#define GP_RES_DISABLED 0x10000000ULL
+
+struct gp_bar {
+	int index;
+	uint64_t start, size, flags;  /* from libpci (sysfs resource); flags as the kernel reports them */
+	int is_io, is_64, prefetch, assigned;
+};
+
+struct gp_pci_dev {
+	char bdf[GP_BDF_LEN];
+	int domain, bus, dev, func;
+	uint16_t vendor, device, subvendor, subdevice;
+	uint32_t class_code;         /* 24-bit class/subclass/prog-if */
+	char vendor_name[128], device_name[160], class_name[96];
+	int is_bridge;               /* header type 1 */
+
+	struct gp_bar bars[6];
+
+	uint8_t config[GP_CFG_MAX];
+	int config_len;              /* bytes readable (4096 root, 64 non-root, 256 conventional) */
+	enum gp_port_type port_type;
+	int pcie_cap;                /* offset, 0 absent, -1 unknown */
+	int ext_known;               /* extended capabilities could be read */
+	int acs_cap, rebar_cap, ats_cap; /* offsets; 0 absent, -1 unknown */
+
+	double cur_gts, max_gts;     /* link speed in GT/s, 0 unknown */
+	int cur_width, max_width;    /* lanes, 0 unknown */
+
+	int numa_node;               /* -1 unknown */
+	char cpulist[256];           /* local_cpulist, "" unknown */
+	char driver[64];             /* bound driver, "" none */
+	int iommu_group;             /* -1 none */
+	char rdma[64];               /* RDMA device (/sys/class/infiniband), "" none */
+	char netdev[64];             /* first network interface, "" none */
+
+	char sysfs_path[512];        /* realpath, as a live path */
+	char host_bridge[32];        /* "pci0000:00" */
+	int chain_len;               /* bridges from the root port down, excluding self */
+	char chain[GP_CHAIN_MAX][GP_BDF_LEN];
+	int chain_idx[GP_CHAIN_MAX]; /* index in gp_pci.devs, -1 when not enumerated */
+	int parent;                  /* index of the upstream bridge, -1 on a host bridge */
+};
+
+struct gp_pci {
+	const struct gp_root *root;
+	struct gp_pci_dev *devs;     /* sorted by BDF */
+	int n;
+	char **warnings;             /* non-fatal problems (malformed optional files), NULL-terminated */
+	int nwarn;
+	void *pacc;                  /* struct pci_access *, kept for config access */
+};
+
+/* Enumerate every PCI function under the root. A missing or malformed
+ * mandatory file (vendor, device, class, resource) is a GP_E_DATA error naming it. */
+int gp_pci_scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e);
+
+/* Release everything gp_pci_scan allocated. */
+void gp_pci_free(struct gp_pci *p);
+
+/* The device with this BDF ("0000:00:06.0" or "00:06.0"), or NULL. */
+const struct gp_pci_dev *gp_pci_find(const struct gp_pci *p, const char *bdf);
+
+/* Index of the device with this BDF, or -1. */
+int gp_pci_index(const struct gp_pci *p, const char *bdf);
+
+/* Normalise "bb:dd.f" / "dddd:bb:dd.f" (also NVML's 8-digit domain) to "dddd:bb:dd.f". 0 or -EINVAL. */
+int gp_pci_parse_bdf(const char *s, char out[GP_BDF_LEN]);
+
+/* Little-endian reads from the captured config space; -1 if beyond config_len. */
+int64_t gp_pci_cfg_read(const struct gp_pci_dev *d, int off, int width);
+
+/* Short role name: "root port", "switch upstream", "switch downstream", "endpoint", ... */
+const char *gp_pci_port_name(enum gp_port_type t);
+
+/* PCIe generation for a speed in GT/s (2.5 → 1 … 64 → 6), 0 if unknown. */
+int gp_pci_gen(double gts);
+
+#endif

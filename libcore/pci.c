@@ -1,0 +1,364 @@
+/* gpup2p — PCI enumeration through libpci's sysfs method. */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pci/pci.h>
+
+#include "gpup2p/pci.h"
+#include "pci_internal.h"
+
+/* libpci's error callback may not return: it jumps back into gp_pci_scan. */
+static __thread jmp_buf *lp_jmp;
+static __thread char lp_msg[512];
+
+static __attribute__((noreturn)) void lp_error(char *msg, ...)
+{
+	va_list ap;
+
+	va_start(ap, msg);
+	vsnprintf(lp_msg, sizeof(lp_msg), msg, ap);
+	va_end(ap);
+	if (lp_jmp)
+		longjmp(*lp_jmp, 1);
+	abort(); /* unreachable: every libpci call is made under a jump buffer */
+}
+
+static void lp_warning(char *msg, ...)
+{
+	(void)msg;
+}
+
+static void lp_debug(char *msg, ...)
+{
+	(void)msg;
+}
+
+int gp_pci_parse_bdf(const char *s, char out[GP_BDF_LEN])
+{
+	unsigned dom = 0, bus, dev, fn;
+	char tail;
+
+	if (!s)
+		return -EINVAL;
+	if (sscanf(s, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) == 4) {
+		if (strlen(s) > 16)
+			return -EINVAL;
+	} else if (sscanf(s, "%x:%x.%x%c", &bus, &dev, &fn, &tail) == 3) {
+		dom = 0;
+	} else {
+		return -EINVAL;
+	}
+	if (dom > 0xffff || bus > 0xff || dev > 0x1f || fn > 7)
+		return -EINVAL;
+	snprintf(out, GP_BDF_LEN, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
+	return 0;
+}
+
+int gp_pci_index(const struct gp_pci *p, const char *bdf)
+{
+	char norm[GP_BDF_LEN];
+
+	if (gp_pci_parse_bdf(bdf, norm))
+		return -1;
+	for (int i = 0; i < p->n; i++)
+		if (strcmp(p->devs[i].bdf, norm) == 0)
+			return i;
+	return -1;
+}
+
+const struct gp_pci_dev *gp_pci_find(const struct gp_pci *p, const char *bdf)
+{
+	int i = gp_pci_index(p, bdf);
+
+	return i < 0 ? NULL : &p->devs[i];
+}
+
+int64_t gp_pci_cfg_read(const struct gp_pci_dev *d, int off, int width)
+{
+	uint64_t v = 0;
+
+	if (off < 0 || width < 1 || width > 4 || off + width > d->config_len)
+		return -1;
+	for (int i = width - 1; i >= 0; i--)
+		v = (v << 8) | d->config[off + i];
+	return (int64_t)v;
+}
+
+const char *gp_pci_port_name(enum gp_port_type t)
+{
+	switch (t) {
+	case GP_PORT_UNKNOWN: return "unknown";
+	case GP_PORT_NONE: return "PCI";
+	case GP_PORT_ENDPOINT: return "endpoint";
+	case GP_PORT_LEGACY_EP: return "legacy endpoint";
+	case GP_PORT_ROOT: return "root port";
+	case GP_PORT_UPSTREAM: return "switch upstream";
+	case GP_PORT_DOWNSTREAM: return "switch downstream";
+	case GP_PORT_PCIE_TO_PCI: return "PCIe-to-PCI bridge";
+	case GP_PORT_PCI_TO_PCIE: return "PCI-to-PCIe bridge";
+	case GP_PORT_RC_IEP: return "integrated endpoint";
+	case GP_PORT_RC_EC: return "event collector";
+	}
+	return "other";
+}
+
+int gp_pci_gen(double gts)
+{
+	static const double speeds[] = { 2.5, 5.0, 8.0, 16.0, 32.0, 64.0 };
+
+	for (int i = 0; i < 6; i++)
+		if (gts > speeds[i] - 0.25 && gts < speeds[i] + 0.25)
+			return i + 1;
+	return 0;
+}
+
+static int cmp_dev(const void *a, const void *b)
+{
+	const struct gp_pci_dev *x = a, *y = b;
+
+	return strcmp(x->bdf, y->bdf);
+}
+
+/* Capabilities from libpci's list, trusted only where the config space was readable. */
+static void fill_caps(struct gp_pci_dev *g, struct pci_dev *d)
+{
+	struct pci_cap *c;
+	int conventional_ok = g->config_len >= 256;
+
+	g->pcie_cap = conventional_ok ? 0 : -1;
+	g->port_type = conventional_ok ? GP_PORT_NONE : GP_PORT_UNKNOWN;
+	for (c = d->first_cap; c; c = c->next) {
+		if (c->type == PCI_CAP_NORMAL && c->id == PCI_CAP_ID_EXP && (int)c->addr + 4 <= g->config_len) {
+			int64_t flags = gp_pci_cfg_read(g, (int)c->addr + 2, 2);
+
+			g->pcie_cap = (int)c->addr;
+			g->port_type = flags < 0 ? GP_PORT_UNKNOWN : (enum gp_port_type)((flags >> 4) & 0xf);
+		}
+	}
+	/* A PCIe function's extended space needs the full 4096 bytes; a conventional
+	 * function (256 bytes, no PCIe capability) has none at all. */
+	g->ext_known = g->config_len >= GP_CFG_MAX || (conventional_ok && g->pcie_cap == 0);
+	g->acs_cap = g->rebar_cap = g->ats_cap = g->ext_known ? 0 : -1;
+	if (g->config_len < GP_CFG_MAX)
+		return;
+	for (c = d->first_cap; c; c = c->next) {
+		if (c->type != PCI_CAP_EXTENDED || (int)c->addr + 8 > g->config_len)
+			continue;
+		if (c->id == PCI_EXT_CAP_ID_ACS && !g->acs_cap)
+			g->acs_cap = (int)c->addr;
+		else if (c->id == PCI_EXT_CAP_ID_REBAR && !g->rebar_cap)
+			g->rebar_cap = (int)c->addr;
+		else if (c->id == PCI_EXT_CAP_ID_ATS && !g->ats_cap)
+			g->ats_cap = (int)c->addr;
+	}
+}
+
+static void fill_bars(struct gp_pci_dev *g, struct pci_dev *d, int have_flags)
+{
+	for (int i = 0; i < 6; i++) {
+		struct gp_bar *b = &g->bars[i];
+
+		b->index = i;
+		b->start = d->base_addr[i] & PCI_ADDR_MEM_MASK;
+		b->size = d->size[i];
+		b->flags = have_flags ? d->flags[i] : 0;
+		b->is_io = (b->flags & GP_RES_IO) != 0;
+		b->is_64 = (b->flags & GP_RES_MEM_64) != 0;
+		b->prefetch = (b->flags & GP_RES_PREFETCH) != 0;
+		b->assigned = b->size && b->start && !(b->flags & (GP_RES_UNSET | GP_RES_DISABLED));
+	}
+}
+
+static void fill_names(struct pci_access *a, struct gp_pci_dev *g)
+{
+	char buf[256], *s;
+	int fl = PCI_LOOKUP_NO_NUMBERS | PCI_LOOKUP_NO_HWDB;
+
+	s = pci_lookup_name(a, buf, sizeof(buf), PCI_LOOKUP_VENDOR | fl, g->vendor);
+	snprintf(g->vendor_name, sizeof(g->vendor_name), "%s", s ? s : "");
+	s = pci_lookup_name(a, buf, sizeof(buf), PCI_LOOKUP_DEVICE | fl, g->vendor, g->device);
+	snprintf(g->device_name, sizeof(g->device_name), "%s", s ? s : "");
+	s = pci_lookup_name(a, buf, sizeof(buf), PCI_LOOKUP_CLASS | fl, g->class_code >> 8);
+	snprintf(g->class_name, sizeof(g->class_name), "%s", s ? s : "");
+}
+
+/* Mandatory files libpci's scan reads: check them first so that the error
+ * names the file and says what is wrong. */
+static int precheck(const struct gp_root *r, const char *bdf, struct gp_err *e)
+{
+	static const char *const hex_files[] = { "vendor", "device", "class" };
+	char path[GP_PATH_MAX], buf[256], *end;
+	ssize_t len;
+
+	for (size_t i = 0; i < sizeof(hex_files) / sizeof(hex_files[0]); i++) {
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", bdf, hex_files[i]);
+		len = gp_root_read_text(r, path, buf, sizeof(buf));
+		if (len < 0)
+			return gp_err_set(e, GP_E_DATA, (int)-len, "%s%s: %s", r->dir, path, strerror((int)-len));
+		errno = 0;
+		(void)strtoul(buf, &end, 16);
+		if (len == 0 || *end || errno || strncmp(buf, "0x", 2) != 0)
+			return gp_err_set(e, GP_E_DATA, EINVAL, "%s%s: malformed value \"%.40s\" (expected 0x-prefixed hex)",
+					  r->dir, path, buf);
+	}
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource", bdf);
+	len = gp_root_read_text(r, path, buf, sizeof(buf));
+	if (len < 0)
+		return gp_err_set(e, GP_E_DATA, (int)-len, "%s%s: %s", r->dir, path, strerror((int)-len));
+	{
+		unsigned long long s0, e0, f0;
+
+		if (sscanf(buf, "%llx %llx %llx", &s0, &e0, &f0) != 3)
+			return gp_err_set(e, GP_E_DATA, EINVAL, "%s%s: malformed (expected \"start end flags\" lines)",
+					  r->dir, path);
+	}
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/irq", bdf);
+	if (!gp_root_exists(r, path))
+		return gp_err_set(e, GP_E_DATA, ENOENT, "%s%s: missing", r->dir, path);
+	return 0;
+}
+
+void gp_pci_free(struct gp_pci *p)
+{
+	if (p->pacc)
+		pci_cleanup(p->pacc);
+	free(p->devs);
+	for (int i = 0; i < p->nwarn; i++)
+		free(p->warnings[i]);
+	free(p->warnings);
+	memset(p, 0, sizeof(*p));
+}
+
+void gp_pci_warn(struct gp_pci *p, const char *fmt, ...)
+{
+	va_list ap;
+	char **nw, *s = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (!s)
+		return;
+	nw = realloc(p->warnings, (size_t)(p->nwarn + 2) * sizeof(*nw));
+	if (!nw) {
+		free(s);
+		return;
+	}
+	p->warnings = nw;
+	p->warnings[p->nwarn++] = s;
+	p->warnings[p->nwarn] = NULL;
+}
+
+int gp_pci_scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
+{
+	struct pci_access *volatile a = NULL;
+	char sysfs[GP_PATH_MAX], **names = NULL;
+	jmp_buf jb;
+	struct pci_dev *d;
+	int n, i, rc;
+
+	memset(p, 0, sizeof(*p));
+	p->root = r;
+	if (gp_root_path(r, "/sys/bus/pci", sysfs, sizeof(sysfs)))
+		return gp_err_set(e, GP_E_USAGE, ENAMETOOLONG, "root path too long");
+	n = gp_root_list(r, "/sys/bus/pci/devices", &names);
+	if (n < 0)
+		return gp_err_set(e, GP_E_DATA, -n, "%s/devices: %s", sysfs, strerror(-n));
+	if (n == 0 && !gp_root_exists(r, "/sys/bus/pci/devices")) {
+		gp_root_free_list(names);
+		return gp_err_set(e, GP_E_UNAVAIL, ENOENT, "%s/devices: no such directory (no PCI bus visible)", sysfs);
+	}
+	for (i = 0; i < n; i++) {
+		char bdf[GP_BDF_LEN];
+
+		if (gp_pci_parse_bdf(names[i], bdf) || strcmp(bdf, names[i]) != 0) {
+			rc = gp_err_set(e, GP_E_DATA, EINVAL, "%s/devices/%s: not a PCI address", sysfs, names[i]);
+			gp_root_free_list(names);
+			return rc;
+		}
+		rc = precheck(r, names[i], e);
+		if (rc) {
+			gp_root_free_list(names);
+			return rc;
+		}
+	}
+	gp_root_free_list(names);
+
+	a = pci_alloc();
+	if (!a)
+		return gp_err_set(e, GP_E_FAIL, ENOMEM, "libpci: out of memory");
+	a->method = PCI_ACCESS_SYS_BUS_PCI;
+	a->error = lp_error;
+	a->warning = lp_warning;
+	a->debug = lp_debug;
+	lp_jmp = &jb;
+	if (setjmp(jb)) {
+		lp_jmp = NULL;
+		p->pacc = NULL;
+		/* libpci's state after an error is undefined: leak it rather than free it twice. */
+		free(p->devs);
+		p->devs = NULL;
+		p->n = 0;
+		return gp_err_set(e, GP_E_DATA, EIO, "libpci: %s", lp_msg);
+	}
+	if (getenv("GPUP2P_PCI_IDS"))
+		pci_set_name_list_path(a, getenv("GPUP2P_PCI_IDS"), 0);
+	pci_set_param(a, "sysfs.path", sysfs);
+	pci_init(a);
+	pci_scan_bus(a);
+	p->pacc = a;
+
+	for (d = a->devices, n = 0; d; d = d->next)
+		n++;
+	p->devs = calloc((size_t)(n ? n : 1), sizeof(*p->devs));
+	if (!p->devs) {
+		lp_jmp = NULL;
+		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
+	}
+	for (d = a->devices, i = 0; d; d = d->next, i++) {
+		struct gp_pci_dev *g = &p->devs[i];
+		char path[GP_PATH_MAX];
+		int known = pci_fill_info(d, PCI_FILL_IDENT | PCI_FILL_CLASS | PCI_FILL_BASES | PCI_FILL_SIZES |
+					     PCI_FILL_IO_FLAGS | PCI_FILL_CAPS | PCI_FILL_EXT_CAPS |
+					     PCI_FILL_IOMMU_GROUP | PCI_FILL_DRIVER | PCI_FILL_SUBSYS);
+		const char *s;
+
+		g->domain = d->domain;
+		g->bus = d->bus;
+		g->dev = d->dev;
+		g->func = d->func;
+		snprintf(g->bdf, sizeof(g->bdf), "%04x:%02x:%02x.%x", d->domain, d->bus, d->dev, d->func);
+		g->vendor = d->vendor_id;
+		g->device = d->device_id;
+		g->subvendor = (known & PCI_FILL_SUBSYS) ? d->subsys_vendor_id : 0;
+		g->subdevice = (known & PCI_FILL_SUBSYS) ? d->subsys_id : 0;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", g->bdf);
+		rc = (int)gp_root_read_bin(r, path, g->config, sizeof(g->config));
+		g->config_len = rc < 0 ? 0 : rc;
+		{
+			char cls[32];
+
+			snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/class", g->bdf);
+			g->class_code = gp_root_read_text(r, path, cls, sizeof(cls)) > 0
+					? (uint32_t)strtoul(cls, NULL, 16) : (uint32_t)d->device_class << 8;
+		}
+		g->is_bridge = g->config_len > 0x0e ? (g->config[0x0e] & 0x7f) == 1 : (g->class_code >> 8) == 0x0604;
+		fill_bars(g, d, (known & PCI_FILL_IO_FLAGS) != 0);
+		fill_caps(g, d);
+		fill_names(a, g);
+		s = (known & PCI_FILL_DRIVER) ? pci_get_string_property(d, PCI_FILL_DRIVER) : NULL;
+		snprintf(g->driver, sizeof(g->driver), "%s", s ? s : "");
+		s = (known & PCI_FILL_IOMMU_GROUP) ? pci_get_string_property(d, PCI_FILL_IOMMU_GROUP) : NULL;
+		g->iommu_group = s ? atoi(s) : -1;
+	}
+	lp_jmp = NULL;
+	p->n = n;
+	qsort(p->devs, (size_t)n, sizeof(*p->devs), cmp_dev);
+	return gp_pci_fill_sysfs(p, e);
+}

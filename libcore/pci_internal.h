@@ -1,0 +1,13 @@
+/* gpup2p — helpers shared by the pci module's files (not installed). */
+#ifndef GPUP2P_PCI_INTERNAL_H
+#define GPUP2P_PCI_INTERNAL_H
+
+#include "gpup2p/pci.h"
+
+/* Record a non-fatal problem in p->warnings. */
+void gp_pci_warn(struct gp_pci *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Fill what libpci does not read: realpath chain, link, NUMA, CPUs, RDMA/net names. */
+int gp_pci_fill_sysfs(struct gp_pci *p, struct gp_err *e);
+
+#endif

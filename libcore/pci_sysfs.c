@@ -1,0 +1,165 @@
+/* gpup2p — sysfs facts about PCI functions that libpci does not keep. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpup2p/pci.h"
+#include "pci_internal.h"
+
+/* "32.0 GT/s PCIe" → 32.0; "Unknown" or missing → 0. */
+static double parse_speed(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || v <= 0 || v > 1000)
+		return 0;
+	return v;
+}
+
+static void read_link(struct gp_pci *p, struct gp_pci_dev *g)
+{
+	static const char *const files[] = { "current_link_speed", "max_link_speed",
+					     "current_link_width", "max_link_width" };
+	char path[GP_PATH_MAX], buf[64], *end;
+
+	for (int i = 0; i < 4; i++) {
+		long w;
+
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", g->bdf, files[i]);
+		if (gp_root_read_text(p->root, path, buf, sizeof(buf)) <= 0)
+			continue;
+		if (i < 2) {
+			double v = parse_speed(buf);
+
+			if (v == 0 && strncmp(buf, "Unknown", 7) != 0)
+				gp_pci_warn(p, "%s%s: malformed link speed \"%s\"", p->root->dir, path, buf);
+			*(i == 0 ? &g->cur_gts : &g->max_gts) = v;
+			continue;
+		}
+		w = strtol(buf, &end, 10);
+		if (*end || w < 0 || w > 32) {
+			gp_pci_warn(p, "%s%s: malformed link width \"%s\"", p->root->dir, path, buf);
+			continue;
+		}
+		*(i == 2 ? &g->cur_width : &g->max_width) = (int)w;
+	}
+}
+
+static void read_numa(struct gp_pci *p, struct gp_pci_dev *g)
+{
+	char path[GP_PATH_MAX], buf[64], *end;
+	long v;
+
+	g->numa_node = -1;
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/numa_node", g->bdf);
+	if (gp_root_read_text(p->root, path, buf, sizeof(buf)) >= 0) {
+		v = strtol(buf, &end, 10);
+		if (!*buf || *end || v < -1 || v > 4095)
+			gp_pci_warn(p, "%s%s: malformed NUMA node \"%s\" (treated as unknown)", p->root->dir, path, buf);
+		else
+			g->numa_node = (int)v;
+	}
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/local_cpulist", g->bdf);
+	if (gp_root_read_text(p->root, path, g->cpulist, sizeof(g->cpulist)) < 0) {
+		g->cpulist[0] = '\0';
+	} else if (strspn(g->cpulist, "0123456789,-") != strlen(g->cpulist)) {
+		gp_pci_warn(p, "%s%s: malformed CPU list \"%s\" (treated as unknown)", p->root->dir, path, g->cpulist);
+		g->cpulist[0] = '\0';
+	}
+}
+
+/* The realpath /sys/devices/.../pciDDDD:BB/BDF/BDF/... gives the host bridge and
+ * the chain of upstream bridges. */
+static int read_chain(struct gp_pci *p, struct gp_pci_dev *g, struct gp_err *e)
+{
+	char path[GP_PATH_MAX], *save = NULL, *tok, buf[512];
+	int rc;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", g->bdf);
+	rc = gp_root_realpath(p->root, path, g->sysfs_path, sizeof(g->sysfs_path));
+	if (rc)
+		return gp_err_set(e, GP_E_DATA, -rc, "%s%s: cannot resolve link: %s", p->root->dir, path,
+				  rc == -EXDEV ? "it points outside the root" : strerror(-rc));
+	snprintf(buf, sizeof(buf), "%s", g->sysfs_path);
+	g->chain_len = 0;
+	g->host_bridge[0] = '\0';
+	for (tok = strtok_r(buf, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+		char bdf[GP_BDF_LEN];
+		unsigned dom, bus;
+		char tail;
+
+		if (!g->host_bridge[0]) {
+			if (sscanf(tok, "pci%x:%x%c", &dom, &bus, &tail) == 2)
+				snprintf(g->host_bridge, sizeof(g->host_bridge), "%s", tok);
+			continue;
+		}
+		if (gp_pci_parse_bdf(tok, bdf) || strcmp(bdf, tok) != 0)
+			continue;
+		if (strcmp(bdf, g->bdf) == 0)
+			break;
+		if (g->chain_len >= GP_CHAIN_MAX)
+			return gp_err_set(e, GP_E_DATA, E2BIG, "%s: more than %d bridges above the device",
+					  g->sysfs_path, GP_CHAIN_MAX);
+		snprintf(g->chain[g->chain_len++], GP_BDF_LEN, "%s", bdf);
+	}
+	if (!g->host_bridge[0])
+		return gp_err_set(e, GP_E_DATA, EINVAL, "%s%s -> %s: no pciDDDD:BB host bridge in the path",
+				  p->root->dir, path, g->sysfs_path);
+	return 0;
+}
+
+/* RDMA devices: /sys/class/infiniband/NAME/device points at the PCI function. */
+static void read_rdma(struct gp_pci *p)
+{
+	char **names = NULL, path[GP_PATH_MAX], real[512];
+	int n = gp_root_list(p->root, "/sys/class/infiniband", &names);
+
+	for (int i = 0; i < n; i++) {
+		const char *base;
+		struct gp_pci_dev *g;
+		int idx;
+
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device", names[i]);
+		if (gp_root_realpath(p->root, path, real, sizeof(real)))
+			continue;
+		base = strrchr(real, '/');
+		idx = gp_pci_index(p, base ? base + 1 : real);
+		if (idx < 0)
+			continue;
+		g = &p->devs[idx];
+		if (!g->rdma[0])
+			snprintf(g->rdma, sizeof(g->rdma), "%s", names[i]);
+	}
+	gp_root_free_list(names);
+}
+
+int gp_pci_fill_sysfs(struct gp_pci *p, struct gp_err *e)
+{
+	char path[GP_PATH_MAX], **names;
+	int rc;
+
+	for (int i = 0; i < p->n; i++) {
+		struct gp_pci_dev *g = &p->devs[i];
+
+		rc = read_chain(p, g, e);
+		if (rc)
+			return rc;
+		read_link(p, g);
+		read_numa(p, g);
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/net", g->bdf);
+		if (gp_root_list(p->root, path, &names) > 0)
+			snprintf(g->netdev, sizeof(g->netdev), "%s", names[0]);
+		gp_root_free_list(names);
+	}
+	for (int i = 0; i < p->n; i++) {
+		struct gp_pci_dev *g = &p->devs[i];
+
+		for (int k = 0; k < g->chain_len; k++)
+			g->chain_idx[k] = gp_pci_index(p, g->chain[k]);
+		g->parent = g->chain_len ? g->chain_idx[g->chain_len - 1] : -1;
+	}
+	read_rdma(p);
+	return 0;
+}
