@@ -33,18 +33,22 @@ all: $(BIN)
 
 $(BUILD)/%.o: %.c $(wildcard libcore/include/gpup2p/*.h) $(wildcard libcore/*.h) $(wildcard cli/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(LIBA): $(LIB_OBJ)
-	rm -f $@
-	ar rcs $@ $^
+	@rm -f $@
+	@echo "  AR      $@"
+	@ar rcs $@ $^
 
 $(BIN): $(CLI_OBJ) $(LIBA)
-	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(LIBA) $(LIBS)
+	@echo "  LD      $@"
+	@$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(LIBA) $(LIBS)
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(LIBA)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIBA) $(LIBS)
+	@echo "  LD      $@"
+	@$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIBA) $(LIBS)
 
 # Fixture trees are generated from tests/fixtures/specs/*.spec.
 fixtures:

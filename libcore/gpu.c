@@ -56,6 +56,10 @@ int gp_gpu_nvlinks(const struct gp_gpu_facts *f, const char *a, const char *b)
 int gp_gpu_facts_write(const struct gp_gpu_facts *f, FILE *out)
 {
 	fprintf(out, "gpup2p-gpu-facts 1\n");
+	if (!f->available) {
+		fprintf(out, "unavailable %s\n", f->why[0] ? f->why : "no reason recorded");
+		return ferror(out) ? -EIO : 0;
+	}
 	fprintf(out, "source nvml\n");
 	if (f->driver[0])
 		fprintf(out, "driver %s\n", f->driver);
@@ -114,7 +118,7 @@ static int parse_gpu(char *rest, struct gp_gpu_info *g)
 int gp_gpu_facts_parse(FILE *in, const char *name, struct gp_gpu_facts *f, struct gp_err *e)
 {
 	char line[512];
-	int lineno = 0;
+	int lineno = 0, unavailable = 0;
 
 	memset(f, 0, sizeof(*f));
 	while (fgets(line, sizeof(line), in)) {
@@ -134,6 +138,11 @@ int gp_gpu_facts_parse(FILE *in, const char *name, struct gp_gpu_facts *f, struc
 		}
 		if (strncmp(line, "source ", 7) == 0)
 			continue;
+		if (strncmp(line, "unavailable ", 12) == 0) {
+			unavailable = 1;
+			snprintf(f->why, sizeof(f->why), "%s", line + 12);
+			continue;
+		}
 		if (strncmp(line, "driver ", 7) == 0) {
 			snprintf(f->driver, sizeof(f->driver), "%s", line + 7);
 		} else if (strncmp(line, "gpu ", 4) == 0) {
@@ -154,7 +163,7 @@ int gp_gpu_facts_parse(FILE *in, const char *name, struct gp_gpu_facts *f, struc
 	}
 	if (lineno == 0)
 		return gp_err_set(e, GP_E_DATA, EINVAL, "%s: empty file", name);
-	f->available = 1;
+	f->available = !unavailable;
 	return 0;
 }
 

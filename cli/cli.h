@@ -1,0 +1,66 @@
+/* gpup2p command line — shared state of the subcommands (parsing and printing only). */
+#ifndef GPUP2P_CLI_H
+#define GPUP2P_CLI_H
+
+#include <stdio.h>
+
+#include "gpup2p/err.h"
+#include "gpup2p/gpu.h"
+#include "gpup2p/out.h"
+#include "gpup2p/pci.h"
+#include "gpup2p/root.h"
+
+/* Exit codes (README and man page: one table). */
+enum {
+	EX_OK_ = 0, EX_WARN = 1, EX_ERROR = 2, EX_UNKNOWN = 3,
+	EX_USAGE_ = 64, EX_UNAVAIL = 69, EX_PERM = 77,
+};
+
+struct cli {
+	const char *root_dir;          /* --root, NULL: $GPUP2P_ROOT or live */
+	enum gp_out_format fmt;
+	const char *color_mode;        /* auto|always|never */
+	int color;                     /* decided for stdout */
+	int verbose, quiet;
+	int no_header;                 /* --no-header (CSV) */
+
+	struct gp_root root;
+	struct gp_pci pci;
+	struct gp_gpu_facts *facts;    /* heap: large */
+	int loaded;
+};
+
+struct cli_cmd {
+	const char *name;
+	int (*run)(struct cli *c, int argc, char **argv);
+	const char *summary;
+	void (*help)(FILE *f);
+};
+
+/* Parse a global option shared by every subcommand (--json, --csv, --jsonl, --no-header,
+ * --color=, --root, -v, -q). Returns 1 if consumed (advancing *i), 0 if not, -1 on error. */
+int cli_global_opt(struct cli *c, int argc, char **argv, int *i);
+
+/* Open the root, scan PCI and load the GPU facts; prints the error and returns the exit code. */
+int cli_load(struct cli *c);
+
+/* Release what cli_load loaded. */
+void cli_unload(struct cli *c);
+
+/* Print "gpup2p: msg" to stderr and return the exit code of e. */
+int cli_fail(const struct gp_err *e);
+
+/* Print a usage error ("gpup2p CMD: msg; see gpup2p help CMD") and return 64. */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Print the non-fatal scan warnings to stderr unless quiet. */
+void cli_print_warnings(const struct cli *c);
+
+int cmd_topo(struct cli *c, int argc, char **argv);
+void help_topo(FILE *f);
+int cmd_bar(struct cli *c, int argc, char **argv);
+void help_bar(FILE *f);
+int cmd_snapshot(struct cli *c, int argc, char **argv);
+void help_snapshot(FILE *f);
+
+#endif

@@ -1,0 +1,356 @@
+/* gpup2p bar — BARs, Resizable BAR and the large-BAR verdict per GPU, and the IOMMU mode. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "gpup2p/bar.h"
+#include "gpup2p/iommu.h"
+#include "gpup2p/topo.h"
+
+void help_bar(FILE *f)
+{
+	fprintf(f,
+		"usage: gpup2p bar [--all] [--match VENDOR:DEVICE]... [--json|--csv|--jsonl]\n\n"
+		"For each GPU: every BAR (index, size, 32/64-bit, prefetchable, address assigned), the VRAM\n"
+		"aperture (largest 64-bit prefetchable BAR) against VRAM size (from NVML; unknown without\n"
+		"it), Resizable BAR (supported and current sizes), the verdict \"large BAR\" (aperture >= VRAM:\n"
+		"BAR1 P2P and unrestricted pinning) or \"small BAR\" with what it limits, the device's IOMMU\n"
+		"group and type, and the system IOMMU mode (off / identity / DMA / DMA-FQ).\n\n"
+		"  --all                  every PCI function, not only GPUs\n"
+		"  --match VENDOR:DEVICE  also treat these endpoints as GPUs (repeatable)\n"
+		"  --json, --csv, --jsonl, --no-header, --root DIR, -q: see gpup2p --help\n\n"
+		"Resizable BAR needs the extended config space: as non-root it is reported \"unknown\".\n"
+		"Exit: 0 ok, 3 input unreadable, 64 usage, 69 no PCI/root.\n");
+}
+
+struct bar_ctx {
+	struct cli *c;
+	struct gp_iommu io;
+	struct gp_topo t;
+	int all;
+};
+
+static const char *gpu_name(const struct gp_topo *t, int pci)
+{
+	for (int i = 0; i < t->n; i++)
+		if (t->devs[i].pci == pci && t->devs[i].kind == GP_TOPO_GPU)
+			return t->devs[i].name;
+	return NULL;
+}
+
+static int selected(const struct bar_ctx *b, int pci)
+{
+	return b->all || gpu_name(&b->t, pci) != NULL;
+}
+
+static const char *rebar_text(const struct gp_bar_report *r, char *buf, size_t n)
+{
+	char cur[32], sizes[512];
+	size_t used = 0;
+
+	if (r->rebar.known == GP_UNKNOWN)
+		return snprintf(buf, n, "unknown (extended config space not readable: run as root)"), buf;
+	if (r->rebar.known == GP_ABSENT)
+		return snprintf(buf, n, "not supported"), buf;
+	buf[0] = '\0';
+	for (int i = 0; i < r->rebar.n; i++) {
+		const struct gp_rebar_entry *e = &r->rebar.e[i];
+
+		used += (size_t)snprintf(buf + used, used < n ? n - used : 0, "%sBAR %d current %s, supported %s",
+					 i ? "; " : "", e->bar, gp_bar_size_str(1ULL << (20 + e->cur_log), cur, sizeof(cur)),
+					 gp_bar_sizes_str(e->sizes, sizes, sizeof(sizes)));
+	}
+	return buf;
+}
+
+static void bar_type(const struct gp_bar *b, char *buf, size_t n)
+{
+	if (b->is_io)
+		snprintf(buf, n, "I/O");
+	else
+		snprintf(buf, n, "%s%s", b->is_64 ? "64-bit" : "32-bit", b->prefetch ? " prefetchable" : "");
+}
+
+static const char *iommu_type(const struct bar_ctx *b, const struct gp_pci_dev *d)
+{
+	if (d->iommu_group < 0)
+		return NULL;
+	return gp_iommu_mode_name(gp_iommu_group_mode(&b->c->root, d->iommu_group));
+}
+
+static void print_table(struct bar_ctx *b)
+{
+	const struct gp_pci *p = &b->c->pci;
+	char s1[32], s2[32], txt[1024];
+	int shown = 0;
+
+	for (int i = 0; i < p->n; i++) {
+		const struct gp_pci_dev *d = &p->devs[i];
+		const char *name = gpu_name(&b->t, i);
+		const struct gp_gpu_info *g;
+		const char *dname;
+		struct gp_bar_report r;
+		struct gp_table tab;
+		const char *hdr[] = { "BAR", "size", "type", "address", "" };
+
+		if (!selected(b, i))
+			continue;
+		gp_bar_report(d, b->c->facts, &r);
+		g = b->c->facts->available ? gp_gpu_find(b->c->facts, d->bdf) : NULL;
+		dname = g && g->name[0] ? g->name : d->device_name;
+		printf("%s%s%s %s [%04x:%04x]%s%s\n", shown++ ? "\n" : "", name ? name : "", name ? " " : "", d->bdf,
+		       d->vendor, d->device, dname[0] ? " " : "", dname);
+		if (gp_table_init(&tab, 5))
+			continue;
+		tab.right[1] = 1;
+		gp_table_row(&tab, hdr);
+		for (int k = 0; k < 6; k++) {
+			const struct gp_bar *bar = &d->bars[k];
+			char idx[8], type[48];
+			const char *row[5];
+
+			if (!bar->size)
+				continue;
+			snprintf(idx, sizeof(idx), "%d", k);
+			bar_type(bar, type, sizeof(type));
+			row[0] = idx;
+			row[1] = gp_bar_size_str(bar->size, s1, sizeof(s1));
+			row[2] = type;
+			row[3] = bar->assigned ? "assigned" : "UNASSIGNED";
+			row[4] = k == r.aperture_bar ? "<- VRAM aperture" : "";
+			gp_table_row(&tab, row);
+		}
+		gp_table_print(&tab, stdout, 2, 2, NULL);
+		gp_table_free(&tab);
+		if (name || r.vram) {
+			const char *sgr = !b->c->color ? "" : r.verdict == GP_BAR_LARGE ? "\033[32m" :
+					  r.verdict == GP_BAR_SMALL ? "\033[31m" : "";
+
+			printf("  VRAM %s, aperture %s", r.vram ? gp_bar_size_str(r.vram, s1, sizeof(s1)) : "unknown",
+			       r.aperture_bar >= 0 ? gp_bar_size_str(r.aperture, s2, sizeof(s2)) : "none");
+			if (r.aperture_bar >= 0)
+				printf(" (BAR %d)", r.aperture_bar);
+			printf(": %s%s%s", sgr, gp_bar_verdict_name(r.verdict), *sgr ? "\033[0m" : "");
+			if (r.verdict == GP_BAR_UNKNOWN)
+				printf(" (VRAM size unknown: %s)", b->c->facts->available ? "GPU not in NVML's list" : b->c->facts->why);
+			putchar('\n');
+			if (r.driver_bar1)
+				printf("  driver BAR1 %s\n", gp_bar_size_str(r.driver_bar1, s1, sizeof(s1)));
+		}
+		printf("  Resizable BAR: %s\n", rebar_text(&r, txt, sizeof(txt)));
+		if (d->iommu_group >= 0)
+			printf("  IOMMU group %d, type %s\n", d->iommu_group, iommu_type(b, d));
+		else
+			printf("  IOMMU group: none\n");
+		if (r.advice[0] && !b->c->quiet)
+			printf("  advice: %s\n", r.advice);
+	}
+	if (!shown && !b->c->quiet)
+		printf("No GPU found (NVIDIA class 03xx or --match); --all lists every function.\n");
+	printf("%sIOMMU: %s", shown ? "\n" : "", gp_iommu_mode_name(b->io.mode));
+	if (b->io.units)
+		printf(" (units %s, %d groups)", b->io.unit_names, b->io.groups);
+	else
+		printf(" (no units in /sys/class/iommu, %d groups)", b->io.groups);
+	printf("; kernel command line: %s\n", b->io.cmdline[0] ? b->io.cmdline : "no IOMMU options");
+	if (b->io.note[0] && !b->c->quiet)
+		printf("Note: %s\n", b->io.note);
+}
+
+static void json_u64_or_null(struct gp_json *j, const char *key, uint64_t v)
+{
+	if (v)
+		gp_json_u64(j, key, v);
+	else
+		gp_json_null(j, key);
+}
+
+static void json_device(struct bar_ctx *b, struct gp_json *j, int i)
+{
+	const struct gp_pci_dev *d = &b->c->pci.devs[i];
+	const char *name = gpu_name(&b->t, i);
+	struct gp_bar_report r;
+	char v[8];
+
+	gp_bar_report(d, b->c->facts, &r);
+	gp_json_str(j, "name", name);
+	gp_json_str(j, "bdf", d->bdf);
+	snprintf(v, sizeof(v), "%04x", d->vendor);
+	gp_json_str(j, "vendor_id", v);
+	snprintf(v, sizeof(v), "%04x", d->device);
+	gp_json_str(j, "device_id", v);
+	gp_json_arr(j, "bars");
+	for (int k = 0; k < 6; k++) {
+		const struct gp_bar *bar = &d->bars[k];
+
+		if (!bar->size)
+			continue;
+		gp_json_obj(j, NULL);
+		gp_json_int(j, "index", k);
+		gp_json_u64(j, "size", bar->size);
+		gp_json_bool(j, "io", bar->is_io);
+		gp_json_bool(j, "is_64bit", bar->is_64);
+		gp_json_bool(j, "prefetchable", bar->prefetch);
+		gp_json_bool(j, "assigned", bar->assigned);
+		gp_json_end(j, '}');
+	}
+	gp_json_end(j, ']');
+	if (r.aperture_bar >= 0)
+		gp_json_int(j, "aperture_bar", r.aperture_bar);
+	else
+		gp_json_null(j, "aperture_bar");
+	json_u64_or_null(j, "aperture_size", r.aperture);
+	json_u64_or_null(j, "vram", r.vram);
+	json_u64_or_null(j, "driver_bar1", r.driver_bar1);
+	gp_json_str(j, "verdict", gp_bar_verdict_name(r.verdict));
+	gp_json_obj(j, "rebar");
+	gp_json_str(j, "state", r.rebar.known == GP_UNKNOWN ? "unknown" : r.rebar.known == GP_ABSENT ? "absent" : "present");
+	gp_json_arr(j, "entries");
+	for (int k = 0; k < r.rebar.n; k++) {
+		gp_json_obj(j, NULL);
+		gp_json_int(j, "bar", r.rebar.e[k].bar);
+		gp_json_u64(j, "current", 1ULL << (20 + r.rebar.e[k].cur_log));
+		gp_json_arr_flat(j, "supported");
+		for (int s = 0; s < 44; s++)
+			if (r.rebar.e[k].sizes & (1ULL << s))
+				gp_json_u64(j, NULL, 1ULL << (20 + s));
+		gp_json_end(j, ']');
+		gp_json_end(j, '}');
+	}
+	gp_json_end(j, ']');
+	gp_json_end(j, '}');
+	if (d->iommu_group >= 0)
+		gp_json_int(j, "iommu_group", d->iommu_group);
+	else
+		gp_json_null(j, "iommu_group");
+	gp_json_str(j, "iommu_type", iommu_type(b, d));
+	gp_json_str(j, "advice", r.advice[0] ? r.advice : NULL);
+}
+
+static void json_iommu(struct bar_ctx *b, struct gp_json *j)
+{
+	gp_json_obj(j, "iommu");
+	gp_json_str(j, "mode", gp_iommu_mode_name(b->io.mode));
+	gp_json_int(j, "units", b->io.units);
+	gp_json_int(j, "groups", b->io.groups);
+	gp_json_str(j, "cmdline", b->io.cmdline);
+	gp_json_str(j, "note", b->io.note[0] ? b->io.note : NULL);
+	gp_json_end(j, '}');
+}
+
+static void print_json(struct bar_ctx *b, int lines)
+{
+	struct gp_json j;
+
+	gp_json_init(&j, stdout, !lines);
+	if (!lines) {
+		gp_json_obj(&j, NULL);
+		gp_json_int(&j, "schema", 1);
+		json_iommu(b, &j);
+		gp_json_arr(&j, "devices");
+	}
+	for (int i = 0; i < b->c->pci.n; i++) {
+		if (!selected(b, i))
+			continue;
+		gp_json_obj(&j, NULL);
+		if (lines)
+			gp_json_int(&j, "schema", 1);
+		json_device(b, &j, i);
+		gp_json_end(&j, '}');
+	}
+	if (!lines) {
+		gp_json_end(&j, ']');
+		gp_json_end(&j, '}');
+	}
+}
+
+static void print_csv(struct bar_ctx *b)
+{
+	char num[32];
+
+	if (!b->c->no_header)
+		printf("name,bdf,aperture_bar,aperture_size,vram,verdict,rebar,rebar_current,rebar_max,iommu_group,iommu_type,iommu_mode\n");
+	for (int i = 0; i < b->c->pci.n; i++) {
+		const struct gp_pci_dev *d = &b->c->pci.devs[i];
+		const char *name = gpu_name(&b->t, i), *it = iommu_type(b, d);
+		struct gp_bar_report r;
+		const struct gp_rebar_entry *re = NULL;
+
+		if (!selected(b, i))
+			continue;
+		gp_bar_report(d, b->c->facts, &r);
+		for (int k = 0; k < r.rebar.n; k++)
+			if (r.rebar.e[k].bar == r.aperture_bar)
+				re = &r.rebar.e[k];
+		gp_csv_field(stdout, name, ',');
+		gp_csv_field(stdout, d->bdf, ',');
+		snprintf(num, sizeof(num), "%d", r.aperture_bar);
+		gp_csv_field(stdout, r.aperture_bar >= 0 ? num : "", ',');
+		snprintf(num, sizeof(num), "%" PRIu64, r.aperture);
+		gp_csv_field(stdout, r.aperture ? num : "", ',');
+		snprintf(num, sizeof(num), "%" PRIu64, r.vram);
+		gp_csv_field(stdout, r.vram ? num : "", ',');
+		gp_csv_field(stdout, gp_bar_verdict_name(r.verdict), ',');
+		gp_csv_field(stdout, r.rebar.known == GP_UNKNOWN ? "unknown" : r.rebar.known == GP_ABSENT ? "absent" : "present", ',');
+		snprintf(num, sizeof(num), "%" PRIu64, re ? (uint64_t)1 << (20 + re->cur_log) : 0);
+		gp_csv_field(stdout, re ? num : "", ',');
+		snprintf(num, sizeof(num), "%" PRIu64, r.rebar_max);
+		gp_csv_field(stdout, r.rebar_max ? num : "", ',');
+		snprintf(num, sizeof(num), "%d", d->iommu_group);
+		gp_csv_field(stdout, d->iommu_group >= 0 ? num : "", ',');
+		gp_csv_field(stdout, it, ',');
+		gp_csv_field(stdout, gp_iommu_mode_name(b->io.mode), '\n');
+	}
+}
+
+int cmd_bar(struct cli *c, int argc, char **argv)
+{
+	struct gp_topo_match m[GP_TOPO_MATCH_MAX];
+	struct bar_ctx b;
+	struct gp_err e = { 0 };
+	int nm = 0, rc;
+
+	memset(&b, 0, sizeof(b));
+	b.c = c;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		rc = cli_global_opt(c, argc, argv, &i);
+		if (rc < 0)
+			return EX_USAGE_;
+		if (rc)
+			continue;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			help_bar(stdout);
+			return 0;
+		} else if (!strcmp(a, "--all")) {
+			b.all = 1;
+		} else if (!strncmp(a, "--match", 7) && (a[7] == '=' || a[7] == '\0')) {
+			const char *v = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
+
+			if (nm >= GP_TOPO_MATCH_MAX)
+				return cli_usage("bar", "at most %d --match options", GP_TOPO_MATCH_MAX);
+			if (!v || gp_topo_parse_match(v, &m[nm]))
+				return cli_usage("bar", "--match wants VENDOR:DEVICE in hex, like 1af4:1110 or 15b3:*");
+			nm++;
+		} else {
+			return cli_usage("bar", "unknown option '%s'", a);
+		}
+	}
+	rc = cli_load(c);
+	if (rc)
+		return rc;
+	c->color = c->fmt == GP_OUT_TABLE && gp_out_use_color(c->color_mode, stdout);
+	if (gp_topo_build(&b.t, &c->pci, c->facts, m, nm, &e))
+		return cli_fail(&e);
+	gp_iommu_read(&c->root, &b.io);
+	switch (c->fmt) {
+	case GP_OUT_JSON: print_json(&b, 0); break;
+	case GP_OUT_JSONL: print_json(&b, 1); break;
+	case GP_OUT_CSV: print_csv(&b); break;
+	case GP_OUT_TABLE: print_table(&b); break;
+	}
+	gp_topo_free(&b.t);
+	return 0;
+}

@@ -1,0 +1,352 @@
+/* gpup2p topo — print the GPU/NIC matrix, the PCIe tree, or both as data. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "gpup2p/topo.h"
+
+void help_topo(FILE *f)
+{
+	fprintf(f,
+		"usage: gpup2p topo [--tree] [--all] [--match VENDOR:DEVICE]... [--json|--csv|--jsonl]\n\n"
+		"Which GPUs and NICs can talk directly: the matrix of `nvidia-smi topo -m` with the same\n"
+		"codes (X PIX PXB PHB NODE SYS NV#), CPU and NUMA affinity. GPUs are numbered in PCI bus\n"
+		"order, NICs likewise (NIC0: its RDMA device).\n\n"
+		"  --tree                 the PCIe tree from the host bridges down: bridges, link gen x width\n"
+		"                         (current and max), NUMA node, and each GPU/NIC\n"
+		"  --all                  with --tree: every PCI function, not only GPU/NIC paths\n"
+		"  --match VENDOR:DEVICE  also treat these endpoints as GPUs (hex ids, DEVICE may be *);\n"
+		"                         repeatable\n"
+		"  --json, --csv, --jsonl, --no-header, --root DIR, -q: see gpup2p --help\n\n"
+		"Without NVML (libnvidia-ml.so.1) NVLink is not checked: GPU pairs show their PCIe class\n"
+		"and a note says so. Exit: 0 ok, 3 input unreadable, 64 usage, 69 no PCI/root.\n");
+}
+
+static const char *const legend[] = {
+	"  X    = Self",
+	"  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)",
+	"  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node",
+	"  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)",
+	"  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)",
+	"  PIX  = Connection traversing at most a single PCIe bridge",
+	"  NV#  = Connection traversing a bonded set of # NVLinks",
+};
+
+static const char *code_color(const char *s)
+{
+	if (!strncmp(s, "NV", 2) || !strcmp(s, "PIX") || !strcmp(s, "PXB"))
+		return "\033[32m";
+	if (!strcmp(s, "PHB"))
+		return "\033[33m";
+	if (!strcmp(s, "NODE") || !strcmp(s, "SYS"))
+		return "\033[31m";
+	return NULL;
+}
+
+static void print_cell(const struct cli *c, const char *s)
+{
+	const char *sgr = c->color ? code_color(s) : NULL;
+
+	printf("%s%s%s", sgr ? sgr : "", s, sgr ? "\033[0m" : "");
+}
+
+static const char *numa_str(int node, char *buf, size_t n)
+{
+	if (node < 0)
+		snprintf(buf, n, "N/A");
+	else
+		snprintf(buf, n, "%d", node);
+	return buf;
+}
+
+static void print_notes(const struct cli *c, const struct gp_topo *t, FILE *f)
+{
+	if (!t->nvlink_checked && t->ngpu > 1)
+		fprintf(f, "Note: NVLink not checked: %s; GPU pairs show their PCIe class.\n", c->facts->why);
+	if (t->n == 0)
+		fprintf(f, "Note: no GPU or NIC found (GPUs: NVIDIA class 03xx or --match; NICs: RDMA-capable).\n");
+}
+
+static void print_matrix(const struct cli *c, const struct gp_topo *t)
+{
+	char code[16], nb[16];
+	int nics = 0;
+
+	for (int i = 0; i < t->n; i++)
+		printf("\t%s", t->devs[i].name);
+	printf("\tCPU Affinity\tNUMA Affinity\n");
+	for (int i = 0; i < t->n; i++) {
+		const struct gp_pci_dev *d = &t->pci->devs[t->devs[i].pci];
+
+		printf("%s", t->devs[i].name);
+		for (int j = 0; j < t->n; j++) {
+			gp_topo_code(gp_topo_link_at(t, i, j), code, sizeof(code));
+			putchar('\t');
+			if (i == j)
+				putchar(' ');
+			print_cell(c, code);
+			if (i == j)
+				putchar(' ');
+		}
+		printf("\t%s\t%s\n", d->cpulist[0] ? d->cpulist : "N/A", numa_str(d->numa_node, nb, sizeof(nb)));
+	}
+	if (c->quiet)
+		return;
+	printf("\nLegend:\n\n");
+	for (size_t k = 0; k < sizeof(legend) / sizeof(legend[0]); k++)
+		printf("%s\n", legend[k]);
+	for (int i = 0; i < t->n; i++)
+		nics += t->devs[i].kind == GP_TOPO_NIC;
+	if (nics) {
+		printf("\nNIC Legend:\n\n");
+		for (int i = 0; i < t->n; i++)
+			if (t->devs[i].kind == GP_TOPO_NIC)
+				printf("  %s: %s\n", t->devs[i].name, t->devs[i].label);
+	}
+	if (!t->nvlink_checked && t->ngpu > 1)
+		putchar('\n');
+	print_notes(c, t, stdout);
+}
+
+static void link_str(const struct gp_pci_dev *d, char *buf, size_t n)
+{
+	int cg = gp_pci_gen(d->cur_gts), mg = gp_pci_gen(d->max_gts);
+
+	if (!d->cur_width && !d->cur_gts) {
+		buf[0] = '\0';
+		return;
+	}
+	if (gp_topo_link_degraded(d))
+		snprintf(buf, n, "Gen%d x%d (max Gen%d x%d, below max)", cg, d->cur_width, mg, d->max_width);
+	else
+		snprintf(buf, n, "Gen%d x%d", cg, d->cur_width);
+}
+
+static const char *dev_name(const struct gp_topo *t, int pci)
+{
+	for (int i = 0; i < t->n; i++)
+		if (t->devs[i].pci == pci)
+			return t->devs[i].name;
+	return NULL;
+}
+
+static void print_node(const struct cli *c, const struct gp_topo *t, int idx, const char *prefix, int last, int all)
+{
+	const struct gp_pci_dev *d = &t->pci->devs[idx];
+	const char *name = dev_name(t, idx);
+	char link[96], sub[256];
+	int kids[512], nk = 0;
+
+	link_str(d, link, sizeof(link));
+	printf("%s%s%s", prefix, last ? "`-- " : "|-- ", d->bdf);
+	if (name)
+		printf(" %s", name);
+	if (d->is_bridge)
+		printf(" %s", gp_pci_port_name(d->port_type));
+	printf(" [%04x:%04x]", d->vendor, d->device);
+	if (name) {
+		const struct gp_gpu_info *g = t->facts && t->facts->available ? gp_gpu_find(t->facts, d->bdf) : NULL;
+		const char *dn = g && g->name[0] ? g->name : d->device_name;
+
+		if (dn[0])
+			printf(" %s", dn);
+	}
+	if (link[0])
+		printf(" %s", link);
+	if (name && d->numa_node >= 0)
+		printf(" NUMA %d", d->numa_node);
+	if (d->rdma[0])
+		printf(" %s", d->rdma);
+	putchar('\n');
+	(void)c;
+	for (int i = 0; i < t->pci->n && nk < 512; i++)
+		if (t->pci->devs[i].parent == idx && (all || gp_topo_on_path(t, i)))
+			kids[nk++] = i;
+	snprintf(sub, sizeof(sub), "%s%s", prefix, last ? "    " : "|   ");
+	for (int k = 0; k < nk; k++)
+		print_node(c, t, kids[k], sub, k == nk - 1, all);
+}
+
+static void print_tree(const struct cli *c, const struct gp_topo *t, int all)
+{
+	char hbs[64][32], nb[16];
+	int nh = gp_topo_host_bridges(t->pci, hbs, 64);
+
+	for (int h = 0; h < nh; h++) {
+		int kids[512], nk = 0;
+
+		for (int i = 0; i < t->pci->n && nk < 512; i++)
+			if (t->pci->devs[i].parent < 0 && !strcmp(t->pci->devs[i].host_bridge, hbs[h]) &&
+			    (all || gp_topo_on_path(t, i)))
+				kids[nk++] = i;
+		if (!nk)
+			continue;
+		printf("%s host bridge, NUMA %s\n", hbs[h], numa_str(gp_topo_host_bridge_numa(t->pci, hbs[h]), nb, sizeof(nb)));
+		for (int k = 0; k < nk; k++)
+			print_node(c, t, kids[k], "", k == nk - 1, all);
+	}
+	if (!c->quiet)
+		print_notes(c, t, stdout);
+}
+
+static void json_dev(struct gp_json *j, const struct gp_topo *t, int i)
+{
+	const struct gp_pci_dev *d = &t->pci->devs[t->devs[i].pci];
+	char v[8];
+
+	gp_json_str(j, "name", t->devs[i].name);
+	gp_json_str(j, "bdf", d->bdf);
+	gp_json_str(j, "kind", t->devs[i].kind == GP_TOPO_GPU ? "gpu" : "nic");
+	snprintf(v, sizeof(v), "%04x", d->vendor);
+	gp_json_str(j, "vendor_id", v);
+	snprintf(v, sizeof(v), "%04x", d->device);
+	gp_json_str(j, "device_id", v);
+	gp_json_str(j, "label", t->devs[i].label[0] ? t->devs[i].label : NULL);
+	if (t->devs[i].kind == GP_TOPO_NIC)
+		gp_json_str(j, "rdma_device", d->rdma[0] ? d->rdma : NULL);
+	if (d->numa_node >= 0)
+		gp_json_int(j, "numa_node", d->numa_node);
+	else
+		gp_json_null(j, "numa_node");
+	gp_json_str(j, "cpu_affinity", d->cpulist[0] ? d->cpulist : NULL);
+	gp_json_str(j, "host_bridge", d->host_bridge);
+	gp_json_arr(j, "path");
+	for (int k = 0; k < d->chain_len; k++)
+		gp_json_str(j, NULL, d->chain[k]);
+	gp_json_end(j, ']');
+	gp_json_obj(j, "link");
+	if (gp_pci_gen(d->cur_gts)) gp_json_int(j, "gen", gp_pci_gen(d->cur_gts)); else gp_json_null(j, "gen");
+	if (d->cur_width) gp_json_int(j, "width", d->cur_width); else gp_json_null(j, "width");
+	if (gp_pci_gen(d->max_gts)) gp_json_int(j, "max_gen", gp_pci_gen(d->max_gts)); else gp_json_null(j, "max_gen");
+	if (d->max_width) gp_json_int(j, "max_width", d->max_width); else gp_json_null(j, "max_width");
+	gp_json_end(j, '}');
+}
+
+static void print_json(const struct cli *c, const struct gp_topo *t)
+{
+	struct gp_json j;
+	char code[16];
+
+	gp_json_init(&j, stdout, 1);
+	gp_json_obj(&j, NULL);
+	gp_json_int(&j, "schema", 1);
+	gp_json_bool(&j, "nvlink_checked", t->nvlink_checked);
+	gp_json_str(&j, "nvlink_unchecked_reason", t->nvlink_checked ? NULL : c->facts->why);
+	gp_json_arr(&j, "devices");
+	for (int i = 0; i < t->n; i++) {
+		gp_json_obj(&j, NULL);
+		json_dev(&j, t, i);
+		gp_json_end(&j, '}');
+	}
+	gp_json_end(&j, ']');
+	gp_json_arr(&j, "matrix");
+	for (int i = 0; i < t->n; i++) {
+		gp_json_arr_flat(&j, NULL);
+		for (int k = 0; k < t->n; k++)
+			gp_json_str(&j, NULL, gp_topo_code(gp_topo_link_at(t, i, k), code, sizeof(code)));
+		gp_json_end(&j, ']');
+	}
+	gp_json_end(&j, ']');
+	gp_json_end(&j, '}');
+}
+
+static void print_jsonl(const struct gp_topo *t)
+{
+	char code[16];
+
+	for (int i = 0; i < t->n; i++) {
+		struct gp_json j;
+
+		gp_json_init(&j, stdout, 0);
+		gp_json_obj(&j, NULL);
+		gp_json_int(&j, "schema", 1);
+		json_dev(&j, t, i);
+		gp_json_obj(&j, "links");
+		for (int k = 0; k < t->n; k++)
+			gp_json_str(&j, t->devs[k].name, gp_topo_code(gp_topo_link_at(t, i, k), code, sizeof(code)));
+		gp_json_end(&j, '}');
+		gp_json_end(&j, '}');
+	}
+}
+
+static void print_csv(const struct cli *c, const struct gp_topo *t)
+{
+	char code[16], nb[16];
+
+	if (!c->no_header) {
+		printf("name,bdf,kind,label,numa_node,cpu_affinity");
+		for (int i = 0; i < t->n; i++)
+			printf(",%s", t->devs[i].name);
+		putchar('\n');
+	}
+	for (int i = 0; i < t->n; i++) {
+		const struct gp_pci_dev *d = &t->pci->devs[t->devs[i].pci];
+
+		gp_csv_field(stdout, t->devs[i].name, ',');
+		gp_csv_field(stdout, d->bdf, ',');
+		gp_csv_field(stdout, t->devs[i].kind == GP_TOPO_GPU ? "gpu" : "nic", ',');
+		gp_csv_field(stdout, t->devs[i].label, ',');
+		gp_csv_field(stdout, d->numa_node >= 0 ? numa_str(d->numa_node, nb, sizeof(nb)) : "", ',');
+		gp_csv_field(stdout, d->cpulist, t->n ? ',' : '\n');
+		for (int k = 0; k < t->n; k++)
+			gp_csv_field(stdout, gp_topo_code(gp_topo_link_at(t, i, k), code, sizeof(code)),
+				     k == t->n - 1 ? '\n' : ',');
+	}
+}
+
+int cmd_topo(struct cli *c, int argc, char **argv)
+{
+	struct gp_topo_match m[GP_TOPO_MATCH_MAX];
+	struct gp_topo t;
+	struct gp_err e = { 0 };
+	int nm = 0, tree = 0, all = 0, rc;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		rc = cli_global_opt(c, argc, argv, &i);
+		if (rc < 0)
+			return EX_USAGE_;
+		if (rc)
+			continue;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			help_topo(stdout);
+			return 0;
+		} else if (!strcmp(a, "--tree")) {
+			tree = 1;
+		} else if (!strcmp(a, "--all")) {
+			all = 1;
+		} else if (!strncmp(a, "--match", 7) && (a[7] == '=' || a[7] == '\0')) {
+			const char *v = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
+
+			if (nm >= GP_TOPO_MATCH_MAX)
+				return cli_usage("topo", "at most %d --match options", GP_TOPO_MATCH_MAX);
+			if (!v || gp_topo_parse_match(v, &m[nm]))
+				return cli_usage("topo", "--match wants VENDOR:DEVICE in hex, like 1af4:1110 or 15b3:*");
+			nm++;
+		} else {
+			return cli_usage("topo", "unknown option '%s'", a);
+		}
+	}
+	if (all && !tree)
+		return cli_usage("topo", "--all goes with --tree");
+	rc = cli_load(c);
+	if (rc)
+		return rc;
+	c->color = c->fmt == GP_OUT_TABLE && gp_out_use_color(c->color_mode, stdout);
+	if (gp_topo_build(&t, &c->pci, c->facts, m, nm, &e))
+		return cli_fail(&e);
+	switch (c->fmt) {
+	case GP_OUT_JSON: print_json(c, &t); break;
+	case GP_OUT_JSONL: print_jsonl(&t); break;
+	case GP_OUT_CSV: print_csv(c, &t); break;
+	case GP_OUT_TABLE:
+		if (tree)
+			print_tree(c, &t, all);
+		else
+			print_matrix(c, &t);
+		break;
+	}
+	gp_topo_free(&t);
+	return 0;
+}

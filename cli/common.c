@@ -1,0 +1,117 @@
+/* gpup2p command line — options and loading shared by the subcommands. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int cli_fail(const struct gp_err *e)
+{
+	fprintf(stderr, "gpup2p: %s\n", e->msg[0] ? e->msg : "unknown error");
+	return gp_err_exit_code(e);
+}
+
+int cli_usage(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "gpup2p%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see 'gpup2p help%s%s')\n", cmd ? " " : "", cmd ? cmd : "");
+	return EX_USAGE_;
+}
+
+static const char *opt_value(int argc, char **argv, int *i, const char *name)
+{
+	size_t l = strlen(name);
+	const char *a = argv[*i];
+
+	if (strncmp(a, name, l) != 0)
+		return NULL;
+	if (a[l] == '=')
+		return a + l + 1;
+	if (a[l] != '\0')
+		return NULL;
+	if (*i + 1 >= argc)
+		return "";
+	return argv[++*i];
+}
+
+int cli_global_opt(struct cli *c, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i], *v;
+
+	if (!strcmp(a, "--json"))
+		c->fmt = GP_OUT_JSON;
+	else if (!strcmp(a, "--csv"))
+		c->fmt = GP_OUT_CSV;
+	else if (!strcmp(a, "--jsonl"))
+		c->fmt = GP_OUT_JSONL;
+	else if (!strcmp(a, "--no-header"))
+		c->no_header = 1;
+	else if (!strcmp(a, "-v") || !strcmp(a, "--verbose"))
+		c->verbose++;
+	else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
+		c->quiet = 1;
+	else if ((v = opt_value(argc, argv, i, "--color"))) {
+		if (gp_out_parse_color(v)) {
+			cli_usage(NULL, "--color takes auto, always or never, not '%s'", v);
+			return -1;
+		}
+		c->color_mode = v;
+	} else if ((v = opt_value(argc, argv, i, "--root"))) {
+		if (!*v) {
+			cli_usage(NULL, "--root needs a directory");
+			return -1;
+		}
+		c->root_dir = v;
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+void cli_print_warnings(const struct cli *c)
+{
+	if (c->quiet)
+		return;
+	for (int i = 0; i < c->pci.nwarn; i++)
+		fprintf(stderr, "gpup2p: warning: %s\n", c->pci.warnings[i]);
+}
+
+int cli_load(struct cli *c)
+{
+	struct gp_err e = { 0 };
+
+	if (gp_root_init(&c->root, c->root_dir, &e))
+		return cli_fail(&e);
+	if (gp_pci_scan(&c->pci, &c->root, &e))
+		return cli_fail(&e);
+	c->facts = calloc(1, sizeof(*c->facts));
+	if (!c->facts) {
+		gp_pci_free(&c->pci);
+		fprintf(stderr, "gpup2p: out of memory\n");
+		return EX_ERROR;
+	}
+	if (gp_gpu_facts_load(&c->root, c->facts, &e)) {
+		gp_pci_free(&c->pci);
+		free(c->facts);
+		c->facts = NULL;
+		return cli_fail(&e);
+	}
+	c->loaded = 1;
+	cli_print_warnings(c);
+	return 0;
+}
+
+void cli_unload(struct cli *c)
+{
+	if (!c->loaded)
+		return;
+	gp_pci_free(&c->pci);
+	free(c->facts);
+	c->facts = NULL;
+	c->loaded = 0;
+}

@@ -1,0 +1,100 @@
+/* gpup2p — the command: global options and the command table. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#ifndef GPUP2P_VERSION
+#define GPUP2P_VERSION "0.0.0"
+#endif
+
+static const struct cli_cmd commands[] = {
+	{ "topo", cmd_topo, "GPU/NIC connection matrix (as nvidia-smi topo -m) and the PCIe tree", help_topo },
+	{ "bar", cmd_bar, "BAR and Resizable BAR sizes against VRAM (large BAR), IOMMU mode", help_bar },
+	{ "snapshot", cmd_snapshot, "capture this machine's PCI/GPU state into an archive for --root", help_snapshot },
+};
+#define NCMD (int)(sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpup2p [--root DIR] [--json|--csv|--jsonl] [--color=auto|always|never] [-v] [-q]\n"
+		"              COMMAND [ARGS]\n"
+		"       gpup2p help COMMAND\n"
+		"       gpup2p --version\n\n"
+		"commands:\n");
+	for (int i = 0; i < NCMD; i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f,
+		"\nglobal options (also accepted after COMMAND):\n"
+		"  --root DIR      read DIR/sys and DIR/proc instead of the live system (also $GPUP2P_ROOT)\n"
+		"  --json          one JSON document (\"schema\": 1)\n"
+		"  --csv           CSV, one row per device (--no-header drops the header line)\n"
+		"  --jsonl         JSON lines, one record per device\n"
+		"  --color=WHEN    auto (default: on a terminal, unless NO_COLOR is set), always, never\n"
+		"  -v, --verbose   more detail\n"
+		"  -q, --quiet     only the result: no legend, notes or warnings\n"
+		"  -h, --help      this help\n"
+		"  --version       print the version\n\n"
+		"exit codes: 0 ok, 1 warning found, 2 error found, 3 could not determine,\n"
+		"            64 usage error, 69 facility unavailable, 77 permission denied\n");
+}
+
+static const struct cli_cmd *find_cmd(const char *name)
+{
+	for (int i = 0; i < NCMD; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli c;
+	const struct cli_cmd *cmd;
+	int i, rc;
+
+	memset(&c, 0, sizeof(c));
+	c.color_mode = "auto";
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(argv[i], "--version")) {
+			printf("gpup2p %s\n", GPUP2P_VERSION);
+			return 0;
+		}
+		rc = cli_global_opt(&c, argc, argv, &i);
+		if (rc < 0)
+			return EX_USAGE_;
+		if (rc == 0)
+			return cli_usage(NULL, "unknown option '%s'", argv[i]);
+	}
+	if (i >= argc) {
+		usage(stderr);
+		return EX_USAGE_;
+	}
+	if (!strcmp(argv[i], "help")) {
+		if (i + 1 >= argc) {
+			usage(stdout);
+			return 0;
+		}
+		cmd = find_cmd(argv[i + 1]);
+		if (!cmd)
+			return cli_usage(NULL, "no command '%s'", argv[i + 1]);
+		cmd->help(stdout);
+		return 0;
+	}
+	cmd = find_cmd(argv[i]);
+	if (!cmd)
+		return cli_usage(NULL, "unknown command '%s'", argv[i]);
+	rc = cmd->run(&c, argc - i, argv + i);
+	cli_unload(&c);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "gpup2p: error writing output\n");
+		return EX_ERROR;
+	}
+	return rc;
+}

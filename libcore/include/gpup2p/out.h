@@ -1,0 +1,71 @@
+/* gpup2p — output: a JSON writer, CSV fields, aligned text tables and colour.
+ * Everything gpup2p prints in a machine format goes through here, so quoting and
+ * number formatting are the same in every command. */
+#ifndef GPUP2P_OUT_H
+#define GPUP2P_OUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+enum gp_out_format { GP_OUT_TABLE = 0, GP_OUT_JSON, GP_OUT_CSV, GP_OUT_JSONL };
+
+#define GP_JSON_DEPTH 16
+
+struct gp_json {
+	FILE *f;
+	int pretty;                    /* indent with two spaces and newlines */
+	int depth;
+	int count[GP_JSON_DEPTH];      /* members written at each depth */
+	int flat_from;                 /* depth from which output stays on one line, 0 none */
+};
+
+/* Start writing JSON to f; pretty = 0 writes one line (JSON lines). */
+void gp_json_init(struct gp_json *j, FILE *f, int pretty);
+/* Open an object (key NULL inside arrays or at top level). */
+void gp_json_obj(struct gp_json *j, const char *key);
+/* Open an array. */
+void gp_json_arr(struct gp_json *j, const char *key);
+/* Open an array whose elements stay on one line even when pretty. */
+void gp_json_arr_flat(struct gp_json *j, const char *key);
+/* Close the innermost object or array; at depth 0 a newline ends the document. */
+void gp_json_end(struct gp_json *j, char close);
+/* A string member or element; NULL writes null. */
+void gp_json_str(struct gp_json *j, const char *key, const char *v);
+/* An integer member or element. */
+void gp_json_int(struct gp_json *j, const char *key, long long v);
+/* An unsigned 64-bit member or element. */
+void gp_json_u64(struct gp_json *j, const char *key, uint64_t v);
+/* A number with up to `prec` decimals. */
+void gp_json_num(struct gp_json *j, const char *key, double v, int prec);
+/* A boolean member or element. */
+void gp_json_bool(struct gp_json *j, const char *key, int v);
+/* null. */
+void gp_json_null(struct gp_json *j, const char *key);
+
+/* Write s as a CSV field (quoted when it holds a comma, quote or newline), then sep (',' or '\n'). */
+void gp_csv_field(FILE *f, const char *s, char sep);
+
+/* A text table: cells added row by row, printed with columns aligned. */
+struct gp_table {
+	int ncol, nrow, cap;
+	char **cells;                  /* nrow*ncol strdup'ed strings */
+	int *right;                    /* per column: 1 right-aligned */
+};
+
+/* Start a table of ncol columns. 0 or -ENOMEM. */
+int gp_table_init(struct gp_table *t, int ncol);
+/* Append a row of ncol strings (NULL prints empty). 0 or -ENOMEM. */
+int gp_table_row(struct gp_table *t, const char *const *cells);
+/* Print with `gap` spaces between columns and `indent` before each row; colour is applied by
+ * the callback color(cell) returning an ANSI SGR string or NULL (may be NULL). */
+void gp_table_print(const struct gp_table *t, FILE *f, int indent, int gap, const char *(*color)(const char *));
+/* Free the table's cells. */
+void gp_table_free(struct gp_table *t);
+
+/* Decide whether to colour: mode "always", "never" or "auto" (a TTY and NO_COLOR unset). */
+int gp_out_use_color(const char *mode, FILE *f);
+
+/* Parse "auto|always|never"; 0 or -EINVAL. */
+int gp_out_parse_color(const char *s);
+
+#endif

@@ -1,0 +1,103 @@
+/* gpup2p — the topology: which PCI functions are GPUs and NICs, how each pair
+ * is connected (the codes of `nvidia-smi topo -m`: X PIX PXB PHB NODE SYS NV#),
+ * and where each sits (host bridge, NUMA node, local CPUs). */
+#ifndef GPUP2P_TOPO_H
+#define GPUP2P_TOPO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpup2p/err.h"
+#include "gpup2p/gpu.h"
+#include "gpup2p/pci.h"
+
+#define GP_TOPO_MATCH_MAX 16
+#define GP_TOPO_ANY_DEVICE 0xffffffffu
+
+enum gp_topo_kind { GP_TOPO_GPU = 0, GP_TOPO_NIC = 1 };
+
+/* Pair classes, ordered from closest to farthest (NVML's levels); NV is separate. */
+enum gp_topo_class {
+	GP_TC_X = 0,     /* the same device */
+	GP_TC_NV,        /* NVLink (count in gp_topo_link.nvlinks) */
+	GP_TC_PIX,       /* at most one PCIe switch (or bridge) */
+	GP_TC_PXB,       /* several PCIe switches, not through the host bridge */
+	GP_TC_PHB,       /* through the PCIe host bridge (the CPU) */
+	GP_TC_NODE,      /* across host bridges of one NUMA node */
+	GP_TC_SYS,       /* across NUMA nodes (the SMP interconnect) */
+};
+
+/* `--match VENDOR:DEVICE`: extra endpoints treated as GPUs (device may be any). */
+struct gp_topo_match {
+	uint32_t vendor;
+	uint32_t device;         /* GP_TOPO_ANY_DEVICE for "VENDOR:*" */
+};
+
+struct gp_topo_dev {
+	int pci;                 /* index in gp_pci.devs */
+	enum gp_topo_kind kind;
+	char name[16];           /* "GPU0", "NIC1" */
+	char label[64];          /* NIC: RDMA name, else net device, else BDF; GPU: NVML name or "" */
+};
+
+struct gp_topo_link {
+	enum gp_topo_class cls;  /* the code nvidia-smi prints */
+	enum gp_topo_class pcie; /* the PCIe class even when NVLink joins the pair */
+	int nvlinks;             /* NVLinks between the two, 0 none, -1 not known */
+	int switches;            /* PCIe switches crossed below the host bridge */
+};
+
+struct gp_topo {
+	const struct gp_pci *pci;
+	const struct gp_gpu_facts *facts;
+	int n, ngpu, nnic;
+	struct gp_topo_dev *devs;    /* GPUs in PCI order, then NICs in PCI order */
+	struct gp_topo_link *links;  /* n*n, row-major */
+	int nvlink_checked;          /* 1 when NVML facts were available */
+};
+
+/* Parse "10de:2330", "1af4:1110" or "15b3:*" into m. 0 or -EINVAL. */
+int gp_topo_parse_match(const char *s, struct gp_topo_match *m);
+
+/* 1 when the function is a GPU by default (NVIDIA, class 0x03xx) or matches one of m[0..nm). */
+int gp_topo_is_gpu(const struct gp_pci_dev *d, const struct gp_topo_match *m, int nm);
+
+/* 1 when the function is a NIC: network/InfiniBand class with an RDMA device, or a Mellanox/NVIDIA
+ * networking (0x15b3) network function. */
+int gp_topo_is_nic(const struct gp_pci_dev *d);
+
+/* Select GPUs and NICs and classify every pair. facts may be NULL (no NVLink information). */
+int gp_topo_build(struct gp_topo *t, const struct gp_pci *p, const struct gp_gpu_facts *facts,
+		  const struct gp_topo_match *m, int nm, struct gp_err *e);
+
+/* Release what gp_topo_build allocated. */
+void gp_topo_free(struct gp_topo *t);
+
+/* The PCIe class of two functions (by index in p->devs); *switches gets the switch count. */
+enum gp_topo_class gp_topo_classify_pcie(const struct gp_pci *p, int a, int b, int *switches);
+
+/* The link between matrix entries i and j. */
+const struct gp_topo_link *gp_topo_link_at(const struct gp_topo *t, int i, int j);
+
+/* The code as printed: "X", "NV18", "PIX", ... into buf; returns buf. */
+const char *gp_topo_code(const struct gp_topo_link *l, char *buf, size_t n);
+
+/* Name of a class without NVLink count ("PIX", "NODE", "NV"). */
+const char *gp_topo_class_name(enum gp_topo_class c);
+
+/* NUMA node of a matrix entry (-1 unknown). */
+int gp_topo_numa(const struct gp_topo *t, int i);
+
+/* 1 when PCI function idx lies on the path from a selected GPU/NIC up to its host bridge. */
+int gp_topo_on_path(const struct gp_topo *t, int idx);
+
+/* Distinct host bridges ("pci0000:00") in order; returns how many were written (at most max). */
+int gp_topo_host_bridges(const struct gp_pci *p, char (*out)[32], int max);
+
+/* NUMA node of a host bridge: the node its functions report (-1 unknown or mixed). */
+int gp_topo_host_bridge_numa(const struct gp_pci *p, const char *hb);
+
+/* 1 when the link trained below its maximum speed or width (both known). */
+int gp_topo_link_degraded(const struct gp_pci_dev *d);
+
+#endif

@@ -1,0 +1,255 @@
+/* gpup2p — output helpers: JSON, CSV, tables, colour. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpup2p/out.h"
+
+void gp_json_init(struct gp_json *j, FILE *f, int pretty)
+{
+	memset(j, 0, sizeof(*j));
+	j->f = f;
+	j->pretty = pretty;
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\r': fputs("\\r", f); break;
+		default:
+			if (*p < 0x20)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+static void json_sep(struct gp_json *j, const char *key)
+{
+	int pretty = j->pretty && !(j->flat_from && j->depth >= j->flat_from);
+
+	if (j->count[j->depth]++)
+		fputc(',', j->f);
+	if (pretty && j->depth > 0) {
+		fputc('\n', j->f);
+		for (int i = 0; i < j->depth; i++)
+			fputs("  ", j->f);
+	} else if (!pretty && j->depth > 0 && j->count[j->depth] > 1) {
+		fputc(' ', j->f);
+	}
+	if (key) {
+		json_string(j->f, key);
+		fputs(": ", j->f);
+	}
+}
+
+static void json_open(struct gp_json *j, const char *key, char c)
+{
+	json_sep(j, key);
+	fputc(c, j->f);
+	if (j->depth + 1 < GP_JSON_DEPTH)
+		j->depth++;
+	j->count[j->depth] = 0;
+}
+
+void gp_json_obj(struct gp_json *j, const char *key)
+{
+	json_open(j, key, '{');
+}
+
+void gp_json_arr(struct gp_json *j, const char *key)
+{
+	json_open(j, key, '[');
+}
+
+void gp_json_arr_flat(struct gp_json *j, const char *key)
+{
+	json_open(j, key, '[');
+	if (!j->flat_from)
+		j->flat_from = j->depth;
+}
+
+void gp_json_end(struct gp_json *j, char close)
+{
+	int had = j->count[j->depth];
+	int pretty = j->pretty && !(j->flat_from && j->depth >= j->flat_from);
+
+	if (j->flat_from == j->depth)
+		j->flat_from = 0;
+	if (j->depth > 0)
+		j->depth--;
+	if (pretty && had) {
+		fputc('\n', j->f);
+		for (int i = 0; i < j->depth; i++)
+			fputs("  ", j->f);
+	}
+	fputc(close, j->f);
+	if (j->depth == 0)
+		fputc('\n', j->f);
+}
+
+void gp_json_str(struct gp_json *j, const char *key, const char *v)
+{
+	json_sep(j, key);
+	if (v)
+		json_string(j->f, v);
+	else
+		fputs("null", j->f);
+}
+
+void gp_json_int(struct gp_json *j, const char *key, long long v)
+{
+	json_sep(j, key);
+	fprintf(j->f, "%lld", v);
+}
+
+void gp_json_u64(struct gp_json *j, const char *key, uint64_t v)
+{
+	json_sep(j, key);
+	fprintf(j->f, "%" PRIu64, v);
+}
+
+void gp_json_num(struct gp_json *j, const char *key, double v, int prec)
+{
+	json_sep(j, key);
+	if (!isfinite(v))
+		fputs("null", j->f);
+	else
+		fprintf(j->f, "%.*f", prec, v);
+}
+
+void gp_json_bool(struct gp_json *j, const char *key, int v)
+{
+	json_sep(j, key);
+	fputs(v ? "true" : "false", j->f);
+}
+
+void gp_json_null(struct gp_json *j, const char *key)
+{
+	json_sep(j, key);
+	fputs("null", j->f);
+}
+
+void gp_csv_field(FILE *f, const char *s, char sep)
+{
+	if (!s)
+		s = "";
+	if (strpbrk(s, ",\"\n\r")) {
+		fputc('"', f);
+		for (; *s; s++) {
+			if (*s == '"')
+				fputc('"', f);
+			fputc(*s, f);
+		}
+		fputc('"', f);
+	} else {
+		fputs(s, f);
+	}
+	fputc(sep, f);
+}
+
+int gp_table_init(struct gp_table *t, int ncol)
+{
+	memset(t, 0, sizeof(*t));
+	t->ncol = ncol;
+	t->right = calloc((size_t)ncol, sizeof(*t->right));
+	return t->right ? 0 : -ENOMEM;
+}
+
+int gp_table_row(struct gp_table *t, const char *const *cells)
+{
+	if (t->nrow + 1 > t->cap) {
+		int cap = t->cap ? t->cap * 2 : 16;
+		char **nc = realloc(t->cells, (size_t)cap * (size_t)t->ncol * sizeof(*nc));
+
+		if (!nc)
+			return -ENOMEM;
+		t->cells = nc;
+		t->cap = cap;
+	}
+	for (int c = 0; c < t->ncol; c++) {
+		char *s = strdup(cells[c] ? cells[c] : "");
+
+		if (!s) {
+			for (int k = 0; k < c; k++)
+				free(t->cells[t->nrow * t->ncol + k]);
+			return -ENOMEM;
+		}
+		t->cells[t->nrow * t->ncol + c] = s;
+	}
+	t->nrow++;
+	return 0;
+}
+
+void gp_table_print(const struct gp_table *t, FILE *f, int indent, int gap, const char *(*color)(const char *))
+{
+	int *w = calloc((size_t)t->ncol, sizeof(*w));
+
+	if (!w)
+		return;
+	for (int r = 0; r < t->nrow; r++)
+		for (int c = 0; c < t->ncol; c++) {
+			int l = (int)strlen(t->cells[r * t->ncol + c]);
+
+			if (l > w[c])
+				w[c] = l;
+		}
+	for (int r = 0; r < t->nrow; r++) {
+		int last = t->ncol - 1;
+
+		while (last > 0 && !t->cells[r * t->ncol + last][0])
+			last--;
+		fprintf(f, "%*s", indent, "");
+		for (int c = 0; c <= last; c++) {
+			const char *s = t->cells[r * t->ncol + c];
+			const char *sgr = color ? color(s) : NULL;
+			int pad = w[c] - (int)strlen(s);
+
+			if (t->right[c])
+				fprintf(f, "%*s", pad, "");
+			fprintf(f, "%s%s%s", sgr ? sgr : "", s, sgr ? "\033[0m" : "");
+			if (c < last)
+				fprintf(f, "%*s", (t->right[c] ? 0 : pad) + gap, "");
+		}
+		fputc('\n', f);
+	}
+	free(w);
+}
+
+void gp_table_free(struct gp_table *t)
+{
+	for (int i = 0; i < t->nrow * t->ncol; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	free(t->right);
+	memset(t, 0, sizeof(*t));
+}
+
+int gp_out_parse_color(const char *s)
+{
+	return (s && (!strcmp(s, "auto") || !strcmp(s, "always") || !strcmp(s, "never"))) ? 0 : -EINVAL;
+}
+
+int gp_out_use_color(const char *mode, FILE *f)
+{
+	const char *nc = getenv("NO_COLOR");
+
+	if (mode && !strcmp(mode, "always"))
+		return 1;
+	if (mode && !strcmp(mode, "never"))
+		return 0;
+	if (nc && *nc)
+		return 0;
+	return isatty(fileno(f));
+}
