@@ -253,6 +253,8 @@ static void print_json(struct bar_ctx *b, int lines)
 	for (int i = 0; i < b->c->pci.n; i++) {
 		if (!selected(b, i))
 			continue;
+		if (lines)
+			gp_json_init(&j, stdout, 0);
 		gp_json_obj(&j, NULL);
 		if (lines)
 			gp_json_int(&j, "schema", 1);

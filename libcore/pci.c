@@ -43,7 +43,7 @@ int gp_pci_parse_bdf(const char *s, char out[GP_BDF_LEN])
 	unsigned dom = 0, bus, dev, fn;
 	char tail;
 
-	if (!s)
+	if (!s || strspn(s, "0123456789abcdefABCDEF:.") != strlen(s))
 		return -EINVAL;
 	if (sscanf(s, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) == 4) {
 		if (strlen(s) > 16)

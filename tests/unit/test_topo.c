@@ -1,0 +1,145 @@
+/* Unit tests: device selection and pair classification on fixture trees. The expected
+ * codes are written by hand from each spec's topology and nvidia-smi's legend. */
+#include "gpup2p/topo.h"
+#include "unit.h"
+
+struct fx {
+	struct gp_root r;
+	struct gp_pci p;
+	struct gp_gpu_facts f;
+	struct gp_topo t;
+};
+
+static int load(struct fx *x, const char *name, const struct gp_topo_match *m, int nm)
+{
+	struct gp_err e = { 0 };
+
+	memset(x, 0, sizeof(*x));
+	if (gp_root_init(&x->r, unit_fixture(name), &e) || gp_pci_scan(&x->p, &x->r, &e) ||
+	    gp_gpu_facts_load(&x->r, &x->f, &e) || gp_topo_build(&x->t, &x->p, &x->f, m, nm, &e)) {
+		printf("# %s: %s\n", name, e.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void unload(struct fx *x)
+{
+	gp_topo_free(&x->t);
+	gp_pci_free(&x->p);
+}
+
+/* Compare the whole matrix with rows of space-separated codes. */
+static void check_matrix(const char *name, const char *const *rows, int n)
+{
+	static struct fx x;
+	char code[16], line[512];
+
+	if (load(&x, name, NULL, 0)) {
+		CHECK(0, "%s: fixture loads", name);
+		return;
+	}
+	CHECK(x.t.n == n, "%s: %d devices selected (got %d)", name, n, x.t.n);
+	for (int i = 0; i < x.t.n && i < n; i++) {
+		size_t used = 0;
+
+		line[0] = '\0';
+		for (int j = 0; j < x.t.n; j++)
+			used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s", j ? " " : "",
+						 gp_topo_code(gp_topo_link_at(&x.t, i, j), code, sizeof(code)));
+		CHECK_STR(line, rows[i], "%s: row %s", name, x.t.devs[i].name);
+	}
+	unload(&x);
+}
+
+int main(void)
+{
+	struct gp_topo_match m;
+	static struct fx x;
+
+	CHECK(gp_topo_parse_match("1af4:1110", &m) == 0 && m.vendor == 0x1af4 && m.device == 0x1110, "parse match");
+	CHECK(gp_topo_parse_match("15b3:*", &m) == 0 && m.device == GP_TOPO_ANY_DEVICE, "parse match wildcard");
+	CHECK(gp_topo_parse_match("zz:1", &m) < 0, "reject bad match");
+	CHECK(gp_topo_parse_match("10de:23300", &m) < 0, "reject long device id");
+	CHECK(gp_topo_parse_match("10de", &m) < 0, "reject vendor only");
+
+	/* 1. real 2x H200: flat, NVLink from recorded NVML facts (nvidia-smi: NV18) */
+	check_matrix("h200x2", (const char *const[]){ "X NV18", "NV18 X" }, 2);
+
+	/* 2. DGX-H100-like: 4 host bridges (2 per socket), one switch each holding 2 GPUs + 2 NICs,
+	 *    NVSwitch joins all GPUs (NV18). GPU-NIC on one switch: PIX; other host bridge on the
+	 *    same socket: NODE; other socket: SYS. */
+	{
+		const char *rows[] = {
+			"X NV18 NV18 NV18 NV18 NV18 NV18 NV18 PIX PIX NODE NODE SYS SYS SYS SYS",
+			"NV18 X NV18 NV18 NV18 NV18 NV18 NV18 PIX PIX NODE NODE SYS SYS SYS SYS",
+			"NV18 NV18 X NV18 NV18 NV18 NV18 NV18 NODE NODE PIX PIX SYS SYS SYS SYS",
+			"NV18 NV18 NV18 X NV18 NV18 NV18 NV18 NODE NODE PIX PIX SYS SYS SYS SYS",
+			"NV18 NV18 NV18 NV18 X NV18 NV18 NV18 SYS SYS SYS SYS PIX PIX NODE NODE",
+			"NV18 NV18 NV18 NV18 NV18 X NV18 NV18 SYS SYS SYS SYS PIX PIX NODE NODE",
+			"NV18 NV18 NV18 NV18 NV18 NV18 X NV18 SYS SYS SYS SYS NODE NODE PIX PIX",
+			"NV18 NV18 NV18 NV18 NV18 NV18 NV18 X SYS SYS SYS SYS NODE NODE PIX PIX",
+			"PIX PIX NODE NODE SYS SYS SYS SYS X PIX NODE NODE SYS SYS SYS SYS",
+			"PIX PIX NODE NODE SYS SYS SYS SYS PIX X NODE NODE SYS SYS SYS SYS",
+			"NODE NODE PIX PIX SYS SYS SYS SYS NODE NODE X PIX SYS SYS SYS SYS",
+			"NODE NODE PIX PIX SYS SYS SYS SYS NODE NODE PIX X SYS SYS SYS SYS",
+			"SYS SYS SYS SYS PIX PIX NODE NODE SYS SYS SYS SYS X PIX NODE NODE",
+			"SYS SYS SYS SYS PIX PIX NODE NODE SYS SYS SYS SYS PIX X NODE NODE",
+			"SYS SYS SYS SYS NODE NODE PIX PIX SYS SYS SYS SYS NODE NODE X PIX",
+			"SYS SYS SYS SYS NODE NODE PIX PIX SYS SYS SYS SYS NODE NODE PIX X",
+		};
+		check_matrix("dgx-h100", rows, 16);
+	}
+	/* 3. seed-like: GPU0 + the NIC's two functions on socket 0 (different root ports: PHB; the two
+	 *    functions share one root port: PIX); GPU1 on switch A, GPU2/GPU3 behind switch B below
+	 *    switch A (GPU2-GPU3 PIX, GPU1-GPU2/3 PXB); sockets apart: SYS. */
+	{
+		const char *rows[] = {
+			"X SYS SYS SYS PHB PHB", "SYS X PXB PXB SYS SYS", "SYS PXB X PIX SYS SYS",
+			"SYS PXB PIX X SYS SYS", "PHB SYS SYS SYS X PIX", "PHB SYS SYS SYS PIX X",
+		};
+		check_matrix("seed4x2", rows, 6);
+	}
+	/* 4. EPYC: 6 GPUs, each on its own root port; 4 host bridges on one NUMA node. GPU0/1 share
+	 *    host bridge 00 and GPU2/3 share 40 (PHB); everything else crosses host bridges (NODE).
+	 *    The HDA audio function of GPU0 is not a GPU. */
+	{
+		const char *rows[] = {
+			"X PHB NODE NODE NODE NODE", "PHB X NODE NODE NODE NODE", "NODE NODE X PHB NODE NODE",
+			"NODE NODE PHB X NODE NODE", "NODE NODE NODE NODE X NODE", "NODE NODE NODE NODE NODE X",
+		};
+		check_matrix("epyc6", rows, 6);
+	}
+	/* 5. workstation: two GPUs on two downstream ports of one switch: PIX. */
+	check_matrix("workstation", (const char *const[]){ "X PIX", "PIX X" }, 2);
+	/* 6. non-root view: same tree, no config space beyond 64 bytes, still PIX. */
+	check_matrix("nonroot", (const char *const[]){ "X PIX", "PIX X" }, 2);
+
+	/* selection details */
+	if (load(&x, "seed4x2", NULL, 0) == 0) {
+		CHECK_STR(x.t.devs[4].label, "mlx5_0", "NIC label is the RDMA device");
+		CHECK(x.t.ngpu == 4 && x.t.nnic == 2, "seed4x2: 4 GPUs, 2 NICs");
+		CHECK(!x.t.nvlink_checked, "seed4x2: no facts, NVLink not checked");
+		CHECK(gp_topo_link_at(&x.t, 1, 2)->nvlinks == -1, "unchecked NVLink is -1");
+		CHECK(gp_topo_on_path(&x.t, gp_pci_index(&x.p, "0000:84:00.0")), "second switch is on a GPU path");
+		CHECK(gp_topo_link_degraded(&x.p.devs[gp_pci_index(&x.p, "0000:86:00.0")]), "x8 of x16 is degraded");
+		CHECK(!gp_topo_link_degraded(&x.p.devs[gp_pci_index(&x.p, "0000:87:00.0")]), "x16 of x16 is not");
+		CHECK(gp_topo_host_bridge_numa(&x.p, "pci0000:80") == 1, "host bridge NUMA");
+		unload(&x);
+	}
+	if (load(&x, "h200x2", NULL, 0) == 0) {
+		CHECK(x.t.nvlink_checked, "h200x2: facts recorded");
+		CHECK(x.t.nnic == 0, "virtio-net without RDMA is not a NIC");
+		CHECK(gp_topo_link_at(&x.t, 0, 1)->pcie == GP_TC_PHB, "H200 pair's PCIe class is PHB under NV18");
+		unload(&x);
+	}
+	m.vendor = 0x1af4;
+	m.device = 0x1042;
+	if (load(&x, "h200x2", &m, 1) == 0) {
+		CHECK(x.t.ngpu == 4 && x.t.n == 4, "--match 1af4:1042 adds the two virtio disks as GPUs");
+		CHECK_STR(x.t.devs[0].name, "GPU0", "numbering in bus order");
+		CHECK(x.t.devs[0].pci == gp_pci_index(&x.p, "0000:00:01.0"), "GPU0 is the first matched function");
+		unload(&x);
+	}
+	return unit_done();
+}
