@@ -1,0 +1,77 @@
+#!/bin/bash
+# CLI error handling: documented exit codes and one-line messages for bad input.
+set -u
+BUILD=${BUILD:-build}
+BIN=$BUILD/gpup2p
+FX=$BUILD/fixtures
+export GPUP2P_PCI_IDS=$PWD/tests/fixtures/pci.ids NO_COLOR=1
+unset GPUP2P_ROOT
+
+# expect CODE PATTERN ARGS...: exit code CODE and stderr matching PATTERN in one line
+expect() {
+	local code=$1 pat=$2
+	shift 2
+	local err rc lines
+	err=$("$BIN" "$@" 2>&1 >/dev/null)
+	rc=$?
+	lines=$(printf '%s' "$err" | grep -c '')
+	if [ "$rc" -eq "$code" ] && grep -qE -- "$pat" <<<"$err" && [ "$lines" -le 1 ]; then
+		echo "ok - gpup2p $* -> $code"
+	else
+		echo "not ok - gpup2p $*: exit $rc (want $code), stderr: $err"
+	fi
+}
+
+expect 64 "unknown option '--bogus'" topo --bogus
+expect 64 "unknown command 'frobnicate'" frobnicate
+expect 64 "unknown option '--nope'" --nope topo
+expect 64 "--match wants VENDOR:DEVICE" topo --match 10de
+expect 64 "--match wants VENDOR:DEVICE" bar --match
+expect 64 "--color takes auto, always or never" --color=sometimes topo
+expect 64 "--all goes with --tree" --root "$FX/h200x2" topo --all
+expect 64 "give the archive to write" snapshot
+expect 64 "no command 'nope'" help nope
+expect 69 "root /nonexistent-dir: No such file" --root /nonexistent-dir topo
+expect 69 "is not a directory" --root /etc/hostname bar
+expect 69 "has no sys/ directory" --root /usr/share topo
+expect 3 "0000:01:00.0/vendor: No such file" --root "$FX/broken-vendor" topo
+expect 3 "resource: malformed" --root "$FX/broken-resource" bar --json
+GPUP2P_ROOT=/nonexistent-env-root expect 69 "nonexistent-env-root" topo
+
+# --help and --version succeed and print to stdout
+for a in "--help" "help topo" "help bar" "help snapshot" "topo --help" "bar -h" "--version"; do
+	# shellcheck disable=SC2086
+	out=$("$BIN" $a 2>/dev/null)
+	[ $? -eq 0 ] && [ -n "$out" ] && echo "ok - gpup2p $a" || echo "not ok - gpup2p $a"
+done
+"$BIN" --version | grep -qE '^gpup2p [0-9]+\.[0-9]+\.[0-9]+$' && echo "ok - version format" || echo "not ok - version format"
+
+# warnings go to stderr, not into the output; -q silences them
+out=$("$BIN" --root "$FX/broken-optional" topo --json 2>/dev/null)
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["devices"][0]["numa_node"] is None' "$out" &&
+	echo "ok - malformed numa_node is null in JSON" || echo "not ok - malformed numa_node in JSON"
+n=$("$BIN" --root "$FX/broken-optional" topo 2>&1 >/dev/null | grep -c warning)
+[ "$n" -eq 2 ] && echo "ok - two warnings on stderr" || echo "not ok - $n warnings on stderr (want 2)"
+n=$("$BIN" --root "$FX/broken-optional" -q topo 2>&1 >/dev/null | grep -c warning)
+[ "$n" -eq 0 ] && echo "ok - -q silences warnings" || echo "not ok - -q left $n warnings"
+
+# colour: never with NO_COLOR or a pipe, always on request
+"$BIN" --root "$FX/seed4x2" topo | grep -q $'\033' && echo "not ok - colour in a pipe" || echo "ok - no colour in a pipe"
+"$BIN" --root "$FX/seed4x2" --color=always topo | grep -q $'\033\[31mSYS' && echo "ok - --color=always colours SYS" ||
+	echo "not ok - --color=always"
+"$BIN" --root "$FX/seed4x2" --color=always topo --json | grep -q $'\033' && echo "not ok - colour in JSON" ||
+	echo "ok - never colour in JSON"
+
+# --match: ivshmem-like extra endpoints become GPUs
+n=$("$BIN" --root "$FX/h200x2" topo --csv --no-header --match 1af4:1042 | grep -c ',gpu,')
+[ "$n" -eq 4 ] && echo "ok - --match adds endpoints as GPUs" || echo "not ok - --match gave $n GPUs"
+# --tree --all shows every function, --tree only GPU/NIC paths
+a=$("$BIN" --root "$FX/h200x2" topo --tree --all | grep -c -- '-- 0000:')
+b=$("$BIN" --root "$FX/h200x2" topo --tree | grep -c -- '-- 0000:')
+[ "$a" -eq 8 ] && [ "$b" -eq 2 ] && echo "ok - --tree --all lists 8, --tree 2" || echo "not ok - tree counts $a/$b"
+# bar --all lists every function
+n=$("$BIN" --root "$FX/h200x2" bar --all --csv --no-header | wc -l)
+[ "$n" -eq 8 ] && echo "ok - bar --all lists 8 functions" || echo "not ok - bar --all listed $n"
+# closed stdout is an error, not silence
+"$BIN" --root "$FX/dgx-h100" topo --json >/dev/full 2>/dev/null
+[ $? -eq 2 ] && echo "ok - write error exits 2" || echo "not ok - write error not reported"

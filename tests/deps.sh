@@ -1,0 +1,22 @@
+#!/bin/bash
+# Install the Debian 12 packages gpup2p needs to build and test (only what is missing).
+# Used by `make deps` and .ci/run. Needs root (or sudo) when something is missing.
+set -eu
+PKGS="gcc make pkg-config libpci-dev libkmod-dev pciutils python3 tar gzip"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+# python3 may come from elsewhere (pyenv): accept any python3 on PATH
+if command -v python3 >/dev/null; then missing=${missing/ python3/}; fi
+if [ -z "${missing// /}" ]; then
+	echo "deps: all present ($PKGS)"
+	exit 0
+fi
+echo "deps: installing:$missing"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing
