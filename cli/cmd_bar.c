@@ -82,7 +82,7 @@ static const char *iommu_type(const struct bar_ctx *b, const struct gp_pci_dev *
 static void print_table(struct bar_ctx *b)
 {
 	const struct gp_pci *p = &b->c->pci;
-	char s1[32], s2[32], txt[1024];
+	char s1[32], s2[32], txt[1024], nbuf[160];
 	int shown = 0;
 
 	for (int i = 0; i < p->n; i++) {
@@ -98,7 +98,7 @@ static void print_table(struct bar_ctx *b)
 			continue;
 		gp_bar_report(d, b->c->facts, &r);
 		g = b->c->facts->available ? gp_gpu_find(b->c->facts, d->bdf) : NULL;
-		dname = g && g->name[0] ? g->name : d->device_name;
+		dname = g && g->name[0] ? g->name : gp_pci_name(p, d, GP_NAME_DEVICE, nbuf, sizeof(nbuf));
 		printf("%s%s%s %s [%04x:%04x]%s%s\n", shown++ ? "\n" : "", name ? name : "", name ? " " : "", d->bdf,
 		       d->vendor, d->device, dname[0] ? " " : "", dname);
 		if (gp_table_init(&tab, 5))

@@ -146,7 +146,8 @@ static void print_node(const struct cli *c, const struct gp_topo *t, int idx, co
 	printf(" [%04x:%04x]", d->vendor, d->device);
 	if (name) {
 		const struct gp_gpu_info *g = t->facts && t->facts->available ? gp_gpu_find(t->facts, d->bdf) : NULL;
-		const char *dn = g && g->name[0] ? g->name : d->device_name;
+		char nbuf[160];
+		const char *dn = g && g->name[0] ? g->name : gp_pci_name(t->pci, d, GP_NAME_DEVICE, nbuf, sizeof(nbuf));
 
 		if (dn[0])
 			printf(" %s", dn);

@@ -124,8 +124,17 @@ static int cmp_dev(const void *a, const void *b)
 	return strcmp(x->bdf, y->bdf);
 }
 
+/* Read an extended capability's registers into the config image (64 bytes at most). */
+static void read_ext_cap(const struct gp_root *r, const char *path, struct gp_pci_dev *g, int off)
+{
+	int n = off + 64 <= GP_CFG_MAX ? 64 : GP_CFG_MAX - off;
+
+	if (n > 0)
+		(void)gp_root_read_at(r, path, g->config + off, (size_t)n, off);
+}
+
 /* Capabilities from libpci's list, trusted only where the config space was readable. */
-static void fill_caps(struct gp_pci_dev *g, struct pci_dev *d)
+static void fill_caps(struct gp_pci_dev *g, struct pci_dev *d, const struct gp_root *r, const char *path)
 {
 	struct pci_cap *c;
 	int conventional_ok = g->config_len >= 256;
@@ -156,6 +165,12 @@ static void fill_caps(struct gp_pci_dev *g, struct pci_dev *d)
 		else if (c->id == PCI_EXT_CAP_ID_ATS && !g->ats_cap)
 			g->ats_cap = (int)c->addr;
 	}
+	if (g->acs_cap > 0)
+		read_ext_cap(r, path, g, g->acs_cap);
+	if (g->rebar_cap > 0)
+		read_ext_cap(r, path, g, g->rebar_cap);
+	if (g->ats_cap > 0)
+		read_ext_cap(r, path, g, g->ats_cap);
 }
 
 static void fill_bars(struct gp_pci_dev *g, struct pci_dev *d, int have_flags)
@@ -174,17 +189,30 @@ static void fill_bars(struct gp_pci_dev *g, struct pci_dev *d, int have_flags)
 	}
 }
 
-static void fill_names(struct pci_access *a, struct gp_pci_dev *g)
+const char *gp_pci_name(const struct gp_pci *p, const struct gp_pci_dev *d, enum gp_pci_name_kind k,
+			char *buf, size_t n)
 {
-	char buf[256], *s;
+	struct pci_access *a = p->pacc;
 	int fl = PCI_LOOKUP_NO_NUMBERS | PCI_LOOKUP_NO_HWDB;
+	char tmp[256];
+	char *volatile s = NULL;
+	jmp_buf jb;
 
-	s = pci_lookup_name(a, buf, sizeof(buf), PCI_LOOKUP_VENDOR | fl, g->vendor);
-	snprintf(g->vendor_name, sizeof(g->vendor_name), "%s", s ? s : "");
-	s = pci_lookup_name(a, buf, sizeof(buf), PCI_LOOKUP_DEVICE | fl, g->vendor, g->device);
-	snprintf(g->device_name, sizeof(g->device_name), "%s", s ? s : "");
-	s = pci_lookup_name(a, buf, sizeof(buf), PCI_LOOKUP_CLASS | fl, g->class_code >> 8);
-	snprintf(g->class_name, sizeof(g->class_name), "%s", s ? s : "");
+	buf[0] = '\0';
+	if (!a)
+		return buf;
+	lp_jmp = &jb;
+	if (setjmp(jb) == 0) {
+		if (k == GP_NAME_VENDOR)
+			s = pci_lookup_name(a, tmp, sizeof(tmp), PCI_LOOKUP_VENDOR | fl, d->vendor);
+		else if (k == GP_NAME_DEVICE)
+			s = pci_lookup_name(a, tmp, sizeof(tmp), PCI_LOOKUP_DEVICE | fl, d->vendor, d->device);
+		else
+			s = pci_lookup_name(a, tmp, sizeof(tmp), PCI_LOOKUP_CLASS | fl, d->class_code >> 8);
+	}
+	lp_jmp = NULL;
+	snprintf(buf, n, "%s", s ? s : "");
+	return buf;
 }
 
 /* Mandatory files libpci's scan reads: check them first so that the error
@@ -339,19 +367,22 @@ int gp_pci_scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 		g->subvendor = (known & PCI_FILL_SUBSYS) ? d->subsys_vendor_id : 0;
 		g->subdevice = (known & PCI_FILL_SUBSYS) ? d->subsys_id : 0;
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", g->bdf);
-		rc = (int)gp_root_read_bin(r, path, g->config, sizeof(g->config));
+		/* Only the standard space is read whole: every config read may trap to a hypervisor,
+		 * so the extended space is probed, and read where a decoded capability lies. */
+		rc = (int)gp_root_read_bin(r, path, g->config, 256);
 		g->config_len = rc < 0 ? 0 : rc;
+		if (g->config_len == 256 && gp_root_read_at(r, path, g->config + 256, 4, 256) == 4)
+			g->config_len = GP_CFG_MAX;
 		{
-			char cls[32];
+			char cls[32], cpath[GP_PATH_MAX];
 
-			snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/class", g->bdf);
-			g->class_code = gp_root_read_text(r, path, cls, sizeof(cls)) > 0
+			snprintf(cpath, sizeof(cpath), "/sys/bus/pci/devices/%s/class", g->bdf);
+			g->class_code = gp_root_read_text(r, cpath, cls, sizeof(cls)) > 0
 					? (uint32_t)strtoul(cls, NULL, 16) : (uint32_t)d->device_class << 8;
 		}
 		g->is_bridge = g->config_len > 0x0e ? (g->config[0x0e] & 0x7f) == 1 : (g->class_code >> 8) == 0x0604;
 		fill_bars(g, d, (known & PCI_FILL_IO_FLAGS) != 0);
-		fill_caps(g, d);
-		fill_names(a, g);
+		fill_caps(g, d, r, path);
 		s = (known & PCI_FILL_DRIVER) ? pci_get_string_property(d, PCI_FILL_DRIVER) : NULL;
 		snprintf(g->driver, sizeof(g->driver), "%s", s ? s : "");
 		s = (known & PCI_FILL_IOMMU_GROUP) ? pci_get_string_property(d, PCI_FILL_IOMMU_GROUP) : NULL;

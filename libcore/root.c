@@ -80,7 +80,7 @@ ssize_t gp_root_read_text(const struct gp_root *r, const char *path, char *buf, 
 	return len;
 }
 
-ssize_t gp_root_read_bin(const struct gp_root *r, const char *path, void *buf, size_t n)
+ssize_t gp_root_read_at(const struct gp_root *r, const char *path, void *buf, size_t n, off_t off)
 {
 	char full[GP_PATH_MAX];
 	size_t got = 0;
@@ -92,7 +92,7 @@ ssize_t gp_root_read_bin(const struct gp_root *r, const char *path, void *buf, s
 	if (fd < 0)
 		return -errno;
 	while (got < n) {
-		ssize_t k = pread(fd, (char *)buf + got, n - got, (off_t)got);
+		ssize_t k = pread(fd, (char *)buf + got, n - got, off + (off_t)got);
 
 		if (k < 0) {
 			if (errno == EINTR)
@@ -109,6 +109,11 @@ ssize_t gp_root_read_bin(const struct gp_root *r, const char *path, void *buf, s
 	}
 	close(fd);
 	return (ssize_t)got;
+}
+
+ssize_t gp_root_read_bin(const struct gp_root *r, const char *path, void *buf, size_t n)
+{
+	return gp_root_read_at(r, path, buf, n, 0);
 }
 
 int gp_root_link_name(const struct gp_root *r, const char *path, char *buf, size_t n)

@@ -50,12 +50,12 @@ struct gp_pci_dev {
 	int domain, bus, dev, func;
 	uint16_t vendor, device, subvendor, subdevice;
 	uint32_t class_code;         /* 24-bit class/subclass/prog-if */
-	char vendor_name[128], device_name[160], class_name[96];
 	int is_bridge;               /* header type 1 */
 
 	struct gp_bar bars[6];
 
-	uint8_t config[GP_CFG_MAX];
+	uint8_t config[GP_CFG_MAX];  /* the standard 256 bytes and the decoded extended capabilities (ACS,
+	                                ReBAR, ATS: 64 bytes each); other extended bytes are not read */
 	int config_len;              /* bytes readable (4096 root, 64 non-root, 256 conventional) */
 	enum gp_port_type port_type;
 	int pcie_cap;                /* offset, 0 absent, -1 unknown */
@@ -110,6 +110,13 @@ int64_t gp_pci_cfg_read(const struct gp_pci_dev *d, int off, int width);
 
 /* Short role name: "root port", "switch upstream", "switch downstream", "endpoint", ... */
 const char *gp_pci_port_name(enum gp_port_type t);
+
+enum gp_pci_name_kind { GP_NAME_VENDOR, GP_NAME_DEVICE, GP_NAME_CLASS };
+
+/* The pci.ids name of a function's vendor, device or class into buf ("" when unknown).
+ * Names are looked up on demand: loading pci.ids costs more than the whole scan. */
+const char *gp_pci_name(const struct gp_pci *p, const struct gp_pci_dev *d, enum gp_pci_name_kind k,
+			char *buf, size_t n);
 
 /* PCIe generation for a speed in GT/s (2.5 → 1 … 64 → 6), 0 if unknown. */
 int gp_pci_gen(double gts);

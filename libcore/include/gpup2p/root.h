@@ -35,6 +35,9 @@ ssize_t gp_root_read_text(const struct gp_root *r, const char *path, char *buf, 
  * at the first short read (how a non-root reader sees config space). */
 ssize_t gp_root_read_bin(const struct gp_root *r, const char *path, void *buf, size_t n);
 
+/* Like gp_root_read_bin, from byte offset off. */
+ssize_t gp_root_read_at(const struct gp_root *r, const char *path, void *buf, size_t n, off_t off);
+
 /* Basename of a symlink's target (e.g. the driver's name for ".../driver"). */
 int gp_root_link_name(const struct gp_root *r, const char *path, char *buf, size_t n);
 
