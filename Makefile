@@ -27,7 +27,7 @@ UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 LIBA = $(BUILD)/libgpup2p.a
 BIN = $(BUILD)/gpup2p
 
-.PHONY: all check check-vm deps install uninstall clean fixtures
+.PHONY: all check check-only run deps install uninstall clean fixtures
 
 all: $(BIN)
 
@@ -58,11 +58,19 @@ fixtures:
 		python3 tests/fixtures/gen.py $$s $(BUILD)/fixtures/$$n || exit 1; \
 	done
 
-check: $(BIN) $(UNIT_BIN) fixtures
+# `make check` and `make run` install what is missing first (Debian 12), then build.
+check:
+	@bash tests/deps.sh
+	@$(MAKE) --no-print-directory check-only
+
+check-only: $(BIN) $(UNIT_BIN) fixtures
 	@BUILD=$(BUILD) bash tests/run.sh
 
-check-vm: $(BIN)
-	@BUILD=$(BUILD) bash tests/vm/run.sh
+run:
+	@bash tests/deps.sh
+	@$(MAKE) --no-print-directory all
+	@echo "== gpup2p topo"; $(BIN) topo; echo "== gpup2p bar"; $(BIN) bar
+
 
 deps:
 	@bash tests/deps.sh

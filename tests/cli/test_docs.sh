@@ -1,0 +1,49 @@
+#!/bin/bash
+# Documentation matches the code: every option a command's --help lists is in its man page and in
+# both completions; every command is in the README and the man page; README examples run.
+set -u
+BUILD=${BUILD:-build}
+BIN=$BUILD/gpup2p
+FX=$PWD/$BUILD/fixtures
+
+opts_of() { "$BIN" help "$1" | grep -oE -- '--[a-z][a-z-]*' | sort -u; }
+for cmd in topo bar snapshot; do
+	for o in $(opts_of "$cmd"); do
+		roff=$(sed 's/\\-/-/g' "man/gpup2p-$cmd.1" man/gpup2p.1)
+		grep -qF -- "$o" <<<"$roff" && echo "ok - $cmd $o in man page" || echo "not ok - $cmd $o missing from man page"
+		grep -qF -- "$o" completions/gpup2p.bash && echo "ok - $cmd $o in bash completion" ||
+			echo "not ok - $cmd $o missing from bash completion"
+		grep -qF -- "$o" completions/_gpup2p && echo "ok - $cmd $o in zsh completion" ||
+			echo "not ok - $cmd $o missing from zsh completion"
+	done
+	grep -q "gpup2p $cmd" README.md && echo "ok - README documents $cmd" || echo "not ok - README lacks $cmd"
+	[ -f "man/gpup2p-$cmd.1" ] && grep -q "gpup2p\\\\-$cmd" man/gpup2p.1 && echo "ok - gpup2p.1 refers to $cmd" ||
+		echo "not ok - gpup2p.1 does not refer to $cmd"
+done
+for o in $("$BIN" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
+	grep -qF -- "$o" <(sed 's/\\-/-/g' man/gpup2p.1) && echo "ok - global $o in gpup2p.1" || echo "not ok - global $o not in gpup2p.1"
+	grep -qF -- "$o" completions/gpup2p.bash && echo "ok - global $o in bash completion" || echo "not ok - global $o not in bash completion"
+done
+# every exit code of the README table is in the man page
+for c in 0 1 2 3 64 69 77; do
+	grep -qE "^\| $c \|" README.md && grep -qE "^$c	" man/gpup2p.1 && echo "ok - exit code $c documented" ||
+		echo "not ok - exit code $c"
+done
+# README examples ("$ gpup2p ..." and "$ sudo gpup2p ...") run, against a fixture root
+grep -E '^    \$ (sudo )?gpup2p ' README.md | sed -E 's/^    \$ (sudo )?//; s/ +#.*$//' | while read -r line; do
+	case $line in *snapshot*|*"&&"*) continue ;; esac
+	# shellcheck disable=SC2086
+	GPUP2P_ROOT=$FX/dgx-h100 "$BIN" ${line#gpup2p } >/dev/null 2>&1 && echo "ok - README example runs: $line" ||
+		echo "not ok - README example fails: $line"
+done
+tmp=$(mktemp -d)
+(cd "$tmp" && GPUP2P_ROOT=$FX/dgx-h100 "$OLDPWD/$BIN" -q snapshot node17.tar.gz && tar xzf node17.tar.gz &&
+	"$OLDPWD/$BIN" --root node17 topo >/dev/null) && echo "ok - README snapshot example runs" ||
+	echo "not ok - README snapshot example"
+rm -rf "$tmp"
+# man pages format without errors
+for m in man/*.1; do
+	err=$(man -l -Tutf8 "$m" 2>&1 >/dev/null | grep -v 'table wider than line width' | grep -v "around line")
+	[ -z "$err" ] && [ -n "$(man -l -Tutf8 "$m" 2>/dev/null)" ] && echo "ok - $m formats" || echo "not ok - $m: $err"
+done
+bash -n completions/gpup2p.bash && echo "ok - bash completion parses" || echo "not ok - bash completion syntax"
