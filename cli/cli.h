@@ -41,6 +41,15 @@ struct cli_cmd {
  * --color=, --root, -v, -q). Returns 1 if consumed (advancing *i), 0 if not, -1 on error. */
 int cli_global_opt(struct cli *c, int argc, char **argv, int *i);
 
+/* Handle what every subcommand accepts at argv[*i]: the global options and -h/--help.
+ * Returns 1 when consumed, 0 when not; sets *done to the exit code (-1 = go on). */
+int cli_common_arg(struct cli *c, void (*help)(FILE *), int argc, char **argv, int *i, int *done);
+
+struct gp_topo_match;
+/* Parse `--match VENDOR:DEVICE` (or --match=) at argv[*i] into m[*nm]. Returns 1 consumed,
+ * 0 not a --match, -1 on a usage error (printed, exit 64). */
+int cli_match_arg(const char *cmd, int argc, char **argv, int *i, struct gp_topo_match *m, int *nm);
+
 /* Open the root, scan PCI and load the GPU facts; prints the error and returns the exit code. */
 int cli_load(struct cli *c);
 

@@ -311,31 +311,25 @@ int cmd_bar(struct cli *c, int argc, char **argv)
 	struct gp_topo_match m[GP_TOPO_MATCH_MAX];
 	struct bar_ctx b;
 	struct gp_err e = { 0 };
-	int nm = 0, rc;
+	int nm = 0, rc, done;
 
 	memset(&b, 0, sizeof(b));
 	b.c = c;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
-		rc = cli_global_opt(c, argc, argv, &i);
+		if (cli_common_arg(c, help_bar, argc, argv, &i, &done)) {
+			if (done >= 0)
+				return done;
+			continue;
+		}
+		rc = cli_match_arg("bar", argc, argv, &i, m, &nm);
 		if (rc < 0)
 			return EX_USAGE_;
 		if (rc)
 			continue;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			help_bar(stdout);
-			return 0;
-		} else if (!strcmp(a, "--all")) {
+		if (!strcmp(a, "--all")) {
 			b.all = 1;
-		} else if (!strncmp(a, "--match", 7) && (a[7] == '=' || a[7] == '\0')) {
-			const char *v = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
-
-			if (nm >= GP_TOPO_MATCH_MAX)
-				return cli_usage("bar", "at most %d --match options", GP_TOPO_MATCH_MAX);
-			if (!v || gp_topo_parse_match(v, &m[nm]))
-				return cli_usage("bar", "--match wants VENDOR:DEVICE in hex, like 1af4:1110 or 15b3:*");
-			nm++;
 		} else {
 			return cli_usage("bar", "unknown option '%s'", a);
 		}

@@ -49,21 +49,18 @@ int cmd_snapshot(struct cli *c, int argc, char **argv)
 	const char *file = NULL;
 	char tmpl[GP_PATH_MAX], dir[GP_PATH_MAX], name[256];
 	const char *tmp = getenv("TMPDIR");
-	int force = 0, as_dir = 0, rc;
+	int force = 0, as_dir = 0, rc, done;
 	struct stat sb;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
-		rc = cli_global_opt(c, argc, argv, &i);
-		if (rc < 0)
-			return EX_USAGE_;
-		if (rc)
+		if (cli_common_arg(c, help_snapshot, argc, argv, &i, &done)) {
+			if (done >= 0)
+				return done;
 			continue;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			help_snapshot(stdout);
-			return 0;
-		} else if (!strcmp(a, "--force")) {
+		}
+		if (!strcmp(a, "--force")) {
 			force = 1;
 		} else if (!strcmp(a, "--dir")) {
 			as_dir = 1;

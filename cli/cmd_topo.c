@@ -300,31 +300,25 @@ int cmd_topo(struct cli *c, int argc, char **argv)
 	struct gp_topo_match m[GP_TOPO_MATCH_MAX];
 	struct gp_topo t;
 	struct gp_err e = { 0 };
-	int nm = 0, tree = 0, all = 0, rc;
+	int nm = 0, tree = 0, all = 0, rc, done;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
-		rc = cli_global_opt(c, argc, argv, &i);
+		if (cli_common_arg(c, help_topo, argc, argv, &i, &done)) {
+			if (done >= 0)
+				return done;
+			continue;
+		}
+		rc = cli_match_arg("topo", argc, argv, &i, m, &nm);
 		if (rc < 0)
 			return EX_USAGE_;
 		if (rc)
 			continue;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			help_topo(stdout);
-			return 0;
-		} else if (!strcmp(a, "--tree")) {
+		if (!strcmp(a, "--tree")) {
 			tree = 1;
 		} else if (!strcmp(a, "--all")) {
 			all = 1;
-		} else if (!strncmp(a, "--match", 7) && (a[7] == '=' || a[7] == '\0')) {
-			const char *v = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
-
-			if (nm >= GP_TOPO_MATCH_MAX)
-				return cli_usage("topo", "at most %d --match options", GP_TOPO_MATCH_MAX);
-			if (!v || gp_topo_parse_match(v, &m[nm]))
-				return cli_usage("topo", "--match wants VENDOR:DEVICE in hex, like 1af4:1110 or 15b3:*");
-			nm++;
 		} else {
 			return cli_usage("topo", "unknown option '%s'", a);
 		}

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gpup2p/topo.h"
 
 int cli_fail(const struct gp_err *e)
 {
@@ -114,4 +115,42 @@ void cli_unload(struct cli *c)
 	free(c->facts);
 	c->facts = NULL;
 	c->loaded = 0;
+}
+
+int cli_common_arg(struct cli *c, void (*help)(FILE *), int argc, char **argv, int *i, int *done)
+{
+	int rc = cli_global_opt(c, argc, argv, i);
+
+	*done = -1;
+	if (rc < 0) {
+		*done = EX_USAGE_;
+		return 1;
+	}
+	if (rc)
+		return 1;
+	if (!strcmp(argv[*i], "-h") || !strcmp(argv[*i], "--help")) {
+		help(stdout);
+		*done = 0;
+		return 1;
+	}
+	return 0;
+}
+
+int cli_match_arg(const char *cmd, int argc, char **argv, int *i, struct gp_topo_match *m, int *nm)
+{
+	const char *a = argv[*i], *v;
+
+	if (strncmp(a, "--match", 7) != 0 || (a[7] != '=' && a[7] != '\0'))
+		return 0;
+	v = a[7] == '=' ? a + 8 : (*i + 1 < argc ? argv[++*i] : NULL);
+	if (*nm >= GP_TOPO_MATCH_MAX) {
+		cli_usage(cmd, "at most %d --match options", GP_TOPO_MATCH_MAX);
+		return -1;
+	}
+	if (!v || gp_topo_parse_match(v, &m[*nm])) {
+		cli_usage(cmd, "--match wants VENDOR:DEVICE in hex, like 1af4:1110 or 15b3:*");
+		return -1;
+	}
+	++*nm;
+	return 1;
 }
