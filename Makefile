@@ -13,6 +13,8 @@ CUDA_HOME ?= /usr/local/cuda
 
 WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-format-truncation
 CFLAGS ?= -O2 -g
+# clang does not know gcc's -Wformat-truncation: let it ignore that one option
+WARN += $(if $(findstring clang,$(shell $(CC) --version 2>/dev/null)),-Wno-unknown-warning-option,)
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Ilibcore/include -Ilibcore \
 	-DGPUP2P_VERSION=\"$(VERSION)\" $(shell $(PKG_CONFIG) --cflags libpci libkmod 2>/dev/null)
 LIBS = $(shell $(PKG_CONFIG) --libs libpci libkmod 2>/dev/null || echo -lpci -lkmod) -ldl -lm
