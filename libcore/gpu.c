@@ -180,7 +180,7 @@ int gp_gpu_facts_load(const struct gp_root *r, struct gp_gpu_facts *f, struct gp
 		return gp_err_set(e, GP_E_USAGE, ENAMETOOLONG, "root path too long");
 	in = fopen(path, "re");
 	if (!in) {
-		snprintf(f->why, sizeof(f->why), "no NVML facts recorded under the root (%s)", GP_GPU_FACTS_PATH + 1);
+		snprintf(f->why, sizeof(f->why), "no NVML facts recorded under the root (%s)", &GP_GPU_FACTS_PATH[1]);
 		return 0;
 	}
 	rc = gp_gpu_facts_parse(in, path, f, e);
