@@ -1,0 +1,19 @@
+#!/bin/bash
+# make install PREFIX DESTDIR puts the binary, man pages and completions where they belong,
+# and make uninstall removes them.
+set -u
+BUILD=${BUILD:-build}
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+make -s --no-print-directory install PREFIX=/usr DESTDIR="$d" BUILD="$BUILD" >/dev/null 2>&1 &&
+	echo "ok - make install succeeds" || echo "not ok - make install failed"
+for f in usr/bin/gpup2p usr/share/man/man1/gpup2p.1 usr/share/man/man1/gpup2p-topo.1 \
+	usr/share/man/man1/gpup2p-bar.1 usr/share/man/man1/gpup2p-snapshot.1 \
+	usr/share/bash-completion/completions/gpup2p usr/share/zsh/vendor-completions/_gpup2p; do
+	[ -f "$d/$f" ] && echo "ok - installed $f" || echo "not ok - missing $f"
+done
+[ -x "$d/usr/bin/gpup2p" ] && "$d/usr/bin/gpup2p" --version >/dev/null && echo "ok - installed binary runs" ||
+	echo "not ok - installed binary"
+make -s --no-print-directory uninstall PREFIX=/usr DESTDIR="$d" BUILD="$BUILD" >/dev/null 2>&1
+n=$(find "$d" -type f | wc -l)
+[ "$n" -eq 0 ] && echo "ok - make uninstall removes every file" || echo "not ok - $n files left after uninstall"
