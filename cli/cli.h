@@ -69,6 +69,8 @@ int cmd_topo(struct cli *c, int argc, char **argv);
 void help_topo(FILE *f);
 int cmd_bar(struct cli *c, int argc, char **argv);
 void help_bar(FILE *f);
+int cmd_acs(struct cli *c, int argc, char **argv);
+void help_acs(FILE *f);
 int cmd_snapshot(struct cli *c, int argc, char **argv);
 void help_snapshot(FILE *f);
 

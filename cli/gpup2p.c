@@ -12,6 +12,7 @@
 static const struct cli_cmd commands[] = {
 	{ "topo", cmd_topo, "GPU/NIC connection matrix (as nvidia-smi topo -m) and the PCIe tree", help_topo },
 	{ "bar", cmd_bar, "BAR and Resizable BAR sizes against VRAM (large BAR), IOMMU mode", help_bar },
+	{ "acs", cmd_acs, "audit ACS on the bridges between GPUs and NICs (read-only)", help_acs },
 	{ "snapshot", cmd_snapshot, "capture this machine's PCI/GPU state into an archive for --root", help_snapshot },
 };
 #define NCMD (int)(sizeof(commands) / sizeof(commands[0]))

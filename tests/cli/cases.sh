@@ -10,4 +10,8 @@ CASES=(
 	"bar-json|bar --json"
 	"bar-csv|bar --csv"
 	"bar-jsonl|bar --jsonl"
+	"acs|acs"
+	"acs-json|acs --json"
+	"acs-csv|acs --csv"
+	"acs-jsonl|acs --jsonl"
 )

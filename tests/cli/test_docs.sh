@@ -7,7 +7,7 @@ BIN=$BUILD/gpup2p
 FX=$PWD/$BUILD/fixtures
 
 opts_of() { "$BIN" help "$1" | grep -oE -- '--[a-z][a-z-]*' | sort -u; }
-for cmd in topo bar snapshot; do
+for cmd in topo bar acs snapshot; do
 	for o in $(opts_of "$cmd"); do
 		roff=$(sed 's/\\-/-/g' "man/gpup2p-$cmd.1" man/gpup2p.1)
 		grep -qF -- "$o" <<<"$roff" && echo "ok - $cmd $o in man page" || echo "not ok - $cmd $o missing from man page"

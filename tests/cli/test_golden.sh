@@ -16,8 +16,10 @@ for fx in $FIXTURES; do
 		# shellcheck disable=SC2086
 		"$BIN" --root "$BUILD/fixtures/$fx" $args >"$tmp/out" 2>"$tmp/err"
 		rc=$?
-		if [ $rc -ne 0 ]; then
-			echo "not ok - $fx $name: exit $rc"; cat "$tmp/err"; continue
+		want=0
+		[ -f "tests/cli/golden/$fx/$name.rc" ] && want=$(cat "tests/cli/golden/$fx/$name.rc")
+		if [ $rc -ne "$want" ]; then
+			echo "not ok - $fx $name: exit $rc, want $want"; cat "$tmp/err"; continue
 		fi
 		if diff -u "tests/cli/golden/$fx/$name.out" "$tmp/out" >"$tmp/diff"; then
 			echo "ok - $fx $name matches golden"

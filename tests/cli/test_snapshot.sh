@@ -16,7 +16,7 @@ for fx in h200x2 dgx-h100 seed4x2 workstation nonroot; do
 	tar -C "$tmp/unpack-$fx" -xzf "$tmp/$fx-snap.tar.gz" || { echo "not ok - unpack $fx"; continue; }
 	replay=$tmp/unpack-$fx/$fx-snap
 	[ -f "$replay/gpup2p/gpu-facts" ] && echo "ok - $fx: gpu-facts recorded" || echo "not ok - $fx: no gpu-facts"
-	for args in "topo" "topo --tree --all" "topo --json" "topo --csv" "topo --jsonl" "bar" "bar --all --json" "bar --csv"; do
+	for args in "topo" "topo --tree --all" "topo --json" "topo --csv" "topo --jsonl" "bar" "bar --all --json" "bar --csv" "acs" "acs --json"; do
 		# shellcheck disable=SC2086
 		"$BIN" --root "$FX/$fx" $args >"$tmp/a" 2>&1
 		# shellcheck disable=SC2086

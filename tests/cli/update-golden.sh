@@ -13,7 +13,8 @@ for fx in $FIXTURES; do
 		name=${c%%|*}
 		args=${c#*|}
 		# shellcheck disable=SC2086
-		"$BUILD/gpup2p" --root "$BUILD/fixtures/$fx" $args >tests/cli/golden/$fx/$name.out 2>"$tmperr" || true
+		"$BUILD/gpup2p" --root "$BUILD/fixtures/$fx" $args >tests/cli/golden/$fx/$name.out 2>"$tmperr" && rc=0 || rc=$?
+		if [ $rc -ne 0 ]; then echo $rc >tests/cli/golden/$fx/$name.rc; else rm -f tests/cli/golden/$fx/$name.rc; fi
 		sed "s|$PWD/||g" "$tmperr" >tests/cli/golden/$fx/$name.err
 		[ -s tests/cli/golden/$fx/$name.err ] || rm -f tests/cli/golden/$fx/$name.err
 	done

@@ -1,0 +1,194 @@
+/* gpup2p acs — audit ACS on the bridges between GPUs and NICs (read-only). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "gpup2p/acs.h"
+
+void help_acs(FILE *f)
+{
+	fprintf(f,
+		"usage: gpup2p acs [--match VENDOR:DEVICE]... [--json|--csv|--jsonl]\n\n"
+		"Audit PCIe Access Control Services: every bridge or port with an ACS capability, its role,\n"
+		"the capability and control registers decoded like lspci, whether it redirects peer-to-peer\n"
+		"traffic to the root complex (ReqRedir, CmpltRedir or EgressCtrl set), and which GPU/NIC\n"
+		"pairs' paths cross it. Prints the kernel boot parameter that clears the redirection on the\n"
+		"bridges that matter. Reads only; needs root to read the extended config space.\n\n"
+		"  --match VENDOR:DEVICE  also treat these endpoints as GPUs (repeatable)\n"
+		"  --json, --csv, --jsonl, --no-header, --root DIR, -q: see gpup2p --help\n\n"
+		"Exit: 0 no bridge on a GPU/NIC path redirects, 1 one does, 3 ACS unreadable (run as root),\n"
+		"64 usage, 69 no PCI/root.\n");
+}
+
+static void pair_list(const struct gp_topo *t, const struct gp_acs_bridge *b, char *buf, size_t n)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int k = 0; k < b->npairs; k++)
+		used += (size_t)snprintf(buf + used, used < n ? n - used : 0, "%s%s-%s", k ? " " : "",
+					 t->devs[b->pairs[k][0]].name, t->devs[b->pairs[k][1]].name);
+}
+
+static const char *redirect_word(const struct gp_acs_bridge *b)
+{
+	return b->redirects < 0 ? "unknown" : b->redirects ? "yes" : "no";
+}
+
+static void print_table(const struct cli *c, const struct gp_topo *t, const struct gp_acs_audit *a)
+{
+	char buf[256], pairs[4096], bp[2048];
+
+	for (int i = 0; i < a->n; i++) {
+		const struct gp_acs_bridge *b = &a->b[i];
+		const struct gp_pci_dev *d = &t->pci->devs[b->pci];
+		const char *sgr = !c->color ? "" : b->redirects > 0 && b->npairs ? "\033[31m" : b->redirects == 0 ? "\033[32m" : "";
+
+		pair_list(t, b, pairs, sizeof(pairs));
+		printf("%s %s [%04x:%04x]  redirects peer traffic: %s%s%s\n", d->bdf, gp_pci_port_name(d->port_type),
+		       d->vendor, d->device, sgr, redirect_word(b), *sgr ? "\033[0m" : "");
+		if (b->state == GP_PRESENT) {
+			printf("  ACSCap: %s\n", gp_acs_decode(b->cap, buf, sizeof(buf)));
+			printf("  ACSCtl: %s  (0x%04x)\n", gp_acs_decode(b->ctl, buf, sizeof(buf)), b->ctl);
+		} else {
+			printf("  ACS: unknown (extended config space not readable: run as root)\n");
+		}
+		printf("  on the path of: %s\n", b->npairs ? pairs : "no GPU/NIC pair");
+	}
+	if (!a->n)
+		printf("No bridge with an ACS capability.\n");
+	if (c->quiet)
+		return;
+	if (a->on_path_redirecting)
+		printf("\n%d bridge(s) on GPU/NIC paths redirect peer traffic to the root complex (slow P2P, or a hang).\n"
+		       "Boot parameter that clears the redirection: %s\n",
+		       a->on_path_redirecting, gp_acs_boot_param(t, a, bp, sizeof(bp)));
+	else if (a->on_path_unknown)
+		printf("\nACS of %d bridge(s) on GPU/NIC paths could not be read: run as root.\n", a->on_path_unknown);
+	else
+		printf("\nNo bridge on a GPU/NIC path redirects peer traffic.\n");
+}
+
+static void json_bridge(struct gp_json *j, const struct gp_topo *t, const struct gp_acs_bridge *b)
+{
+	const struct gp_pci_dev *d = &t->pci->devs[b->pci];
+	char buf[256], pairs[16];
+
+	gp_json_str(j, "bdf", d->bdf);
+	gp_json_str(j, "role", gp_pci_port_name(d->port_type));
+	gp_json_str(j, "state", b->state == GP_PRESENT ? "present" : "unknown");
+	if (b->state == GP_PRESENT) {
+		gp_json_int(j, "cap", b->cap);
+		gp_json_int(j, "ctl", b->ctl);
+		gp_json_str(j, "cap_decoded", gp_acs_decode(b->cap, buf, sizeof(buf)));
+		gp_json_str(j, "ctl_decoded", gp_acs_decode(b->ctl, buf, sizeof(buf)));
+		gp_json_bool(j, "redirects", b->redirects);
+	} else {
+		gp_json_null(j, "cap");
+		gp_json_null(j, "ctl");
+		gp_json_null(j, "cap_decoded");
+		gp_json_null(j, "ctl_decoded");
+		gp_json_null(j, "redirects");
+	}
+	gp_json_arr_flat(j, "pairs");
+	for (int k = 0; k < b->npairs; k++) {
+		snprintf(pairs, sizeof(pairs), "%s-%s", t->devs[b->pairs[k][0]].name, t->devs[b->pairs[k][1]].name);
+		gp_json_str(j, NULL, pairs);
+	}
+	gp_json_end(j, ']');
+}
+
+static void print_json(const struct gp_topo *t, const struct gp_acs_audit *a, int lines)
+{
+	struct gp_json j;
+	char bp[2048];
+
+	if (!lines) {
+		gp_json_init(&j, stdout, 1);
+		gp_json_obj(&j, NULL);
+		gp_json_int(&j, "schema", 1);
+		gp_json_int(&j, "on_path_redirecting", a->on_path_redirecting);
+		gp_json_int(&j, "on_path_unknown", a->on_path_unknown);
+		gp_acs_boot_param(t, a, bp, sizeof(bp));
+		gp_json_str(&j, "boot_parameter", bp[0] ? bp : NULL);
+		gp_json_arr(&j, "bridges");
+	}
+	for (int i = 0; i < a->n; i++) {
+		if (lines)
+			gp_json_init(&j, stdout, 0);
+		gp_json_obj(&j, NULL);
+		if (lines)
+			gp_json_int(&j, "schema", 1);
+		json_bridge(&j, t, &a->b[i]);
+		gp_json_end(&j, '}');
+	}
+	if (!lines) {
+		gp_json_end(&j, ']');
+		gp_json_end(&j, '}');
+	}
+}
+
+static void print_csv(const struct cli *c, const struct gp_topo *t, const struct gp_acs_audit *a)
+{
+	char num[16], pairs[4096];
+
+	if (!c->no_header)
+		printf("bdf,role,state,cap,ctl,redirects,pairs\n");
+	for (int i = 0; i < a->n; i++) {
+		const struct gp_acs_bridge *b = &a->b[i];
+
+		gp_csv_field(stdout, t->pci->devs[b->pci].bdf, ',');
+		gp_csv_field(stdout, gp_pci_port_name(t->pci->devs[b->pci].port_type), ',');
+		gp_csv_field(stdout, b->state == GP_PRESENT ? "present" : "unknown", ',');
+		snprintf(num, sizeof(num), "0x%04x", b->cap);
+		gp_csv_field(stdout, b->state == GP_PRESENT ? num : "", ',');
+		snprintf(num, sizeof(num), "0x%04x", b->ctl);
+		gp_csv_field(stdout, b->state == GP_PRESENT ? num : "", ',');
+		gp_csv_field(stdout, redirect_word(b), ',');
+		pair_list(t, b, pairs, sizeof(pairs));
+		gp_csv_field(stdout, pairs, '\n');
+	}
+}
+
+int cmd_acs(struct cli *c, int argc, char **argv)
+{
+	struct gp_topo_match m[GP_TOPO_MATCH_MAX];
+	struct gp_topo t;
+	struct gp_acs_audit a;
+	struct gp_err e = { 0 };
+	int nm = 0, rc, done;
+
+	for (int i = 1; i < argc; i++) {
+		if (cli_common_arg(c, help_acs, argc, argv, &i, &done)) {
+			if (done >= 0)
+				return done;
+			continue;
+		}
+		rc = cli_match_arg("acs", argc, argv, &i, m, &nm);
+		if (rc < 0)
+			return EX_USAGE_;
+		if (!rc)
+			return cli_usage("acs", "unknown option '%s'", argv[i]);
+	}
+	rc = cli_load(c);
+	if (rc)
+		return rc;
+	c->color = c->fmt == GP_OUT_TABLE && gp_out_use_color(c->color_mode, stdout);
+	if (gp_topo_build(&t, &c->pci, c->facts, m, nm, &e))
+		return cli_fail(&e);
+	if (gp_acs_audit(&t, &a)) {
+		gp_topo_free(&t);
+		fprintf(stderr, "gpup2p: out of memory\n");
+		return EX_ERROR;
+	}
+	switch (c->fmt) {
+	case GP_OUT_JSON: print_json(&t, &a, 0); break;
+	case GP_OUT_JSONL: print_json(&t, &a, 1); break;
+	case GP_OUT_CSV: print_csv(c, &t, &a); break;
+	case GP_OUT_TABLE: print_table(c, &t, &a); break;
+	}
+	rc = a.on_path_redirecting ? EX_WARN : a.on_path_unknown ? EX_UNKNOWN : 0;
+	gp_acs_audit_free(&a);
+	gp_topo_free(&t);
+	return rc;
+}
