@@ -32,7 +32,7 @@ expect 64 "--all goes with --tree" --root "$FX/h200x2" topo --all
 expect 64 "give the archive to write" snapshot
 expect 64 "no command 'nope'" help nope
 expect 69 "root /nonexistent-dir: No such file" --root /nonexistent-dir topo
-expect 69 "is not a directory" --root /etc/hostname bar
+expect 69 "is not a directory" --root /etc/passwd bar
 expect 69 "has no sys/ directory" --root /usr/share topo
 expect 3 "0000:01:00.0/vendor: No such file" --root "$FX/broken-vendor" topo
 expect 3 "resource: malformed" --root "$FX/broken-resource" bar --json
