@@ -46,12 +46,17 @@ int cli_global_opt(struct cli *c, int argc, char **argv, int *i);
 int cli_common_arg(struct cli *c, void (*help)(FILE *), int argc, char **argv, int *i, int *done);
 
 struct gp_topo_match;
+struct gp_topo;
 /* Parse `--match VENDOR:DEVICE` (or --match=) at argv[*i] into m[*nm]. Returns 1 consumed,
  * 0 not a --match, -1 on a usage error (printed, exit 64). */
 int cli_match_arg(const char *cmd, int argc, char **argv, int *i, struct gp_topo_match *m, int *nm);
 
 /* Open the root, scan PCI and load the GPU facts; prints the error and returns the exit code. */
 int cli_load(struct cli *c);
+
+/* cli_load, decide colour for stdout, and build the GPU/NIC topology into t (gp_topo_free it).
+ * Returns 0 or the exit code (error printed). */
+int cli_load_topo(struct cli *c, struct gp_topo *t, const struct gp_topo_match *m, int nm);
 
 /* Release what cli_load loaded. */
 void cli_unload(struct cli *c);

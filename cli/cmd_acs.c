@@ -155,7 +155,6 @@ int cmd_acs(struct cli *c, int argc, char **argv)
 	struct gp_topo_match m[GP_TOPO_MATCH_MAX];
 	struct gp_topo t;
 	struct gp_acs_audit a;
-	struct gp_err e = { 0 };
 	int nm = 0, rc, done;
 
 	for (int i = 1; i < argc; i++) {
@@ -170,12 +169,9 @@ int cmd_acs(struct cli *c, int argc, char **argv)
 		if (!rc)
 			return cli_usage("acs", "unknown option '%s'", argv[i]);
 	}
-	rc = cli_load(c);
+	rc = cli_load_topo(c, &t, m, nm);
 	if (rc)
 		return rc;
-	c->color = c->fmt == GP_OUT_TABLE && gp_out_use_color(c->color_mode, stdout);
-	if (gp_topo_build(&t, &c->pci, c->facts, m, nm, &e))
-		return cli_fail(&e);
 	if (gp_acs_audit(&t, &a)) {
 		gp_topo_free(&t);
 		fprintf(stderr, "gpup2p: out of memory\n");

@@ -33,10 +33,9 @@ struct bar_ctx {
 
 static const char *gpu_name(const struct gp_topo *t, int pci)
 {
-	for (int i = 0; i < t->n; i++)
-		if (t->devs[i].pci == pci && t->devs[i].kind == GP_TOPO_GPU)
-			return t->devs[i].name;
-	return NULL;
+	const struct gp_topo_dev *td = gp_topo_find(t, pci);
+
+	return td && td->kind == GP_TOPO_GPU ? td->name : NULL;
 }
 
 static int selected(const struct bar_ctx *b, int pci)
@@ -88,7 +87,6 @@ static void print_table(struct bar_ctx *b)
 	for (int i = 0; i < p->n; i++) {
 		const struct gp_pci_dev *d = &p->devs[i];
 		const char *name = gpu_name(&b->t, i);
-		const struct gp_gpu_info *g;
 		const char *dname;
 		struct gp_bar_report r;
 		struct gp_table tab;
@@ -97,8 +95,7 @@ static void print_table(struct bar_ctx *b)
 		if (!selected(b, i))
 			continue;
 		gp_bar_report(d, b->c->facts, &r);
-		g = b->c->facts->available ? gp_gpu_find(b->c->facts, d->bdf) : NULL;
-		dname = g && g->name[0] ? g->name : gp_pci_name(p, d, GP_NAME_DEVICE, nbuf, sizeof(nbuf));
+		dname = gp_topo_display_name(&b->t, i, nbuf, sizeof(nbuf));
 		printf("%s%s%s %s [%04x:%04x]%s%s\n", shown++ ? "\n" : "", name ? name : "", name ? " " : "", d->bdf,
 		       d->vendor, d->device, dname[0] ? " " : "", dname);
 		if (gp_table_init(&tab, 5))
@@ -310,7 +307,6 @@ int cmd_bar(struct cli *c, int argc, char **argv)
 {
 	struct gp_topo_match m[GP_TOPO_MATCH_MAX];
 	struct bar_ctx b;
-	struct gp_err e = { 0 };
 	int nm = 0, rc, done;
 
 	memset(&b, 0, sizeof(b));
@@ -334,12 +330,9 @@ int cmd_bar(struct cli *c, int argc, char **argv)
 			return cli_usage("bar", "unknown option '%s'", a);
 		}
 	}
-	rc = cli_load(c);
+	rc = cli_load_topo(c, &b.t, m, nm);
 	if (rc)
 		return rc;
-	c->color = c->fmt == GP_OUT_TABLE && gp_out_use_color(c->color_mode, stdout);
-	if (gp_topo_build(&b.t, &c->pci, c->facts, m, nm, &e))
-		return cli_fail(&e);
 	gp_iommu_read(&c->root, &b.io);
 	switch (c->fmt) {
 	case GP_OUT_JSON: print_json(&b, 0); break;

@@ -122,18 +122,11 @@ static void link_str(const struct gp_pci_dev *d, char *buf, size_t n)
 		snprintf(buf, n, "Gen%d x%d", cg, d->cur_width);
 }
 
-static const char *dev_name(const struct gp_topo *t, int pci)
-{
-	for (int i = 0; i < t->n; i++)
-		if (t->devs[i].pci == pci)
-			return t->devs[i].name;
-	return NULL;
-}
-
 static void print_node(const struct cli *c, const struct gp_topo *t, int idx, const char *prefix, int last, int all)
 {
 	const struct gp_pci_dev *d = &t->pci->devs[idx];
-	const char *name = dev_name(t, idx);
+	const struct gp_topo_dev *td = gp_topo_find(t, idx);
+	const char *name = td ? td->name : NULL;
 	char link[96], sub[256];
 	int kids[512], nk = 0;
 
@@ -145,12 +138,10 @@ static void print_node(const struct cli *c, const struct gp_topo *t, int idx, co
 		printf(" %s", gp_pci_port_name(d->port_type));
 	printf(" [%04x:%04x]", d->vendor, d->device);
 	if (name) {
-		const struct gp_gpu_info *g = t->facts && t->facts->available ? gp_gpu_find(t->facts, d->bdf) : NULL;
 		char nbuf[160];
-		const char *dn = g && g->name[0] ? g->name : gp_pci_name(t->pci, d, GP_NAME_DEVICE, nbuf, sizeof(nbuf));
 
-		if (dn[0])
-			printf(" %s", dn);
+		if (gp_topo_display_name(t, idx, nbuf, sizeof(nbuf))[0])
+			printf(" %s", nbuf);
 	}
 	if (link[0])
 		printf(" %s", link);
@@ -299,7 +290,6 @@ int cmd_topo(struct cli *c, int argc, char **argv)
 {
 	struct gp_topo_match m[GP_TOPO_MATCH_MAX];
 	struct gp_topo t;
-	struct gp_err e = { 0 };
 	int nm = 0, tree = 0, all = 0, rc, done;
 
 	for (int i = 1; i < argc; i++) {
@@ -325,12 +315,9 @@ int cmd_topo(struct cli *c, int argc, char **argv)
 	}
 	if (all && !tree)
 		return cli_usage("topo", "--all goes with --tree");
-	rc = cli_load(c);
+	rc = cli_load_topo(c, &t, m, nm);
 	if (rc)
 		return rc;
-	c->color = c->fmt == GP_OUT_TABLE && gp_out_use_color(c->color_mode, stdout);
-	if (gp_topo_build(&t, &c->pci, c->facts, m, nm, &e))
-		return cli_fail(&e);
 	switch (c->fmt) {
 	case GP_OUT_JSON: print_json(c, &t); break;
 	case GP_OUT_JSONL: print_jsonl(&t); break;

@@ -107,6 +107,17 @@ int cli_load(struct cli *c)
 	return 0;
 }
 
+int cli_load_topo(struct cli *c, struct gp_topo *t, const struct gp_topo_match *m, int nm)
+{
+	struct gp_err e = { 0 };
+	int rc = cli_load(c);
+
+	if (rc)
+		return rc;
+	c->color = c->fmt == GP_OUT_TABLE && gp_out_use_color(c->color_mode, stdout);
+	return gp_topo_build(t, &c->pci, c->facts, m, nm, &e) ? cli_fail(&e) : 0;
+}
+
 void cli_unload(struct cli *c)
 {
 	if (!c->loaded)

@@ -40,13 +40,10 @@ int gp_acs_on_pair_path(const struct gp_topo *t, int pci, int i, int j)
 {
 	const struct gp_pci_dev *a = &t->pci->devs[t->devs[i].pci], *b = &t->pci->devs[t->devs[j].pci];
 	const char *bdf = t->pci->devs[pci].bdf;
-	int k = 0;
-
 	/* Below the lowest common bridge each side's bridges see the request; with no common bridge
 	 * (through the host bridge, or across host bridges) every bridge of both chains does. */
-	if (!strcmp(a->host_bridge, b->host_bridge))
-		while (k < a->chain_len && k < b->chain_len && !strcmp(a->chain[k], b->chain[k]))
-			k++;
+	int k = gp_topo_common_bridges(a, b);
+
 	for (int x = k; x < a->chain_len; x++)
 		if (!strcmp(a->chain[x], bdf))
 			return 1;

@@ -61,17 +61,26 @@ static int out_path(const struct snap *s, const char *live, char *buf, size_t n)
 	return (len < 0 || (size_t)len >= n) ? -ENAMETOOLONG : 0;
 }
 
-static int write_file(struct snap *s, const char *live, const void *data, size_t len)
+/* The host path of a live path in the snapshot, with its parent folder created. */
+static int out_path_parent(struct snap *s, const char *live, char *path, size_t n)
 {
-	char path[GP_PATH_MAX], dir[GP_PATH_MAX];
-	int fd, rc;
+	char dir[GP_PATH_MAX];
+	int rc;
 
-	if (out_path(s, live, path, sizeof(path)))
+	if (out_path(s, live, path, n))
 		return gp_err_set(s->e, GP_E_FAIL, ENAMETOOLONG, "path too long: %s", live);
 	snprintf(dir, sizeof(dir), "%s", path);
 	rc = mkdir_p(dirname(dir));
-	if (rc)
-		return gp_err_set(s->e, GP_E_FAIL, -rc, "%s: %s", path, strerror(-rc));
+	return rc ? gp_err_set(s->e, GP_E_FAIL, -rc, "%s: %s", path, strerror(-rc)) : 0;
+}
+
+static int write_file(struct snap *s, const char *live, const void *data, size_t len)
+{
+	char path[GP_PATH_MAX];
+	int fd, rc;
+
+	if ((rc = out_path_parent(s, live, path, sizeof(path))))
+		return rc;
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0 || (len && write(fd, data, len) != (ssize_t)len)) {
 		rc = errno;
@@ -110,7 +119,7 @@ static int make_dir(struct snap *s, const char *live)
 /* A symlink at live path `from` pointing at live path `to`, written relative as sysfs does. */
 static int make_link(struct snap *s, const char *from, const char *to)
 {
-	char path[GP_PATH_MAX], dir[GP_PATH_MAX], rel[GP_PATH_MAX];
+	char path[GP_PATH_MAX], rel[GP_PATH_MAX];
 	const char *f = from, *t = to;
 	size_t used = 0;
 	int rc;
@@ -128,12 +137,8 @@ static int make_link(struct snap *s, const char *from, const char *to)
 	for (const char *p = strchr(f + 1, '/'); p; p = strchr(p + 1, '/'))
 		used += (size_t)snprintf(rel + used, sizeof(rel) - used, "../");
 	snprintf(rel + used, sizeof(rel) - used, "%s", t + 1);
-	if (out_path(s, from, path, sizeof(path)))
-		return gp_err_set(s->e, GP_E_FAIL, ENAMETOOLONG, "path too long: %s", from);
-	snprintf(dir, sizeof(dir), "%s", path);
-	rc = mkdir_p(dirname(dir));
-	if (rc)
-		return gp_err_set(s->e, GP_E_FAIL, -rc, "%s: %s", path, strerror(-rc));
+	if ((rc = out_path_parent(s, from, path, sizeof(path))))
+		return rc;
 	if (symlink(rel, path) && errno != EEXIST)
 		return gp_err_set(s->e, GP_E_FAIL, errno, "%s: %s", path, strerror(errno));
 	return 0;

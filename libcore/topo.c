@@ -50,10 +50,12 @@ int gp_topo_is_nic(const struct gp_pci_dev *d)
 	return d->rdma[0] || d->vendor == VENDOR_MELLANOX;
 }
 
-static int common_prefix(const struct gp_pci_dev *a, const struct gp_pci_dev *b)
+int gp_topo_common_bridges(const struct gp_pci_dev *a, const struct gp_pci_dev *b)
 {
 	int k = 0;
 
+	if (strcmp(a->host_bridge, b->host_bridge) != 0)
+		return 0;
 	while (k < a->chain_len && k < b->chain_len && strcmp(a->chain[k], b->chain[k]) == 0)
 		k++;
 	return k;
@@ -72,7 +74,7 @@ enum gp_topo_class gp_topo_classify_pcie(const struct gp_pci *p, int ia, int ib,
 			return GP_TC_SYS;
 		return GP_TC_NODE;
 	}
-	k = common_prefix(a, b);
+	k = gp_topo_common_bridges(a, b);
 	if (k == 0)
 		return GP_TC_PHB;
 	/* The lowest common bridge is one switch (or the root port); below it each side
@@ -109,6 +111,26 @@ const char *gp_topo_code(const struct gp_topo_link *l, char *buf, size_t n)
 const struct gp_topo_link *gp_topo_link_at(const struct gp_topo *t, int i, int j)
 {
 	return &t->links[(size_t)i * (size_t)t->n + (size_t)j];
+}
+
+const struct gp_topo_dev *gp_topo_find(const struct gp_topo *t, int pci)
+{
+	for (int i = 0; i < t->n; i++)
+		if (t->devs[i].pci == pci)
+			return &t->devs[i];
+	return NULL;
+}
+
+const char *gp_topo_display_name(const struct gp_topo *t, int pci, char *buf, size_t n)
+{
+	const struct gp_pci_dev *d = &t->pci->devs[pci];
+	const struct gp_gpu_info *g = t->facts && t->facts->available ? gp_gpu_find(t->facts, d->bdf) : NULL;
+
+	if (g && g->name[0])
+		snprintf(buf, n, "%s", g->name);
+	else
+		gp_pci_name(t->pci, d, GP_NAME_DEVICE, buf, n);
+	return buf;
 }
 
 int gp_topo_numa(const struct gp_topo *t, int i)

@@ -76,6 +76,15 @@ void gp_topo_free(struct gp_topo *t);
 /* The PCIe class of two functions (by index in p->devs); *switches gets the switch count. */
 enum gp_topo_class gp_topo_classify_pcie(const struct gp_pci *p, int a, int b, int *switches);
 
+/* Bridges two functions share from the top of their chains (0 when under different host bridges). */
+int gp_topo_common_bridges(const struct gp_pci_dev *a, const struct gp_pci_dev *b);
+
+/* The matrix entry for PCI function pci (index in p->devs), or NULL when it is not a GPU/NIC. */
+const struct gp_topo_dev *gp_topo_find(const struct gp_topo *t, int pci);
+
+/* Display name of a PCI function: the NVML name of a GPU when known, else pci.ids' device name. */
+const char *gp_topo_display_name(const struct gp_topo *t, int pci, char *buf, size_t n);
+
 /* The link between matrix entries i and j. */
 const struct gp_topo_link *gp_topo_link_at(const struct gp_topo *t, int i, int j);
 
