@@ -1,23 +1,39 @@
-/* gpup2p acs — audit ACS on the bridges between GPUs and NICs (read-only). */
+/* gpup2p acs — audit ACS on the bridges between GPUs and NICs; option parsing for --disable/--restore
+ * (carried out in cmd_acs_change.c). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "acs_change.h"
 #include "cli.h"
 #include "gpup2p/acs.h"
 
 void help_acs(FILE *f)
 {
 	fprintf(f,
-		"usage: gpup2p acs [--match VENDOR:DEVICE]... [--json|--csv|--jsonl]\n\n"
+		"usage: gpup2p acs [--match VENDOR:DEVICE]... [--json|--csv|--jsonl]\n"
+		"       gpup2p acs --disable [--all | --device BDF...] [--mode redirect|zero] [--state FILE] [--dry-run]\n"
+		"       gpup2p acs --restore [--state FILE] [--dry-run]\n\n"
 		"Audit PCIe Access Control Services: every bridge or port with an ACS capability, its role,\n"
 		"the capability and control registers decoded like lspci, whether it redirects peer-to-peer\n"
 		"traffic to the root complex (ReqRedir, CmpltRedir or EgressCtrl set), and which GPU/NIC\n"
 		"pairs' paths cross it. Prints the kernel boot parameter that clears the redirection on the\n"
-		"bridges that matter. Reads only; needs root to read the extended config space.\n\n"
+		"bridges that matter. The audit only reads; it needs root to read the extended config space.\n\n"
+		"--disable clears the redirection (root): each write read back; the previous values saved first\n"
+		"in a state file for --restore; any failure puts back what was changed and exits 2.\n\n"
 		"  --match VENDOR:DEVICE  also treat these endpoints as GPUs (repeatable)\n"
+		"  --disable              clear ACS redirection on the bridges in scope\n"
+		"  --restore              put back the values the state file recorded, then remove it\n"
+		"  --all                  scope: every bridge with an ACS capability (default: the bridges on\n"
+		"                         paths between GPUs and NICs)\n"
+		"  --device BDF           scope: exactly this bridge (repeatable)\n"
+		"  --mode redirect|zero   redirect (default): clear ReqRedir, CmpltRedir, EgressCtrl, keep the\n"
+		"                         rest; zero: write 0 (NCCL's recipe)\n"
+		"  --state FILE           state file (default /run/gpup2p/acs.state)\n"
+		"  --dry-run              print the plan and the boot parameter; write nothing\n"
 		"  --json, --csv, --jsonl, --no-header, --root DIR, -q: see gpup2p --help\n\n"
-		"Exit: 0 no bridge on a GPU/NIC path redirects, 1 one does, 3 ACS unreadable (run as root),\n"
-		"64 usage, 69 no PCI/root.\n");
+		"Exit: audit: 0 no bridge on a GPU/NIC path redirects, 1 one does, 3 ACS unreadable (run as\n"
+		"root); --disable/--restore: 0 done or nothing to do, 2 a write failed (changes put back),\n"
+		"3 ACS unreadable or state file unusable, 77 not root; 64 usage, 69 no PCI/root.\n");
 }
 
 static void pair_list(const struct gp_topo *t, const struct gp_acs_bridge *b, char *buf, size_t n)
@@ -150,9 +166,59 @@ static void print_csv(const struct cli *c, const struct gp_topo *t, const struct
 	}
 }
 
+/* Parse one --disable/--restore option at argv[*i]. 1 consumed, 0 not one, -1 usage error (printed). */
+static int change_opt(struct acs_opts *o, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i], *v;
+
+	if (!strcmp(a, "--disable"))
+		o->disable = 1;
+	else if (!strcmp(a, "--restore"))
+		o->restore = 1;
+	else if (!strcmp(a, "--dry-run"))
+		o->dry_run = 1;
+	else if (!strcmp(a, "--all"))
+		o->scope = GP_ACS_SCOPE_ALL;
+	else if ((v = cli_opt_value(argc, argv, i, "--device"))) {
+		if (!*v || o->ndevices >= ACS_DEVICES_MAX)
+			return cli_usage("acs", *v ? "at most %d --device options" : "--device needs a BDF like 0000:00:01.0",
+					 ACS_DEVICES_MAX), -1;
+		o->devices[o->ndevices++] = v;
+	} else if ((v = cli_opt_value(argc, argv, i, "--mode"))) {
+		if (strcmp(v, "redirect") && strcmp(v, "zero"))
+			return cli_usage("acs", "--mode takes redirect or zero, not '%s'", v), -1;
+		o->mode = strcmp(v, "zero") ? GP_ACS_CLEAR_REDIRECT : GP_ACS_ZERO;
+	} else if ((v = cli_opt_value(argc, argv, i, "--state"))) {
+		if (!*v)
+			return cli_usage("acs", "--state needs a file name"), -1;
+		o->state = v;
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+/* The combinations that make no sense. 0 or 64 (printed). */
+static int check_opts(struct acs_opts *o, const char *mode_seen)
+{
+	if (o->disable && o->restore)
+		return cli_usage("acs", "--disable and --restore exclude each other");
+	if (!o->disable && !o->restore && (o->dry_run || o->state || o->ndevices || o->scope || mode_seen))
+		return cli_usage("acs", "--dry-run, --all, --device, --mode and --state go with --disable or --restore");
+	if (o->restore && (o->ndevices || o->scope || mode_seen))
+		return cli_usage("acs", "--restore puts back every bridge the state file names: no --all, --device or --mode");
+	if (o->ndevices && o->scope == GP_ACS_SCOPE_ALL)
+		return cli_usage("acs", "--all and --device exclude each other");
+	if (o->ndevices)
+		o->scope = GP_ACS_SCOPE_LISTED;
+	return 0;
+}
+
 int cmd_acs(struct cli *c, int argc, char **argv)
 {
 	struct gp_topo_match m[GP_TOPO_MATCH_MAX];
+	struct acs_opts o = { 0 };
+	const char *mode_seen = NULL;
 	struct gp_topo t;
 	struct gp_acs_audit a;
 	int nm = 0, rc, done;
@@ -163,15 +229,28 @@ int cmd_acs(struct cli *c, int argc, char **argv)
 				return done;
 			continue;
 		}
-		rc = cli_match_arg("acs", argc, argv, &i, m, &nm);
+		if (!strncmp(argv[i], "--mode", 6))
+			mode_seen = argv[i];
+		rc = change_opt(&o, argc, argv, &i);
+		if (!rc)
+			rc = cli_match_arg("acs", argc, argv, &i, m, &nm);
 		if (rc < 0)
 			return EX_USAGE_;
 		if (!rc)
 			return cli_usage("acs", "unknown option '%s'", argv[i]);
 	}
+	if ((rc = check_opts(&o, mode_seen)))
+		return rc;
+	if ((o.disable || o.restore) && !o.dry_run && (rc = acs_root_check(c)))
+		return rc;
 	rc = cli_load_topo(c, &t, m, nm);
 	if (rc)
 		return rc;
+	if (o.disable || o.restore) {
+		rc = acs_change(c, &o, &t);
+		gp_topo_free(&t);
+		return rc;
+	}
 	if (gp_acs_audit(&t, &a)) {
 		gp_topo_free(&t);
 		fprintf(stderr, "gpup2p: out of memory\n");

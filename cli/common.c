@@ -24,7 +24,7 @@ int cli_usage(const char *cmd, const char *fmt, ...)
 	return EX_USAGE_;
 }
 
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
+const char *cli_opt_value(int argc, char **argv, int *i, const char *name)
 {
 	size_t l = strlen(name);
 	const char *a = argv[*i];
@@ -56,13 +56,13 @@ int cli_global_opt(struct cli *c, int argc, char **argv, int *i)
 		c->verbose++;
 	else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
 		c->quiet = 1;
-	else if ((v = opt_value(argc, argv, i, "--color"))) {
+	else if ((v = cli_opt_value(argc, argv, i, "--color"))) {
 		if (gp_out_parse_color(v)) {
 			cli_usage(NULL, "--color takes auto, always or never, not '%s'", v);
 			return -1;
 		}
 		c->color_mode = v;
-	} else if ((v = opt_value(argc, argv, i, "--root"))) {
+	} else if ((v = cli_opt_value(argc, argv, i, "--root"))) {
 		if (!*v) {
 			cli_usage(NULL, "--root needs a directory");
 			return -1;

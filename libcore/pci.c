@@ -393,3 +393,49 @@ int gp_pci_scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 	qsort(p->devs, (size_t)n, sizeof(*p->devs), cmp_dev);
 	return gp_pci_fill_sysfs(p, e);
 }
+
+/* The libpci device of a scanned function (libpci keeps its own list). */
+static struct pci_dev *lp_dev(const struct gp_pci *p, const struct gp_pci_dev *g)
+{
+	struct pci_access *a = p->pacc;
+
+	for (struct pci_dev *d = a ? a->devices : NULL; d; d = d->next)
+		if (d->domain == g->domain && d->bus == g->bus && d->dev == g->dev && d->func == g->func)
+			return d;
+	return NULL;
+}
+
+int gp_pci_live_read16(const struct gp_pci *p, const struct gp_pci_dev *g, int off, uint16_t *v)
+{
+	struct pci_dev *d = lp_dev(p, g);
+	jmp_buf jb;
+	int ok = 0;
+
+	if (!d || off < 0 || off > GP_CFG_MAX - 2 || (off & 1))
+		return -EINVAL;
+	lp_jmp = &jb;
+	if (setjmp(jb) == 0) {
+		u8 b[2];
+
+		/* pci_read_block reports a short read; pci_read_word would turn it into 0xffff */
+		ok = pci_read_block(d, off, b, 2);
+		*v = (uint16_t)(b[0] | b[1] << 8);
+	}
+	lp_jmp = NULL;
+	return ok ? 0 : -EIO;
+}
+
+int gp_pci_live_write16(const struct gp_pci *p, const struct gp_pci_dev *g, int off, uint16_t v)
+{
+	struct pci_dev *d = lp_dev(p, g);
+	jmp_buf jb;
+	int ok = 0;
+
+	if (!d || off < 0 || off > GP_CFG_MAX - 2 || (off & 1))
+		return -EINVAL;
+	lp_jmp = &jb;
+	if (setjmp(jb) == 0)
+		ok = pci_write_word(d, off, v);
+	lp_jmp = NULL;
+	return ok ? 0 : -EIO;
+}

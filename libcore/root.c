@@ -236,3 +236,24 @@ void gp_root_free_list(char **names)
 		free(*p);
 	free(names);
 }
+
+int gp_mkdir_p(const char *path)
+{
+	char buf[GP_PATH_MAX];
+	size_t l = strlen(path);
+
+	if (l >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, l + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}

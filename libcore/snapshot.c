@@ -32,27 +32,6 @@ struct snap {
 	struct gp_err *e;
 };
 
-static int mkdir_p(const char *path)
-{
-	char buf[GP_PATH_MAX];
-	size_t l = strlen(path);
-
-	if (l >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, l + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, 0755) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 /* Host path of a live path inside the snapshot directory. */
 static int out_path(const struct snap *s, const char *live, char *buf, size_t n)
 {
@@ -70,7 +49,7 @@ static int out_path_parent(struct snap *s, const char *live, char *path, size_t 
 	if (out_path(s, live, path, n))
 		return gp_err_set(s->e, GP_E_FAIL, ENAMETOOLONG, "path too long: %s", live);
 	snprintf(dir, sizeof(dir), "%s", path);
-	rc = mkdir_p(dirname(dir));
+	rc = gp_mkdir_p(dirname(dir));
 	return rc ? gp_err_set(s->e, GP_E_FAIL, -rc, "%s: %s", path, strerror(-rc)) : 0;
 }
 
@@ -112,7 +91,7 @@ static int make_dir(struct snap *s, const char *live)
 
 	if (out_path(s, live, path, sizeof(path)))
 		return gp_err_set(s->e, GP_E_FAIL, ENAMETOOLONG, "path too long: %s", live);
-	rc = mkdir_p(path);
+	rc = gp_mkdir_p(path);
 	return rc ? gp_err_set(s->e, GP_E_FAIL, -rc, "%s: %s", path, strerror(-rc)) : 0;
 }
 

@@ -118,6 +118,14 @@ enum gp_pci_name_kind { GP_NAME_VENDOR, GP_NAME_DEVICE, GP_NAME_CLASS };
 const char *gp_pci_name(const struct gp_pci *p, const struct gp_pci_dev *d, enum gp_pci_name_kind k,
 			char *buf, size_t n);
 
+/* Read 16 bits of a function's config space now, through libpci (not the copy taken at scan time).
+ * 0, -EINVAL (unknown function, odd or out-of-range offset) or -EIO (the read failed or was short). */
+int gp_pci_live_read16(const struct gp_pci *p, const struct gp_pci_dev *d, int off, uint16_t *v);
+
+/* Write 16 bits of a function's config space through libpci (sysfs pwrite to <dev>/config).
+ * 0, -EINVAL or -EIO (could not open the file for writing, or the write failed). */
+int gp_pci_live_write16(const struct gp_pci *p, const struct gp_pci_dev *d, int off, uint16_t v);
+
 /* PCIe generation for a speed in GT/s (2.5 → 1 … 64 → 6), 0 if unknown. */
 int gp_pci_gen(double gts);
 

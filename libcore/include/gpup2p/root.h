@@ -55,4 +55,7 @@ int gp_root_list(const struct gp_root *r, const char *path, char ***names);
 /* Free a list returned by gp_root_list. */
 void gp_root_free_list(char **names);
 
+/* Create a directory and its missing parents (mode 0755), like mkdir -p. 0 or a negative errno. */
+int gp_mkdir_p(const char *path);
+
 #endif

@@ -1,0 +1,206 @@
+/* gpup2p acs --disable / --restore — print the plan and what happened; the work is in libcore/acs_write.c. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "acs_change.h"
+#include "gpup2p/iommu.h"
+
+int acs_root_check(const struct cli *c)
+{
+	const char *dir = c->root_dir ? c->root_dir : getenv("GPUP2P_ROOT");
+	int live = !dir || !*dir || !strcmp(dir, "/");
+	const char *lift = getenv("GPUP2P_TEST_NONROOT_WRITES");
+
+	if (geteuid() == 0 || (!live && lift && !strcmp(lift, "1")))
+		return 0;
+	fprintf(stderr, "gpup2p acs: changing ACS writes PCI config space and needs root: run it with sudo "
+		"(--dry-run shows the plan without writing)\n");
+	return EX_PERM;
+}
+
+static const char *result_word(const struct acs_opts *o, const struct gp_acs_change *ch)
+{
+	if (o->dry_run)
+		return ch->before == ch->after ? "already so" : "would change";
+	switch (ch->result) {
+	case 1: return o->restore ? "restored" : "changed";
+	case 2: return "already so";
+	case -1: return "failed";
+	case -2: return "rolled back";
+	default: return "not attempted";
+	}
+}
+
+static void print_table(const struct cli *c, const struct acs_opts *o, const struct gp_topo *t,
+			const struct gp_acs_plan *pl)
+{
+	char buf[256];
+
+	for (int i = 0; i < pl->n; i++) {
+		const struct gp_acs_change *ch = &pl->c[i];
+		const struct gp_pci_dev *d = &t->pci->devs[ch->pci];
+
+		printf("%s %s [%04x:%04x]  ACSCtl 0x%04x -> 0x%04x  %s\n", d->bdf, gp_pci_port_name(d->port_type),
+		       d->vendor, d->device, ch->before, ch->after, result_word(o, ch));
+		if (c->verbose)
+			printf("  now:  %s\n  want: %s\n", gp_acs_decode(ch->before, buf, sizeof(buf)),
+			       gp_acs_decode(ch->after, buf + 128, 128));
+	}
+}
+
+static void print_json(const struct cli *c, const struct acs_opts *o, const struct gp_topo *t,
+		       const struct gp_acs_plan *pl, const char *state, const char *bp)
+{
+	int lines = c->fmt == GP_OUT_JSONL;
+	struct gp_json j;
+
+	if (!lines) {
+		gp_json_init(&j, stdout, 1);
+		gp_json_obj(&j, NULL);
+		gp_json_int(&j, "schema", 1);
+		gp_json_str(&j, "action", o->restore ? "restore" : "disable");
+		gp_json_bool(&j, "dry_run", o->dry_run);
+		gp_json_str(&j, "mode", o->restore ? NULL : o->mode == GP_ACS_ZERO ? "zero" : "redirect");
+		gp_json_str(&j, "state_file", state);
+		gp_json_str(&j, "boot_parameter", bp[0] ? bp : NULL);
+		gp_json_int(&j, "to_write", pl->nwrite);
+		gp_json_arr(&j, "bridges");
+	}
+	for (int i = 0; i < pl->n; i++) {
+		const struct gp_acs_change *ch = &pl->c[i];
+
+		if (lines)
+			gp_json_init(&j, stdout, 0);
+		gp_json_obj(&j, NULL);
+		if (lines) {
+			gp_json_int(&j, "schema", 1);
+			gp_json_str(&j, "action", o->restore ? "restore" : "disable");
+		}
+		gp_json_str(&j, "bdf", ch->bdf);
+		gp_json_str(&j, "role", gp_pci_port_name(t->pci->devs[ch->pci].port_type));
+		gp_json_int(&j, "offset", ch->off);
+		gp_json_int(&j, "before", ch->before);
+		gp_json_int(&j, "after", ch->after);
+		gp_json_str(&j, "result", result_word(o, ch));
+		gp_json_end(&j, '}');
+	}
+	if (!lines) {
+		gp_json_end(&j, ']');
+		gp_json_end(&j, '}');
+	}
+}
+
+static void print_csv(const struct cli *c, const struct acs_opts *o, const struct gp_topo *t,
+		      const struct gp_acs_plan *pl)
+{
+	char num[16];
+
+	if (!c->no_header)
+		printf("bdf,role,before,after,result\n");
+	for (int i = 0; i < pl->n; i++) {
+		const struct gp_acs_change *ch = &pl->c[i];
+
+		gp_csv_field(stdout, ch->bdf, ',');
+		gp_csv_field(stdout, gp_pci_port_name(t->pci->devs[ch->pci].port_type), ',');
+		snprintf(num, sizeof(num), "0x%04x", ch->before);
+		gp_csv_field(stdout, num, ',');
+		snprintf(num, sizeof(num), "0x%04x", ch->after);
+		gp_csv_field(stdout, num, ',');
+		gp_csv_field(stdout, result_word(o, ch), '\n');
+	}
+}
+
+static void print_plan(const struct cli *c, const struct acs_opts *o, const struct gp_topo *t,
+		       const struct gp_acs_plan *pl, const char *state, const char *bp)
+{
+	switch (c->fmt) {
+	case GP_OUT_JSON:
+	case GP_OUT_JSONL: print_json(c, o, t, pl, state, bp); break;
+	case GP_OUT_CSV: print_csv(c, o, t, pl); break;
+	case GP_OUT_TABLE: print_table(c, o, t, pl); break;
+	}
+}
+
+/* What a table reader needs after the list: outcome, where the state is, and what stays true. */
+static void print_notes(const struct cli *c, const struct acs_opts *o, const struct gp_acs_plan *pl,
+			const char *state, const char *bp, int failed)
+{
+	struct gp_iommu io;
+
+	if (c->fmt != GP_OUT_TABLE || c->quiet)
+		return;
+	if (!pl->n)
+		printf(o->restore ? "The state file names no bridge.\n"
+				  : "No bridge with an ACS capability in scope (default: bridges on GPU/NIC paths; --all "
+				    "for every one).\n");
+	else if (failed)
+		return;
+	else if (o->dry_run)
+		printf("\nDry run: %d bridge(s) would change; nothing was written.\n", pl->nwrite);
+	else if (!pl->nwrite)
+		printf("\nNothing to change: every bridge in scope already has the value asked for.\n");
+	else if (o->restore)
+		printf("\nRestored %d bridge(s); removed %s.\n", pl->nwrite, state);
+	else
+		printf("\nChanged %d bridge(s); the previous values are in %s ('gpup2p acs --restore' puts them back).\n",
+		       pl->nwrite, state);
+	if (o->restore || !pl->n)
+		return;
+	gp_iommu_read(&c->root, &io);
+	if (io.groups > 0)
+		printf("Note: the %d IOMMU groups formed at boot stay as they are: clearing ACS now does not merge "
+		       "them.\n", io.groups);
+	printf("Note: the kernel sets ACS again after a reset, resume or hotplug of these ports: run this again "
+	       "then, or make it permanent with the boot parameter\n  %s\n", bp);
+}
+
+int acs_change(struct cli *c, const struct acs_opts *o, struct gp_topo *t)
+{
+	struct gp_acs_io io = gp_acs_io_libpci(t->pci);
+	struct gp_err e = { 0 };
+	struct gp_acs_audit a;
+	struct gp_acs_plan pl;
+	char state[GP_PATH_MAX], bp[4096];
+	int rc;
+
+	if (o->state)
+		snprintf(state, sizeof(state), "%s", o->state);
+	else if (gp_root_path(&c->root, "/run/gpup2p/acs.state", state, sizeof(state)))
+		return cli_usage("acs", "root path too long");
+	bp[0] = '\0';
+	if (o->restore) {
+		rc = gp_acs_plan_restore(t->pci, &io, state, &pl, &e);
+		if (rc && e.cls == GP_E_UNAVAIL) {
+			if (!c->quiet)
+				printf("Nothing to restore: no state file %s (no 'gpup2p acs --disable' since boot, or it "
+				       "used --state).\n", state);
+			return 0;
+		}
+		if (rc)
+			return cli_fail(&e);
+		for (int i = 0; i < pl.n && !c->quiet; i++)
+			if (pl.c[i].before != pl.c[i].recorded && pl.c[i].before != pl.c[i].after)
+				fprintf(stderr, "gpup2p: warning: %s holds 0x%04x, not the 0x%04x gpup2p wrote: something "
+					"else changed it; putting back 0x%04x anyway\n", pl.c[i].bdf, pl.c[i].before,
+					pl.c[i].recorded, pl.c[i].after);
+	} else {
+		if (gp_acs_audit(t, &a)) {
+			fprintf(stderr, "gpup2p: out of memory\n");
+			return EX_ERROR;
+		}
+		rc = gp_acs_plan_disable(t, &a, o->scope, o->devices, o->ndevices, o->mode, &pl, &e);
+		gp_acs_audit_free(&a);
+		if (rc)
+			return cli_fail(&e);
+		gp_acs_plan_boot_param(&pl, o->mode, bp, sizeof(bp));
+	}
+	rc = 0;
+	if (!o->dry_run) /* disable re-reads every bridge; restore also drops a file with nothing left to do */
+		rc = o->restore ? gp_acs_restore(t->pci, &pl, &io, state, &e)
+				: gp_acs_disable(t->pci, &pl, o->mode, &io, state, &e);
+	print_plan(c, o, t, &pl, state, bp);
+	print_notes(c, o, &pl, state, bp, rc != 0);
+	gp_acs_plan_free(&pl);
+	return rc ? cli_fail(&e) : 0;
+}

@@ -1,0 +1,278 @@
+/* gpup2p — the ACS state file: parse, merge, atomic write, lock. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "acs_state.h"
+
+#define STATE_MAGIC "gpup2p-acs-state 1"
+
+struct entry {
+	char bdf[GP_BDF_LEN];
+	unsigned vendor, device, off, before, after;
+};
+
+/* Parse state text into entries (*out malloc'ed). Returns the count, or -1 with the 1-based line
+ * number of the first bad line in *badline. */
+static int parse(const char *text, struct entry **out, int *badline)
+{
+	struct entry *v = NULL;
+	int n = 0, cap = 0, line = 0;
+	const char *s = text;
+
+	*out = NULL;
+	while (s && *s) {
+		const char *nl = strchr(s, '\n');
+		size_t l = nl ? (size_t)(nl - s) : strlen(s);
+		char buf[256], bdf[32], tail;
+		struct entry en;
+
+		line++;
+		if (l >= sizeof(buf))
+			goto bad;
+		memcpy(buf, s, l);
+		buf[l] = '\0';
+		s = nl ? nl + 1 : NULL;
+		if (line == 1) {
+			if (strcmp(buf, STATE_MAGIC))
+				goto bad;
+			continue;
+		}
+		if (!buf[0] || buf[0] == '#')
+			continue;
+		if (sscanf(buf, "%31s %x:%x 0x%x 0x%x 0x%x %c", bdf, &en.vendor, &en.device, &en.off, &en.before,
+			   &en.after, &tail) != 6 || gp_pci_parse_bdf(bdf, en.bdf) || en.vendor > 0xffff ||
+		    en.device > 0xffff || en.off < 0x100 || en.off > GP_CFG_MAX - 2 || (en.off & 1) ||
+		    en.before > 0xffff || en.after > 0xffff)
+			goto bad;
+		if (n == cap) {
+			struct entry *nv = realloc(v, (size_t)(cap = cap ? 2 * cap : 8) * sizeof(*v));
+
+			if (!nv)
+				goto bad;
+			v = nv;
+		}
+		v[n++] = en;
+	}
+	if (line == 0)
+		goto bad;
+	*out = v;
+	return n;
+bad:
+	free(v);
+	*badline = line ? line : 1;
+	return -1;
+}
+
+static char *slurp(int fd, size_t *len)
+{
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap + 1);
+	ssize_t r;
+
+	while (buf && (r = read(fd, buf + n, cap - n)) > 0) {
+		n += (size_t)r;
+		if (n == cap) {
+			char *nb = realloc(buf, (cap *= 2) + 1);
+
+			if (!nb) {
+				free(buf);
+				return NULL;
+			}
+			buf = nb;
+		}
+	}
+	if (buf)
+		buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+int gp_acs_state_lock(const char *path, struct gp_acs_state_file *old, struct gp_err *e)
+{
+	char dir[GP_PATH_MAX], lock[GP_PATH_MAX + 8];
+	int fd, rc;
+
+	memset(old, 0, sizeof(*old));
+	old->lockfd = -1;
+	snprintf(dir, sizeof(dir), "%s", path);
+	if ((rc = gp_mkdir_p(dirname(dir))))
+		return gp_err_set(e, GP_E_FAIL, -rc, "cannot create the folder of the state file %s: %s", path,
+				  strerror(-rc));
+	snprintf(lock, sizeof(lock), "%s.lock", path);
+	old->lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (old->lockfd < 0)
+		return gp_err_set(e, GP_E_FAIL, errno, "%s: %s", lock, strerror(errno));
+	if (flock(old->lockfd, LOCK_EX | LOCK_NB)) {
+		rc = errno;
+		gp_acs_state_unlock(old);
+		return gp_err_set(e, GP_E_FAIL, rc, "another gpup2p acs run holds %s: try again when it is done", lock);
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno != ENOENT) {
+		rc = errno;
+		gp_acs_state_unlock(old);
+		return gp_err_set(e, GP_E_FAIL, rc, "%s: %s", path, strerror(rc));
+	}
+	if (fd >= 0) {
+		old->content = slurp(fd, &old->len);
+		close(fd);
+		if (!old->content) {
+			gp_acs_state_unlock(old);
+			return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
+		}
+	}
+	return 0;
+}
+
+void gp_acs_state_unlock(struct gp_acs_state_file *old)
+{
+	if (old->lockfd >= 0)
+		close(old->lockfd);
+	free(old->content);
+	memset(old, 0, sizeof(*old));
+	old->lockfd = -1;
+}
+
+/* Write text to path atomically. 0 or a negative errno. */
+static int write_atomic(const char *path, const char *text, size_t len)
+{
+	char tmp[GP_PATH_MAX + 32];
+	int fd, rc = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, len) != (ssize_t)len || fsync(fd))
+		rc = errno ? -errno : -EIO;
+	if (close(fd) && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, path))
+		rc = -errno;
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
+
+int gp_acs_state_save(const char *path, const struct gp_acs_state_file *old, const struct gp_acs_plan *pl,
+		      struct gp_err *e)
+{
+	struct entry *v = NULL;
+	int n = 0, bad = 0, rc;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (old->content && (n = parse(old->content, &v, &bad)) < 0)
+		return gp_err_set(e, GP_E_DATA, EINVAL,
+				  "%s:%d: not a gpup2p ACS state file: move it away (gpup2p acs --restore cannot use it)",
+				  path, bad);
+	f = open_memstream(&text, &len);
+	if (!f) {
+		free(v);
+		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
+	}
+	fprintf(f, "%s\n# bdf vendor:device ctl-offset before after\n", STATE_MAGIC);
+	for (int k = 0; k < n; k++) {
+		unsigned after = v[k].after;
+
+		for (int i = 0; i < pl->n; i++)
+			if (!strcmp(pl->c[i].bdf, v[k].bdf) && pl->c[i].before != pl->c[i].after)
+				after = pl->c[i].after;
+		fprintf(f, "%s %04x:%04x 0x%03x 0x%04x 0x%04x\n", v[k].bdf, v[k].vendor, v[k].device, v[k].off,
+			v[k].before, after);
+	}
+	for (int i = 0; i < pl->n; i++) {
+		const struct gp_acs_change *c = &pl->c[i];
+		int known = 0;
+
+		for (int k = 0; k < n; k++)
+			known |= !strcmp(v[k].bdf, c->bdf);
+		if (!known && c->before != c->after)
+			fprintf(f, "%s %04x:%04x 0x%03x 0x%04x 0x%04x\n", c->bdf, c->vendor, c->device, (unsigned)c->off,
+				c->before, c->after);
+	}
+	free(v);
+	if (fclose(f) || !text) {
+		free(text);
+		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
+	}
+	rc = write_atomic(path, text, len);
+	free(text);
+	if (rc)
+		return gp_err_set(e, GP_E_FAIL, -rc, "cannot write the state file %s: %s (nothing was changed)", path,
+				  strerror(-rc));
+	return 0;
+}
+
+void gp_acs_state_put_back(const char *path, const struct gp_acs_state_file *old)
+{
+	if (old->content)
+		(void)write_atomic(path, old->content, old->len);
+	else
+		(void)unlink(path);
+}
+
+int gp_acs_state_load(const char *path, const struct gp_pci *p, struct gp_acs_plan *pl, struct gp_err *e)
+{
+	struct entry *v = NULL;
+	size_t len;
+	char *text;
+	int fd, n, bad = 0;
+
+	memset(pl, 0, sizeof(*pl));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return gp_err_set(e, errno == ENOENT ? GP_E_UNAVAIL : GP_E_FAIL, errno, "%s: %s", path, strerror(errno));
+	text = slurp(fd, &len);
+	close(fd);
+	if (!text)
+		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
+	n = parse(text, &v, &bad);
+	free(text);
+	if (n < 0)
+		return gp_err_set(e, GP_E_DATA, EINVAL, "%s:%d: not a gpup2p ACS state file", path, bad);
+	pl->c = calloc((size_t)(n ? n : 1), sizeof(*pl->c));
+	if (!pl->c) {
+		free(v);
+		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
+	}
+	for (int k = 0; k < n; k++) {
+		struct gp_acs_change *c = &pl->c[pl->n];
+		int idx = gp_pci_index(p, v[k].bdf);
+
+		if (idx < 0 || p->devs[idx].vendor != v[k].vendor || p->devs[idx].device != v[k].device ||
+		    p->devs[idx].acs_cap <= 0 || (unsigned)p->devs[idx].acs_cap + 6 != v[k].off) {
+			int rc = gp_err_set(e, GP_E_DATA, ENODEV,
+					    "%s names %s [%04x:%04x], which this machine does not have (renumbered, or another "
+					    "machine's file): nothing was changed", path, v[k].bdf, v[k].vendor, v[k].device);
+
+			free(v);
+			gp_acs_plan_free(pl);
+			return rc;
+		}
+		c->pci = idx;
+		snprintf(c->bdf, sizeof(c->bdf), "%s", v[k].bdf);
+		c->vendor = (uint16_t)v[k].vendor;
+		c->device = (uint16_t)v[k].device;
+		c->off = (int)v[k].off;
+		c->after = (uint16_t)v[k].before;
+		c->recorded = (uint16_t)v[k].after;
+		pl->n++;
+	}
+	free(v);
+	return 0;
+}
+
+int gp_acs_state_remove(const char *path, struct gp_err *e)
+{
+	if (unlink(path) && errno != ENOENT)
+		return gp_err_set(e, GP_E_FAIL, errno, "cannot remove the state file %s: %s", path, strerror(errno));
+	return 0;
+}
