@@ -5,6 +5,7 @@ BINDIR = $(PREFIX)/bin
 MANDIR = $(PREFIX)/share/man/man1
 BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR = $(PREFIX)/share/zsh/vendor-completions
+SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
@@ -83,9 +84,13 @@ install: $(BIN)
 	install -m 0644 man/*.1 $(DESTDIR)$(MANDIR)/
 	install -m 0644 completions/gpup2p.bash $(DESTDIR)$(BASHCOMPDIR)/gpup2p
 	install -m 0644 completions/_gpup2p $(DESTDIR)$(ZSHCOMPDIR)/_gpup2p
+	install -d $(DESTDIR)$(SYSTEMDDIR)
+	sed 's|@BINDIR@|$(BINDIR)|g' systemd/gpup2p-acs.service.in >$(DESTDIR)$(SYSTEMDDIR)/gpup2p-acs.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/gpup2p-acs.service
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/gpup2p $(DESTDIR)$(BASHCOMPDIR)/gpup2p $(DESTDIR)$(ZSHCOMPDIR)/_gpup2p
+	rm -f $(DESTDIR)$(SYSTEMDDIR)/gpup2p-acs.service
 	rm -f $(patsubst man/%,$(DESTDIR)$(MANDIR)/%,$(wildcard man/*.1))
 
 clean:

@@ -145,7 +145,7 @@ static void print_notes(const struct cli *c, const struct acs_opts *o, const str
 	else
 		printf("\nChanged %d bridge(s); the previous values are in %s ('gpup2p acs --restore' puts them back).\n",
 		       pl->nwrite, state);
-	if (o->restore || !pl->n)
+	if (o->restore || !pl->nwrite)
 		return;
 	gp_iommu_read(&c->root, &io);
 	if (io.groups > 0)
@@ -193,12 +193,13 @@ int acs_change(struct cli *c, const struct acs_opts *o, struct gp_topo *t)
 		gp_acs_audit_free(&a);
 		if (rc)
 			return cli_fail(&e);
-		gp_acs_plan_boot_param(&pl, o->mode, bp, sizeof(bp));
 	}
 	rc = 0;
 	if (!o->dry_run) /* disable re-reads every bridge; restore also drops a file with nothing left to do */
 		rc = o->restore ? gp_acs_restore(t->pci, &pl, &io, state, &e)
 				: gp_acs_disable(t->pci, &pl, o->mode, &io, state, &e);
+	if (o->disable) /* after the run: the plan then holds the values the bridges had */
+		gp_acs_plan_boot_param(&pl, o->mode, bp, sizeof(bp));
 	print_plan(c, o, t, &pl, state, bp);
 	print_notes(c, o, &pl, state, bp, rc != 0);
 	gp_acs_plan_free(&pl);

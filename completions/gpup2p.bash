@@ -18,6 +18,14 @@ _gpup2p()
 	case $prev in
 	--root) _filedir -d; return ;;
 	--match) COMPREPLY=($(compgen -W "10de:* 15b3:* 1af4:1110" -- "$cur")); return ;;
+	--mode) COMPREPLY=($(compgen -W "redirect zero" -- "$cur")); return ;;
+	--state) _filedir; return ;;
+	--device)
+		local devs
+		devs=$(ls /sys/bus/pci/devices 2>/dev/null)
+		COMPREPLY=($(compgen -W "$devs" -- "$cur"))
+		return
+		;;
 	esac
 	if [[ $cur == --color=* ]]; then
 		COMPREPLY=($(compgen -W "auto always never" -- "${cur#--color=}"))
@@ -27,7 +35,7 @@ _gpup2p()
 	case $cmd in
 	"") COMPREPLY=($(compgen -W "$global $commands" -- "$cur")) ;;
 	help) COMPREPLY=($(compgen -W "topo bar acs snapshot" -- "$cur")) ;;
-	acs) COMPREPLY=($(compgen -W "--match $global" -- "$cur")) ;;
+	acs) COMPREPLY=($(compgen -W "--match --disable --restore --all --device --mode --state --dry-run $global" -- "$cur")) ;;
 	topo) COMPREPLY=($(compgen -W "--tree --all --match $global" -- "$cur")) ;;
 	bar) COMPREPLY=($(compgen -W "--all --match $global" -- "$cur")) ;;
 	snapshot)

@@ -107,7 +107,8 @@ int gp_acs_state_lock(const char *path, struct gp_acs_state_file *old, struct gp
 	snprintf(lock, sizeof(lock), "%s.lock", path);
 	old->lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (old->lockfd < 0)
-		return gp_err_set(e, GP_E_FAIL, errno, "%s: %s", lock, strerror(errno));
+		return gp_err_set(e, GP_E_FAIL, errno, "cannot create the lock file %s: %s (nothing was changed)", lock,
+				  strerror(errno));
 	if (flock(old->lockfd, LOCK_EX | LOCK_NB)) {
 		rc = errno;
 		gp_acs_state_unlock(old);

@@ -107,6 +107,9 @@ const char *gp_acs_plan_boot_param(const struct gp_acs_plan *pl, enum gp_acs_mod
 	for (int i = 0; i < pl->n; i++) {
 		const char *head = mode == GP_ACS_ZERO ? "pci=config_acs=" : "pci=disable_acs_redir=";
 
+		if (pl->c[i].before == pl->c[i].after)
+			continue;
+
 		used += (size_t)snprintf(buf + used, used < n ? n - used : 0, "%s%s%s", used ? ";" : head,
 					 mode == GP_ACS_ZERO ? "0000000@" : "", pl->c[i].bdf);
 	}

@@ -14,4 +14,6 @@ CASES=(
 	"acs-json|acs --json"
 	"acs-csv|acs --csv"
 	"acs-jsonl|acs --jsonl"
+	"acs-disable-dry|acs --disable --dry-run"
+	"acs-disable-all-dry-csv|acs --disable --all --mode zero --dry-run --csv"
 )

@@ -29,11 +29,14 @@ for c in 0 1 2 3 64 69 77; do
 	grep -qE "^\| $c \|" README.md && grep -qE "^$c	" man/gpup2p.1 && echo "ok - exit code $c documented" ||
 		echo "not ok - exit code $c"
 done
-# README examples ("$ gpup2p ..." and "$ sudo gpup2p ...") run, against a fixture root
+# README examples ("$ gpup2p ..." and "$ sudo gpup2p ...") run, against a private copy of a fixture
+# root (acs --disable/--restore write into it), in the README's order
+EX=$(mktemp -d)
+cp -a "$FX/dgx-h100" "$EX/root"
 grep -E '^    \$ (sudo )?gpup2p ' README.md | sed -E 's/^    \$ (sudo )?//; s/ +#.*$//' | while read -r line; do
 	case $line in *snapshot*|*"&&"*) continue ;; esac
 	# shellcheck disable=SC2086
-	GPUP2P_ROOT=$FX/dgx-h100 "$BIN" ${line#gpup2p } >/dev/null 2>&1 && echo "ok - README example runs: $line" ||
+	GPUP2P_ROOT=$EX/root "$BIN" ${line#gpup2p } >/dev/null 2>&1 && echo "ok - README example runs: $line" ||
 		echo "not ok - README example fails: $line"
 done
 tmp=$(mktemp -d)
@@ -47,3 +50,4 @@ for m in man/*.1; do
 	[ -z "$err" ] && [ -n "$(man -l -Tutf8 "$m" 2>/dev/null)" ] && echo "ok - $m formats" || echo "not ok - $m: $err"
 done
 bash -n completions/gpup2p.bash && echo "ok - bash completion parses" || echo "not ok - bash completion syntax"
+rm -rf "$EX"

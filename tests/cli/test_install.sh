@@ -9,11 +9,20 @@ make -s --no-print-directory install PREFIX=/usr DESTDIR="$d" BUILD="$BUILD" >/d
 	echo "ok - make install succeeds" || echo "not ok - make install failed"
 for f in usr/bin/gpup2p usr/share/man/man1/gpup2p.1 usr/share/man/man1/gpup2p-topo.1 \
 	usr/share/man/man1/gpup2p-bar.1 usr/share/man/man1/gpup2p-snapshot.1 \
+	usr/share/man/man1/gpup2p-acs.1 usr/lib/systemd/system/gpup2p-acs.service \
 	usr/share/bash-completion/completions/gpup2p usr/share/zsh/vendor-completions/_gpup2p; do
 	[ -f "$d/$f" ] && echo "ok - installed $f" || echo "not ok - missing $f"
 done
 [ -x "$d/usr/bin/gpup2p" ] && "$d/usr/bin/gpup2p" --version >/dev/null && echo "ok - installed binary runs" ||
 	echo "not ok - installed binary"
+u=$d/usr/lib/systemd/system/gpup2p-acs.service
+grep -qx 'ExecStart=/usr/bin/gpup2p acs --disable $GPUP2P_ACS_OPTS' "$u" 2>/dev/null &&
+	grep -qx 'ExecStop=/usr/bin/gpup2p acs --restore' "$u" && grep -qx 'Type=oneshot' "$u" &&
+	echo "ok - systemd unit runs the installed binary (oneshot, restore on stop)" || echo "not ok - systemd unit content"
+if command -v systemd-analyze >/dev/null; then
+	systemd-analyze verify --man=no --root="$d" "$u" >/dev/null 2>&1 && echo "ok - systemd-analyze verify" ||
+		echo "not ok - systemd-analyze verify: $(systemd-analyze verify --man=no --root="$d" "$u" 2>&1 | head -3)"
+fi
 make -s --no-print-directory uninstall PREFIX=/usr DESTDIR="$d" BUILD="$BUILD" >/dev/null 2>&1
 n=$(find "$d" -type f | wc -l)
 [ "$n" -eq 0 ] && echo "ok - make uninstall removes every file" || echo "not ok - $n files left after uninstall"
