@@ -30,7 +30,7 @@ UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 LIBA = $(BUILD)/libgpup2p.a
 BIN = $(BUILD)/gpup2p
 
-.PHONY: all check check-only run deps install uninstall clean fixtures
+.PHONY: all check check-only check-vm run deps install uninstall clean fixtures
 
 all: $(BIN)
 
@@ -68,6 +68,11 @@ check:
 
 check-only: $(BIN) $(UNIT_BIN) fixtures
 	@BUILD=$(BUILD) bash tests/run.sh
+
+# The QEMU guest harness (tests/vm): Debian's kernel under software emulation, topo/bar/acs against
+# a real kernel's sysfs and config space. Installs qemu and fetches the kernel on first use.
+check-vm: $(BIN)
+	@BUILD=$(BUILD) bash tests/vm/check.sh
 
 run:
 	@bash tests/deps.sh

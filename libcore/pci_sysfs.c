@@ -110,34 +110,78 @@ static int read_chain(struct gp_pci *p, struct gp_pci_dev *g, struct gp_err *e)
 	return 0;
 }
 
-/* RDMA devices: /sys/class/infiniband/NAME/device points at the PCI function. */
-static void read_rdma(struct gp_pci *p)
+/* Index of the PCI function a sysfs device path belongs to: the path itself or its nearest PCI
+ * ancestor (a virtio-net netdev's device is .../0000:01:00.0/virtio0). -1 when none. */
+static int owner_of(const struct gp_pci *p, const char *real)
+{
+	char buf[512], *slash;
+
+	snprintf(buf, sizeof(buf), "%s", real);
+	while ((slash = strrchr(buf, '/')) != NULL) {
+		int idx = gp_pci_index(p, slash + 1);
+
+		if (idx >= 0 && strlen(slash + 1) == GP_BDF_LEN - 1)
+			return idx;
+		*slash = '\0';
+	}
+	return -1;
+}
+
+/* Network interfaces: <dev>/net/NAME, else /sys/class/net/NAME/device pointing at the function or
+ * below it (virtio-net). */
+static void read_netdevs(struct gp_pci *p)
 {
 	char **names = NULL, path[GP_PATH_MAX], real[512];
+	int n;
+
+	for (int i = 0; i < p->n; i++) {
+		struct gp_pci_dev *g = &p->devs[i];
+
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/net", g->bdf);
+		if (gp_root_list(p->root, path, &names) > 0)
+			snprintf(g->netdev, sizeof(g->netdev), "%s", names[0]);
+		gp_root_free_list(names);
+		names = NULL;
+	}
+	n = gp_root_list(p->root, "/sys/class/net", &names);
+	for (int i = 0; i < n; i++) {
+		int idx;
+
+		snprintf(path, sizeof(path), "/sys/class/net/%s/device", names[i]);
+		if (gp_root_realpath(p->root, path, real, sizeof(real)) || (idx = owner_of(p, real)) < 0)
+			continue;
+		if (!p->devs[idx].netdev[0])
+			snprintf(p->devs[idx].netdev, sizeof(p->devs[idx].netdev), "%s", names[i]);
+	}
+	gp_root_free_list(names);
+}
+
+/* RDMA devices: /sys/class/infiniband/NAME/device points at the PCI function. A software RDMA device
+ * (soft-RoCE, rxe) has no PCI device of its own: its "parent" file names the network interface it
+ * runs over, whose function then counts as the RDMA NIC. */
+static void read_rdma(struct gp_pci *p)
+{
+	char **names = NULL, path[GP_PATH_MAX], real[512], parent[64];
 	int n = gp_root_list(p->root, "/sys/class/infiniband", &names);
 
 	for (int i = 0; i < n; i++) {
-		const char *base;
-		struct gp_pci_dev *g;
-		int idx;
+		int idx = -1;
 
 		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device", names[i]);
-		if (gp_root_realpath(p->root, path, real, sizeof(real)))
-			continue;
-		base = strrchr(real, '/');
-		idx = gp_pci_index(p, base ? base + 1 : real);
-		if (idx < 0)
-			continue;
-		g = &p->devs[idx];
-		if (!g->rdma[0])
-			snprintf(g->rdma, sizeof(g->rdma), "%s", names[i]);
+		if (!gp_root_realpath(p->root, path, real, sizeof(real)))
+			idx = owner_of(p, real);
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/parent", names[i]);
+		for (int k = 0; idx < 0 && k < p->n && gp_root_read_text(p->root, path, parent, sizeof(parent)) > 0; k++)
+			if (!strcmp(p->devs[k].netdev, parent))
+				idx = k;
+		if (idx >= 0 && !p->devs[idx].rdma[0])
+			snprintf(p->devs[idx].rdma, sizeof(p->devs[idx].rdma), "%s", names[i]);
 	}
 	gp_root_free_list(names);
 }
 
 int gp_pci_fill_sysfs(struct gp_pci *p, struct gp_err *e)
 {
-	char path[GP_PATH_MAX], **names;
 	int rc;
 
 	for (int i = 0; i < p->n; i++) {
@@ -148,11 +192,8 @@ int gp_pci_fill_sysfs(struct gp_pci *p, struct gp_err *e)
 			return rc;
 		read_link(p, g);
 		read_numa(p, g);
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/net", g->bdf);
-		if (gp_root_list(p->root, path, &names) > 0)
-			snprintf(g->netdev, sizeof(g->netdev), "%s", names[0]);
-		gp_root_free_list(names);
 	}
+	read_netdevs(p);
 	for (int i = 0; i < p->n; i++) {
 		struct gp_pci_dev *g = &p->devs[i];
 

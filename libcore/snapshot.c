@@ -195,6 +195,18 @@ static int capture_misc(struct snap *s)
 		snprintf(p, sizeof(p), "/sys/class/infiniband/%s/device", names[i]);
 		if (gp_root_realpath(s->r, p, real, sizeof(real)) == 0)
 			rc = make_link(s, p, real);
+		snprintf(p, sizeof(p), "/sys/class/infiniband/%s/parent", names[i]); /* soft-RoCE: its netdev */
+		if (!rc)
+			rc = copy_file(s, p);
+	}
+	gp_root_free_list(names);
+	/* interfaces whose device is below a PCI function (virtio-net: .../0000:01:00.0/virtio0) */
+	n = gp_root_list(s->r, "/sys/class/net", &names);
+	for (int i = 0; i < n && !rc; i++) {
+		snprintf(p, sizeof(p), "/sys/class/net/%s/device", names[i]);
+		if (gp_root_realpath(s->r, p, real, sizeof(real)) == 0 && strncmp(real, "/sys/devices/pci", 16) == 0 &&
+		    !(rc = make_dir(s, real)))
+			rc = make_link(s, p, real);
 	}
 	gp_root_free_list(names);
 	n = gp_root_list(s->r, "/sys/devices/system/node", &names);

@@ -1,0 +1,29 @@
+#!/bin/bash
+# make check-vm: prepare the guest harness, boot each guest topology, print the checks its script made,
+# and check the guest's kernel log for BUG/WARNING/Oops. Last line: "N passed, N failed".
+set -u
+BUILD=${BUILD:-build}
+export BUILD
+bash tests/vm/setup.sh || { echo "0 passed, 1 failed (vm setup)"; exit 1; }
+pass=0 fail=0
+for g in pcie; do
+	start=$(date +%s)
+	bash tests/vm/run.sh "$g" "tests/vm/guest_$g.sh" 180
+	rc=$?
+	ws=$BUILD/vm/ws-$g
+	out=$(cat "$ws/out.txt" 2>/dev/null)
+	if [ -s "$ws/dmesg.txt" ] && ! grep -qE "BUG:|WARNING:|Oops|Call Trace|general protection" "$ws/dmesg.txt"; then
+		out+=$'\n'"ok - guest $g: dmesg has no BUG/WARNING/Oops"
+	else
+		out+=$'\n'"not ok - guest $g: dmesg missing or shows a kernel problem"
+		grep -E "BUG:|WARNING:|Oops|Call Trace" "$ws/dmesg.txt" 2>/dev/null | head -5 | sed 's/^/#   /'
+	fi
+	[ "$rc" -eq 2 ] && out+=$'\n'"not ok - guest $g did not finish"
+	[ -f "tests/vm/host_$g.sh" ] && out+=$'\n'"$(bash "tests/vm/host_$g.sh")"
+	echo "$out" | sed "s/^/[$g] /"
+	echo "# guest $g: $(($(date +%s) - start)) s"
+	pass=$((pass + $(grep -c '^ok ' <<<"$out")))
+	fail=$((fail + $(grep -c '^not ok ' <<<"$out")))
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]

@@ -1,0 +1,75 @@
+#!/bin/bash
+# Prepare the QEMU guest harness (Debian 12): packages, Debian's kernel (unpacked under build/vm, not
+# installed), the uncompressed vmlinux for a fast PVH boot, and a small busybox initramfs.
+# Idempotent: what is already there is kept. See ../shared/notes/vm-harness.md for why each step.
+set -eu
+BUILD=${BUILD:-build}
+VM=$PWD/$BUILD/vm
+mkdir -p "$VM"
+
+need=()
+for p in qemu-system-x86 busybox-static kmod cpio xz-utils pciutils; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+	echo "vm setup: installing ${need[*]}"
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "vm setup: need root to install ${need[*]} (or install them first)" >&2
+		exit 69
+	fi
+	[ -n "$(ls /var/lib/apt/lists/*Packages* 2>/dev/null)" ] || apt-get update -q >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" >"$VM/apt.log" 2>&1 || {
+		echo "vm setup: apt-get install failed, see $VM/apt.log" >&2
+		exit 69
+	}
+fi
+
+# the kernel Debian's linux-image-amd64 points at
+KVER=$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/.*Depends: linux-image-\(.*\)$/\1/p' | head -1)
+[ -n "$KVER" ] || { [ -n "$(ls /var/lib/apt/lists/*Packages* 2>/dev/null)" ] || apt-get update -q >/dev/null
+	KVER=$(apt-cache depends linux-image-amd64 | sed -n 's/.*Depends: linux-image-\(.*\)$/\1/p' | head -1); }
+[ -n "$KVER" ] || { echo "vm setup: cannot tell Debian's kernel version (apt-cache depends linux-image-amd64)" >&2; exit 69; }
+echo "$KVER" >"$VM/kver"
+KROOT=$VM/kroot
+if [ ! -f "$KROOT/lib/modules/$KVER/modules.dep" ]; then
+	echo "vm setup: fetching linux-image-$KVER"
+	rm -rf "$KROOT" "$VM"/linux-image-*.deb
+	mkdir -p "$KROOT"
+	(cd "$VM" && apt-get download -q "linux-image-$KVER" >/dev/null 2>&1) || {
+		echo "vm setup: apt-get download linux-image-$KVER failed" >&2
+		exit 69
+	}
+	dpkg-deb -x "$VM"/linux-image-"$KVER"_*.deb "$KROOT"
+	rm -f "$VM"/linux-image-*.deb
+	depmod -b "$KROOT" "$KVER"
+fi
+
+# vmlinux: the xz stream inside vmlinuz, uncompressed (PVH boot: ~4 s to init instead of ~10)
+if [ ! -s "$VM/vmlinux-$KVER" ]; then
+	off=$(LC_ALL=C grep -abo $'\xfd7zXZ' "$KROOT/boot/vmlinuz-$KVER" | head -1 | cut -d: -f1)
+	[ -n "$off" ] || { echo "vm setup: no xz stream in vmlinuz-$KVER" >&2; exit 69; }
+	tail -c +$((off + 1)) "$KROOT/boot/vmlinuz-$KVER" | xz -dc 2>/dev/null >"$VM/vmlinux-$KVER.tmp" || true
+	[ -s "$VM/vmlinux-$KVER.tmp" ] || { echo "vm setup: could not unpack vmlinux" >&2; exit 69; }
+	mv "$VM/vmlinux-$KVER.tmp" "$VM/vmlinux-$KVER"
+fi
+
+# initramfs: busybox, the modules that mount the host over 9p, and init
+if [ ! -s "$VM/initrd.cpio" ] || [ tests/vm/init -nt "$VM/initrd.cpio" ] || [ tests/vm/setup.sh -nt "$VM/initrd.cpio" ]; then
+	ir=$VM/initrd
+	rm -rf "$ir"
+	mkdir -p "$ir/bin" "$ir/mods"
+	cp /bin/busybox "$ir/bin/busybox"
+	for m in virtio_pci 9pnet_virtio 9p; do
+		modprobe -d "$KROOT" -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
+	done | awk '!seen[$0]++' >"$ir/order.tmp"
+	: >"$ir/mods/order"
+	while read -r ko; do
+		cp "$ko" "$ir/mods/"
+		basename "$ko" >>"$ir/mods/order"
+	done <"$ir/order.tmp"
+	rm -f "$ir/order.tmp"
+	cp tests/vm/init "$ir/init"
+	chmod 0755 "$ir/init"
+	(cd "$ir" && find . | cpio -o -H newc --quiet) >"$VM/initrd.cpio"
+fi
+echo "vm setup: kernel $KVER ready in $VM"
