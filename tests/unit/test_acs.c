@@ -52,6 +52,23 @@ int main(void)
 		  "SrcValid+ TransBlk+ ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans+", "decode 0x005f");
 	CHECK_STR(gp_acs_decode(0x0020, buf, sizeof(buf)),
 		  "SrcValid- TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl+ DirectTrans-", "decode EC only");
+	{
+		static const char *const names[] = { "SrcValid", "TransBlk", "ReqRedir", "CmpltRedir",
+						     "UpstreamFwd", "EgressCtrl", "DirectTrans" };
+
+		for (int k = 0; k < 7; k++) {
+			char want[64];
+			int plus = 0;
+
+			gp_acs_decode((uint16_t)(1u << k), buf, sizeof(buf));
+			snprintf(want, sizeof(want), "%s+", names[k]);
+			for (const char *q = buf; (q = strchr(q, '+')); q++)
+				plus++;
+			CHECK(strstr(buf, want) && plus == 1, "decode bit %d alone: only %s set", k, want);
+		}
+		gp_acs_decode(0xff80, buf, sizeof(buf));
+		CHECK(!strchr(buf, '+'), "decode: bits 7-15 (reserved) show nothing");
+	}
 	CHECK((0x0011 & GP_ACS_REDIRECT) == 0 && (0x0004 & GP_ACS_REDIRECT) && (0x0020 & GP_ACS_REDIRECT),
 	      "RR, CR, EC redirect; SV, UF do not");
 
