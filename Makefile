@@ -48,7 +48,7 @@ $(BIN): $(CLI_OBJ) $(LIBA)
 	@echo "  LD      $@"
 	@$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(LIBA) $(LIBS)
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(LIBA)
+$(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h tests/unit/fx.h $(LIBA)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	@$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIBA) $(LIBS)

@@ -405,11 +405,12 @@ static struct pci_dev *lp_dev(const struct gp_pci *p, const struct gp_pci_dev *g
 	return NULL;
 }
 
-int gp_pci_live_read16(const struct gp_pci *p, const struct gp_pci_dev *g, int off, uint16_t *v)
+/* One 16-bit config access under libpci's error jump. */
+static int live_io16(const struct gp_pci *p, const struct gp_pci_dev *g, int off, uint16_t *v, int write)
 {
-	struct pci_dev *d = lp_dev(p, g);
+	struct pci_dev *volatile d = lp_dev(p, g);
 	jmp_buf jb;
-	int ok = 0;
+	volatile int ok = 0;
 
 	if (!d || off < 0 || off > GP_CFG_MAX - 2 || (off & 1))
 		return -EINVAL;
@@ -417,25 +418,24 @@ int gp_pci_live_read16(const struct gp_pci *p, const struct gp_pci_dev *g, int o
 	if (setjmp(jb) == 0) {
 		u8 b[2];
 
-		/* pci_read_block reports a short read; pci_read_word would turn it into 0xffff */
-		ok = pci_read_block(d, off, b, 2);
-		*v = (uint16_t)(b[0] | b[1] << 8);
+		if (write) {
+			ok = pci_write_word(d, off, *v);
+		} else {
+			/* pci_read_block reports a short read; pci_read_word would turn it into 0xffff */
+			ok = pci_read_block(d, off, b, 2);
+			*v = (uint16_t)(b[0] | b[1] << 8);
+		}
 	}
 	lp_jmp = NULL;
 	return ok ? 0 : -EIO;
 }
 
+int gp_pci_live_read16(const struct gp_pci *p, const struct gp_pci_dev *g, int off, uint16_t *v)
+{
+	return live_io16(p, g, off, v, 0);
+}
+
 int gp_pci_live_write16(const struct gp_pci *p, const struct gp_pci_dev *g, int off, uint16_t v)
 {
-	struct pci_dev *d = lp_dev(p, g);
-	jmp_buf jb;
-	int ok = 0;
-
-	if (!d || off < 0 || off > GP_CFG_MAX - 2 || (off & 1))
-		return -EINVAL;
-	lp_jmp = &jb;
-	if (setjmp(jb) == 0)
-		ok = pci_write_word(d, off, v);
-	lp_jmp = NULL;
-	return ok ? 0 : -EIO;
+	return live_io16(p, g, off, &v, 1);
 }

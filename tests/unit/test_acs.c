@@ -1,35 +1,11 @@
 /* Unit tests: ACS decode, which pairs' paths cross a bridge, the audit and the boot parameter,
  * on fixtures whose ACS registers the specs set (0x001d = what the kernel sets with an IOMMU). */
 #include "gpup2p/acs.h"
-#include "unit.h"
-
-struct fx {
-	struct gp_root r;
-	struct gp_pci p;
-	struct gp_gpu_facts f;
-	struct gp_topo t;
-	struct gp_acs_audit a;
-};
+#include "fx.h"
 
 static int load(struct fx *x, const char *name)
 {
-	struct gp_err e = { 0 };
-
-	memset(x, 0, sizeof(*x));
-	if (gp_root_init(&x->r, unit_fixture(name), &e) || gp_pci_scan(&x->p, &x->r, &e) ||
-	    gp_gpu_facts_load(&x->r, &x->f, &e) || gp_topo_build(&x->t, &x->p, &x->f, NULL, 0, &e) ||
-	    gp_acs_audit(&x->t, &x->a)) {
-		printf("# %s: %s\n", name, e.msg);
-		return -1;
-	}
-	return 0;
-}
-
-static void unload(struct fx *x)
-{
-	gp_acs_audit_free(&x->a);
-	gp_topo_free(&x->t);
-	gp_pci_free(&x->p);
+	return fx_load(x, unit_fixture(name), NULL, 0, 1);
 }
 
 static const struct gp_acs_bridge *bridge(const struct fx *x, const char *bdf)
@@ -83,7 +59,7 @@ int main(void)
 		CHECK(x.a.on_path_redirecting == 2 && x.a.on_path_unknown == 0, "2 on-path bridges redirect");
 		CHECK_STR(gp_acs_boot_param(&x.t, &x.a, buf, sizeof(buf)), "pci=disable_acs_redir=0000:02:08.0;0000:02:10.0",
 			  "boot parameter names only on-path redirecting bridges");
-		unload(&x);
+		fx_unload(&x);
 	}
 	/* seed4x2: socket 0 root ports at 0, socket 1 ports at 0x001d */
 	if (load(&x, "seed4x2") == 0) {
@@ -97,25 +73,25 @@ int main(void)
 		CHECK(gp_acs_on_pair_path(&x.t, gp_pci_index(&x.p, "0000:82:10.0"), 1, 2), "GPU1-GPU2 crosses 82:10.0");
 		CHECK(!gp_acs_on_pair_path(&x.t, gp_pci_index(&x.p, "0000:80:01.0"), 1, 2), "GPU1-GPU2 not via root port");
 		CHECK(x.a.on_path_redirecting == 5, "5 on-path redirecting bridges");
-		unload(&x);
+		fx_unload(&x);
 	}
 	/* DGX: every ACS control is 0 */
 	if (load(&x, "dgx-h100") == 0) {
 		CHECK(x.a.n == 20 && x.a.on_path_redirecting == 0 && x.a.on_path_unknown == 0, "DGX: 20 bridges, none redirect");
 		CHECK(gp_acs_boot_param(&x.t, &x.a, buf, sizeof(buf))[0] == '\0', "no boot parameter needed");
-		unload(&x);
+		fx_unload(&x);
 	}
 	/* non-root: never "off" */
 	if (load(&x, "nonroot") == 0) {
 		b = bridge(&x, "0000:02:08.0");
 		CHECK(b && b->state == GP_UNKNOWN && b->redirects == -1, "unreadable ACS is unknown, not off");
 		CHECK(x.a.on_path_unknown == 2 && x.a.on_path_redirecting == 0, "2 on-path bridges unknown");
-		unload(&x);
+		fx_unload(&x);
 	}
 	/* the H200 VM: flat, no bridges */
 	if (load(&x, "h200x2") == 0) {
 		CHECK(x.a.n == 0, "H200 VM: no ACS bridge");
-		unload(&x);
+		fx_unload(&x);
 	}
 	return unit_done();
 }

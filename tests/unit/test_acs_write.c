@@ -7,36 +7,13 @@
 #include <unistd.h>
 
 #include "gpup2p/acs_write.h"
-#include "unit.h"
+#include "fx.h"
 
 static char tree[256], state[512];
 
-struct fx {
-	struct gp_root r;
-	struct gp_pci p;
-	struct gp_gpu_facts f;
-	struct gp_topo t;
-	struct gp_acs_audit a;
-};
-
 static int load(struct fx *x, const char *dir)
 {
-	struct gp_err e = { 0 };
-
-	memset(x, 0, sizeof(*x));
-	if (gp_root_init(&x->r, dir, &e) || gp_pci_scan(&x->p, &x->r, &e) || gp_gpu_facts_load(&x->r, &x->f, &e) ||
-	    gp_topo_build(&x->t, &x->p, &x->f, NULL, 0, &e) || gp_acs_audit(&x->t, &x->a)) {
-		printf("# %s: %s\n", dir, e.msg);
-		return -1;
-	}
-	return 0;
-}
-
-static void unload(struct fx *x)
-{
-	gp_acs_audit_free(&x->a);
-	gp_topo_free(&x->t);
-	gp_pci_free(&x->p);
+	return fx_load(x, dir, NULL, 0, 1);
 }
 
 /* A fresh copy of a fixture in tree; the state file inside it. */
@@ -169,7 +146,7 @@ static void plan_tests(void)
 	      e.cls == GP_E_USAGE && strstr(e.msg, "no PCI function 0000:09:00.0"), "--device absent: usage error");
 	CHECK(gp_acs_plan_disable(&x.t, &x.a, GP_ACS_SCOPE_LISTED, gpu, 1, GP_ACS_CLEAR_REDIRECT, &pl, &e) < 0 &&
 	      e.cls == GP_E_USAGE && strstr(e.msg, "no ACS capability"), "--device on a GPU: no ACS capability");
-	unload(&x);
+	fx_unload(&x);
 
 	/* non-root view: the extended space cannot be read, so the plan refuses (exit 3), never guesses */
 	if (load(&x, unit_fixture("nonroot")) == 0) {
@@ -179,7 +156,7 @@ static void plan_tests(void)
 		      "non-root fixture: unreadable ACS is an error, not a guess (%d bridges)", x.a.n);
 		if (rc == 0)
 			gp_acs_plan_free(&pl);
-		unload(&x);
+		fx_unload(&x);
 	}
 }
 
@@ -255,7 +232,7 @@ static void round_trip_tests(void)
 	rc = gp_acs_plan_restore(&x.p, &io, state, &pl, &e);
 	CHECK(rc < 0 && e.cls == GP_E_UNAVAIL, "restore without a state file: unavailable, not an error to retry");
 	free(orig);
-	unload(&x);
+	fx_unload(&x);
 }
 
 /* The no-partial-state promise: inject a failure into the second write. */
@@ -315,7 +292,7 @@ static void fault_tests(void)
 		free(now);
 		free(st0);
 		free(st1);
-		unload(&x);
+		fx_unload(&x);
 	}
 
 	/* the rollback itself fails (the bridge went away): the message must say so, never claim success */
@@ -336,7 +313,7 @@ static void fault_tests(void)
 		      strstr(e.msg, "putting back 0x001d on 0000:02:08.0 also failed"),
 		      "failed rollback is reported as incomplete, naming the bridge (%s)", e.msg);
 		gp_acs_plan_free(&pl);
-		unload(&x);
+		fx_unload(&x);
 	}
 }
 
@@ -393,7 +370,7 @@ static void state_file_tests(void)
 		free(orig);
 		free(now);
 	}
-	unload(&x);
+	fx_unload(&x);
 }
 
 int main(void)

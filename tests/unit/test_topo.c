@@ -1,32 +1,11 @@
 /* Unit tests: device selection and pair classification on fixture trees. The expected
  * codes are written by hand from each spec's topology and nvidia-smi's legend. */
 #include "gpup2p/topo.h"
-#include "unit.h"
-
-struct fx {
-	struct gp_root r;
-	struct gp_pci p;
-	struct gp_gpu_facts f;
-	struct gp_topo t;
-};
+#include "fx.h"
 
 static int load(struct fx *x, const char *name, const struct gp_topo_match *m, int nm)
 {
-	struct gp_err e = { 0 };
-
-	memset(x, 0, sizeof(*x));
-	if (gp_root_init(&x->r, unit_fixture(name), &e) || gp_pci_scan(&x->p, &x->r, &e) ||
-	    gp_gpu_facts_load(&x->r, &x->f, &e) || gp_topo_build(&x->t, &x->p, &x->f, m, nm, &e)) {
-		printf("# %s: %s\n", name, e.msg);
-		return -1;
-	}
-	return 0;
-}
-
-static void unload(struct fx *x)
-{
-	gp_topo_free(&x->t);
-	gp_pci_free(&x->p);
+	return fx_load(x, unit_fixture(name), m, nm, 0);
 }
 
 /* Compare the whole matrix with rows of space-separated codes. */
@@ -49,7 +28,7 @@ static void check_matrix(const char *name, const char *const *rows, int n)
 						 gp_topo_code(gp_topo_link_at(&x.t, i, j), code, sizeof(code)));
 		CHECK_STR(line, rows[i], "%s: row %s", name, x.t.devs[i].name);
 	}
-	unload(&x);
+	fx_unload(&x);
 }
 
 int main(void)
@@ -125,13 +104,13 @@ int main(void)
 		CHECK(gp_topo_link_degraded(&x.p.devs[gp_pci_index(&x.p, "0000:86:00.0")]), "x8 of x16 is degraded");
 		CHECK(!gp_topo_link_degraded(&x.p.devs[gp_pci_index(&x.p, "0000:87:00.0")]), "x16 of x16 is not");
 		CHECK(gp_topo_host_bridge_numa(&x.p, "pci0000:80") == 1, "host bridge NUMA");
-		unload(&x);
+		fx_unload(&x);
 	}
 	if (load(&x, "h200x2", NULL, 0) == 0) {
 		CHECK(x.t.nvlink_checked, "h200x2: facts recorded");
 		CHECK(x.t.nnic == 0, "virtio-net without RDMA is not a NIC");
 		CHECK(gp_topo_link_at(&x.t, 0, 1)->pcie == GP_TC_PHB, "H200 pair's PCIe class is PHB under NV18");
-		unload(&x);
+		fx_unload(&x);
 	}
 	m.vendor = 0x1af4;
 	m.device = 0x1042;
@@ -139,7 +118,7 @@ int main(void)
 		CHECK(x.t.ngpu == 4 && x.t.n == 4, "--match 1af4:1042 adds the two virtio disks as GPUs");
 		CHECK_STR(x.t.devs[0].name, "GPU0", "numbering in bus order");
 		CHECK(x.t.devs[0].pci == gp_pci_index(&x.p, "0000:00:01.0"), "GPU0 is the first matched function");
-		unload(&x);
+		fx_unload(&x);
 	}
 	return unit_done();
 }
