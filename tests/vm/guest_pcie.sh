@@ -69,6 +69,7 @@ done
 
 # acs: intel_iommu=on made the kernel set 0x001d on the four root ports, all on GPU/NIC paths
 RPS="0000:00:03.0 0000:00:04.0 0000:40:00.0 0000:80:00.0"
+dmesg_before=$(dmesg | wc -l)
 ctl() { setpci -s "$1" ECAP0d+6.w; }
 out=$("$B" acs --match 1af4:1110); rc=$?
 chk "acs: exit 1 (redirecting bridges on GPU paths)" [ $rc -eq 1 ]
@@ -111,3 +112,8 @@ chk "restore after zero mode: 001d" [ "$(ctl 0000:00:04.0)" = 001d ]
 out=$("$B" acs --disable --all --dry-run --csv --no-header); rc=$?
 chk "--all --dry-run: the four root ports would change, nothing written" \
 	bash -c "[ $rc -eq 0 ] && [ \$(grep -c ',would change$' <<<'$out') = 4 ] && [ \"\$(setpci -s 00:03.0 ECAP0d+6.w)\" = 001d ]"
+
+# the kernel had nothing to say about any of these writes (no AER, no error, no warning)
+new=$(dmesg | tail -n +$((dmesg_before + 1)) | grep -iE "error|warn|aer|acs|fail|bug" || true)
+chk "dmesg: no kernel message about the ACS writes" [ -z "$new" ]
+[ -z "$new" ] || printf '#   %s\n' "$new"
