@@ -18,7 +18,7 @@ CFLAGS ?= -O2 -g
 WARN += $(if $(findstring clang,$(shell $(CC) --version 2>/dev/null)),-Wno-unknown-warning-option,)
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Ilibcore/include -Ilibcore \
 	-DGPUP2P_VERSION=\"$(VERSION)\" $(shell $(PKG_CONFIG) --cflags libpci libkmod 2>/dev/null)
-LIBS = $(shell $(PKG_CONFIG) --libs libpci libkmod 2>/dev/null || echo -lpci -lkmod) -ldl -lm
+LIBS = $(shell $(PKG_CONFIG) --libs libpci libkmod 2>/dev/null || echo -lpci -lkmod) -ldl -lm -pthread
 
 BUILD = build
 LIB_SRC = $(wildcard libcore/*.c)
@@ -38,6 +38,12 @@ $(BUILD)/%.o: %.c $(wildcard libcore/include/gpup2p/*.h) $(wildcard libcore/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# libcore/cuda.c takes its types from the CUDA toolkit's cuda.h (the library itself is dlopen'ed)
+$(BUILD)/libcore/cuda.o: ALL_CFLAGS += -isystem $(CUDA_HOME)/include
+$(BUILD)/libcore/cuda.o: | $(CUDA_HOME)/include/cuda.h
+$(CUDA_HOME)/include/cuda.h:
+	@echo "cuda.h not found under CUDA_HOME=$(CUDA_HOME): install the CUDA toolkit or set CUDA_HOME" >&2; exit 1
 
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@

@@ -1,0 +1,343 @@
+/* gpup2p — libcuda through dlopen. Types from the toolkit's cuda.h; no link-time dependency. */
+#include <ctype.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+
+#include "gpup2p/cuda.h"
+
+struct gp_cuda_stream {
+	CUstream s;
+	int g;
+};
+
+/* The entry points, by their exported (versioned) names. */
+#define CU_FUNCS(X) \
+	X(cuInit, "cuInit", (unsigned)) \
+	X(cuDriverGetVersion, "cuDriverGetVersion", (int *)) \
+	X(cuGetErrorName, "cuGetErrorName", (CUresult, const char **)) \
+	X(cuDeviceGetCount, "cuDeviceGetCount", (int *)) \
+	X(cuDeviceGet, "cuDeviceGet", (CUdevice *, int)) \
+	X(cuDeviceGetName, "cuDeviceGetName", (char *, int, CUdevice)) \
+	X(cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId", (char *, int, CUdevice)) \
+	X(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", (int *, CUdevice, CUdevice)) \
+	X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", (CUcontext *, CUdevice)) \
+	X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", (CUdevice)) \
+	X(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext)) \
+	X(cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess", (CUcontext, unsigned)) \
+	X(cuCtxDisablePeerAccess, "cuCtxDisablePeerAccess", (CUcontext)) \
+	X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr *, size_t)) \
+	X(cuMemFree, "cuMemFree_v2", (CUdeviceptr)) \
+	X(cuMemHostAlloc, "cuMemHostAlloc", (void **, size_t, unsigned)) \
+	X(cuMemFreeHost, "cuMemFreeHost", (void *)) \
+	X(cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2", (CUdeviceptr *, void *, unsigned)) \
+	X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", (CUdeviceptr, const void *, size_t, CUstream)) \
+	X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", (void *, CUdeviceptr, size_t, CUstream)) \
+	X(cuMemcpyPeerAsync, "cuMemcpyPeerAsync", (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream)) \
+	X(cuStreamCreate, "cuStreamCreate", (CUstream *, unsigned)) \
+	X(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream)) \
+	X(cuStreamSynchronize, "cuStreamSynchronize", (CUstream)) \
+	X(cuStreamWaitValue32, "cuStreamWaitValue32_v2", (CUstream, CUdeviceptr, cuuint32_t, unsigned)) \
+	X(cuEventCreate, "cuEventCreate", (CUevent *, unsigned)) \
+	X(cuEventDestroy, "cuEventDestroy_v2", (CUevent)) \
+	X(cuEventRecord, "cuEventRecord", (CUevent, CUstream)) \
+	X(cuEventSynchronize, "cuEventSynchronize", (CUevent)) \
+	X(cuEventElapsedTime, "cuEventElapsedTime_v2", (float *, CUevent, CUevent))
+
+#define X_FIELD(f, sym, args) CUresult (*p_##f) args;
+static struct {
+	CU_FUNCS(X_FIELD)
+} cu;
+
+/* Fill an error with the call and its CUDA error name. */
+static int cu_fail(struct gp_err *e, const char *call, CUresult r)
+{
+	const char *name = NULL;
+
+	if (!cu.p_cuGetErrorName || cu.p_cuGetErrorName(r, &name) != CUDA_SUCCESS || !name)
+		name = "unknown CUDA error";
+	return gp_err_set(e, GP_E_FAIL, EIO, "%s failed: %s (%d)", call, name, (int)r);
+}
+
+#define CU(call, args) do { \
+	CUresult r_ = cu.p_##call args; \
+	if (r_ != CUDA_SUCCESS) \
+		return cu_fail(e, #call, r_); \
+} while (0)
+
+static int load(struct gp_cuda *c, struct gp_err *e)
+{
+	const char *path = getenv("GPUP2P_LIBCUDA");
+	const char *miss = NULL;
+
+	c->lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!c->lib)
+		return gp_err_set(e, GP_E_UNAVAIL, ENOENT, "CUDA not available (%s): install the NVIDIA driver", dlerror());
+#define X_LOAD(f, sym, args) \
+	if (!(*(void **)&cu.p_##f = dlsym(c->lib, sym)) && !miss) \
+		miss = sym;
+	CU_FUNCS(X_LOAD)
+	if (!cu.p_cuEventElapsedTime) /* drivers before 12.8 export only the first version */
+		*(void **)&cu.p_cuEventElapsedTime = dlsym(c->lib, "cuEventElapsedTime");
+	if (miss && !(cu.p_cuEventElapsedTime && !strcmp(miss, "cuEventElapsedTime_v2"))) {
+		dlclose(c->lib);
+		c->lib = NULL;
+		return gp_err_set(e, GP_E_UNAVAIL, ENOSYS, "CUDA not available: libcuda lacks %s (driver too old)", miss);
+	}
+	return 0;
+}
+
+static int by_bdf(const void *a, const void *b)
+{
+	return strcmp(((const struct gp_cuda_gpu *)a)->bdf, ((const struct gp_cuda_gpu *)b)->bdf);
+}
+
+int gp_cuda_open(struct gp_cuda *c, struct gp_err *e)
+{
+	int n, rc;
+
+	memset(c, 0, sizeof(*c));
+	if ((rc = load(c, e)))
+		return rc;
+	{
+		CUresult r = cu.p_cuInit(0);
+
+		if (r == CUDA_ERROR_NO_DEVICE) {
+			gp_cuda_close(c);
+			return gp_err_set(e, GP_E_UNAVAIL, ENODEV, "no GPU: CUDA sees no device");
+		}
+		if (r != CUDA_SUCCESS) {
+			rc = cu_fail(e, "cuInit", r);
+			e->cls = GP_E_UNAVAIL;
+			gp_cuda_close(c);
+			return rc;
+		}
+	}
+	if (cu.p_cuDriverGetVersion(&c->driver_version) != CUDA_SUCCESS || cu.p_cuDeviceGetCount(&n) != CUDA_SUCCESS) {
+		gp_cuda_close(c);
+		return gp_err_set(e, GP_E_FAIL, EIO, "cuDriverGetVersion/cuDeviceGetCount failed");
+	}
+	if (n <= 0) {
+		gp_cuda_close(c);
+		return gp_err_set(e, GP_E_UNAVAIL, ENODEV, "no GPU: CUDA sees no device");
+	}
+	if (n > GP_CUDA_MAX_GPUS)
+		n = GP_CUDA_MAX_GPUS;
+	for (int i = 0; i < n; i++) {
+		struct gp_cuda_gpu *g = &c->gpu[i];
+		CUdevice d;
+		CUresult r;
+
+		if ((r = cu.p_cuDeviceGet(&d, i)) != CUDA_SUCCESS || (r = cu.p_cuDeviceGetName(g->name, sizeof(g->name), d)) ||
+		    (r = cu.p_cuDeviceGetPCIBusId(g->bdf, sizeof(g->bdf), d))) {
+			rc = cu_fail(e, "cuDeviceGet/GetName/GetPCIBusId", r);
+			gp_cuda_close(c);
+			return rc;
+		}
+		for (char *p = g->bdf; *p; p++)
+			*p = (char)tolower((unsigned char)*p);
+		g->ordinal = i;
+	}
+	c->n = n;
+	qsort(c->gpu, (size_t)n, sizeof(c->gpu[0]), by_bdf);
+	for (int i = 0; i < n; i++) {
+		CUcontext ctx;
+		CUresult r = cu.p_cuDevicePrimaryCtxRetain(&ctx, c->gpu[i].ordinal);
+
+		if (r != CUDA_SUCCESS) {
+			rc = cu_fail(e, "cuDevicePrimaryCtxRetain", r);
+			gp_cuda_close(c);
+			return rc;
+		}
+		c->gpu[i].ctx = ctx;
+	}
+	return 0;
+}
+
+void gp_cuda_close(struct gp_cuda *c)
+{
+	if (!c->lib)
+		return;
+	for (int i = 0; i < c->n; i++)
+		for (int j = 0; j < c->n; j++)
+			if (c->peer_on[i][j] && cu.p_cuCtxSetCurrent(c->gpu[i].ctx) == CUDA_SUCCESS)
+				(void)cu.p_cuCtxDisablePeerAccess(c->gpu[j].ctx);
+	for (int i = 0; i < c->n; i++)
+		if (c->gpu[i].ctx)
+			(void)cu.p_cuDevicePrimaryCtxRelease(c->gpu[i].ordinal);
+	if (cu.p_cuCtxSetCurrent)
+		(void)cu.p_cuCtxSetCurrent(NULL);
+	dlclose(c->lib);
+	memset(&cu, 0, sizeof(cu));
+	memset(c, 0, sizeof(*c));
+}
+
+int gp_cuda_use(struct gp_cuda *c, int g, struct gp_err *e)
+{
+	CU(cuCtxSetCurrent, (c->gpu[g].ctx));
+	return 0;
+}
+
+int gp_cuda_can_peer(struct gp_cuda *c, int a, int b, struct gp_err *e)
+{
+	int ok = 0;
+
+	CU(cuDeviceCanAccessPeer, (&ok, c->gpu[a].ordinal, c->gpu[b].ordinal));
+	return ok != 0;
+}
+
+int gp_cuda_peer(struct gp_cuda *c, int a, int b, int on, struct gp_err *e)
+{
+	CUresult r;
+
+	if (c->peer_on[a][b] == on)
+		return 0;
+	if (gp_cuda_use(c, a, e))
+		return -EIO;
+	r = on ? cu.p_cuCtxEnablePeerAccess(c->gpu[b].ctx, 0) : cu.p_cuCtxDisablePeerAccess(c->gpu[b].ctx);
+	if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED && r != CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)
+		return cu_fail(e, on ? "cuCtxEnablePeerAccess" : "cuCtxDisablePeerAccess", r);
+	c->peer_on[a][b] = on;
+	return 0;
+}
+
+int gp_cuda_alloc(struct gp_cuda *c, int g, size_t n, gp_dptr *p, struct gp_err *e)
+{
+	CUdeviceptr d;
+
+	if (gp_cuda_use(c, g, e))
+		return -EIO;
+	CU(cuMemAlloc, (&d, n));
+	*p = (gp_dptr)d;
+	return 0;
+}
+
+void gp_cuda_free(struct gp_cuda *c, int g, gp_dptr p)
+{
+	if (p && cu.p_cuCtxSetCurrent(c->gpu[g].ctx) == CUDA_SUCCESS)
+		(void)cu.p_cuMemFree((CUdeviceptr)p);
+}
+
+int gp_cuda_host_alloc(struct gp_cuda *c, size_t n, void **p, struct gp_err *e)
+{
+	if (gp_cuda_use(c, 0, e))
+		return -EIO;
+	CU(cuMemHostAlloc, (p, n, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP));
+	return 0;
+}
+
+void gp_cuda_host_free(struct gp_cuda *c, void *p)
+{
+	if (p)
+		(void)cu.p_cuMemFreeHost(p);
+	(void)c;
+}
+
+int gp_cuda_host_dptr(struct gp_cuda *c, void *h, gp_dptr *d, struct gp_err *e)
+{
+	CUdeviceptr p;
+
+	(void)c;
+	CU(cuMemHostGetDevicePointer, (&p, h, 0));
+	*d = (gp_dptr)p;
+	return 0;
+}
+
+int gp_cuda_stream_new(struct gp_cuda *c, int g, gp_cuda_stream **s, struct gp_err *e)
+{
+	struct gp_cuda_stream *n = calloc(1, sizeof(*n));
+	CUresult r;
+
+	if (!n)
+		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
+	if (gp_cuda_use(c, g, e)) {
+		free(n);
+		return -EIO;
+	}
+	r = cu.p_cuStreamCreate(&n->s, CU_STREAM_NON_BLOCKING);
+	if (r != CUDA_SUCCESS) {
+		free(n);
+		return cu_fail(e, "cuStreamCreate", r);
+	}
+	n->g = g;
+	*s = n;
+	return 0;
+}
+
+void gp_cuda_stream_free(struct gp_cuda *c, gp_cuda_stream *s)
+{
+	if (!s)
+		return;
+	if (cu.p_cuCtxSetCurrent(c->gpu[s->g].ctx) == CUDA_SUCCESS)
+		(void)cu.p_cuStreamDestroy(s->s);
+	free(s);
+}
+
+int gp_cuda_sync(struct gp_cuda *c, gp_cuda_stream *s, struct gp_err *e)
+{
+	(void)c;
+	CU(cuStreamSynchronize, (s->s));
+	return 0;
+}
+
+int gp_cuda_h2d(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr dst, const void *src, size_t n, struct gp_err *e)
+{
+	if (gp_cuda_use(c, s->g, e))
+		return -EIO;
+	CU(cuMemcpyHtoDAsync, ((CUdeviceptr)dst, src, n, s->s));
+	return 0;
+}
+
+int gp_cuda_d2h(struct gp_cuda *c, gp_cuda_stream *s, void *dst, gp_dptr src, size_t n, struct gp_err *e)
+{
+	if (gp_cuda_use(c, s->g, e))
+		return -EIO;
+	CU(cuMemcpyDtoHAsync, (dst, (CUdeviceptr)src, n, s->s));
+	return 0;
+}
+
+int gp_cuda_d2d(struct gp_cuda *c, gp_cuda_stream *s, int gdst, gp_dptr dst, int gsrc, gp_dptr src, size_t n,
+		struct gp_err *e)
+{
+	if (gp_cuda_use(c, s->g, e))
+		return -EIO;
+	CU(cuMemcpyPeerAsync, ((CUdeviceptr)dst, c->gpu[gdst].ctx, (CUdeviceptr)src, c->gpu[gsrc].ctx, n, s->s));
+	return 0;
+}
+
+int gp_cuda_gate(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr flag, struct gp_err *e)
+{
+	if (gp_cuda_use(c, s->g, e))
+		return -EIO;
+	CU(cuStreamWaitValue32, (s->s, (CUdeviceptr)flag, 1, CU_STREAM_WAIT_VALUE_GEQ));
+	return 0;
+}
+
+int gp_cuda_mark(struct gp_cuda *c, gp_cuda_stream *s, void **ev, struct gp_err *e)
+{
+	if (gp_cuda_use(c, s->g, e))
+		return -EIO;
+	if (!*ev)
+		CU(cuEventCreate, ((CUevent *)ev, CU_EVENT_DEFAULT));
+	CU(cuEventRecord, ((CUevent)*ev, s->s));
+	return 0;
+}
+
+int gp_cuda_elapsed(struct gp_cuda *c, void *a, void *b, float *ms, struct gp_err *e)
+{
+	(void)c;
+	CU(cuEventSynchronize, ((CUevent)b));
+	CU(cuEventElapsedTime, (ms, (CUevent)a, (CUevent)b));
+	return 0;
+}
+
+void gp_cuda_event_free(struct gp_cuda *c, void *ev)
+{
+	(void)c;
+	if (ev)
+		(void)cu.p_cuEventDestroy((CUevent)ev);
+}

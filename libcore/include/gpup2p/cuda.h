@@ -1,0 +1,83 @@
+/* gpup2p — the CUDA driver API, loaded with dlopen at run time: the binary runs, and says "CUDA not
+ * available", on a machine without libcuda. Every call's result is checked; an error carries the
+ * CUDA error name (cuGetErrorName) and the call that failed. GPUP2P_LIBCUDA names another library
+ * (a test double, or a specific driver's libcuda.so.1). */
+#ifndef GPUP2P_CUDA_H
+#define GPUP2P_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpup2p/err.h"
+
+#define GP_CUDA_MAX_GPUS 64
+
+typedef uint64_t gp_dptr;          /* a device address (CUdeviceptr) */
+typedef struct gp_cuda_stream gp_cuda_stream;
+
+struct gp_cuda_gpu {
+	int ordinal;                   /* CUDA device ordinal */
+	char name[128];
+	char bdf[16];                  /* "0000:3b:00.0", lower case */
+	void *ctx;                     /* primary context (CUcontext), retained */
+};
+
+struct gp_cuda {
+	void *lib;
+	int driver_version;            /* 13000 = 13.0 */
+	int n;                         /* GPUs, in PCI bus order */
+	struct gp_cuda_gpu gpu[GP_CUDA_MAX_GPUS];
+	int peer_on[GP_CUDA_MAX_GPUS][GP_CUDA_MAX_GPUS]; /* peer access enabled from i to j */
+};
+
+/* Load libcuda, cuInit, list the GPUs in PCI bus order and retain their primary contexts.
+ * No library ⇒ GP_E_UNAVAIL "CUDA not available (...)"; no GPU ⇒ GP_E_UNAVAIL "no GPU";
+ * any failing call ⇒ GP_E_FAIL naming it and its CUDA error. */
+int gp_cuda_open(struct gp_cuda *c, struct gp_err *e);
+
+/* Disable what was enabled, release the contexts, unload the library. */
+void gp_cuda_close(struct gp_cuda *c);
+
+/* Make GPU g's context current on this thread. */
+int gp_cuda_use(struct gp_cuda *c, int g, struct gp_err *e);
+
+/* Whether GPU a can access GPU b's memory directly (cuDeviceCanAccessPeer): 1, 0, or -errno. */
+int gp_cuda_can_peer(struct gp_cuda *c, int a, int b, struct gp_err *e);
+
+/* Enable (on=1) or disable (on=0) peer access from GPU a to GPU b's memory. Idempotent. */
+int gp_cuda_peer(struct gp_cuda *c, int a, int b, int on, struct gp_err *e);
+
+/* Device memory on GPU g. */
+int gp_cuda_alloc(struct gp_cuda *c, int g, size_t n, gp_dptr *p, struct gp_err *e);
+void gp_cuda_free(struct gp_cuda *c, int g, gp_dptr p);
+
+/* Page-locked host memory (cuMemHostAlloc, portable: usable from every GPU), and its release. */
+int gp_cuda_host_alloc(struct gp_cuda *c, size_t n, void **p, struct gp_err *e);
+void gp_cuda_host_free(struct gp_cuda *c, void *p);
+
+/* A device-visible pointer for mapped pinned host memory (for the stream gate). */
+int gp_cuda_host_dptr(struct gp_cuda *c, void *h, gp_dptr *d, struct gp_err *e);
+
+/* Streams and events on GPU g. */
+int gp_cuda_stream_new(struct gp_cuda *c, int g, gp_cuda_stream **s, struct gp_err *e);
+void gp_cuda_stream_free(struct gp_cuda *c, gp_cuda_stream *s);
+int gp_cuda_sync(struct gp_cuda *c, gp_cuda_stream *s, struct gp_err *e);
+
+/* Copies queued on a stream (the copy engine of the stream's GPU). Host pointers may be pageable. */
+int gp_cuda_h2d(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr dst, const void *src, size_t n, struct gp_err *e);
+int gp_cuda_d2h(struct gp_cuda *c, gp_cuda_stream *s, void *dst, gp_dptr src, size_t n, struct gp_err *e);
+/* Between two GPUs' memory (or within one): cuMemcpyPeerAsync; direct when peer access is on,
+ * staged through the host by the driver when it is off. */
+int gp_cuda_d2d(struct gp_cuda *c, gp_cuda_stream *s, int gdst, gp_dptr dst, int gsrc, gp_dptr src, size_t n,
+		struct gp_err *e);
+
+/* Hold the stream until the 32-bit word at flag (mapped pinned host memory) becomes nonzero. */
+int gp_cuda_gate(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr flag, struct gp_err *e);
+
+/* Record an event on the stream; *ev is created on first use. */
+int gp_cuda_mark(struct gp_cuda *c, gp_cuda_stream *s, void **ev, struct gp_err *e);
+/* Milliseconds between two recorded events (waits for the second). */
+int gp_cuda_elapsed(struct gp_cuda *c, void *a, void *b, float *ms, struct gp_err *e);
+void gp_cuda_event_free(struct gp_cuda *c, void *ev);
+
+#endif

@@ -1,0 +1,54 @@
+/* gpup2p — one measured, verified copy path over CUDA: host→GPU, GPU→host, within a GPU, or between
+ * two GPUs (peer access on or off, push or pull, one direction or both at once).
+ *
+ * A timed batch is `iters` copies queued behind a gate (the stream waits on a word in mapped pinned
+ * host memory that the host sets once everything is queued), between two events: launch overhead is
+ * not measured. Pageable host memory is not gated (the driver may block while queueing such a copy).
+ * The destination holds a different pattern before the copies, and is checked byte by byte after. */
+#ifndef GPUP2P_XFER_H
+#define GPUP2P_XFER_H
+
+#include "gpup2p/bench.h"
+#include "gpup2p/cuda.h"
+
+enum gp_xfer_kind { GP_XFER_H2D, GP_XFER_D2H, GP_XFER_D2D, GP_XFER_PEER };
+
+struct gp_xfer_spec {
+	enum gp_xfer_kind kind;
+	int gpu;                   /* the GPU (H2D/D2H/D2D); PEER: the source */
+	int peer_gpu;              /* PEER: the destination */
+	int pinned;                /* H2D/D2H: host memory page-locked (else pageable) */
+	int p2p;                   /* PEER: 1 peer access enabled, 0 disabled (the driver stages copies) */
+	int read;                  /* PEER: queued on the destination GPU (pull) instead of the source (push) */
+	int bidir;                 /* PEER: the reverse copy at the same time, queued on the other GPU */
+	uint64_t size;
+	int iters;                 /* copies per timed batch (per checked copy when `each`) */
+	int reps;                  /* timed batches */
+	int numa;                  /* NUMA node for host memory and this thread, -1 leave as is */
+	int each;                  /* a new pattern for every copy, checked after each (gpup2p copy) */
+	int host_timing;           /* also time copy+wait per copy with the host clock (latency) */
+	uint64_t seed;
+};
+
+struct gp_xfer_result {
+	struct gp_stats gbps;      /* per batch (per copy when `each`), GB/s = 1e9 B/s */
+	struct gp_stats us;        /* per copy, microseconds */
+	double host_us;            /* host_timing: mean time of one copy + wait, microseconds */
+	int verified;              /* 1 every byte as sent, 0 a mismatch (below) */
+	int64_t bad_offset;
+	uint8_t want, got;
+	int bad_copy;              /* `each`: which copy (0-based) was wrong; -1 the batch as a whole */
+	int bad_lane;              /* 0 the copy asked for, 1 the reverse copy (bidir) */
+	int host_node;             /* NUMA node the host buffer is on, -1 none or unknown */
+	int gated;                 /* batches started by the gate */
+	int gate_forced;           /* queueing took so long that the watchdog opened the gate */
+};
+
+/* Run one path. CUDA failures ⇒ GP_E_FAIL naming the call; a wrong byte is not an error here:
+ * verified = 0 with the offset. */
+int gp_xfer_run(struct gp_cuda *c, const struct gp_xfer_spec *s, struct gp_xfer_result *r, struct gp_err *e);
+
+/* "h2d", "d2h", "d2d", "peer". */
+const char *gp_xfer_kind_name(enum gp_xfer_kind k);
+
+#endif

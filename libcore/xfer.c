@@ -1,0 +1,397 @@
+/* gpup2p — one measured, verified copy path. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpup2p/numa.h"
+#include "gpup2p/xfer.h"
+
+#define GATE_WATCHDOG_MS 5000
+
+/* One direction of a path: src → dst, queued on the stream of GPU `q`. -1 = host memory. */
+struct lane {
+	int sgpu, dgpu, q;
+	void *hsrc, *hdst;
+	gp_dptr dsrc, ddst;
+	gp_cuda_stream *st;
+	void *ev0, *ev1;
+	uint64_t seed;
+};
+
+struct run {
+	struct gp_cuda *c;
+	const struct gp_xfer_spec *s;
+	struct gp_err *e;
+	struct lane l[2];
+	int nl;
+	void *stage;                   /* pinned, size bytes: patterns in and out of GPU memory */
+	uint32_t *flag;                /* the gate word */
+	gp_dptr dflag;
+	void *hbuf[2];                 /* host buffers (pinned or pageable) */
+	int hpinned[2];
+	gp_dptr dbuf[4];
+	int dgpu[4], ndbuf;
+	gp_cuda_stream *st[2];         /* one per GPU involved */
+	int stg[2], nst;
+};
+
+struct watchdog {
+	pthread_t th;
+	uint32_t *flag;
+	int done, forced, started;
+};
+
+static void *watch(void *arg)
+{
+	struct watchdog *w = arg;
+
+	for (int ms = 0; ms < GATE_WATCHDOG_MS; ms++) {
+		if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
+			return NULL;
+		usleep(1000);
+	}
+	w->forced = 1;
+	__atomic_store_n(w->flag, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+const char *gp_xfer_kind_name(enum gp_xfer_kind k)
+{
+	switch (k) {
+	case GP_XFER_H2D: return "h2d";
+	case GP_XFER_D2H: return "d2h";
+	case GP_XFER_D2D: return "d2d";
+	case GP_XFER_PEER: return "peer";
+	}
+	return "?";
+}
+
+static gp_cuda_stream *stream_for(struct run *R, int g)
+{
+	for (int i = 0; i < R->nst; i++)
+		if (R->stg[i] == g)
+			return R->st[i];
+	if (R->nst == 2 || gp_cuda_stream_new(R->c, g, &R->st[R->nst], R->e))
+		return NULL;
+	R->stg[R->nst] = g;
+	return R->st[R->nst++];
+}
+
+static int dev_alloc(struct run *R, int g, gp_dptr *p)
+{
+	if (gp_cuda_alloc(R->c, g, R->s->size, p, R->e))
+		return -EIO;
+	R->dgpu[R->ndbuf] = g;
+	R->dbuf[R->ndbuf++] = *p;
+	return 0;
+}
+
+static int host_alloc(struct run *R, int pinned, void **p)
+{
+	int k = R->hbuf[0] ? 1 : 0;
+
+	if (pinned) {
+		if (gp_cuda_host_alloc(R->c, R->s->size, p, R->e))
+			return -EIO;
+	} else {
+		size_t n = (R->s->size + 4095) & ~(size_t)4095;
+
+		*p = aligned_alloc(4096, n);
+		if (!*p)
+			return gp_err_set(R->e, GP_E_FAIL, ENOMEM, "cannot allocate %llu bytes of host memory",
+					  (unsigned long long)R->s->size);
+		memset(*p, 0, n); /* touch: pages land on the bound node now, not during timing */
+	}
+	R->hbuf[k] = *p;
+	R->hpinned[k] = pinned;
+	return 0;
+}
+
+/* Queue one copy of the lane. */
+static int lane_copy(struct run *R, struct lane *l)
+{
+	size_t n = R->s->size;
+
+	if (l->sgpu < 0)
+		return gp_cuda_h2d(R->c, l->st, l->ddst, l->hsrc, n, R->e);
+	if (l->dgpu < 0)
+		return gp_cuda_d2h(R->c, l->st, l->hdst, l->dsrc, n, R->e);
+	return gp_cuda_d2d(R->c, l->st, l->dgpu, l->ddst, l->sgpu, l->dsrc, n, R->e);
+}
+
+/* Write the pattern of seed into one side of a lane (host directly, GPU through the staging buffer). */
+static int put(struct run *R, struct lane *l, int dst_side, uint64_t seed)
+{
+	int g = dst_side ? l->dgpu : l->sgpu;
+	gp_cuda_stream *st;
+
+	if (g < 0) {
+		gp_pattern_fill(dst_side ? l->hdst : l->hsrc, R->s->size, seed);
+		return 0;
+	}
+	gp_pattern_fill(R->stage, R->s->size, seed);
+	st = stream_for(R, g);
+	if (!st || gp_cuda_h2d(R->c, st, dst_side ? l->ddst : l->dsrc, R->stage, R->s->size, R->e) ||
+	    gp_cuda_sync(R->c, st, R->e))
+		return -EIO;
+	return 0;
+}
+
+/* Check the lane's destination against seed. 1 right, 0 wrong (r filled), <0 error. */
+static int check(struct run *R, struct lane *l, uint64_t seed, struct gp_xfer_result *r)
+{
+	const void *buf = l->hdst;
+	int64_t bad;
+
+	if (l->dgpu >= 0) {
+		gp_cuda_stream *st = stream_for(R, l->dgpu);
+
+		if (!st || gp_cuda_d2h(R->c, st, R->stage, l->ddst, R->s->size, R->e) || gp_cuda_sync(R->c, st, R->e))
+			return -EIO;
+		buf = R->stage;
+	}
+	bad = gp_pattern_check(buf, R->s->size, seed, &r->want, &r->got);
+	if (bad < 0)
+		return 1;
+	r->bad_offset = bad;
+	return 0;
+}
+
+/* One timed batch of `iters` copies on every lane; ms = the slowest lane's time. */
+static int batch(struct run *R, int iters, int gated, double *ms, struct gp_xfer_result *r)
+{
+	struct watchdog w = { .flag = R->flag };
+	int rc = 0;
+
+	__atomic_store_n(R->flag, 0, __ATOMIC_RELEASE);
+	for (int i = 0; i < R->nl && !rc; i++)
+		rc = (gated && gp_cuda_gate(R->c, R->l[i].st, R->dflag, R->e)) ||
+		     gp_cuda_mark(R->c, R->l[i].st, &R->l[i].ev0, R->e);
+	if (!rc && gated)
+		w.started = pthread_create(&w.th, NULL, watch, &w) == 0;
+	for (int k = 0; k < iters && !rc; k++)
+		for (int i = 0; i < R->nl && !rc; i++)
+			rc = lane_copy(R, &R->l[i]);
+	for (int i = 0; i < R->nl && !rc; i++)
+		rc = gp_cuda_mark(R->c, R->l[i].st, &R->l[i].ev1, R->e);
+	/* open the gate even after an error: the queued work must be able to drain */
+	__atomic_store_n(R->flag, 1, __ATOMIC_RELEASE);
+	if (w.started) {
+		__atomic_store_n(&w.done, 1, __ATOMIC_RELEASE);
+		pthread_join(w.th, NULL);
+		r->gate_forced |= w.forced;
+	}
+	if (rc) {
+		for (int i = 0; i < R->nst; i++)
+			(void)gp_cuda_sync(R->c, R->st[i], R->e);
+		return -EIO;
+	}
+	*ms = 0;
+	for (int i = 0; i < R->nl; i++) {
+		float t;
+
+		if (gp_cuda_elapsed(R->c, R->l[i].ev0, R->l[i].ev1, &t, R->e))
+			return -EIO;
+		if (t > *ms)
+			*ms = t;
+	}
+	return 0;
+}
+
+static int setup(struct run *R)
+{
+	const struct gp_xfer_spec *s = R->s;
+	struct lane *l = R->l;
+	void *h;
+
+	if (gp_cuda_host_alloc(R->c, s->size, &R->stage, R->e) ||
+	    gp_cuda_host_alloc(R->c, 64, (void **)&R->flag, R->e) || gp_cuda_host_dptr(R->c, R->flag, &R->dflag, R->e))
+		return -EIO;
+	R->nl = 1;
+	l[0].sgpu = l[0].dgpu = l[0].q = s->gpu;
+	switch (s->kind) {
+	case GP_XFER_H2D:
+		l[0].sgpu = -1;
+		if (host_alloc(R, s->pinned, &h) || dev_alloc(R, s->gpu, &l[0].ddst))
+			return -EIO;
+		l[0].hsrc = h;
+		break;
+	case GP_XFER_D2H:
+		l[0].dgpu = -1;
+		if (host_alloc(R, s->pinned, &h) || dev_alloc(R, s->gpu, &l[0].dsrc))
+			return -EIO;
+		l[0].hdst = h;
+		break;
+	case GP_XFER_D2D:
+		if (dev_alloc(R, s->gpu, &l[0].dsrc) || dev_alloc(R, s->gpu, &l[0].ddst))
+			return -EIO;
+		break;
+	case GP_XFER_PEER:
+		l[0].dgpu = s->peer_gpu;
+		l[0].q = s->read ? s->peer_gpu : s->gpu;
+		if (dev_alloc(R, s->gpu, &l[0].dsrc) || dev_alloc(R, s->peer_gpu, &l[0].ddst))
+			return -EIO;
+		if (s->bidir) {
+			R->nl = 2;
+			l[1].sgpu = s->peer_gpu;
+			l[1].dgpu = s->gpu;
+			l[1].q = s->read ? s->gpu : s->peer_gpu;
+			if (dev_alloc(R, s->peer_gpu, &l[1].dsrc) || dev_alloc(R, s->gpu, &l[1].ddst))
+				return -EIO;
+		}
+		break;
+	}
+	for (int i = 0; i < R->nl; i++) {
+		l[i].seed = s->seed * 2 + (uint64_t)i;
+		if (!(l[i].st = stream_for(R, l[i].q)))
+			return -EIO;
+	}
+	return 0;
+}
+
+/* Peer access as the spec asks, in the directions its lanes need. */
+static int peer_setup(struct run *R)
+{
+	const struct gp_xfer_spec *s = R->s;
+	int a = s->gpu, b = s->peer_gpu;
+
+	if (s->kind != GP_XFER_PEER)
+		return 0;
+	if (s->p2p) {
+		for (int i = 0; i < R->nl; i++) {
+			int from = R->l[i].q, to = R->l[i].q == R->l[i].sgpu ? R->l[i].dgpu : R->l[i].sgpu;
+			int ok = gp_cuda_can_peer(R->c, from, to, R->e);
+
+			if (ok < 0)
+				return ok;
+			if (!ok)
+				return gp_err_set(R->e, GP_E_UNAVAIL, EOPNOTSUPP,
+						  "GPU%d cannot access GPU%d's memory directly (cuDeviceCanAccessPeer = 0)", from, to);
+			if (gp_cuda_peer(R->c, from, to, 1, R->e))
+				return -EIO;
+		}
+		return 0;
+	}
+	return gp_cuda_peer(R->c, a, b, 0, R->e) || gp_cuda_peer(R->c, b, a, 0, R->e) ? -EIO : 0;
+}
+
+static void teardown(struct run *R)
+{
+	for (int i = 0; i < R->nl; i++) {
+		gp_cuda_event_free(R->c, R->l[i].ev0);
+		gp_cuda_event_free(R->c, R->l[i].ev1);
+	}
+	for (int i = 0; i < R->nst; i++)
+		gp_cuda_stream_free(R->c, R->st[i]);
+	for (int i = 0; i < R->ndbuf; i++)
+		gp_cuda_free(R->c, R->dgpu[i], R->dbuf[i]);
+	for (int i = 0; i < 2; i++) {
+		if (R->hbuf[i] && R->hpinned[i])
+			gp_cuda_host_free(R->c, R->hbuf[i]);
+		else
+			free(R->hbuf[i]);
+	}
+	gp_cuda_host_free(R->c, R->stage);
+	gp_cuda_host_free(R->c, R->flag);
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* The measurement proper, once everything is allocated. */
+static int measure(struct run *R, struct gp_xfer_result *r)
+{
+	const struct gp_xfer_spec *s = R->s;
+	int n = s->each ? s->iters : s->reps, per = s->each ? 1 : s->iters, rc;
+	double *bw = calloc((size_t)n, sizeof(double)), *us = calloc((size_t)n, sizeof(double)), ms;
+	uint64_t bytes = s->size * (uint64_t)per * (uint64_t)R->nl;
+
+	if (!bw || !us) {
+		free(bw);
+		free(us);
+		return gp_err_set(R->e, GP_E_FAIL, ENOMEM, "out of memory");
+	}
+	r->gated = s->kind == GP_XFER_PEER || s->kind == GP_XFER_D2D || s->pinned;
+	r->verified = 1;
+	/* warm up (first-touch of pages, peer mappings), then put the "before" pattern in place */
+	rc = batch(R, 1, r->gated, &ms, r);
+	for (int i = 0; i < R->nl && !rc; i++)
+		rc = put(R, &R->l[i], 0, R->l[i].seed) || put(R, &R->l[i], 1, R->l[i].seed ^ 0x5a5a5a5aULL);
+	for (int k = 0; k < n && !rc; k++) {
+		if (s->each)
+			for (int i = 0; i < R->nl && !rc; i++)
+				rc = put(R, &R->l[i], 0, R->l[i].seed + 2 * (uint64_t)(k + 1));
+		if (!rc)
+			rc = batch(R, per, r->gated, &ms, r);
+		if (rc)
+			break;
+		bw[k] = gp_gbps(bytes, ms);
+		us[k] = ms * 1e3 / per;
+		for (int i = 0; s->each && i < R->nl && !rc && r->verified; i++) {
+			int ok = check(R, &R->l[i], R->l[i].seed + 2 * (uint64_t)(k + 1), r);
+
+			if (ok < 0)
+				rc = ok;
+			else if (!ok)
+				r->verified = 0, r->bad_copy = k, r->bad_lane = i;
+		}
+		if (!r->verified)
+			n = k + 1;
+	}
+	for (int i = 0; !s->each && i < R->nl && !rc && r->verified; i++) {
+		int ok = check(R, &R->l[i], R->l[i].seed, r);
+
+		if (ok < 0)
+			rc = ok;
+		else if (!ok)
+			r->verified = 0, r->bad_copy = -1, r->bad_lane = i;
+	}
+	if (!rc && s->host_timing) {
+		double t0 = now_us();
+
+		for (int k = 0; k < s->iters && !rc; k++)
+			rc = lane_copy(R, &R->l[0]) || gp_cuda_sync(R->c, R->l[0].st, R->e);
+		r->host_us = (now_us() - t0) / s->iters;
+	}
+	if (!rc) {
+		gp_stats_compute(bw, n, &r->gbps);
+		gp_stats_compute(us, n, &r->us);
+	}
+	free(bw);
+	free(us);
+	return rc ? -EIO : 0;
+}
+
+int gp_xfer_run(struct gp_cuda *c, const struct gp_xfer_spec *s, struct gp_xfer_result *r, struct gp_err *e)
+{
+	struct run R = { .c = c, .s = s, .e = e };
+	struct gp_numa_saved sv = { 0 };
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->host_node = -1;
+	r->bad_offset = -1;
+	if (s->size == 0 || s->iters < 1 || s->reps < 1 || s->gpu < 0 || s->gpu >= c->n ||
+	    (s->kind == GP_XFER_PEER && (s->peer_gpu < 0 || s->peer_gpu >= c->n || s->peer_gpu == s->gpu)))
+		return gp_err_set(e, GP_E_USAGE, EINVAL, "invalid copy: size, counts or GPU numbers out of range");
+	if (s->numa >= 0 && gp_numa_bind(s->numa, &sv, e))
+		return -EINVAL;
+	rc = setup(&R);
+	if (!rc)
+		rc = peer_setup(&R);
+	if (!rc)
+		rc = measure(&R, r);
+	if (!rc && R.hbuf[0])
+		r->host_node = gp_numa_of(R.hbuf[0]);
+	teardown(&R);
+	gp_numa_unbind(&sv);
+	return rc;
+}
