@@ -59,6 +59,14 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h tests/unit/fx.h $(L
 	@echo "  LD      $@"
 	@$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIBA) $(LIBS)
 
+# A test double of libcuda (tests/fakecuda): copy and bench run end to end without a GPU.
+FAKECUDA = $(BUILD)/tests/fakecuda/libcuda.so.1
+$(FAKECUDA): tests/fakecuda/fakecuda.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Wno-missing-prototypes -isystem $(CUDA_HOME)/include \
+		-fPIC -shared -fvisibility=hidden -o $@ $<
+
 # Fixture trees are generated from tests/fixtures/specs/*.spec.
 fixtures:
 	@mkdir -p $(BUILD)/fixtures
@@ -72,7 +80,7 @@ check:
 	@bash tests/deps.sh
 	@$(MAKE) --no-print-directory check-only
 
-check-only: $(BIN) $(UNIT_BIN) fixtures
+check-only: $(BIN) $(UNIT_BIN) $(FAKECUDA) fixtures
 	@BUILD=$(BUILD) bash tests/run.sh
 
 # The QEMU guest harness (tests/vm): Debian's kernel under software emulation, topo/bar/acs against

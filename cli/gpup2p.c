@@ -12,7 +12,9 @@
 static const struct cli_cmd commands[] = {
 	{ "topo", cmd_topo, "GPU/NIC connection matrix (as nvidia-smi topo -m) and the PCIe tree", help_topo },
 	{ "bar", cmd_bar, "BAR and Resizable BAR sizes against VRAM (large BAR), IOMMU mode", help_bar },
-	{ "acs", cmd_acs, "audit ACS on the bridges between GPUs and NICs (read-only)", help_acs },
+	{ "acs", cmd_acs, "audit ACS on the bridges between GPUs and NICs; disable and restore it", help_acs },
+	{ "copy", cmd_copy, "copy a pattern host<->GPU or GPU<->GPU and check every byte", help_copy },
+	{ "bench", cmd_bench, "bandwidth and latency of every copy path, verified", help_bench },
 	{ "snapshot", cmd_snapshot, "capture this machine's PCI/GPU state into an archive for --root", help_snapshot },
 };
 #define NCMD (int)(sizeof(commands) / sizeof(commands[0]))

@@ -346,7 +346,9 @@ static int measure(struct run *R, struct gp_xfer_result *r)
 		if (!r->verified)
 			n = k + 1;
 	}
-	for (int i = 0; !s->each && i < R->nl && !rc && r->verified; i++) {
+	if (s->no_verify && !s->each)
+		r->verified = -1;
+	for (int i = 0; !s->each && i < R->nl && !rc && r->verified == 1; i++) {
 		int ok = check(R, &R->l[i], R->l[i].seed, r);
 
 		if (ok < 0)

@@ -27,6 +27,7 @@ struct gp_xfer_spec {
 	int numa;                  /* NUMA node for host memory and this thread, -1 leave as is */
 	int each;                  /* a new pattern for every copy, checked after each (gpup2p copy) */
 	int host_timing;           /* also time copy+wait per copy with the host clock (latency) */
+	int no_verify;             /* skip the byte check (verified stays -1) */
 	uint64_t seed;
 };
 
@@ -34,7 +35,7 @@ struct gp_xfer_result {
 	struct gp_stats gbps;      /* per batch (per copy when `each`), GB/s = 1e9 B/s */
 	struct gp_stats us;        /* per copy, microseconds */
 	double host_us;            /* host_timing: mean time of one copy + wait, microseconds */
-	int verified;              /* 1 every byte as sent, 0 a mismatch (below) */
+	int verified;              /* 1 every byte as sent, 0 a mismatch (below), -1 not checked */
 	int64_t bad_offset;
 	uint8_t want, got;
 	int bad_copy;              /* `each`: which copy (0-based) was wrong; -1 the batch as a whole */

@@ -1,0 +1,236 @@
+/* gpup2p bench — bandwidth and latency of every copy path, verified, in pipeline-ready formats. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xfer_cli.h"
+
+void help_bench(FILE *f)
+{
+	fprintf(f,
+		"usage: gpup2p bench [h2d|d2h|p2p|bidir|latency|all] [--gpu N]... [--size S | --min S --max S\n"
+		"                    [--factor F]] [--iters K] [--reps R] [--pinned|--pageable] [--numa N]\n"
+		"                    [--min-bw [MODE=]GBPS]... [--no-verify] [--json|--csv|--jsonl]\n\n"
+		"Measure copy bandwidth and latency with CUDA's copy engines: host to GPU and back (pinned and\n"
+		"pageable host memory), GPU to GPU with peer access on and off, pushed (write) and pulled (read),\n"
+		"both directions at once, and the latency of small copies. Each timed batch of copies is queued\n"
+		"behind a gate the host opens once everything is queued, between two GPU events; the median of\n"
+		"the repetitions is reported with min and max. The data of every path is checked byte by byte.\n"
+		"Host memory is placed on the GPU's NUMA node (and the thread on its CPUs) unless --numa says.\n\n"
+		"  MODE                   h2d, d2h, p2p, bidir, latency or all (default all)\n"
+		"  --gpu N                measure GPU N (repeatable; default every GPU, in PCI bus order)\n"
+		"  --size S               copy size (default 256M; latency alone: default 4)\n"
+		"  --min S, --max S       sweep sizes from S to S, multiplying by --factor (default 2)\n"
+		"  --factor F             sweep step, > 1\n"
+		"  --iters K              copies per timed batch (default 10; latency alone: 1000)\n"
+		"  --reps R               timed batches (default 5)\n"
+		"  --pinned, --pageable   host memory for h2d/d2h (default both)\n"
+		"  --numa N               put host memory on NUMA node N for every GPU\n"
+		"  --min-bw [MODE=]GBPS   floor for every bandwidth mode, or for one (h2d, d2h, p2p, bidir);\n"
+		"                         repeatable; a median below it exits 1\n"
+		"  --verify, --no-verify  check the data after timing (default on)\n"
+		"  --json, --csv, --jsonl, --no-header, -q, -v: see gpup2p --help\n\n"
+		"Units: GB/s = 1e9 bytes/s; sizes K/M/G = powers of 1024; latency in microseconds.\n"
+		"Exit: 0 ok, 1 a result below --min-bw, 2 wrong data or a CUDA error, 64 usage,\n"
+		"69 CUDA not available or no GPU.\n");
+}
+
+struct opts {
+	struct gp_bench_opts b;
+	struct gp_threshold t[GP_THRESH_MAX];
+	int nt;
+	uint64_t size, min, max;
+	double factor;
+	int size_set, iters_set;
+};
+
+static int parse_mode(const char *a, int *modes)
+{
+	static const struct { const char *name; int bits; } m[] = {
+		{ "h2d", GP_BENCH_H2D }, { "d2h", GP_BENCH_D2H }, { "p2p", GP_BENCH_P2P },
+		{ "bidir", GP_BENCH_BIDIR }, { "latency", GP_BENCH_LATENCY }, { "all", GP_BENCH_ALL },
+	};
+
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		if (!strcmp(a, m[i].name)) {
+			*modes |= m[i].bits;
+			return 1;
+		}
+	return 0;
+}
+
+/* One option at argv[*i]: 1 consumed, 0 unknown, -1 usage error (printed). */
+static int bench_opt(struct opts *o, int argc, char **argv, int *i)
+{
+	const char *v;
+	int n;
+
+	if ((v = cli_opt_value(argc, argv, i, "--gpu"))) {
+		if (xfer_index_arg("bench", "--gpu", v, &n))
+			return -1;
+		for (int k = 0; k < o->b.ngpus; k++)
+			if (o->b.gpus[k] == n)
+				return cli_usage("bench", "--gpu %d given twice", n), -1;
+		o->b.gpus[o->b.ngpus++] = n;
+	} else if ((v = cli_opt_value(argc, argv, i, "--size"))) {
+		o->size_set = 1;
+		return xfer_size_arg("bench", "--size", v, &o->size) ? -1 : 1;
+	} else if ((v = cli_opt_value(argc, argv, i, "--min"))) {
+		return xfer_size_arg("bench", "--min", v, &o->min) ? -1 : 1;
+	} else if ((v = cli_opt_value(argc, argv, i, "--max"))) {
+		return xfer_size_arg("bench", "--max", v, &o->max) ? -1 : 1;
+	} else if ((v = cli_opt_value(argc, argv, i, "--factor"))) {
+		char *end;
+
+		o->factor = strtod(v, &end);
+		if (!*v || *end || !(o->factor > 1) || o->factor > 1024)
+			return cli_usage("bench", "--factor wants a number above 1, like 2 or 1.5, not '%s'", v), -1;
+	} else if ((v = cli_opt_value(argc, argv, i, "--iters"))) {
+		o->iters_set = 1;
+		return xfer_count_arg("bench", "--iters", v, 1000000, &o->b.iters) ? -1 : 1;
+	} else if ((v = cli_opt_value(argc, argv, i, "--reps"))) {
+		return xfer_count_arg("bench", "--reps", v, 10000, &o->b.reps) ? -1 : 1;
+	} else if ((v = cli_opt_value(argc, argv, i, "--numa"))) {
+		char *end;
+		long nn = strtol(v, &end, 10);
+
+		if (!*v || *end || nn < 0 || nn > 1023)
+			return cli_usage("bench", "--numa wants a NUMA node number, not '%s'", v), -1;
+		o->b.numa = (int)nn;
+	} else if ((v = cli_opt_value(argc, argv, i, "--min-bw"))) {
+		if (o->nt >= GP_THRESH_MAX)
+			return cli_usage("bench", "at most %d --min-bw options", GP_THRESH_MAX), -1;
+		if (gp_threshold_parse(v, gp_bench_threshold_modes, &o->t[o->nt]))
+			return cli_usage("bench", "--min-bw wants GBPS or MODE=GBPS (MODE: h2d, d2h, p2p, bidir), not '%s'",
+					 v), -1;
+		o->nt++;
+	} else if (!strcmp(argv[*i], "--pinned")) {
+		o->b.mem |= GP_MEM_PINNED;
+	} else if (!strcmp(argv[*i], "--pageable")) {
+		o->b.mem |= GP_MEM_PAGEABLE;
+	} else if (!strcmp(argv[*i], "--verify")) {
+		o->b.no_verify = 0;
+	} else if (!strcmp(argv[*i], "--no-verify")) {
+		o->b.no_verify = 1;
+	} else if (argv[*i][0] != '-' && parse_mode(argv[*i], &o->b.modes)) {
+		return 1;
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+/* Sizes and defaults once everything is parsed. 0 or 64 (printed). */
+static int finish(struct opts *o)
+{
+	int lat_only = o->b.modes == GP_BENCH_LATENCY;
+
+	if (!o->b.modes)
+		o->b.modes = GP_BENCH_ALL;
+	lat_only = o->b.modes == GP_BENCH_LATENCY;
+	if (!o->b.mem)
+		o->b.mem = GP_MEM_PINNED | GP_MEM_PAGEABLE;
+	if (o->size_set && (o->min || o->max))
+		return cli_usage("bench", "--size and --min/--max exclude each other");
+	if (!o->min != !o->max)
+		return cli_usage("bench", "a sweep needs both --min and --max");
+	if (o->factor && !o->min)
+		return cli_usage("bench", "--factor goes with --min and --max");
+	if (o->min) {
+		int n = gp_size_sweep(o->min, o->max, o->factor ? o->factor : 2, o->b.sizes, GP_SWEEP_MAX);
+
+		if (n < 0)
+			return cli_usage("bench", "--min must not be above --max");
+		o->b.nsizes = n;
+	} else {
+		o->b.sizes[0] = o->size_set && !lat_only ? o->size : 256ULL << 20;
+		o->b.nsizes = 1;
+	}
+	o->b.lat_size = lat_only && o->size_set ? o->size : 4;
+	o->b.lat_iters = lat_only && o->iters_set ? o->b.iters : 1000;
+	o->b.lat_reps = o->b.reps;
+	if (!o->iters_set)
+		o->b.iters = 10;
+	return 0;
+}
+
+static int can_peer(void *ctx, int a, int b)
+{
+	struct gp_err e = { 0 };
+
+	return gp_cuda_can_peer(ctx, a, b, &e);
+}
+
+static int run_rows(struct cli *c, struct xfer_session *s, struct gp_bench_row *rows, int n)
+{
+	struct gp_err e = { 0 };
+
+	for (int i = 0; i < n; i++) {
+		struct gp_bench_row *r = &rows[i];
+
+		if (r->skip)
+			continue;
+		if (c->verbose)
+			fprintf(stderr, "gpup2p: bench %d/%d: %s %s GPU%d%s%d %llu bytes\n", i + 1, n, r->mode, r->what,
+				r->spec.gpu, r->spec.kind == GP_XFER_PEER ? "->GPU" : "", r->spec.kind == GP_XFER_PEER ?
+				r->spec.peer_gpu : 0, (unsigned long long)r->spec.size);
+		if (gp_xfer_run(&s->cuda, &r->spec, &r->res, &e)) {
+			xfer_print(c, s, "bench", rows, i);
+			return cli_fail(&e);
+		}
+		r->done = 1;
+	}
+	return -1;
+}
+
+int cmd_bench(struct cli *c, int argc, char **argv)
+{
+	struct opts o = { .b = { .numa = -1, .iters = 10, .reps = 5, .seed = 0x6770753270ULL } };
+	struct xfer_session s;
+	struct gp_bench_row *rows;
+	int rc, done, n;
+
+	for (int i = 1; i < argc; i++) {
+		if (cli_common_arg(c, help_bench, argc, argv, &i, &done)) {
+			if (done >= 0)
+				return done;
+			continue;
+		}
+		rc = bench_opt(&o, argc, argv, &i);
+		if (rc < 0)
+			return EX_USAGE_;
+		if (!rc)
+			return cli_usage("bench", argv[i][0] == '-' ? "unknown option '%s'" : "unknown mode '%s' (h2d, d2h, "
+					 "p2p, bidir, latency or all)", argv[i]);
+	}
+	if ((rc = finish(&o)))
+		return rc;
+	if ((rc = xfer_open(c, &s)))
+		return rc;
+	for (int i = 0; i < o.b.ngpus; i++)
+		if (o.b.gpus[i] >= s.cuda.n) {
+			xfer_close(c, &s);
+			return cli_usage("bench", "no GPU%d: CUDA sees %d GPU(s), numbered 0 to %d in PCI bus order",
+					 o.b.gpus[i], s.cuda.n, s.cuda.n - 1);
+		}
+	if (!o.b.ngpus)
+		for (int i = 0; i < s.cuda.n; i++)
+			o.b.gpus[o.b.ngpus++] = i;
+	o.b.gpu_numa = s.numa;
+	o.b.can_peer = can_peer;
+	o.b.ctx = &s.cuda;
+	n = gp_bench_plan(&o.b, &rows);
+	if (n < 0) {
+		xfer_close(c, &s);
+		fprintf(stderr, "gpup2p: bench: cannot plan the measurements\n");
+		return EX_ERROR;
+	}
+	gp_bench_floors(rows, n, o.t, o.nt);
+	rc = run_rows(c, &s, rows, n);
+	if (rc < 0) {
+		xfer_print(c, &s, "bench", rows, n);
+		rc = xfer_verdict(c, rows, n);
+	}
+	free(rows);
+	xfer_close(c, &s);
+	return rc;
+}

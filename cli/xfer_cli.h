@@ -1,0 +1,41 @@
+/* gpup2p copy / bench — what the two commands share: the CUDA session with each GPU's PCI facts,
+ * and the printing of measurement rows in every format. */
+#ifndef GPUP2P_CLI_XFER_H
+#define GPUP2P_CLI_XFER_H
+
+#include "cli.h"
+#include "gpup2p/bench_plan.h"
+#include "gpup2p/cuda.h"
+
+struct xfer_session {
+	struct gp_cuda cuda;
+	int numa[GP_CUDA_MAX_GPUS];      /* each GPU's NUMA node from sysfs, -1 unknown */
+	int gen[GP_CUDA_MAX_GPUS], width[GP_CUDA_MAX_GPUS]; /* current PCIe link, 0 unknown */
+	int pci_ok;                      /* the PCI model could be read */
+};
+
+/* Open CUDA (exit 69 when unavailable or no GPU, 2 on a CUDA error; printed) and read each GPU's NUMA
+ * node and link from the PCI model of the root. Returns 0 or the exit code. */
+int xfer_open(struct cli *c, struct xfer_session *s);
+
+/* Close what xfer_open opened. */
+void xfer_close(struct cli *c, struct xfer_session *s);
+
+/* Parse a size option's value into *v (usage error printed: returns 64). */
+int xfer_size_arg(const char *cmd, const char *opt, const char *val, uint64_t *v);
+
+/* Parse a positive count option's value. */
+int xfer_count_arg(const char *cmd, const char *opt, const char *val, int max, int *v);
+
+/* Parse a GPU number (0 ... GP_CUDA_MAX_GPUS-1). */
+int xfer_index_arg(const char *cmd, const char *opt, const char *val, int *v);
+
+/* Print the rows in the chosen format (JSON: with the session header). */
+void xfer_print(const struct cli *c, const struct xfer_session *s, const char *command,
+		const struct gp_bench_row *rows, int n);
+
+/* After the rows: one stderr line per failed verification; returns 2 if any failed, 1 if a bandwidth
+ * fell below its floor (one line each), else 0. */
+int xfer_verdict(const struct cli *c, const struct gp_bench_row *rows, int n);
+
+#endif

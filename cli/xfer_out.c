@@ -1,0 +1,288 @@
+/* gpup2p copy / bench — measurement rows as a table, JSON, CSV or JSON lines. Units: GB/s = 1e9 B/s,
+ * microseconds, bytes. Numbers are numbers; what was not measured is null. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xfer_cli.h"
+
+static void gpu_name(int g, char *buf, size_t n)
+{
+	snprintf(buf, n, "GPU%d", g);
+}
+
+/* Source and destination labels of a row. */
+static void ends(const struct gp_bench_row *r, char *src, char *dst, size_t n)
+{
+	const struct gp_xfer_spec *s = &r->spec;
+
+	switch (s->kind) {
+	case GP_XFER_H2D: snprintf(src, n, "host"); gpu_name(s->gpu, dst, n); break;
+	case GP_XFER_D2H: gpu_name(s->gpu, src, n); snprintf(dst, n, "host"); break;
+	case GP_XFER_D2D: gpu_name(s->gpu, src, n); gpu_name(s->gpu, dst, n); break;
+	case GP_XFER_PEER: gpu_name(s->gpu, src, n); gpu_name(s->peer_gpu, dst, n); break;
+	}
+}
+
+static const char *memory(const struct gp_bench_row *r)
+{
+	if (r->spec.kind != GP_XFER_H2D && r->spec.kind != GP_XFER_D2H)
+		return NULL;
+	return r->spec.pinned ? "pinned" : "pageable";
+}
+
+static const char *p2p(const struct gp_bench_row *r)
+{
+	return r->spec.kind == GP_XFER_PEER ? (r->spec.p2p ? "on" : "off") : NULL;
+}
+
+static const char *op(const struct gp_bench_row *r)
+{
+	return r->spec.kind == GP_XFER_PEER ? (r->spec.read ? "read" : "write") : NULL;
+}
+
+static int is_latency(const struct gp_bench_row *r)
+{
+	return !strcmp(r->mode, "latency");
+}
+
+static const char *check_word(const struct gp_bench_row *r)
+{
+	if (r->skip)
+		return "skipped";
+	if (!r->done)
+		return "not run";
+	return r->res.verified > 0 ? "ok" : r->res.verified == 0 ? "WRONG DATA" : "unchecked";
+}
+
+static void print_table(const struct cli *c, const struct gp_bench_row *rows, int n)
+{
+	struct gp_table t;
+	char cell[12][48];
+	const char *hdr[12] = { "MODE", "SRC", "DST", "MEMORY", "P2P", "OP", "SIZE", "GB/s", "MIN", "MAX",
+				"LAT us", "DATA" };
+	const char *cells[12];
+	int any_lat = 0, any_bw = 0;
+
+	for (int i = 0; i < n; i++)
+		is_latency(&rows[i]) ? any_lat++ : any_bw++;
+	if (gp_table_init(&t, 12))
+		return;
+	gp_table_row(&t, hdr);
+	for (int i = 0; i < n; i++) {
+		const struct gp_bench_row *r = &rows[i];
+		int m = r->done && !r->skip, lat = is_latency(r);
+
+		for (int k = 0; k < 12; k++)
+			cells[k] = cell[k];
+		snprintf(cell[0], 48, "%s%s%s", r->mode, lat ? " " : "", lat ? r->what : "");
+		ends(r, cell[1], cell[2], 48);
+		snprintf(cell[3], 48, "%s", memory(r) ? memory(r) : "-");
+		snprintf(cell[4], 48, "%s", p2p(r) ? p2p(r) : "-");
+		snprintf(cell[5], 48, "%s", op(r) ? op(r) : "-");
+		gp_size_str(r->spec.size, cell[6], 48);
+		snprintf(cell[7], 48, m && !lat ? "%.1f%s" : "-", r->res.gbps.median, gp_bench_below(r) ? " <" : "");
+		snprintf(cell[8], 48, m && !lat ? "%.1f" : "-", r->res.gbps.min);
+		snprintf(cell[9], 48, m && !lat ? "%.1f" : "-", r->res.gbps.max);
+		if (m && lat)
+			snprintf(cell[10], 48, "%.2f (host %.2f)", r->res.us.median, r->res.host_us);
+		else
+			snprintf(cell[10], 48, "-");
+		snprintf(cell[11], 48, "%s", check_word(r));
+		gp_table_row(&t, cells);
+	}
+	gp_table_print(&t, stdout, 0, 2, NULL);
+	gp_table_free(&t);
+	if (c->quiet)
+		return;
+	if (any_bw)
+		printf("\nGB/s = 1e9 bytes/s, median of the repetitions (min, max beside it); '<' below --min-bw.\n");
+	if (any_lat)
+		printf("LAT us: one copy, timed on the GPU within a gated batch; host: copy + wait timed by the CPU.\n");
+	for (int i = 0; i < n; i++)
+		if (rows[i].skip) {
+			printf("Skipped rows: %s.\n", rows[i].skip);
+			break;
+		}
+}
+
+static void num_or_null(struct gp_json *j, const char *key, int have, double v, int prec)
+{
+	if (have)
+		gp_json_num(j, key, v, prec);
+	else
+		gp_json_null(j, key);
+}
+
+static void json_row(struct gp_json *j, const struct gp_bench_row *r, int schema)
+{
+	char src[16], dst[16];
+	int m = r->done && !r->skip, lat = is_latency(r);
+
+	ends(r, src, dst, sizeof(src));
+	gp_json_obj(j, NULL);
+	if (schema)
+		gp_json_int(j, "schema", 1);
+	gp_json_str(j, "mode", r->mode);
+	gp_json_str(j, "path", lat ? r->what : r->mode);
+	gp_json_str(j, "src", src);
+	gp_json_str(j, "dst", dst);
+	gp_json_str(j, "memory", memory(r));
+	gp_json_str(j, "p2p", p2p(r));
+	gp_json_str(j, "op", op(r));
+	gp_json_u64(j, "size", r->spec.size);
+	gp_json_int(j, "iters", r->spec.iters);
+	gp_json_int(j, "reps", r->spec.each ? r->spec.iters : r->spec.reps);
+	num_or_null(j, "gbps", m && !lat, r->res.gbps.median, 2);
+	num_or_null(j, "gbps_min", m && !lat, r->res.gbps.min, 2);
+	num_or_null(j, "gbps_max", m && !lat, r->res.gbps.max, 2);
+	num_or_null(j, "us", m, r->res.us.median, 3);
+	num_or_null(j, "us_min", m, r->res.us.min, 3);
+	num_or_null(j, "host_us", m && r->spec.host_timing, r->res.host_us, 3);
+	if (m && r->res.verified >= 0)
+		gp_json_bool(j, "verified", r->res.verified);
+	else
+		gp_json_null(j, "verified");
+	if (m && r->res.verified == 0)
+		gp_json_int(j, "bad_offset", r->res.bad_offset);
+	num_or_null(j, "host_numa", m && r->res.host_node >= 0 && memory(r), r->res.host_node, 0);
+	num_or_null(j, "min_gbps", r->floor > 0, r->floor, 2);
+	gp_json_bool(j, "below_min", gp_bench_below(r));
+	gp_json_bool(j, "gated", m && r->res.gated);
+	gp_json_str(j, "skipped", r->skip);
+	gp_json_end(j, '}');
+}
+
+static void json_doc(const struct xfer_session *s, const char *command, const struct gp_bench_row *rows, int n)
+{
+	struct gp_json j;
+	char ver[32];
+
+	gp_json_init(&j, stdout, 1);
+	gp_json_obj(&j, NULL);
+	gp_json_int(&j, "schema", 1);
+	gp_json_str(&j, "command", command);
+	gp_json_obj(&j, "units");
+	gp_json_str(&j, "bandwidth", "GB/s (1e9 bytes/s)");
+	gp_json_str(&j, "latency", "us");
+	gp_json_str(&j, "size", "bytes");
+	gp_json_end(&j, '}');
+	snprintf(ver, sizeof(ver), "%d.%d", s->cuda.driver_version / 1000, s->cuda.driver_version % 1000 / 10);
+	gp_json_str(&j, "cuda_driver_api", ver);
+	gp_json_arr(&j, "gpus");
+	for (int i = 0; i < s->cuda.n; i++) {
+		gp_json_obj(&j, NULL);
+		gp_json_int(&j, "index", i);
+		gp_json_str(&j, "name", s->cuda.gpu[i].name);
+		gp_json_str(&j, "bdf", s->cuda.gpu[i].bdf);
+		num_or_null(&j, "numa_node", s->numa[i] >= 0, s->numa[i], 0);
+		num_or_null(&j, "link_gen", s->gen[i] > 0, s->gen[i], 0);
+		num_or_null(&j, "link_width", s->width[i] > 0, s->width[i], 0);
+		gp_json_end(&j, '}');
+	}
+	gp_json_end(&j, ']');
+	gp_json_arr(&j, "results");
+	for (int i = 0; i < n; i++)
+		json_row(&j, &rows[i], 0);
+	gp_json_end(&j, ']');
+	gp_json_end(&j, '}');
+}
+
+static void csv_num(int have, double v, int prec, char sep)
+{
+	char buf[48];
+
+	if (have)
+		snprintf(buf, sizeof(buf), "%.*f", prec, v);
+	else
+		buf[0] = '\0';
+	gp_csv_field(stdout, buf, sep);
+}
+
+static void print_csv(const struct cli *c, const struct gp_bench_row *rows, int n)
+{
+	if (!c->no_header)
+		printf("mode,path,src,dst,memory,p2p,op,size,iters,reps,gbps,gbps_min,gbps_max,us,us_min,host_us,"
+		       "verified,host_numa,min_gbps,below_min\n");
+	for (int i = 0; i < n; i++) {
+		const struct gp_bench_row *r = &rows[i];
+		char src[16], dst[16], num[32];
+		int m = r->done && !r->skip, lat = is_latency(r);
+
+		ends(r, src, dst, sizeof(src));
+		gp_csv_field(stdout, r->mode, ',');
+		gp_csv_field(stdout, lat ? r->what : r->mode, ',');
+		gp_csv_field(stdout, src, ',');
+		gp_csv_field(stdout, dst, ',');
+		gp_csv_field(stdout, memory(r) ? memory(r) : "", ',');
+		gp_csv_field(stdout, p2p(r) ? p2p(r) : "", ',');
+		gp_csv_field(stdout, op(r) ? op(r) : "", ',');
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)r->spec.size);
+		gp_csv_field(stdout, num, ',');
+		snprintf(num, sizeof(num), "%d", r->spec.iters);
+		gp_csv_field(stdout, num, ',');
+		snprintf(num, sizeof(num), "%d", r->spec.each ? r->spec.iters : r->spec.reps);
+		gp_csv_field(stdout, num, ',');
+		csv_num(m && !lat, r->res.gbps.median, 2, ',');
+		csv_num(m && !lat, r->res.gbps.min, 2, ',');
+		csv_num(m && !lat, r->res.gbps.max, 2, ',');
+		csv_num(m, r->res.us.median, 3, ',');
+		csv_num(m, r->res.us.min, 3, ',');
+		csv_num(m && r->spec.host_timing, r->res.host_us, 3, ',');
+		gp_csv_field(stdout, !m || r->res.verified < 0 ? "" : r->res.verified ? "true" : "false", ',');
+		csv_num(m && r->res.host_node >= 0 && memory(r), r->res.host_node, 0, ',');
+		csv_num(r->floor > 0, r->floor, 2, ',');
+		gp_csv_field(stdout, gp_bench_below(r) ? "true" : "false", '\n');
+	}
+}
+
+void xfer_print(const struct cli *c, const struct xfer_session *s, const char *command,
+		const struct gp_bench_row *rows, int n)
+{
+	switch (c->fmt) {
+	case GP_OUT_JSON: json_doc(s, command, rows, n); break;
+	case GP_OUT_JSONL:
+		for (int i = 0; i < n; i++) {
+			struct gp_json j;
+
+			gp_json_init(&j, stdout, 0);
+			json_row(&j, &rows[i], 1);
+		}
+		break;
+	case GP_OUT_CSV: print_csv(c, rows, n); break;
+	case GP_OUT_TABLE: print_table(c, rows, n); break;
+	}
+}
+
+int xfer_verdict(const struct cli *c, const struct gp_bench_row *rows, int n)
+{
+	int wrong = 0, below = 0;
+
+	for (int i = 0; i < n; i++) {
+		const struct gp_bench_row *r = &rows[i];
+		char src[16], dst[16];
+
+		if (!r->done || r->skip)
+			continue;
+		ends(r, src, dst, sizeof(src));
+		if (r->res.verified == 0) {
+			char where[32];
+
+			if (r->spec.each)
+				snprintf(where, sizeof(where), "copy %d", r->res.bad_copy + 1);
+			else
+				snprintf(where, sizeof(where), "the last copy");
+			wrong++;
+			fprintf(stderr, "gpup2p: %s %s->%s: data wrong at byte %lld of %s: expected 0x%02x, got 0x%02x\n",
+				r->mode, r->res.bad_lane ? dst : src, r->res.bad_lane ? src : dst, (long long)r->res.bad_offset,
+				where, r->res.want, r->res.got);
+		} else if (gp_bench_below(r) && !c->quiet) {
+			below++;
+			fprintf(stderr, "gpup2p: %s %s->%s %s: %.1f GB/s is below --min-bw %.1f\n", r->mode, src, dst,
+				memory(r) ? memory(r) : p2p(r) ? (r->spec.p2p ? "p2p on" : "p2p off") : "", r->res.gbps.median,
+				r->floor);
+		} else if (gp_bench_below(r)) {
+			below++;
+		}
+	}
+	return wrong ? EX_ERROR : below ? EX_WARN : 0;
+}

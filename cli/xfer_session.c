@@ -1,0 +1,73 @@
+/* gpup2p copy / bench — the CUDA session and option values they share. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xfer_cli.h"
+
+int xfer_open(struct cli *c, struct xfer_session *s)
+{
+	struct gp_err e = { 0 };
+
+	memset(s, 0, sizeof(*s));
+	for (int i = 0; i < GP_CUDA_MAX_GPUS; i++)
+		s->numa[i] = -1;
+	if (gp_cuda_open(&s->cuda, &e))
+		return cli_fail(&e);
+	/* the PCI facts are a bonus here: without them the copies still run, unplaced */
+	if (gp_root_init(&c->root, c->root_dir, &e) == 0 && gp_pci_scan(&c->pci, &c->root, &e) == 0) {
+		s->pci_ok = 1;
+		for (int i = 0; i < s->cuda.n; i++) {
+			const struct gp_pci_dev *d = gp_pci_find(&c->pci, s->cuda.gpu[i].bdf);
+
+			if (!d)
+				continue;
+			s->numa[i] = d->numa_node;
+			s->gen[i] = gp_pci_gen(d->cur_gts);
+			s->width[i] = d->cur_width;
+		}
+	} else if (!c->quiet) {
+		fprintf(stderr, "gpup2p: warning: %s (host memory is not placed on the GPUs' NUMA nodes)\n", e.msg);
+	}
+	return 0;
+}
+
+void xfer_close(struct cli *c, struct xfer_session *s)
+{
+	if (s->pci_ok)
+		gp_pci_free(&c->pci);
+	gp_cuda_close(&s->cuda);
+}
+
+int xfer_size_arg(const char *cmd, const char *opt, const char *val, uint64_t *v)
+{
+	int rc = gp_size_parse(val, v);
+
+	if (rc == -ERANGE)
+		return cli_usage(cmd, "%s %s is too large (at most 1T)", opt, val);
+	if (rc)
+		return cli_usage(cmd, "%s wants a size like 4096, 64K, 256M or 1G, not '%s'", opt, val);
+	return 0;
+}
+
+int xfer_count_arg(const char *cmd, const char *opt, const char *val, int max, int *v)
+{
+	char *end;
+	long n = strtol(val, &end, 10);
+
+	if (!*val || *end || n < 1 || n > max)
+		return cli_usage(cmd, "%s wants a whole number from 1 to %d, not '%s'", opt, max, val);
+	*v = (int)n;
+	return 0;
+}
+
+int xfer_index_arg(const char *cmd, const char *opt, const char *val, int *v)
+{
+	char *end;
+	long n = strtol(val, &end, 10);
+
+	if (!*val || *end || n < 0 || n >= GP_CUDA_MAX_GPUS)
+		return cli_usage(cmd, "%s wants a GPU number (0, 1, ... in PCI bus order), not '%s'", opt, val);
+	*v = (int)n;
+	return 0;
+}

@@ -1,0 +1,192 @@
+/* gpup2p — the rows of gpup2p bench. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpup2p/bench_plan.h"
+
+const char *const gp_bench_threshold_modes[] = { "h2d", "d2h", "p2p", "bidir", NULL };
+
+struct plan {
+	const struct gp_bench_opts *o;
+	struct gp_bench_row *rows;
+	int n, cap;
+};
+
+static struct gp_bench_row *add(struct plan *p, const char *mode, const char *what)
+{
+	struct gp_bench_row *r;
+
+	if (p->n == p->cap) {
+		int cap = p->cap ? 2 * p->cap : 32;
+		struct gp_bench_row *nr = realloc(p->rows, (size_t)cap * sizeof(*nr));
+
+		if (!nr)
+			return NULL;
+		p->rows = nr;
+		p->cap = cap;
+	}
+	r = &p->rows[p->n++];
+	memset(r, 0, sizeof(*r));
+	r->mode = mode;
+	r->what = what;
+	r->floor = -1;
+	r->spec.iters = p->o->iters;
+	r->spec.reps = p->o->reps;
+	r->spec.numa = -1;
+	r->spec.no_verify = p->o->no_verify;
+	r->spec.seed = p->o->seed + (uint64_t)p->n * 7919;
+	return r;
+}
+
+static int host_node(const struct gp_bench_opts *o, int g)
+{
+	return o->numa >= 0 ? o->numa : o->gpu_numa ? o->gpu_numa[g] : -1;
+}
+
+static int peer_ok(const struct gp_bench_opts *o, int a, int b)
+{
+	return o->can_peer ? o->can_peer(o->ctx, a, b) > 0 : 0;
+}
+
+static int plan_host(struct plan *p, const char *mode, enum gp_xfer_kind kind)
+{
+	const struct gp_bench_opts *o = p->o;
+
+	for (int i = 0; i < o->ngpus; i++)
+		for (int m = GP_MEM_PINNED; m <= GP_MEM_PAGEABLE; m <<= 1) {
+			if (!(o->mem & m))
+				continue;
+			for (int k = 0; k < o->nsizes; k++) {
+				struct gp_bench_row *r = add(p, mode, mode);
+
+				if (!r)
+					return -ENOMEM;
+				r->spec.kind = kind;
+				r->spec.gpu = o->gpus[i];
+				r->spec.pinned = m == GP_MEM_PINNED;
+				r->spec.size = o->sizes[k];
+				r->spec.numa = host_node(o, o->gpus[i]);
+			}
+		}
+	return 0;
+}
+
+/* One peer row: a → b; skipped when peer access is asked for and impossible (either way for bidir). */
+static struct gp_bench_row *peer_row(struct plan *p, const char *mode, const char *what, int a, int b, int p2p,
+				     int read, int bidir, uint64_t size)
+{
+	const struct gp_bench_opts *o = p->o;
+	struct gp_bench_row *r = add(p, mode, what);
+
+	if (!r)
+		return NULL;
+	r->spec.kind = GP_XFER_PEER;
+	r->spec.gpu = a;
+	r->spec.peer_gpu = b;
+	r->spec.p2p = p2p;
+	r->spec.read = read;
+	r->spec.bidir = bidir;
+	r->spec.size = size;
+	if (p2p && (!peer_ok(o, a, b) || ((bidir || read) && !peer_ok(o, b, a))))
+		r->skip = "no peer access between these GPUs";
+	return r;
+}
+
+static int plan_p2p(struct plan *p)
+{
+	const struct gp_bench_opts *o = p->o;
+
+	for (int i = 0; i < o->ngpus; i++)
+		for (int j = 0; j < o->ngpus; j++) {
+			if (i == j)
+				continue;
+			for (int p2p = 1; p2p >= 0; p2p--)
+				for (int read = 0; read <= 1; read++)
+					for (int k = 0; k < o->nsizes; k++)
+						if (!peer_row(p, "p2p", "p2p", o->gpus[i], o->gpus[j], p2p, read, 0, o->sizes[k]))
+							return -ENOMEM;
+		}
+	return 0;
+}
+
+static int plan_bidir(struct plan *p)
+{
+	const struct gp_bench_opts *o = p->o;
+
+	for (int i = 0; i < o->ngpus; i++)
+		for (int j = i + 1; j < o->ngpus; j++)
+			for (int p2p = 1; p2p >= 0; p2p--)
+				for (int k = 0; k < o->nsizes; k++)
+					if (!peer_row(p, "bidir", "bidir", o->gpus[i], o->gpus[j], p2p, 0, 1, o->sizes[k]))
+						return -ENOMEM;
+	return 0;
+}
+
+static int plan_latency(struct plan *p)
+{
+	const struct gp_bench_opts *o = p->o;
+
+	for (int i = 0; i < o->ngpus; i++)
+		for (int d = 0; d < 2; d++) {
+			struct gp_bench_row *r = add(p, "latency", d ? "d2h" : "h2d");
+
+			if (!r)
+				return -ENOMEM;
+			r->spec.kind = d ? GP_XFER_D2H : GP_XFER_H2D;
+			r->spec.gpu = o->gpus[i];
+			r->spec.pinned = 1;
+			r->spec.numa = host_node(o, o->gpus[i]);
+		}
+	for (int i = 0; i < o->ngpus; i++)
+		for (int j = 0; j < o->ngpus; j++)
+			if (i != j && !peer_row(p, "latency", "p2p", o->gpus[i], o->gpus[j], 1, 0, 0, 0))
+				return -ENOMEM;
+	for (int i = 0; i < p->n; i++)
+		if (!strcmp(p->rows[i].mode, "latency")) {
+			p->rows[i].spec.size = o->lat_size;
+			p->rows[i].spec.iters = o->lat_iters;
+			p->rows[i].spec.reps = o->lat_reps;
+			p->rows[i].spec.host_timing = 1;
+		}
+	return 0;
+}
+
+int gp_bench_plan(const struct gp_bench_opts *o, struct gp_bench_row **rows)
+{
+	struct plan p = { .o = o };
+	int rc = 0;
+
+	*rows = NULL;
+	if (!o->modes || o->ngpus < 1 || (o->nsizes < 1 && (o->modes & ~GP_BENCH_LATENCY)) || o->iters < 1 ||
+	    o->reps < 1 || ((o->modes & (GP_BENCH_H2D | GP_BENCH_D2H)) && !o->mem) ||
+	    ((o->modes & GP_BENCH_LATENCY) && (!o->lat_size || o->lat_iters < 1 || o->lat_reps < 1)))
+		return -EINVAL;
+	if (o->modes & GP_BENCH_H2D)
+		rc = plan_host(&p, "h2d", GP_XFER_H2D);
+	if (!rc && (o->modes & GP_BENCH_D2H))
+		rc = plan_host(&p, "d2h", GP_XFER_D2H);
+	if (!rc && (o->modes & GP_BENCH_P2P))
+		rc = plan_p2p(&p);
+	if (!rc && (o->modes & GP_BENCH_BIDIR))
+		rc = plan_bidir(&p);
+	if (!rc && (o->modes & GP_BENCH_LATENCY))
+		rc = plan_latency(&p);
+	if (rc) {
+		free(p.rows);
+		return rc;
+	}
+	*rows = p.rows;
+	return p.n;
+}
+
+void gp_bench_floors(struct gp_bench_row *rows, int n, const struct gp_threshold *t, int nt)
+{
+	for (int i = 0; i < n; i++)
+		rows[i].floor = strcmp(rows[i].mode, "latency") ? gp_threshold_for(t, nt, rows[i].mode) : -1;
+}
+
+int gp_bench_below(const struct gp_bench_row *r)
+{
+	return r->done && r->floor > 0 && r->res.gbps.median < r->floor;
+}

@@ -1,0 +1,59 @@
+/* gpup2p — which measurements `gpup2p bench` makes: one row per path, memory kind, peer setting,
+ * direction and size, in a stable order; rows that cannot be measured (no peer access) are kept
+ * with the reason, so that machine formats show null rather than leave them out. Pure: no GPU. */
+#ifndef GPUP2P_BENCH_PLAN_H
+#define GPUP2P_BENCH_PLAN_H
+
+#include "gpup2p/bench.h"
+#include "gpup2p/xfer.h"
+
+enum {
+	GP_BENCH_H2D = 1, GP_BENCH_D2H = 2, GP_BENCH_P2P = 4, GP_BENCH_BIDIR = 8, GP_BENCH_LATENCY = 16,
+	GP_BENCH_ALL = 31,
+};
+
+/* Host memory kinds for h2d/d2h. */
+enum { GP_MEM_PINNED = 1, GP_MEM_PAGEABLE = 2 };
+
+struct gp_bench_opts {
+	int modes;                      /* GP_BENCH_* bits */
+	int gpus[GP_CUDA_MAX_GPUS];     /* the GPUs to measure (indexes), in order */
+	int ngpus;
+	uint64_t sizes[GP_SWEEP_MAX];   /* bandwidth sizes */
+	int nsizes;
+	uint64_t lat_size;              /* latency copy size */
+	int iters, reps;                /* bandwidth batches */
+	int lat_iters, lat_reps;        /* latency batches */
+	int mem;                        /* GP_MEM_* bits */
+	int numa;                       /* host memory node for every row, -1: each GPU's own node */
+	int no_verify;
+	const int *gpu_numa;            /* NUMA node of each GPU index (-1 unknown), may be NULL */
+	int (*can_peer)(void *ctx, int a, int b); /* 1 direct access possible */
+	void *ctx;
+	uint64_t seed;
+};
+
+struct gp_bench_row {
+	const char *mode;               /* "h2d", "d2h", "p2p", "bidir", "latency" */
+	const char *what;               /* latency: "h2d", "d2h" or "p2p"; else = mode */
+	struct gp_xfer_spec spec;
+	const char *skip;               /* not measured: why; NULL when measured */
+	struct gp_xfer_result res;      /* filled by the caller's run */
+	int done;                       /* res holds a measurement */
+	double floor;                   /* --min-bw for the row's mode, -1 none */
+};
+
+/* Plan the rows. Order: per mode (h2d, d2h, p2p, bidir, latency), then per GPU or pair, memory kind or
+ * peer setting and direction, then size. Returns the count (*rows malloc'ed), or -EINVAL/-ENOMEM. */
+int gp_bench_plan(const struct gp_bench_opts *o, struct gp_bench_row **rows);
+
+/* Set each row's floor from the thresholds. */
+void gp_bench_floors(struct gp_bench_row *rows, int n, const struct gp_threshold *t, int nt);
+
+/* 1 when a measured bandwidth row is below its floor. */
+int gp_bench_below(const struct gp_bench_row *r);
+
+/* The mode names --min-bw accepts (NULL-terminated). */
+extern const char *const gp_bench_threshold_modes[];
+
+#endif
