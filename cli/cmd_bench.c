@@ -208,9 +208,11 @@ int cmd_bench(struct cli *c, int argc, char **argv)
 		return rc;
 	for (int i = 0; i < o.b.ngpus; i++)
 		if (o.b.gpus[i] >= s.cuda.n) {
+			int ng = s.cuda.n;
+
 			xfer_close(c, &s);
 			return cli_usage("bench", "no GPU%d: CUDA sees %d GPU(s), numbered 0 to %d in PCI bus order",
-					 o.b.gpus[i], s.cuda.n, s.cuda.n - 1);
+					 o.b.gpus[i], ng, ng - 1);
 		}
 	if (!o.b.ngpus)
 		for (int i = 0; i < s.cuda.n; i++)

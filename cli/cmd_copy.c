@@ -111,14 +111,14 @@ int cmd_copy(struct cli *c, int argc, char **argv)
 		return rc;
 	if (o.gpu >= s.cuda.n || o.to >= s.cuda.n || (o.kind == GP_XFER_PEER && s.cuda.n < 2) ||
 	    (o.all && s.cuda.n < 2) || (o.kind == GP_XFER_PEER && o.to == o.gpu)) {
-		int g = o.gpu >= s.cuda.n ? o.gpu : o.to;
+		int g = o.gpu >= s.cuda.n ? o.gpu : o.to, ng = s.cuda.n;
 
 		xfer_close(c, &s);
-		if (s.cuda.n < 2 && (o.all || o.kind == GP_XFER_PEER))
-			return cli_usage("copy", "a peer copy needs two GPUs; CUDA sees %d", s.cuda.n);
+		if (ng < 2 && (o.all || o.kind == GP_XFER_PEER))
+			return cli_usage("copy", "a peer copy needs two GPUs; CUDA sees %d", ng);
 		if (o.to == o.gpu)
 			return cli_usage("copy", "--to must name another GPU than --gpu (d2d copies within one)");
-		return cli_usage("copy", "no GPU%d: CUDA sees %d GPU(s), numbered 0 to %d", g, s.cuda.n, s.cuda.n - 1);
+		return cli_usage("copy", "no GPU%d: CUDA sees %d GPU(s), numbered 0 to %d", g, ng, ng - 1);
 	}
 	rows = calloc((size_t)(s.cuda.n * s.cuda.n + 1), sizeof(*rows));
 	if (!rows) {
