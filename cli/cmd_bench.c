@@ -9,7 +9,8 @@ void help_bench(FILE *f)
 	fprintf(f,
 		"usage: gpup2p bench [h2d|d2h|p2p|bidir|latency|all] [--gpu N]... [--size S | --min S --max S\n"
 		"                    [--factor F]] [--iters K] [--reps R] [--pinned|--pageable] [--numa N]\n"
-		"                    [--min-bw [MODE=]GBPS]... [--no-verify] [--json|--csv|--jsonl]\n\n"
+		"                    [--p2p on|off|both] [--min-bw [MODE=]GBPS]... [--no-verify]\n"
+		"                    [--json|--csv|--jsonl]\n\n"
 		"Measure copy bandwidth and latency with CUDA's copy engines: host to GPU and back (pinned and\n"
 		"pageable host memory), GPU to GPU with peer access on and off, pushed (write) and pulled (read),\n"
 		"both directions at once, and the latency of small copies. Each timed batch of copies is queued\n"
@@ -25,6 +26,8 @@ void help_bench(FILE *f)
 		"  --reps R               timed batches (default 5)\n"
 		"  --pinned, --pageable   host memory for h2d/d2h (default both)\n"
 		"  --numa N               put host memory on NUMA node N for every GPU\n"
+		"  --p2p on|off|both      p2p/bidir: with peer access, without (copies staged by the driver),\n"
+		"                         or both (default)\n"
 		"  --min-bw [MODE=]GBPS   floor for every bandwidth mode, or for one (h2d, d2h, p2p, bidir);\n"
 		"                         repeatable; a median below it exits 1\n"
 		"  --verify, --no-verify  check the data after timing (default on)\n"
@@ -103,6 +106,10 @@ static int bench_opt(struct opts *o, int argc, char **argv, int *i)
 			return cli_usage("bench", "--min-bw wants GBPS or MODE=GBPS (MODE: h2d, d2h, p2p, bidir), not '%s'",
 					 v), -1;
 		o->nt++;
+	} else if ((v = cli_opt_value(argc, argv, i, "--p2p"))) {
+		if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both"))
+			return cli_usage("bench", "--p2p takes on, off or both, not '%s'", v), -1;
+		o->b.peer = !strcmp(v, "on") ? 1 : !strcmp(v, "off") ? 2 : 3;
 	} else if (!strcmp(argv[*i], "--pinned")) {
 		o->b.mem |= GP_MEM_PINNED;
 	} else if (!strcmp(argv[*i], "--pageable")) {

@@ -93,6 +93,12 @@ static struct gp_bench_row *peer_row(struct plan *p, const char *mode, const cha
 	return r;
 }
 
+/* Whether the peer setting p2p (1 on, 0 off) is asked for. */
+static int wants(const struct gp_bench_opts *o, int p2p)
+{
+	return !o->peer || (o->peer & (p2p ? 1 : 2));
+}
+
 static int plan_p2p(struct plan *p)
 {
 	const struct gp_bench_opts *o = p->o;
@@ -102,7 +108,7 @@ static int plan_p2p(struct plan *p)
 			if (i == j)
 				continue;
 			for (int p2p = 1; p2p >= 0; p2p--)
-				for (int read = 0; read <= 1; read++)
+				for (int read = 0; read <= 1 && wants(o, p2p); read++)
 					for (int k = 0; k < o->nsizes; k++)
 						if (!peer_row(p, "p2p", "p2p", o->gpus[i], o->gpus[j], p2p, read, 0, o->sizes[k]))
 							return -ENOMEM;
@@ -117,7 +123,7 @@ static int plan_bidir(struct plan *p)
 	for (int i = 0; i < o->ngpus; i++)
 		for (int j = i + 1; j < o->ngpus; j++)
 			for (int p2p = 1; p2p >= 0; p2p--)
-				for (int k = 0; k < o->nsizes; k++)
+				for (int k = 0; k < o->nsizes && wants(o, p2p); k++)
 					if (!peer_row(p, "bidir", "bidir", o->gpus[i], o->gpus[j], p2p, 0, 1, o->sizes[k]))
 						return -ENOMEM;
 	return 0;

@@ -158,10 +158,25 @@ int gp_cuda_open(struct gp_cuda *c, struct gp_err *e)
 	return 0;
 }
 
+int gp_cuda_scratch(struct gp_cuda *c, size_t n, void **p, struct gp_err *e)
+{
+	if (c->scratch_n < n) {
+		gp_cuda_host_free(c, c->scratch);
+		c->scratch = NULL;
+		c->scratch_n = 0;
+		if (gp_cuda_host_alloc(c, n, &c->scratch, e))
+			return -EIO;
+		c->scratch_n = n;
+	}
+	*p = c->scratch;
+	return 0;
+}
+
 void gp_cuda_close(struct gp_cuda *c)
 {
 	if (!c->lib)
 		return;
+	gp_cuda_host_free(c, c->scratch);
 	for (int i = 0; i < c->n; i++)
 		for (int j = 0; j < c->n; j++)
 			if (c->peer_on[i][j] && cu.p_cuCtxSetCurrent(c->gpu[i].ctx) == CUDA_SUCCESS)

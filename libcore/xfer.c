@@ -27,7 +27,8 @@ struct run {
 	struct gp_err *e;
 	struct lane l[2];
 	int nl;
-	void *stage;                   /* pinned, size bytes: patterns in and out of GPU memory */
+	void *stage;                   /* pinned, size bytes: patterns in and out of GPU memory (the
+	                                  session's scratch buffer) */
 	uint32_t *flag;                /* the gate word */
 	gp_dptr dflag;
 	void *hbuf[2];                 /* host buffers (pinned or pageable) */
@@ -207,7 +208,7 @@ static int setup(struct run *R)
 	struct lane *l = R->l;
 	void *h;
 
-	if (gp_cuda_host_alloc(R->c, s->size, &R->stage, R->e) ||
+	if (gp_cuda_scratch(R->c, s->size, &R->stage, R->e) ||
 	    gp_cuda_host_alloc(R->c, 64, (void **)&R->flag, R->e) || gp_cuda_host_dptr(R->c, R->flag, &R->dflag, R->e))
 		return -EIO;
 	R->nl = 1;
@@ -294,7 +295,6 @@ static void teardown(struct run *R)
 		else
 			free(R->hbuf[i]);
 	}
-	gp_cuda_host_free(R->c, R->stage);
 	gp_cuda_host_free(R->c, R->flag);
 }
 

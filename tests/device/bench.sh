@@ -20,7 +20,7 @@ for p in "h2d" "h2d --pageable" "d2h" "d2h --pageable" "d2d" "peer" "peer --gpu 
 	"$B" copy $p --size 100000007 --iters 3 -q >/dev/null; rc=$?   # odd size: tails checked too
 	check "copy $p (odd size): exit 0" "[ $rc -eq 0 ]"
 done
-"$B" bench all --size 64M --reps 3 --json >"$OUT/bench.json"; rc=$?
+"$B" bench all --size 16M --iters 5 --reps 2 --json >"$OUT/bench.json"; rc=$?
 check "bench all --json: exit 0" "[ $rc -eq 0 ]"
 check "bench JSON: valid, every measured row verified, bandwidth > 0" "python3 -c '
 import json,sys; d=json.load(open(\"$OUT/bench.json\")); r=d[\"results\"]
@@ -30,10 +30,10 @@ for x in r:
     assert (x[\"gbps\"] or 0)>0 or x[\"mode\"]==\"latency\", x
     assert x[\"mode\"]!=\"latency\" or (x[\"us\"]>0 and x[\"host_us\"]>0), x
 print(len(r), \"rows\")'"
-"$B" bench all --size 64M --reps 3 --csv >"$OUT/bench.csv"; rc=$?
+"$B" bench all --size 16M --iters 5 --reps 2 --csv >"$OUT/bench.csv"; rc=$?
 check "bench all --csv: exit 0, header + one line per JSON row" \
 	"[ $rc -eq 0 ] && [ \$((\$(wc -l <$OUT/bench.csv) - 1)) -eq \$(python3 -c 'import json;print(len(json.load(open(\"$OUT/bench.json\"))[\"results\"]))') ]"
-"$B" bench all --size 64M --reps 3 --jsonl >"$OUT/bench.jsonl"; rc=$?
+"$B" bench all --size 16M --iters 5 --reps 2 --jsonl >"$OUT/bench.jsonl"; rc=$?
 check "bench all --jsonl: exit 0, every line a JSON object with schema 1" \
 	"[ $rc -eq 0 ] && python3 -c 'import json,sys; [json.loads(l)[\"schema\"]==1 or sys.exit(1) for l in open(\"$OUT/bench.jsonl\")]'"
 "$B" bench all --size 64M --reps 3 | tee "$OUT/bench.txt"
@@ -41,7 +41,7 @@ check "bench all --jsonl: exit 0, every line a JSON object with schema 1" \
 check "--min-bw h2d=1000 (unreachable): exit 1" "[ $rc -eq 1 ]"
 "$B" bench h2d --pinned --size 64M --min-bw 1 -q >/dev/null; rc=$?
 check "--min-bw 1: exit 0" "[ $rc -eq 0 ]"
-"$B" bench --min 4K --max 64M --factor 4 p2p --gpu 0 --gpu 1 --reps 3 --csv >"$OUT/sweep.csv"; rc=$?
+"$B" bench --min 4K --max 64M --factor 4 p2p --gpu 0 --gpu 1 --reps 2 --csv >"$OUT/sweep.csv"; rc=$?
 check "sweep 4K..64M x4: exit 0, 8 sizes x 8 rows" "[ $rc -eq 0 ] && [ \$(( \$(wc -l <$OUT/sweep.csv) - 1 )) -eq 64 ]"
 "$B" bench h2d --pinned --numa 0 --size 64M --json >"$OUT/numa.json"; rc=$?
 check "--numa 0: host memory reported on node 0" \

@@ -6,7 +6,7 @@
 set -u
 OUT=${OUT:-/tmp/gpup2p-out}
 SIZE=${SIZE:-1G}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-2}
 B=$PWD/build/gpup2p
 P=$OUT/perf
 mkdir -p "$P"
@@ -15,7 +15,7 @@ bytes=$(python3 -c "import sys; s=sys.argv[1]; u={'K':10,'M':20,'G':30}; print(i
 for r in $(seq 1 "$ROUNDS"); do
 	"$B" bench h2d d2h --pinned --size "$SIZE" --iters 10 --reps 5 --jsonl >"$P/g-host-$r.jsonl" || echo "gpup2p host run $r: exit $?"
 	python3 tests/perf/torch_ref.py "$bytes" 10 5 >"$P/t-$r.json" || echo "torch run $r failed"
-	"$B" bench p2p bidir --size "$SIZE" --iters 10 --reps 5 --jsonl >"$P/g-peer-$r.jsonl" || echo "gpup2p peer run $r: exit $?"
+	"$B" bench p2p bidir --p2p on --size "$SIZE" --iters 10 --reps 5 --jsonl >"$P/g-peer-$r.jsonl" || echo "gpup2p peer run $r: exit $?"
 	"$B" bench latency --jsonl >"$P/g-lat-$r.jsonl" || echo "gpup2p latency run $r: exit $?"
 done
 python3 - "$P" "$ROUNDS" "$SIZE" <<'PY'

@@ -25,6 +25,7 @@ struct gp_bench_opts {
 	int iters, reps;                /* bandwidth batches */
 	int lat_iters, lat_reps;        /* latency batches */
 	int mem;                        /* GP_MEM_* bits */
+	int peer;                       /* p2p/bidir rows: 1 peer access on only, 2 off only, 3 (or 0) both */
 	int numa;                       /* host memory node for every row, -1: each GPU's own node */
 	int no_verify;
 	const int *gpu_numa;            /* NUMA node of each GPU index (-1 unknown), may be NULL */

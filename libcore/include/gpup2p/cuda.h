@@ -28,6 +28,8 @@ struct gp_cuda {
 	int n;                         /* GPUs, in PCI bus order */
 	struct gp_cuda_gpu gpu[GP_CUDA_MAX_GPUS];
 	int peer_on[GP_CUDA_MAX_GPUS][GP_CUDA_MAX_GPUS]; /* peer access enabled from i to j */
+	void *scratch;                 /* pinned host memory kept for reuse (gp_cuda_scratch) */
+	size_t scratch_n;
 };
 
 /* Load libcuda, cuInit, list the GPUs in PCI bus order and retain their primary contexts.
@@ -54,6 +56,10 @@ void gp_cuda_free(struct gp_cuda *c, int g, gp_dptr p);
 /* Page-locked host memory (cuMemHostAlloc, portable: usable from every GPU), and its release. */
 int gp_cuda_host_alloc(struct gp_cuda *c, size_t n, void **p, struct gp_err *e);
 void gp_cuda_host_free(struct gp_cuda *c, void *p);
+
+/* Pinned host memory of at least n bytes, kept by the session and reused by the next caller
+ * (pinning is slow: a GiB can take a second). Valid until the next call or gp_cuda_close. */
+int gp_cuda_scratch(struct gp_cuda *c, size_t n, void **p, struct gp_err *e);
 
 /* A device-visible pointer for mapped pinned host memory (for the stream gate). */
 int gp_cuda_host_dptr(struct gp_cuda *c, void *h, gp_dptr *d, struct gp_err *e);
