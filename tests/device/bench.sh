@@ -11,7 +11,7 @@ B=$PWD/build/gpup2p
 [ -d build/devlibs ] && export LD_LIBRARY_PATH=$PWD/build/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export NO_COLOR=1
 pass=0 fail=0
-check() { if eval "$2"; then echo "PASS $1"; pass=$((pass+1)); else echo "FAIL $1"; fail=$((fail+1)); fi; }
+check() { if eval "$2"; then echo "PASS $1 [${SECONDS}s]"; pass=$((pass+1)); else echo "FAIL $1 [${SECONDS}s]"; fail=$((fail+1)); fi; }
 
 nvidia-smi -L; nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1
 "$B" copy --all-pairs --size 256M --iters 5; rc=$?

@@ -13,6 +13,7 @@ mkdir -p "$P"
 [ -d build/devlibs ] && export LD_LIBRARY_PATH=$PWD/build/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 bytes=$(python3 -c "import sys; s=sys.argv[1]; u={'K':10,'M':20,'G':30}; print(int(s[:-1])<<u[s[-1]] if s[-1] in u else int(s))" "$SIZE")
 for r in $(seq 1 "$ROUNDS"); do
+	echo "round $r at ${SECONDS}s" >&2
 	"$B" bench h2d d2h --pinned --size "$SIZE" --iters 10 --reps 5 --jsonl >"$P/g-host-$r.jsonl" || echo "gpup2p host run $r: exit $?"
 	python3 tests/perf/torch_ref.py "$bytes" 10 5 >"$P/t-$r.json" || echo "torch run $r failed"
 	"$B" bench p2p bidir --p2p on --size "$SIZE" --iters 10 --reps 5 --jsonl >"$P/g-peer-$r.jsonl" || echo "gpup2p peer run $r: exit $?"
