@@ -148,6 +148,7 @@ static void json_row(struct gp_json *j, const struct gp_bench_row *r, int schema
 	num_or_null(j, "min_gbps", r->floor > 0, r->floor, 2);
 	gp_json_bool(j, "below_min", gp_bench_below(r));
 	gp_json_bool(j, "gated", m && r->res.gated);
+	gp_json_bool(j, "gate_forced", m && r->res.gate_forced);
 	gp_json_str(j, "skipped", r->skip);
 	gp_json_end(j, '}');
 }

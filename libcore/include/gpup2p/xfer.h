@@ -3,7 +3,9 @@
  *
  * A timed batch is `iters` copies queued behind a gate (the stream waits on a word in mapped pinned
  * host memory that the host sets once everything is queued), between two events: launch overhead is
- * not measured. Pageable host memory is not gated (the driver may block while queueing such a copy).
+ * not measured. Pageable host memory and peer copies without peer access are not gated (the driver
+ * may block the queueing thread until such a copy has run); a watchdog opens the gate after 5 s
+ * anyway, so that a driver that blocks elsewhere costs time, never a hang.
  * The destination holds a different pattern before the copies, and is checked byte by byte after. */
 #ifndef GPUP2P_XFER_H
 #define GPUP2P_XFER_H
