@@ -5,7 +5,7 @@ _gpup2p()
 	_init_completion -s || return
 
 	local global="--root --json --csv --jsonl --no-header --color= --verbose --quiet --help --version -v -q -h"
-	local commands="topo bar acs snapshot help"
+	local commands="topo bar acs copy bench snapshot help"
 	local cmd="" i
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
@@ -19,6 +19,10 @@ _gpup2p()
 	--root) _filedir -d; return ;;
 	--match) COMPREPLY=($(compgen -W "10de:* 15b3:* 1af4:1110" -- "$cur")); return ;;
 	--mode) COMPREPLY=($(compgen -W "redirect zero" -- "$cur")); return ;;
+	--p2p) COMPREPLY=($(compgen -W "on off both" -- "$cur")); return ;;
+	--size|--min|--max) COMPREPLY=($(compgen -W "4K 64K 1M 64M 256M 1G" -- "$cur")); return ;;
+	--min-bw) COMPREPLY=($(compgen -W "h2d= d2h= p2p= bidir=" -- "$cur")); compopt -o nospace; return ;;
+	--gpu|--to|--iters|--reps|--numa|--factor) return ;;
 	--state) _filedir; return ;;
 	--device)
 		local devs
@@ -34,8 +38,22 @@ _gpup2p()
 
 	case $cmd in
 	"") COMPREPLY=($(compgen -W "$global $commands" -- "$cur")) ;;
-	help) COMPREPLY=($(compgen -W "topo bar acs snapshot" -- "$cur")) ;;
+	help) COMPREPLY=($(compgen -W "topo bar acs copy bench snapshot" -- "$cur")) ;;
 	acs) COMPREPLY=($(compgen -W "--match --disable --restore --all --device --mode --state --dry-run $global" -- "$cur")) ;;
+	copy)
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--gpu --to --size --pinned --pageable --iters --numa --all-pairs $global" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "h2d d2h d2d peer" -- "$cur"))
+		fi
+		;;
+	bench)
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--gpu --size --min --max --factor --iters --reps --pinned --pageable --numa --p2p --min-bw --verify --no-verify $global" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "h2d d2h p2p bidir latency all" -- "$cur"))
+		fi
+		;;
 	topo) COMPREPLY=($(compgen -W "--tree --all --match $global" -- "$cur")) ;;
 	bar) COMPREPLY=($(compgen -W "--all --match $global" -- "$cur")) ;;
 	snapshot)

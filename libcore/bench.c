@@ -91,12 +91,12 @@ int gp_size_sweep(uint64_t min, uint64_t max, double factor, uint64_t *out, int 
 		if (v >= max)
 			break;
 		next = (double)v * factor;
-		if (next >= (double)max || (uint64_t)next <= v) {
+		if (next >= (double)max) {
 			if (k < maxn)
 				out[k++] = max;
 			break;
 		}
-		v = (uint64_t)next;
+		v = (uint64_t)next > v ? (uint64_t)next : v + 1; /* small sizes, small factors: one byte at least */
 	}
 	return k;
 }

@@ -7,7 +7,10 @@ BIN=$BUILD/gpup2p
 FX=$PWD/$BUILD/fixtures
 
 opts_of() { "$BIN" help "$1" | grep -oE -- '--[a-z][a-z-]*' | sort -u; }
-for cmd in topo bar acs snapshot; do
+# the commands are those gpup2p --help lists: a new command cannot miss its documentation
+cmds=$("$BIN" --help | sed -n '/^commands:/,/^$/p' | awk 'NR > 1 && NF { print $1 }')
+[ "$(wc -w <<<"$cmds")" -ge 6 ] && echo "ok - commands listed by --help: $(echo $cmds)" || echo "not ok - commands: $cmds"
+for cmd in $cmds; do
 	for o in $(opts_of "$cmd"); do
 		roff=$(sed 's/\\-/-/g' "man/gpup2p-$cmd.1" man/gpup2p.1)
 		grep -qF -- "$o" <<<"$roff" && echo "ok - $cmd $o in man page" || echo "not ok - $cmd $o missing from man page"
@@ -30,7 +33,9 @@ for c in 0 1 2 3 64 69 77; do
 		echo "not ok - exit code $c"
 done
 # README examples ("$ gpup2p ..." and "$ sudo gpup2p ...") run, against a private copy of a fixture
-# root (acs --disable/--restore write into it), in the README's order
+# root (acs --disable/--restore write into it), in the README's order; copy and bench run over the
+# libcuda test double (no GPU here)
+export GPUP2P_LIBCUDA=$PWD/$BUILD/tests/fakecuda/libcuda.so.1
 EX=$(mktemp -d)
 cp -a "$FX/dgx-h100" "$EX/root"
 grep -E '^    \$ (sudo )?gpup2p ' README.md | sed -E 's/^    \$ (sudo )?//; s/ +#.*$//' | while read -r line; do

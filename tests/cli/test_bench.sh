@@ -1,0 +1,155 @@
+#!/bin/bash
+# gpup2p copy and bench end to end without a GPU, over the libcuda test double (tests/fakecuda): formats,
+# numbers derived from the double's clock model, verification failures, CUDA errors, thresholds, exit
+# codes, usage errors, and the machine without CUDA.
+set -u
+BUILD=${BUILD:-build}
+BIN=$PWD/$BUILD/gpup2p
+FAKE=$PWD/$BUILD/tests/fakecuda/libcuda.so.1
+export GPUP2P_PCI_IDS=$PWD/tests/fixtures/pci.ids NO_COLOR=1 GPUP2P_LIBCUDA=$FAKE
+unset GPUP2P_ROOT FAKECUDA_GPUS FAKECUDA_NOPEER FAKECUDA_CORRUPT FAKECUDA_FAIL
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+ok() { echo "ok - $*"; }
+nok() { echo "not ok - $*"; }
+py() { python3 -c "$1" "${@:2}"; }
+
+# expect CODE PATTERN ARGS...: exit code and one stderr line matching PATTERN
+expect() {
+	local code=$1 pat=$2 err rc
+	shift 2
+	err=$("$BIN" "$@" 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" -eq "$code" ] && grep -qE -- "$pat" <<<"$err" && [ "$(printf '%s' "$err" | grep -c '')" -le 1 ]; then
+		ok "gpup2p $* -> $code"
+	else
+		nok "gpup2p $*: exit $rc (want $code), stderr: $err"
+	fi
+}
+
+[ -f "$FAKE" ] || { nok "test double $FAKE not built"; exit 0; }
+
+# bandwidth = bytes / (bytes / rate + 2 us per copy), the double's model
+"$BIN" copy h2d --size 1M --iters 4 --json >"$T/c.json"; rc=$?
+py 'import json,sys
+d=json.load(open(sys.argv[1])); r=d["results"][0]; n=1<<20
+want=round(n/(n/25e9+2e-6)/1e9,2)
+assert r["gbps"]==want and r["verified"] is True and r["reps"]==4 and r["memory"]=="pinned", (r, want)
+assert d["schema"]==1 and d["units"]["bandwidth"].startswith("GB/s") and len(d["gpus"])==2' "$T/c.json" &&
+	[ $rc -eq 0 ] && ok "copy h2d: GB/s from the clock model, verified, JSON header" || nok "copy h2d JSON: rc=$rc $(cat "$T/c.json")"
+py 'import json,sys; g=json.load(open(sys.argv[1]))["gpus"]; assert [x["bdf"] for x in g]==["0000:10:00.0","0000:20:00.0"], g' "$T/c.json" &&
+	ok "GPUs in PCI bus order although CUDA lists them the other way" || nok "GPU order"
+
+out=$("$BIN" copy --all-pairs --size 64K --iters 3 --csv --no-header); rc=$?
+[ $rc -eq 0 ] && [ "$(grep -c ',true,' <<<"$out")" = 2 ] && grep -q '^peer,peer,GPU0,GPU1,,on,write,65536,3,3,' <<<"$out" &&
+	ok "copy --all-pairs: both directions, peer access on, verified" || nok "all-pairs: rc=$rc $out"
+out=$(FAKECUDA_NOPEER=1 "$BIN" copy --all-pairs --size 64K --iters 2 --jsonl); rc=$?
+[ $rc -eq 0 ] && [ "$(grep -c '"p2p": *"off"' <<<"$out")" = 2 ] && ok "no peer access: pairs copied staged (p2p off), still checked" ||
+	nok "all-pairs without peer: rc=$rc $out"
+for p in "h2d --pageable" "d2h" "d2h --pageable" "d2d" "peer --gpu 1 --to 0"; do
+	"$BIN" copy $p --size 100003 --iters 3 -q >/dev/null; rc=$?
+	[ $rc -eq 0 ] && ok "copy $p, odd size: exit 0" || nok "copy $p: exit $rc"
+done
+
+# wrong data: exit 2, first bad byte with expected and found values
+for k in h2d d2h d2d peer; do
+	path=$k; [ $k = peer ] && path="peer --gpu 0 --to 1"
+	err=$(FAKECUDA_CORRUPT=$k "$BIN" copy $path --size 8K --iters 2 2>&1 >"$T/o.txt"); rc=$?
+	[ $rc -eq 2 ] && grep -qE "data wrong at byte 4097 of copy 1: expected 0x[0-9a-f]{2}, got 0x[0-9a-f]{2}" <<<"$err" &&
+		grep -q "WRONG DATA" "$T/o.txt" && ok "copy $k with a corrupted byte: exit 2 naming byte 4097" ||
+		nok "corrupt $k: rc=$rc $err"
+done
+err=$(FAKECUDA_CORRUPT=peer "$BIN" bench bidir --size 8K --iters 2 --reps 2 --p2p on 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && grep -q "data wrong at byte 4097 of the last copy" <<<"$err" && ok "bench bidir, corrupted: exit 2" ||
+	nok "bench corrupt: rc=$rc $err"
+
+# CUDA errors are named; no GPU and no libcuda are 69
+FAKECUDA_FAIL=cuMemAlloc_v2 expect 2 "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY" copy d2d --size 4K
+FAKECUDA_GPUS=0 expect 69 "no GPU" bench
+GPUP2P_LIBCUDA=/nonexistent/libcuda.so.1 expect 69 "CUDA not available" copy h2d
+FAKECUDA_GPUS=1 expect 64 "a peer copy needs two GPUs; CUDA sees 1" copy peer
+expect 64 "no GPU7: CUDA sees 2 GPU" copy h2d --gpu 7
+expect 64 "no GPU3: CUDA sees 2 GPU" bench --gpu 3
+
+# usage errors (before CUDA is touched)
+expect 64 "say which path" copy
+expect 64 "unknown path 'sideways'" copy sideways
+expect 64 "--all-pairs takes no path" copy h2d --all-pairs
+expect 64 "--pinned and --pageable exclude" copy h2d --pinned --pageable
+expect 64 "--pinned/--pageable go with h2d and d2h" copy peer --pinned
+expect 64 "--to goes with peer" copy h2d --to 1
+expect 64 "--size wants a size like" copy h2d --size 12Q
+expect 64 "--size 4T is too large" bench --size 4T
+expect 64 "--iters wants a whole number from 1" copy h2d --iters 0
+expect 64 "--gpu wants a GPU number" copy h2d --gpu -1
+expect 64 "unknown mode 'fast'" bench fast
+expect 64 "unknown option '--bogus'" bench --bogus
+expect 64 "--size and --min/--max exclude" bench --size 1M --min 1K --max 2K
+expect 64 "a sweep needs both --min and --max" bench --min 1K
+expect 64 "--factor goes with --min and --max" bench --factor 2
+expect 64 "--factor wants a number above 1" bench --min 1K --max 8K --factor 1
+expect 64 "--min must not be above --max" bench --min 8K --max 1K
+expect 64 "--min-bw wants GBPS or MODE=GBPS" bench --min-bw latency=5
+expect 64 "--p2p takes on, off or both" bench --p2p maybe
+expect 64 "--gpu 1 given twice" bench --gpu 1 --gpu 1
+expect 64 "--numa wants a NUMA node" bench --numa x
+
+# bench: every format, row counts, nulls for what was not measured
+"$BIN" bench --size 64K --iters 2 --reps 3 --json >"$T/b.json"; rc=$?
+py 'import json,sys
+d=json.load(open(sys.argv[1])); r=d["results"]
+modes=[x["mode"] for x in r]
+assert modes.count("h2d")==4 and modes.count("d2h")==4 and modes.count("p2p")==8 and modes.count("bidir")==2 and modes.count("latency")==6, modes
+for x in r:
+    assert x["verified"] is True and x["skipped"] is None, x
+    if x["mode"]=="latency": assert x["gbps"] is None and x["us"]>0 and x["host_us"]>0 and x["size"]==4, x
+    else: assert x["gbps"]>0 and x["host_us"] is None, x
+n=65536
+bd=[x for x in r if x["mode"]=="bidir" and x["p2p"]=="on"][0]
+assert bd["gbps"]==round(2*n/(n/300e9+2e-6)/1e9,2), bd
+off=[x for x in r if x["mode"]=="p2p" and x["p2p"]=="off"][0]
+assert off["gbps"]==round(n/(n/20e9+2e-6)/1e9,2) and off["gated"] is False, off
+pg=[x for x in r if x["mode"]=="h2d" and x["memory"]=="pageable"][0]
+assert pg["gbps"]==round(n/(n/12.5e9+2e-6)/1e9,2) and pg["gated"] is False, pg' "$T/b.json" && [ $rc -eq 0 ] &&
+	ok "bench all --json: 24 rows, numbers from the clock model, bidir counts both directions, latency rows" ||
+	nok "bench json: rc=$rc"
+"$BIN" bench --size 64K --iters 2 --reps 3 --csv >"$T/b.csv"
+[ "$(($(wc -l <"$T/b.csv") - 1))" = 24 ] && head -1 "$T/b.csv" | grep -q '^mode,path,src,dst,memory,p2p,op,size,iters,reps,gbps,' &&
+	ok "bench --csv: header and 24 rows" || nok "bench csv: $(head -3 "$T/b.csv")"
+"$BIN" bench --size 64K --iters 2 --reps 3 --csv --no-header | head -1 | grep -q '^h2d,h2d,host,GPU0,pinned,,,65536,2,3,' &&
+	ok "bench --csv --no-header: data from the first line" || nok "csv --no-header"
+"$BIN" bench --size 64K --iters 2 --reps 3 --jsonl >"$T/b.jsonl"
+py 'import json,sys
+rows=[json.loads(l) for l in open(sys.argv[1])]
+assert len(rows)==24 and all(r["schema"]==1 for r in rows)' "$T/b.jsonl" && ok "bench --jsonl: 24 objects, schema in each" ||
+	nok "bench jsonl"
+out=$(FAKECUDA_NOPEER=1 "$BIN" bench p2p bidir latency --size 64K --iters 2 --reps 2 --json); rc=$?
+py 'import json,sys
+r=json.loads(sys.argv[1])["results"]
+sk=[x for x in r if x["skipped"]]
+assert len(sk)==4+1+2 and all(x["gbps"] is None and x["verified"] is None for x in sk), sk' "$out" && [ $rc -eq 0 ] &&
+	ok "no peer access: p2p-on rows kept with null numbers and the reason" || nok "skipped rows: rc=$rc"
+out=$("$BIN" bench h2d --pinned --min 4K --max 1M --factor 4 --csv --no-header); rc=$?
+[ $rc -eq 0 ] && [ "$(cut -d, -f8 <<<"$out" | sort -un | tr '\n' ' ')" = "4096 16384 65536 262144 1048576 " ] &&
+	ok "sweep 4K..1M x4: 5 sizes per GPU" || nok "sweep: rc=$rc $out"
+out=$("$BIN" bench latency --size 64 --iters 100 --csv --no-header); rc=$?
+[ $rc -eq 0 ] && [ "$(cut -d, -f8 <<<"$out" | sort -u)" = 64 ] && [ "$(cut -d, -f9 <<<"$out" | sort -u)" = 100 ] &&
+	ok "latency alone: --size and --iters apply to it" || nok "latency options: $out"
+
+# thresholds: exit 1 below, 0 above; per mode
+"$BIN" bench h2d --pinned --size 1M --iters 2 --reps 2 --min-bw 30 -q >/dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] && ok "--min-bw 30 with 23.9 GB/s: exit 1" || nok "--min-bw 30: exit $rc"
+err=$("$BIN" bench h2d --pinned --size 1M --iters 2 --reps 2 --min-bw h2d=30 2>&1 >/dev/null)
+grep -q "h2d host->GPU0 pinned: 23.9 GB/s is below --min-bw 30.0" <<<"$err" && ok "below --min-bw: one line per result" ||
+	nok "below message: $err"
+"$BIN" bench h2d --pinned --size 1M --iters 2 --reps 2 --min-bw 20 --min-bw d2h=500 -q >/dev/null; rc=$?
+[ $rc -eq 0 ] && ok "--min-bw 20 with a d2h-only floor on an h2d run: exit 0" || nok "thresholds: exit $rc"
+"$BIN" bench h2d --pinned --size 1M --iters 2 --reps 2 --min-bw 30 --json 2>/dev/null | py 'import json,sys
+r=json.load(sys.stdin)["results"]; assert all(x["below_min"] and x["min_gbps"]==30 for x in r)' &&
+	ok "JSON marks below_min with the floor" || nok "below_min in JSON"
+"$BIN" bench h2d --pinned --size 64K --iters 2 --reps 2 --no-verify --json | py 'import json,sys
+r=json.load(sys.stdin)["results"]; assert all(x["verified"] is None for x in r)' && ok "--no-verify: verified is null" ||
+	nok "--no-verify"
+"$BIN" bench h2d --size 64K --iters 2 --reps 2 >"$T/t.txt"; rc=$?
+[ $rc -eq 0 ] && grep -q "^MODE  *SRC  *DST  *MEMORY" "$T/t.txt" && grep -q "GB/s = 1e9 bytes/s" "$T/t.txt" &&
+	ok "table with header and units" || nok "table: $(cat "$T/t.txt")"
