@@ -6,12 +6,14 @@
 #include "cli.h"
 #include "gpup2p/bench_plan.h"
 #include "gpup2p/cuda.h"
+#include "gpup2p/gpu.h"
 
 struct xfer_session {
 	struct gp_cuda cuda;
 	int numa[GP_CUDA_MAX_GPUS];      /* each GPU's NUMA node from sysfs, -1 unknown */
 	int gen[GP_CUDA_MAX_GPUS], width[GP_CUDA_MAX_GPUS]; /* current PCIe link, 0 unknown */
 	int pci_ok;                      /* the PCI model could be read */
+	char driver[32];                 /* NVIDIA driver version (NVML), "" unknown */
 };
 
 /* Open CUDA (exit 69 when unavailable or no GPU, 2 on a CUDA error; printed) and read each GPU's NUMA

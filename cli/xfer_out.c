@@ -169,6 +169,7 @@ static void json_doc(const struct xfer_session *s, const char *command, const st
 	gp_json_end(&j, '}');
 	snprintf(ver, sizeof(ver), "%d.%d", s->cuda.driver_version / 1000, s->cuda.driver_version % 1000 / 10);
 	gp_json_str(&j, "cuda_driver_api", ver);
+	gp_json_str(&j, "driver", s->driver[0] ? s->driver : NULL);
 	gp_json_arr(&j, "gpus");
 	for (int i = 0; i < s->cuda.n; i++) {
 		gp_json_obj(&j, NULL);

@@ -29,6 +29,13 @@ int xfer_open(struct cli *c, struct xfer_session *s)
 	} else if (!c->quiet) {
 		fprintf(stderr, "gpup2p: warning: %s (host memory is not placed on the GPUs' NUMA nodes)\n", e.msg);
 	}
+	{
+		struct gp_gpu_facts *f = calloc(1, sizeof(*f));
+
+		if (f && s->pci_ok && gp_gpu_facts_load(&c->root, f, &e) == 0)
+			snprintf(s->driver, sizeof(s->driver), "%s", f->driver);
+		free(f);
+	}
 	return 0;
 }
 
