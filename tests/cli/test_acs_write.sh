@@ -4,29 +4,16 @@
 set -u
 BUILD=${BUILD:-build}
 BIN=$PWD/$BUILD/gpup2p
+. tests/cli/lib.sh
 FX=$PWD/$BUILD/fixtures
 export GPUP2P_PCI_IDS=$PWD/tests/fixtures/pci.ids NO_COLOR=1
 unset GPUP2P_ROOT GPUP2P_TEST_NONROOT_WRITES
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
-ok() { echo "ok - $*"; }
-nok() { echo "not ok - $*"; }
 # sums of every config file of a tree: the picture of the hardware
 sums() { (cd "$1/sys/bus/pci/devices" && cat ./*/config | md5sum); }
 
-# expect CODE PATTERN ARGS...: exit code and a one-line stderr matching PATTERN
-expect() {
-	local code=$1 pat=$2 err rc
-	shift 2
-	err=$("$BIN" "$@" 2>&1 >/dev/null)
-	rc=$?
-	if [ "$rc" -eq "$code" ] && grep -qE -- "$pat" <<<"$err" && [ "$(printf '%s' "$err" | grep -c '')" -le 1 ]; then
-		ok "gpup2p $* -> $code"
-	else
-		nok "gpup2p $*: exit $rc (want $code), stderr: $err"
-	fi
-}
 
 cp -a "$FX/workstation" "$T/ws"
 W=$T/ws

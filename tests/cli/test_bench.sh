@@ -5,27 +5,14 @@
 set -u
 BUILD=${BUILD:-build}
 BIN=$PWD/$BUILD/gpup2p
+. tests/cli/lib.sh
 FAKE=$PWD/$BUILD/tests/fakecuda/libcuda.so.1
 export GPUP2P_PCI_IDS=$PWD/tests/fixtures/pci.ids NO_COLOR=1 GPUP2P_LIBCUDA=$FAKE
 unset GPUP2P_ROOT FAKECUDA_GPUS FAKECUDA_NOPEER FAKECUDA_CORRUPT FAKECUDA_FAIL
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-ok() { echo "ok - $*"; }
-nok() { echo "not ok - $*"; }
 py() { python3 -c "$1" "${@:2}"; }
 
-# expect CODE PATTERN ARGS...: exit code and one stderr line matching PATTERN
-expect() {
-	local code=$1 pat=$2 err rc
-	shift 2
-	err=$("$BIN" "$@" 2>&1 >/dev/null)
-	rc=$?
-	if [ "$rc" -eq "$code" ] && grep -qE -- "$pat" <<<"$err" && [ "$(printf '%s' "$err" | grep -c '')" -le 1 ]; then
-		ok "gpup2p $* -> $code"
-	else
-		nok "gpup2p $*: exit $rc (want $code), stderr: $err"
-	fi
-}
 
 [ -f "$FAKE" ] || { nok "test double $FAKE not built"; exit 0; }
 

@@ -3,24 +3,10 @@
 set -u
 BUILD=${BUILD:-build}
 BIN=$BUILD/gpup2p
+. tests/cli/lib.sh
 FX=$BUILD/fixtures
 export GPUP2P_PCI_IDS=$PWD/tests/fixtures/pci.ids NO_COLOR=1
 unset GPUP2P_ROOT
-
-# expect CODE PATTERN ARGS...: exit code CODE and stderr matching PATTERN in one line
-expect() {
-	local code=$1 pat=$2
-	shift 2
-	local err rc lines
-	err=$("$BIN" "$@" 2>&1 >/dev/null)
-	rc=$?
-	lines=$(printf '%s' "$err" | grep -c '')
-	if [ "$rc" -eq "$code" ] && grep -qE -- "$pat" <<<"$err" && [ "$lines" -le 1 ]; then
-		echo "ok - gpup2p $* -> $code"
-	else
-		echo "not ok - gpup2p $*: exit $rc (want $code), stderr: $err"
-	fi
-}
 
 expect 64 "unknown option '--bogus'" topo --bogus
 expect 64 "unknown command 'frobnicate'" frobnicate
