@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * gpup2p — the NVIDIA driver's documented peer-to-peer API, declared by the project for builds without
+ * the driver's source (with it, Kbuild uses its nv-p2p.h: NVIDIA_SRC_DIR or /usr/src/nvidia-*).
+ * Written from NVIDIA's published interface: nvidia_p2p_get_pages/put_pages/free_page_table and the
+ * page table they return (page table version 1.2: version, page_size, pages, entries, gpu_uuid).
+ */
+#ifndef GPUP2P_NV_P2P_DECL_H
+#define GPUP2P_NV_P2P_DECL_H
+
+#include <linux/types.h>
+
+#define NVIDIA_P2P_PAGE_SIZE_4KB   0
+#define NVIDIA_P2P_PAGE_SIZE_64KB  1
+#define NVIDIA_P2P_PAGE_SIZE_128KB 2
+
+struct nvidia_p2p_page {
+	u64 physical_address;
+	u32 registers[6];          /* per-architecture request registers, unused here */
+};
+
+struct nvidia_p2p_page_table {
+	u32 version;
+	u32 page_size;             /* NVIDIA_P2P_PAGE_SIZE_* */
+	struct nvidia_p2p_page **pages;
+	u32 entries;
+	u8 *gpu_uuid;
+};
+
+/* Pin [virtual_address, +length) (64 KiB aligned) of the caller's GPU memory; free_callback(data) is
+ * called when the memory goes away (NULL: persistent pages). 0 or -EINVAL/-ENOTSUPP/-ENOMEM/-EIO. */
+int nvidia_p2p_get_pages(u64 p2p_token, u32 va_space, u64 virtual_address, u64 length,
+			 struct nvidia_p2p_page_table **page_table, void (*free_callback)(void *data), void *data);
+
+/* Release pages pinned by nvidia_p2p_get_pages (never from inside the free callback). */
+int nvidia_p2p_put_pages(u64 p2p_token, u32 va_space, u64 virtual_address,
+			 struct nvidia_p2p_page_table *page_table);
+
+/* Free a page table after its free callback ran. */
+int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table);
+
+#endif

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/* Test only (never installed): the control interface of nvp2p_stub.ko, /dev/nvp2p_stub. */
+#ifndef NVP2P_STUB_H
+#define NVP2P_STUB_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define NVP2P_STUB_VA_BASE 0x7e0000000000ULL /* "GPU virtual addresses" start here */
+#define NVP2P_STUB_SCATTER 0x1u               /* physical pages of the range in reverse order */
+
+struct nvp2p_stub_alloc {
+	__u64 len;      /* in: bytes (rounded up to 64 KiB) */
+	__u64 va;       /* out: "GPU virtual address" */
+	__u64 bar_off;  /* out: offset of the first byte in the ivshmem BAR (without SCATTER) */
+	__u32 flags;
+	__u32 pad;
+};
+
+#define NVP2P_STUB_ALLOC _IOWR('n', 1, struct nvp2p_stub_alloc)
+#define NVP2P_STUB_FREE  _IOW('n', 2, __u64)   /* fires the free callbacks of every pin of the range */
+#define NVP2P_STUB_LIVE  _IOR('n', 3, __u64)   /* page tables handed out and not yet given back */
+
+#endif
