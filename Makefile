@@ -30,7 +30,7 @@ UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 LIBA = $(BUILD)/libgpup2p.a
 BIN = $(BUILD)/gpup2p
 
-.PHONY: all check check-only check-vm run deps install uninstall clean fixtures
+.PHONY: all check check-only check-vm kmod run deps install uninstall clean fixtures
 
 all: $(BIN)
 
@@ -87,6 +87,10 @@ check-only: $(BIN) $(UNIT_BIN) $(FAKECUDA) fixtures
 # a real kernel's sysfs and config space. Installs qemu and fetches the kernel on first use.
 check-vm: $(BIN)
 	@BUILD=$(BUILD) bash tests/vm/check.sh
+
+# gpup2p.ko for the running kernel (or KVER=/KDIR=); NVIDIA_SRC_DIR= to use the driver's nv-p2p.h
+kmod:
+	$(MAKE) -C kmod
 
 run:
 	@bash tests/deps.sh

@@ -5,8 +5,9 @@ set -u
 BUILD=${BUILD:-build}
 export BUILD
 bash tests/vm/setup.sh || { echo "0 passed, 1 failed (vm setup)"; exit 1; }
+bash tests/vm/build-kmod.sh || { echo "0 passed, 1 failed (building the modules)"; exit 1; }
 pass=0 fail=0
-for g in pcie; do
+for g in pcie kmod; do
 	start=$(date +%s)
 	bash tests/vm/run.sh "$g" "tests/vm/guest_$g.sh" 180
 	rc=$?

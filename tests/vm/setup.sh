@@ -44,6 +44,13 @@ if [ ! -f "$KROOT/lib/modules/$KVER/modules.dep" ]; then
 	depmod -b "$KROOT" "$KVER"
 fi
 
+# headers to build gpup2p.ko and the test stub for that kernel
+if [ ! -d "/usr/src/linux-headers-$KVER" ]; then
+	echo "vm setup: installing linux-headers-$KVER"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "linux-headers-$KVER" \
+		>"$VM/apt-headers.log" 2>&1 || { echo "vm setup: apt-get install linux-headers-$KVER failed" >&2; exit 69; }
+fi
+
 # vmlinux: the xz stream inside vmlinuz, uncompressed (PVH boot: ~4 s to init instead of ~10)
 if [ ! -s "$VM/vmlinux-$KVER" ]; then
 	off=$(LC_ALL=C grep -abo $'\xfd7zXZ' "$KROOT/boot/vmlinuz-$KVER" | head -1 | cut -d: -f1)
