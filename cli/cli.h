@@ -82,6 +82,8 @@ int cmd_acs(struct cli *c, int argc, char **argv);
 void help_acs(FILE *f);
 int cmd_snapshot(struct cli *c, int argc, char **argv);
 void help_snapshot(FILE *f);
+int cmd_enable(struct cli *c, int argc, char **argv);
+void help_enable(FILE *f);
 int cmd_copy(struct cli *c, int argc, char **argv);
 void help_copy(FILE *f);
 int cmd_bench(struct cli *c, int argc, char **argv);

@@ -5,7 +5,7 @@ _gpup2p()
 	_init_completion -s || return
 
 	local global="--root --json --csv --jsonl --no-header --color= --verbose --quiet --help --version -v -q -h"
-	local commands="topo bar acs copy bench snapshot help"
+	local commands="topo bar acs enable copy bench snapshot help"
 	local cmd="" i
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
@@ -24,6 +24,7 @@ _gpup2p()
 	--min-bw) COMPREPLY=($(compgen -W "h2d= d2h= p2p= bidir=" -- "$cur")); compopt -o nospace; return ;;
 	--gpu|--to|--iters|--reps|--numa|--factor) return ;;
 	--state) _filedir; return ;;
+	--module) _filedir ko; return ;;
 	--device)
 		local devs
 		devs=$(ls /sys/bus/pci/devices 2>/dev/null)
@@ -38,8 +39,9 @@ _gpup2p()
 
 	case $cmd in
 	"") COMPREPLY=($(compgen -W "$global $commands" -- "$cur")) ;;
-	help) COMPREPLY=($(compgen -W "topo bar acs copy bench snapshot" -- "$cur")) ;;
+	help) COMPREPLY=($(compgen -W "topo bar acs enable copy bench snapshot" -- "$cur")) ;;
 	acs) COMPREPLY=($(compgen -W "--match --disable --restore --all --device --mode --state --dry-run $global" -- "$cur")) ;;
+	enable) COMPREPLY=($(compgen -W "--module --peermem --status --disable --dry-run $global" -- "$cur")) ;;
 	copy)
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--gpu --to --size --pinned --pageable --iters --numa --all-pairs $global" -- "$cur"))

@@ -8,10 +8,12 @@ VM=$PWD/$BUILD/vm
 KVER=$(cat "$VM/kver")
 KDIR=/usr/src/linux-headers-$KVER
 [ -d "$KDIR" ] || { echo "build-kmod: $KDIR missing (tests/vm/setup.sh installs it)" >&2; exit 69; }
-rm -rf "$VM/kmod" "$VM/stub"
-mkdir -p "$VM/kmod" "$VM/stub"
+rm -rf "$VM/kmod" "$VM/stub" "$VM/peer"
+mkdir -p "$VM/kmod" "$VM/stub" "$VM/peer"
 cp -r kmod/. "$VM/kmod/"
 cp tests/vm/nvp2p_stub/* "$VM/stub/"
+cp tests/vm/fake_nv_peer_mem/* "$VM/peer/"
+make -s -C "$KDIR" M="$VM/peer" modules >"$VM/peer/build.log" 2>&1 || { cat "$VM/peer/build.log"; exit 2; }
 make -s -C "$KDIR" M="$VM/stub" modules >"$VM/stub/build.log" 2>&1 || { cat "$VM/stub/build.log"; exit 2; }
 make -s -C "$KDIR" M="$VM/kmod" KBUILD_EXTRA_SYMBOLS="$VM/stub/Module.symvers" modules >"$VM/kmod/build.log" 2>&1 ||
 	{ cat "$VM/kmod/build.log"; exit 2; }

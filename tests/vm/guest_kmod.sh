@@ -6,9 +6,29 @@ VM=$PWD/build/vm
 ok() { echo "ok - $*"; }
 nok() { echo "not ok - $*"; }
 chk() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+# both RC WANT OUTPUT PATTERN: the exit code is WANT and the output matches PATTERN
+both() { [ "$1" -eq "$2" ] && grep -q -- "$4" <<<"$3"; }
 
+B=$PWD/build/gpup2p
+KO=$VM/kmod/gpup2p.ko
+out=$("$B" enable --module "$KO" 2>&1); rc=$?
+chk "enable before the GPU driver: exit 2, says to load the NVIDIA driver ($out)" \
+	both $rc 2 "$out" 'the NVIDIA driver is not loaded (the kernel has no nvidia_p2p_get_pages)'
+out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$B" enable --module "$KO" 2>&1); rc=$?
+chk "enable as nobody: exit 77" both $rc 77 "$out" 'needs root'
 chk "insmod nvp2p_stub.ko (nvidia_p2p_* over the ivshmem BAR)" insmod "$VM/stub/nvp2p_stub.ko"
-chk "insmod gpup2p.ko" insmod "$VM/kmod/gpup2p.ko"
+out=$("$B" enable --module "$KO" --dry-run); rc=$?
+chk "enable --dry-run: says it would load, loads nothing" bash -c "[ $rc -eq 0 ] && grep -q 'would load' <<<'$out' && [ ! -e /sys/module/gpup2p ]"
+out=$("$B" enable --module "$KO"); rc=$?
+chk "enable --module: gpup2p.ko loaded through libkmod, /dev/gpup2p ready" both $rc 0 "$out" 'gpup2p.ko loaded'
+out=$("$B" enable --module "$KO"); rc=$?
+chk "enable again: idempotent" both $rc 0 "$out" 'loaded already'
+out=$("$B" enable --status); rc=$?
+chk "enable --status: loaded, pin backend kmod ABI 1.0" bash -c "[ $rc -eq 0 ] && grep -q '^gpup2p  *loaded' <<<'$out' && grep -q 'kmod (/dev/gpup2p, ABI 1.0)' <<<'$out'"
+insmod "$VM/peer/nv_peer_mem.ko"
+out=$("$B" enable --peermem --module "$KO" 2>&1); rc=$?
+chk "enable --peermem beside nv_peer_mem: refused, exit 2" both $rc 2 "$out" 'nv_peer_mem (Mellanox/MOFED) is loaded'
+rmmod nv_peer_mem
 chk "/dev/gpup2p is a character device, mode 0660" bash -c '[ -c /dev/gpup2p ] && [ "$(stat -c %a /dev/gpup2p)" = 660 ]'
 chk "counters under /sys/class/misc/gpup2p (abi 1.0)" bash -c '[ "$(cat /sys/class/misc/gpup2p/abi)" = 1.0 ] && [ "$(cat /sys/class/misc/gpup2p/pins)" = 0 ]'
 "$VM/kmod_test"
@@ -19,11 +39,15 @@ echo "# kmod_test exit $?"
 hp=$!
 for _ in $(seq 50); do grep -q held "$GPUP2P_VM_WS/hold.out" 2>/dev/null && break; sleep 0.1; done
 chk "a process holds a pin" [ "$(cat /sys/class/misc/gpup2p/pins)" = 1 ]
-rmmod gpup2p 2>/dev/null; rc=$?
-chk "rmmod with a pin outstanding is refused (module in use), no BUG" bash -c "[ $rc -ne 0 ] && [ -c /dev/gpup2p ]"
+out=$("$B" enable --disable 2>&1); rc=$?
+chk "enable --disable with a pin outstanding: refused (in use), exit 2, no BUG" \
+	bash -c "[ $rc -eq 2 ] && grep -q 'in use' <<<'$out' && [ -c /dev/gpup2p ]"
 kill "$hp"; wait "$hp" 2>/dev/null
 chk "the holder is gone: pins released" [ "$(cat /sys/class/misc/gpup2p/pins)" = 0 ]
-chk "rmmod gpup2p" rmmod gpup2p
+out=$("$B" enable --disable); rc=$?
+chk "enable --disable: unloaded" bash -c "[ $rc -eq 0 ] && grep -q 'gpup2p unloaded' <<<'$out' && [ ! -e /sys/module/gpup2p ]"
+out=$("$B" enable --disable); rc=$?
+chk "enable --disable again: nothing to do, exit 0" both $rc 0 "$out" 'was not loaded'
 chk "rmmod nvp2p_stub: every page table was given back" bash -c 'rmmod nvp2p_stub && ! dmesg | grep -q "never given back"'
 chk "dmesg: no BUG, WARNING or Oops" bash -c '! dmesg | grep -qE "BUG:|WARNING:|Oops|Call Trace"'
 chk "dmesg: the invalidation was logged, put_pages never followed a callback" \
