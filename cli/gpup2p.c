@@ -14,6 +14,8 @@ static const struct cli_cmd commands[] = {
 	{ "bar", cmd_bar, "BAR and Resizable BAR sizes against VRAM (large BAR), IOMMU mode", help_bar },
 	{ "acs", cmd_acs, "audit ACS on the bridges between GPUs and NICs; disable and restore it", help_acs },
 	{ "enable", cmd_enable, "load gpup2p.ko (and nvidia-peermem), show what is loaded, or unload", help_enable },
+	{ "pin", cmd_pin, "pin GPU memory through gpup2p.ko: page table and timings", help_pin },
+	{ "map", cmd_map, "pin, map to the CPU, copy both ways through the mapping, verified", help_map },
 	{ "copy", cmd_copy, "copy a pattern host<->GPU or GPU<->GPU and check every byte", help_copy },
 	{ "bench", cmd_bench, "bandwidth and latency of every copy path, verified", help_bench },
 	{ "snapshot", cmd_snapshot, "capture this machine's PCI/GPU state into an archive for --root", help_snapshot },

@@ -7,12 +7,24 @@
  *   FAKECUDA_NOPEER=1      cuDeviceCanAccessPeer says no
  *   FAKECUDA_CORRUPT=KIND  flip byte 4097 (or the last byte) of every copy of KIND: h2d, d2h, d2d, peer
  *   FAKECUDA_FAIL=SYMBOL   that entry point returns CUDA_ERROR_OUT_OF_MEMORY (e.g. cuMemAlloc_v2)
+ *   FAKECUDA_STUB=1        in the test guest: device memory comes from /dev/nvp2p_stub (the fake GPU
+ *                          address space gpup2p.ko pins) and is reached through the ivshmem BAR2
+ *                          (sysfs resource2), so that pin/map run end to end; cuMemFree frees the range
+ *                          (the free callback fires)
  * Rates of the virtual clock (GB/s): h2d 25, d2h 26 (pageable: half), within a GPU 1000, peer with
  * access 300, peer without 20 (bidir: each direction the same); every copy also costs 2 us. */
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../vm/nvp2p_stub/nvp2p_stub.h"
 
 #include <cuda.h>
 
@@ -60,8 +72,68 @@ static int is_pinned(const void *p)
 /* Device allocations remember their GPU. */
 static struct { void *p; size_t n; int dev; } dmem[256];
 
+/* Stub mode: the ivshmem BAR mapped here, the stub's control device. */
+static uint8_t *bar;
+static size_t bar_len;
+static int stubfd = -1;
+
+static int stub_mode(void)
+{
+	const char *s = getenv("FAKECUDA_STUB");
+
+	if (!s || *s != '1')
+		return 0;
+	if (stubfd >= 0)
+		return 1;
+	{
+		DIR *d = opendir("/sys/bus/pci/devices");
+		struct dirent *de;
+
+		while (d && (de = readdir(d))) {
+			char p[300], v[16] = "", dv[16] = "";
+			FILE *f;
+			int fd;
+
+			snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s/vendor", de->d_name);
+			if ((f = fopen(p, "r"))) { if (!fgets(v, sizeof(v), f)) v[0] = 0; fclose(f); }
+			snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s/device", de->d_name);
+			if ((f = fopen(p, "r"))) { if (!fgets(dv, sizeof(dv), f)) dv[0] = 0; fclose(f); }
+			if (strncmp(v, "0x1af4", 6) || strncmp(dv, "0x1110", 6))
+				continue;
+			snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s/resource2", de->d_name);
+			fd = open(p, O_RDWR);
+			if (fd >= 0) {
+				struct stat st; /* sysfs resource files give their size in stat, not lseek */
+
+				bar_len = fstat(fd, &st) ? 0 : (size_t)st.st_size;
+				bar = mmap(NULL, bar_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+				close(fd);
+				if (bar == MAP_FAILED)
+					bar = NULL;
+			}
+			break;
+		}
+		if (d)
+			closedir(d);
+	}
+	stubfd = bar ? open("/dev/nvp2p_stub", O_RDWR) : -1;
+	if (stubfd < 0 && !bar_len++)
+		fprintf(stderr, "fakecuda: FAKECUDA_STUB=1 but %s\n", bar ? "no /dev/nvp2p_stub" : "no ivshmem BAR2 to map");
+	return stubfd >= 0;
+}
+
+/* Where a device pointer's bytes are in this process. */
+static void *host_of(CUdeviceptr d)
+{
+	if (bar && d >= NVP2P_STUB_VA_BASE && d < NVP2P_STUB_VA_BASE + bar_len)
+		return bar + (d - NVP2P_STUB_VA_BASE);
+	return (void *)(uintptr_t)d;
+}
+
 static int dev_of(CUdeviceptr d)
 {
+	if (bar && d >= NVP2P_STUB_VA_BASE && d < NVP2P_STUB_VA_BASE + bar_len)
+		return 0;
 	for (int i = 0; i < 256; i++)
 		if (dmem[i].p && (char *)(uintptr_t)d >= (char *)dmem[i].p && (char *)(uintptr_t)d < (char *)dmem[i].p + dmem[i].n)
 			return dmem[i].dev;
@@ -157,6 +229,14 @@ EXPORT CUresult cuCtxDisablePeerAccess(CUcontext peer)
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
 	FAILPOINT("cuMemAlloc_v2");
+	if (stub_mode()) {
+		struct nvp2p_stub_alloc a = { .len = n };
+
+		if (ioctl(stubfd, NVP2P_STUB_ALLOC, &a))
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		*p = (CUdeviceptr)a.va;
+		return CUDA_SUCCESS;
+	}
 	for (int i = 0; i < 256; i++)
 		if (!dmem[i].p) {
 			dmem[i].p = malloc(n);
@@ -172,6 +252,11 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
 {
+	if (stub_mode() && p >= NVP2P_STUB_VA_BASE) {
+		__u64 va = p;
+
+		return ioctl(stubfd, NVP2P_STUB_FREE, &va) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+	}
 	for (int i = 0; i < 256; i++)
 		if (dmem[i].p && (CUdeviceptr)(uintptr_t)dmem[i].p == p) {
 			free(dmem[i].p);
@@ -216,14 +301,14 @@ EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *h, unsigned f
 EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
 {
 	FAILPOINT("cuMemcpyHtoDAsync_v2");
-	copy((void *)(uintptr_t)dst, src, n, "h2d", (struct fstream *)s, is_pinned(src) ? 25 : 12.5);
+	copy(host_of(dst), src, n, "h2d", (struct fstream *)s, is_pinned(src) ? 25 : 12.5);
 	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
 {
 	FAILPOINT("cuMemcpyDtoHAsync_v2");
-	copy(dst, (const void *)(uintptr_t)src, n, "d2h", (struct fstream *)s, is_pinned(dst) ? 26 : 13);
+	copy(dst, host_of(src), n, "d2h", (struct fstream *)s, is_pinned(dst) ? 26 : 13);
 	return CUDA_SUCCESS;
 }
 
@@ -235,7 +320,7 @@ EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dc, CUdeviceptr src
 	FAILPOINT("cuMemcpyPeerAsync");
 	if (dev_of(dst) != b || dev_of(src) != a)
 		return CUDA_ERROR_INVALID_VALUE;
-	copy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, a == b ? "d2d" : "peer", (struct fstream *)s,
+	copy(host_of(dst), host_of(src), n, a == b ? "d2d" : "peer", (struct fstream *)s,
 	     a == b ? 1000 : peer_on[q][other] ? 300 : 20);
 	return CUDA_SUCCESS;
 }

@@ -34,6 +34,23 @@ chk "counters under /sys/class/misc/gpup2p (abi 1.0)" bash -c '[ "$(cat /sys/cla
 "$VM/kmod_test"
 echo "# kmod_test exit $?"
 
+# the commands end to end: CUDA (the test double, its device memory from the stub) + gpup2p.ko
+export GPUP2P_LIBCUDA=$PWD/build/tests/fakecuda/libcuda.so.1 FAKECUDA_STUB=1
+out=$("$B" pin --size 1M 2>&1); rc=$?
+chk "gpup2p pin --size 1M: 16 pages of 64 KiB, write-combined, timings ($(echo $out | head -c 120))" \
+	both $rc 0 "$out" '16 pages of 64 KiB in 1 physically contiguous run(s); mapping write-combined'
+out=$("$B" map --size 1M --offset 12K 2>&1); rc=$?
+chk "gpup2p map --size 1M --offset 12K: written through the mapping, read back through CUDA, and back" \
+	both $rc 0 "$out" 'read through the mapping: .* written by CUDA: ok'
+for isa in memcpy sse4.1 avx2; do
+	out=$("$B" map --size 100K --isa $isa --json 2>&1); rc=$?
+	chk "gpup2p map --isa $isa --json: verified" both $rc 0 "$out" '"verified": true'
+done
+out=$("$B" map --size 64K --offset 5000 2>&1); rc=$?
+chk "gpup2p map --offset 5000: usage error 64" both $rc 64 "$out" 'multiple of 4K'
+chk "after the commands: nothing pinned, nothing mapped" bash -c '[ "$(cat /sys/class/misc/gpup2p/pins)" = 0 ] && [ "$(cat /sys/class/misc/gpup2p/maps)" = 0 ]'
+unset GPUP2P_LIBCUDA FAKECUDA_STUB
+
 # unload with pins outstanding: refused while a process holds them, fine once it is gone
 "$VM/kmod_test" hold >"$GPUP2P_VM_WS/hold.out" &
 hp=$!

@@ -1,0 +1,157 @@
+/* gpup2p — pin, map, copy through the mapping, verify through CUDA. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gpup2p/bench.h"
+#include "gpup2p/pinmap.h"
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+struct pm {
+	struct gp_cuda *c;
+	const struct gp_pinmap_spec *s;
+	struct gp_pinmap_result *r;
+	struct gp_err *e;
+	gp_cuda_stream *st;
+	uint8_t *host;             /* pinned, size bytes */
+	void *map;
+};
+
+/* Copy through the mapping `iters` times (direction dir), then check through CUDA. */
+static int through_map(struct pm *P, int dir)
+{
+	const struct gp_pinmap_spec *s = P->s;
+	double *t = calloc((size_t)s->iters, sizeof(double));
+	uint64_t seed = dir == GP_PM_WRITE ? 11 : 12;
+	gp_dptr at = P->r->va + s->offset;
+	struct gp_stats st;
+	int64_t bad;
+
+	if (!t)
+		return gp_err_set(P->e, GP_E_FAIL, ENOMEM, "out of memory");
+	if (dir == GP_PM_READ) {
+		/* the GPU holds the pattern (written by CUDA), the host buffer something else */
+		gp_pattern_fill(P->host, s->size, seed);
+		if (gp_cuda_h2d(P->c, P->st, at, P->host, s->size, P->e) || gp_cuda_sync(P->c, P->st, P->e)) {
+			free(t);
+			return -EIO;
+		}
+		memset(P->host, 0, s->size);
+	} else {
+		gp_pattern_fill(P->host, s->size, seed);
+	}
+	for (int k = 0; k < s->iters; k++) {
+		double t0 = now_us();
+
+		if (dir == GP_PM_WRITE)
+			gp_wccopy_to(P->map, P->host, s->size, s->isa);
+		else
+			gp_wccopy_from(P->host, P->map, s->size, s->isa);
+		t[k] = now_us() - t0;
+	}
+	if (dir == GP_PM_WRITE) {
+		/* read back through CUDA into the cleared host buffer */
+		memset(P->host, 0, s->size);
+		if (gp_cuda_d2h(P->c, P->st, P->host, at, s->size, P->e) || gp_cuda_sync(P->c, P->st, P->e)) {
+			free(t);
+			return -EIO;
+		}
+	}
+	bad = gp_pattern_check(P->host, s->size, seed, &P->r->want, &P->r->got);
+	if (bad >= 0 && P->r->verified != 0) {
+		P->r->verified = 0;
+		P->r->bad_dir = dir;
+		P->r->bad_offset = bad;
+	} else if (P->r->verified < 0) {
+		P->r->verified = 1;
+	}
+	{
+		double *g = calloc((size_t)s->iters, sizeof(double)), tmin = t[0];
+
+		for (int k = 0; k < s->iters; k++) {
+			if (g)
+				g[k] = gp_gbps(s->size, t[k] / 1e3);
+			if (t[k] < tmin)
+				tmin = t[k];
+		}
+		gp_stats_compute(g, g ? s->iters : 0, &st);
+		free(g);
+		t[0] = tmin;
+	}
+	if (dir == GP_PM_WRITE) {
+		P->r->write_gbps = st.median;
+		P->r->write_us_min = t[0];
+	} else {
+		P->r->read_gbps = st.median;
+		P->r->read_us_min = t[0];
+	}
+	free(t);
+	return 0;
+}
+
+int gp_pinmap_run(struct gp_cuda *c, const struct gp_pinmap_spec *s, struct gp_pinmap_result *r, struct gp_err *e)
+{
+	struct pm P = { .c = c, .s = s, .r = r, .e = e };
+	struct gp_pin_dev d;
+	uint64_t span = (s->offset + s->size + 65535) & ~65535ULL;
+	double t0;
+	int rc, pinned = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->verified = -1;
+	r->bad_offset = -1;
+	if (s->offset % 4096 || s->size == 0 || s->iters < 1 || s->gpu < 0 || s->gpu >= c->n)
+		return gp_err_set(e, GP_E_USAGE, EINVAL, "size must be > 0, offset a multiple of 4 KiB, GPU in range");
+	if ((rc = gp_pin_open(&d, s->device, e)))
+		return rc;
+	t0 = now_us();
+	rc = gp_cuda_alloc(c, s->gpu, span, &r->va, e);
+	r->alloc_us = now_us() - t0;
+	if (!rc && r->va % 65536)
+		rc = gp_err_set(e, GP_E_FAIL, EINVAL, "cuMemAlloc returned 0x%llx, not 64 KiB aligned",
+				(unsigned long long)r->va);
+	if (!rc) {
+		t0 = now_us();
+		rc = gp_pin_range(&d, r->va, span, s->persistent ? 1 : 0, &r->r, e);
+		r->pin_us = now_us() - t0;
+		pinned = !rc;
+	}
+	if (!rc && s->what != GP_PM_PIN_ONLY) {
+		rc = gp_cuda_stream_new(c, s->gpu, &P.st, e) || gp_cuda_scratch(c, s->size, (void **)&P.host, e) ? -EIO : 0;
+		if (!rc) {
+			t0 = now_us();
+			rc = gp_pin_map(&d, &r->r, s->offset, s->size, &P.map, e);
+			r->map_us = now_us() - t0;
+		}
+		if (!rc && (s->what & GP_PM_WRITE))
+			rc = through_map(&P, GP_PM_WRITE);
+		if (!rc && (s->what & GP_PM_READ))
+			rc = through_map(&P, GP_PM_READ);
+		if (P.map) {
+			t0 = now_us();
+			gp_pin_unmap(P.map, s->size);
+			r->unmap_us = now_us() - t0;
+		}
+		gp_cuda_stream_free(c, P.st);
+	}
+	if (pinned) {
+		struct gp_err e2 = { 0 };
+
+		t0 = now_us();
+		if (gp_pin_release(&d, &r->r, rc ? &e2 : e) && !rc)
+			rc = -EIO;
+		r->unpin_us = now_us() - t0;
+	}
+	if (r->va)
+		gp_cuda_free(c, s->gpu, r->va);
+	gp_pin_close(&d);
+	return rc;
+}
