@@ -5,7 +5,7 @@ _gpup2p()
 	_init_completion -s || return
 
 	local global="--root --json --csv --jsonl --no-header --color= --verbose --quiet --help --version -v -q -h"
-	local commands="topo bar acs enable copy bench snapshot help"
+	local commands="topo bar acs enable pin map copy bench snapshot help"
 	local cmd="" i
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
@@ -22,7 +22,8 @@ _gpup2p()
 	--p2p) COMPREPLY=($(compgen -W "on off both" -- "$cur")); return ;;
 	--size|--min|--max) COMPREPLY=($(compgen -W "4K 64K 1M 64M 256M 1G" -- "$cur")); return ;;
 	--min-bw) COMPREPLY=($(compgen -W "h2d= d2h= p2p= bidir=" -- "$cur")); compopt -o nospace; return ;;
-	--gpu|--to|--iters|--reps|--numa|--factor) return ;;
+	--gpu|--to|--iters|--reps|--numa|--factor|--offset) return ;;
+	--isa) COMPREPLY=($(compgen -W "memcpy sse4.1 avx2 avx512 movdir64b" -- "$cur")); return ;;
 	--state) _filedir; return ;;
 	--module) _filedir ko; return ;;
 	--device)
@@ -39,9 +40,11 @@ _gpup2p()
 
 	case $cmd in
 	"") COMPREPLY=($(compgen -W "$global $commands" -- "$cur")) ;;
-	help) COMPREPLY=($(compgen -W "topo bar acs enable copy bench snapshot" -- "$cur")) ;;
+	help) COMPREPLY=($(compgen -W "topo bar acs enable pin map copy bench snapshot" -- "$cur")) ;;
 	acs) COMPREPLY=($(compgen -W "--match --disable --restore --all --device --mode --state --dry-run $global" -- "$cur")) ;;
 	enable) COMPREPLY=($(compgen -W "--module --peermem --status --disable --dry-run $global" -- "$cur")) ;;
+	pin) COMPREPLY=($(compgen -W "--gpu --size --persistent $global" -- "$cur")) ;;
+	map) COMPREPLY=($(compgen -W "--gpu --size --offset --iters --isa $global" -- "$cur")) ;;
 	copy)
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--gpu --to --size --pinned --pageable --iters --numa --all-pairs $global" -- "$cur"))

@@ -140,3 +140,13 @@ r=json.load(sys.stdin)["results"]; assert all(x["verified"] is None for x in r)'
 "$BIN" bench h2d --size 64K --iters 2 --reps 2 >"$T/t.txt"; rc=$?
 [ $rc -eq 0 ] && grep -q "^MODE  *SRC  *DST  *MEMORY" "$T/t.txt" && grep -q "GB/s = 1e9 bytes/s" "$T/t.txt" &&
 	ok "table with header and units" || nok "table: $(cat "$T/t.txt")"
+
+# pin and map without gpup2p.ko here: the error says how to load it; usage errors before anything
+GPUP2P_DEVICE=/nonexistent/gpup2p expect 69 "gpup2p.ko is not loaded: run 'gpup2p enable'" map
+GPUP2P_DEVICE=/nonexistent/gpup2p expect 69 "gpup2p.ko is not loaded" pin --size 1M
+GPUP2P_DEVICE=/dev/null expect 69 "version handshake failed" pin
+expect 64 "--offset must be a multiple of 4K" map --offset 5000
+expect 64 "--isa takes memcpy, sse4.1, avx2, avx512 or movdir64b" map --isa mmx
+expect 64 "unknown option '--offset'" pin --offset 4K
+expect 64 "unknown option '--persistent'" map --persistent
+GPUP2P_LIBCUDA=/nonexistent/libcuda.so.1 expect 69 "CUDA not available" map
