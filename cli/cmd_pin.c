@@ -50,7 +50,7 @@ static void print(const struct cli *c, const struct gp_pinmap_spec *s, const str
 		gp_json_int(&j, "schema", 1);
 		gp_json_str(&j, "command", cmd);
 		gp_json_int(&j, "gpu", s->gpu);
-		gp_json_str(&j, "backend", "kmod");
+		gp_json_str(&j, "backend", r->backend);
 		gp_json_u64(&j, "va", r->va);
 		gp_json_u64(&j, "pinned", r->r.len);
 		gp_json_int(&j, "page_size", r->r.page_size);
@@ -71,8 +71,11 @@ static void print(const struct cli *c, const struct gp_pinmap_spec *s, const str
 		gp_json_end(&j, '}');
 		return;
 	}
-	printf("GPU%d: pinned %llu bytes at GPU address 0x%llx through gpup2p.ko\n", s->gpu, (unsigned long long)r->r.len,
-	       (unsigned long long)r->va);
+	if (!strcmp(r->backend, "dmabuf"))
+		printf("GPU%d: mapped through a CUDA dma-buf export (gpup2p.ko not loaded): no page table to show\n", s->gpu);
+	else
+		printf("GPU%d: pinned %llu bytes at GPU address 0x%llx through gpup2p.ko\n", s->gpu,
+		       (unsigned long long)r->r.len, (unsigned long long)r->va);
 	printf("  page table: %u pages of %u KiB in %u physically contiguous run(s); mapping %s\n", r->r.npages,
 	       r->r.page_size >> 10, r->r.nruns, gp_pin_map_type_name(r->r.map_type));
 	printf("  pin %.1f us (in the driver), unpin %.1f us\n", r->r.pin_ns / 1e3, r->unpin_us);

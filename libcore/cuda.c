@@ -51,6 +51,8 @@ struct gp_cuda_stream {
 #define X_FIELD(f, sym, args) CUresult (*p_##f) args;
 static struct {
 	CU_FUNCS(X_FIELD)
+	/* optional: CUDA 11.7+ drivers */
+	CUresult (*p_cuMemGetHandleForAddressRange)(void *, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long);
 } cu;
 
 /* Fill an error with the call and its CUDA error name. */
@@ -81,6 +83,7 @@ static int load(struct gp_cuda *c, struct gp_err *e)
 	if (!(*(void **)&cu.p_##f = dlsym(c->lib, sym)) && !miss) \
 		miss = sym;
 	CU_FUNCS(X_LOAD)
+	*(void **)&cu.p_cuMemGetHandleForAddressRange = dlsym(c->lib, "cuMemGetHandleForAddressRange");
 	if (!cu.p_cuEventElapsedTime) /* drivers before 12.8 export only the first version */
 		*(void **)&cu.p_cuEventElapsedTime = dlsym(c->lib, "cuEventElapsedTime");
 	if (miss && !(cu.p_cuEventElapsedTime && !strcmp(miss, "cuEventElapsedTime_v2"))) {
@@ -347,6 +350,19 @@ int gp_cuda_elapsed(struct gp_cuda *c, void *a, void *b, float *ms, struct gp_er
 	(void)c;
 	CU(cuEventSynchronize, ((CUevent)b));
 	CU(cuEventElapsedTime, (ms, (CUevent)a, (CUevent)b));
+	return 0;
+}
+
+int gp_cuda_dmabuf_fd(struct gp_cuda *c, int g, gp_dptr p, size_t n, int *fd, struct gp_err *e)
+{
+	int h = -1;
+
+	if (!cu.p_cuMemGetHandleForAddressRange)
+		return gp_err_set(e, GP_E_UNAVAIL, ENOSYS, "this driver cannot export dma-bufs (no cuMemGetHandleForAddressRange)");
+	if (gp_cuda_use(c, g, e))
+		return -EIO;
+	CU(cuMemGetHandleForAddressRange, (&h, (CUdeviceptr)p, n, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0));
+	*fd = h;
 	return 0;
 }
 

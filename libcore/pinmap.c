@@ -1,8 +1,11 @@
 /* gpup2p — pin, map, copy through the mapping, verify through CUDA. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gpup2p/bench.h"
 #include "gpup2p/pinmap.h"
@@ -23,6 +26,8 @@ struct pm {
 	gp_cuda_stream *st;
 	uint8_t *host;             /* pinned, size bytes */
 	void *map;
+	void *dmabuf_base;         /* the dma-buf backend's whole mapping */
+	uint64_t dmabuf_len;
 };
 
 /* Copy through the mapping `iters` times (direction dir), then check through CUDA. */
@@ -97,6 +102,35 @@ static int through_map(struct pm *P, int dir)
 	return 0;
 }
 
+/* Without gpup2p.ko: map through a dma-buf export where the driver allows it (mmap of the fd).
+ * Returns 0 and the mapping, or the combined reason neither backend works. */
+static int dmabuf_map(struct pm *P, const char *kmod_why, uint64_t span)
+{
+	struct gp_err e2 = { 0 };
+	int fd = -1;
+	void *m;
+
+	if (gp_cuda_alloc(P->c, P->s->gpu, span, &P->r->va, P->e))
+		return -EIO;
+	if (gp_cuda_dmabuf_fd(P->c, P->s->gpu, P->r->va, span, &fd, &e2))
+		return gp_err_set(P->e, GP_E_UNAVAIL, ENODEV, "no pin backend: %s; dma-buf: %s", kmod_why, e2.msg);
+	m = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		int err = errno;
+
+		close(fd);
+		return gp_err_set(P->e, GP_E_UNAVAIL, err, "no pin backend: %s; dma-buf: exported, but mmap of it fails with "
+				  "errno %d (%s): this driver does not map dma-bufs for the CPU", kmod_why, err,
+				  err == 524 ? "ENOTSUPP" : strerror(err));
+	}
+	close(fd);
+	P->map = (uint8_t *)m + P->s->offset;
+	P->dmabuf_len = span;
+	P->dmabuf_base = m;
+	P->r->backend = "dmabuf";
+	return 0;
+}
+
 int gp_pinmap_run(struct gp_cuda *c, const struct gp_pinmap_spec *s, struct gp_pinmap_result *r, struct gp_err *e)
 {
 	struct pm P = { .c = c, .s = s, .r = r, .e = e };
@@ -110,8 +144,28 @@ int gp_pinmap_run(struct gp_cuda *c, const struct gp_pinmap_spec *s, struct gp_p
 	r->bad_offset = -1;
 	if (s->offset % 4096 || s->size == 0 || s->iters < 1 || s->gpu < 0 || s->gpu >= c->n)
 		return gp_err_set(e, GP_E_USAGE, EINVAL, "size must be > 0, offset a multiple of 4 KiB, GPU in range");
-	if ((rc = gp_pin_open(&d, s->device, e)))
+	r->backend = "kmod";
+	if ((rc = gp_pin_open(&d, s->device, e))) {
+		char why[768];
+
+		if (e->cls != GP_E_UNAVAIL || s->what == GP_PM_PIN_ONLY)
+			return rc;
+		snprintf(why, sizeof(why), "%s", e->msg);
+		rc = dmabuf_map(&P, why, span);
+		if (!rc && !(rc = gp_cuda_stream_new(c, s->gpu, &P.st, e) || gp_cuda_scratch(c, s->size, (void **)&P.host, e)
+				   ? -EIO : 0)) {
+			if (s->what & GP_PM_WRITE)
+				rc = through_map(&P, GP_PM_WRITE);
+			if (!rc && (s->what & GP_PM_READ))
+				rc = through_map(&P, GP_PM_READ);
+		}
+		if (P.dmabuf_base)
+			munmap(P.dmabuf_base, P.dmabuf_len);
+		gp_cuda_stream_free(c, P.st);
+		if (r->va)
+			gp_cuda_free(c, s->gpu, r->va);
 		return rc;
+	}
 	t0 = now_us();
 	rc = gp_cuda_alloc(c, s->gpu, span, &r->va, e);
 	r->alloc_us = now_us() - t0;

@@ -86,4 +86,8 @@ int gp_cuda_mark(struct gp_cuda *c, gp_cuda_stream *s, void **ev, struct gp_err 
 int gp_cuda_elapsed(struct gp_cuda *c, void *a, void *b, float *ms, struct gp_err *e);
 void gp_cuda_event_free(struct gp_cuda *c, void *ev);
 
+/* Export [p, p+n) of GPU g's memory as a dma-buf file descriptor (cuMemGetHandleForAddressRange).
+ * GP_E_UNAVAIL when the driver has no such call. */
+int gp_cuda_dmabuf_fd(struct gp_cuda *c, int g, gp_dptr p, size_t n, int *fd, struct gp_err *e);
+
 #endif

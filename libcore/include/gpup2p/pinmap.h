@@ -22,7 +22,8 @@ struct gp_pinmap_spec {
 };
 
 struct gp_pinmap_result {
-	struct gp_pin_region r;    /* as pinned */
+	const char *backend;       /* "kmod", or "dmabuf" (no gpup2p.ko, and the driver maps dma-bufs) */
+	struct gp_pin_region r;    /* as pinned (kmod) */
 	uint64_t va;               /* the CUDA allocation */
 	double alloc_us, pin_us, map_us, unmap_us, unpin_us;
 	double write_gbps, read_gbps;   /* median through the mapping, GB/s = 1e9 B/s; 0 not measured */
@@ -33,7 +34,9 @@ struct gp_pinmap_result {
 	uint8_t want, got;
 };
 
-/* Run it. GP_E_UNAVAIL when gpup2p.ko is not loaded (the message says how to load it). */
+/* Run it. Without gpup2p.ko, map falls back to a CUDA dma-buf export mapped with mmap where the
+ * driver allows that; GP_E_UNAVAIL with both reasons when neither works (the message says how to
+ * load the module, and what the dma-buf attempt gave). */
 int gp_pinmap_run(struct gp_cuda *c, const struct gp_pinmap_spec *s, struct gp_pinmap_result *r, struct gp_err *e);
 
 #endif
