@@ -6,6 +6,7 @@ MANDIR = $(PREFIX)/share/man/man1
 BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR = $(PREFIX)/share/zsh/vendor-completions
 SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system
+UDEVDIR ?= $(PREFIX)/lib/udev/rules.d
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
@@ -110,10 +111,12 @@ install: $(BIN)
 	install -d $(DESTDIR)$(SYSTEMDDIR)
 	sed 's|@BINDIR@|$(BINDIR)|g' systemd/gpup2p-acs.service.in >$(DESTDIR)$(SYSTEMDDIR)/gpup2p-acs.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/gpup2p-acs.service
+	install -d $(DESTDIR)$(UDEVDIR)
+	install -m 0644 udev/60-gpup2p.rules $(DESTDIR)$(UDEVDIR)/60-gpup2p.rules
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/gpup2p $(DESTDIR)$(BASHCOMPDIR)/gpup2p $(DESTDIR)$(ZSHCOMPDIR)/_gpup2p
-	rm -f $(DESTDIR)$(SYSTEMDDIR)/gpup2p-acs.service
+	rm -f $(DESTDIR)$(SYSTEMDDIR)/gpup2p-acs.service $(DESTDIR)$(UDEVDIR)/60-gpup2p.rules
 	rm -f $(patsubst man/%,$(DESTDIR)$(MANDIR)/%,$(wildcard man/*.1))
 
 clean:

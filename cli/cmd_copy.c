@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpup2p/pinmap.h"
 #include "xfer_cli.h"
 
 void help_copy(FILE *f)
@@ -10,6 +11,7 @@ void help_copy(FILE *f)
 	fprintf(f,
 		"usage: gpup2p copy h2d|d2h|d2d|peer [--gpu N] [--to M] [--size S] [--pinned|--pageable]\n"
 		"                   [--iters K] [--numa N] [--json|--csv|--jsonl]\n"
+		"       gpup2p copy h2d|d2h --via map [--gpu N] [--size S] [--iters K]\n"
 		"       gpup2p copy --all-pairs [--size S] [--iters K]\n\n"
 		"Copy a pattern that differs for every byte and every copy, check every byte on the other side,\n"
 		"and print the bandwidth (each copy timed on the GPU, median with min and max).\n"
@@ -24,13 +26,15 @@ void help_copy(FILE *f)
 		"  --pinned, --pageable  host memory for h2d/d2h (default pinned)\n"
 		"  --iters K    copies, each with a new pattern (default 10)\n"
 		"  --numa N     put host memory on NUMA node N\n"
+		"  --via map    h2d/d2h by the CPU through a gpup2p.ko mapping of the GPU memory (needs the\n"
+		"               module: gpup2p enable), checked through CUDA; default: CUDA's copy engines\n"
 		"  --json, --csv, --jsonl, --no-header, -q: see gpup2p --help\n\n"
 		"Exit: 0 every byte right, 2 a wrong byte (offset, expected and found are printed) or a CUDA\n"
 		"error, 64 usage, 69 CUDA not available or no GPU.\n");
 }
 
 struct copt {
-	int kind, all, gpu, to, pinned, pageable, iters, numa;
+	int kind, all, gpu, to, pinned, pageable, iters, numa, via_map;
 	uint64_t size;
 };
 
@@ -49,6 +53,12 @@ static int copy_opt(struct copt *o, int argc, char **argv, int *i)
 		return xfer_count_arg("copy", "--iters", v, 100000, &o->iters) ? -1 : 1;
 	if ((v = cli_opt_value(argc, argv, i, "--numa")))
 		return xfer_index_arg("copy", "--numa", v, &o->numa) ? -1 : 1;
+	if ((v = cli_opt_value(argc, argv, i, "--via"))) {
+		if (strcmp(v, "map") && strcmp(v, "cuda"))
+			return cli_usage("copy", "--via takes map or cuda, not '%s'", v), -1;
+		o->via_map = !strcmp(v, "map");
+		return 1;
+	}
 	if (!strcmp(argv[*i], "--all-pairs"))
 		o->all = 1;
 	else if (!strcmp(argv[*i], "--pinned"))
@@ -107,6 +117,10 @@ int cmd_copy(struct cli *c, int argc, char **argv)
 		return cli_usage("copy", "--pinned/--pageable go with h2d and d2h");
 	if (o.to >= 0 && o.kind != GP_XFER_PEER)
 		return cli_usage("copy", "--to goes with peer");
+	if (o.via_map && o.kind != GP_XFER_H2D && o.kind != GP_XFER_D2H)
+		return cli_usage("copy", "--via map goes with h2d and d2h");
+	if (o.via_map && (o.pinned || o.pageable || o.numa >= 0))
+		return cli_usage("copy", "--via map copies from the CPU's own buffer: no --pinned, --pageable or --numa");
 	if ((rc = xfer_open(c, &s)))
 		return rc;
 	if (o.gpu >= s.cuda.n || o.to >= s.cuda.n || (o.kind == GP_XFER_PEER && s.cuda.n < 2) ||
@@ -152,7 +166,30 @@ int cmd_copy(struct cli *c, int argc, char **argv)
 		n = 1;
 	}
 	rc = -1;
-	for (int i = 0; i < n && rc < 0; i++) {
+	if (o.via_map) {
+		struct gp_pinmap_spec ps = { .gpu = o.gpu, .size = o.size, .iters = o.iters, .isa = gp_wccopy_choose(),
+					     .what = o.kind == GP_XFER_H2D ? GP_PM_WRITE : GP_PM_READ };
+		struct gp_pinmap_result pr;
+
+		rows[0].spec.via_map = 1;
+		if (gp_pinmap_run(&s.cuda, &ps, &pr, &e)) {
+			rc = 0;
+		} else {
+			int w = o.kind == GP_XFER_H2D;
+
+			rows[0].done = 1;
+			rows[0].res.gbps = (struct gp_stats){ .n = o.iters, .median = w ? pr.write_gbps : pr.read_gbps,
+							      .min = w ? pr.write_min : pr.read_min,
+							      .max = w ? pr.write_max : pr.read_max };
+			rows[0].res.verified = pr.verified;
+			rows[0].res.bad_offset = pr.bad_offset;
+			rows[0].res.want = pr.want;
+			rows[0].res.got = pr.got;
+			rows[0].res.bad_copy = o.iters - 1;
+			rows[0].res.host_node = -1;
+		}
+	}
+	for (int i = 0; i < n && rc < 0 && !o.via_map; i++) {
 		if (gp_xfer_run(&s.cuda, &rows[i].spec, &rows[i].res, &e))
 			rc = i;
 		else

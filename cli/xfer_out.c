@@ -27,6 +27,8 @@ static const char *memory(const struct gp_bench_row *r)
 {
 	if (r->spec.kind != GP_XFER_H2D && r->spec.kind != GP_XFER_D2H)
 		return NULL;
+	if (r->spec.via_map)
+		return "mapped";
 	return r->spec.pinned ? "pinned" : "pageable";
 }
 

@@ -23,6 +23,7 @@ _gpup2p()
 	--size|--min|--max) COMPREPLY=($(compgen -W "4K 64K 1M 64M 256M 1G" -- "$cur")); return ;;
 	--min-bw) COMPREPLY=($(compgen -W "h2d= d2h= p2p= bidir=" -- "$cur")); compopt -o nospace; return ;;
 	--gpu|--to|--iters|--reps|--numa|--factor|--offset) return ;;
+	--via) COMPREPLY=($(compgen -W "map cuda" -- "$cur")); return ;;
 	--isa) COMPREPLY=($(compgen -W "memcpy sse4.1 avx2 avx512 movdir64b" -- "$cur")); return ;;
 	--state) _filedir; return ;;
 	--module) _filedir ko; return ;;
@@ -47,7 +48,7 @@ _gpup2p()
 	map) COMPREPLY=($(compgen -W "--gpu --size --offset --iters --isa $global" -- "$cur")) ;;
 	copy)
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--gpu --to --size --pinned --pageable --iters --numa --all-pairs $global" -- "$cur"))
+			COMPREPLY=($(compgen -W "--gpu --to --size --pinned --pageable --iters --numa --via --all-pairs $global" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "h2d d2h d2d peer" -- "$cur"))
 		fi

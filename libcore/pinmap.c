@@ -93,9 +93,13 @@ static int through_map(struct pm *P, int dir)
 	}
 	if (dir == GP_PM_WRITE) {
 		P->r->write_gbps = st.median;
+		P->r->write_min = st.min;
+		P->r->write_max = st.max;
 		P->r->write_us_min = t[0];
 	} else {
 		P->r->read_gbps = st.median;
+		P->r->read_min = st.min;
+		P->r->read_max = st.max;
 		P->r->read_us_min = t[0];
 	}
 	free(t);

@@ -150,3 +150,7 @@ expect 64 "--isa takes memcpy, sse4.1, avx2, avx512 or movdir64b" map --isa mmx
 expect 64 "unknown option '--offset'" pin --offset 4K
 expect 64 "unknown option '--persistent'" map --persistent
 GPUP2P_LIBCUDA=/nonexistent/libcuda.so.1 expect 69 "CUDA not available" map
+expect 64 "--via map goes with h2d and d2h" copy peer --via map
+expect 64 "--via takes map or cuda" copy h2d --via dma
+expect 64 "--via map copies from the CPU's own buffer" copy h2d --via map --pageable
+GPUP2P_DEVICE=/nonexistent/gpup2p expect 69 "no pin backend: .*gpup2p.ko is not loaded" copy d2h --via map -q

@@ -9,7 +9,7 @@ make -s --no-print-directory install PREFIX=/usr DESTDIR="$d" BUILD="$BUILD" >/d
 	echo "ok - make install succeeds" || echo "not ok - make install failed"
 for f in usr/bin/gpup2p usr/share/man/man1/gpup2p.1 usr/share/man/man1/gpup2p-topo.1 \
 	usr/share/man/man1/gpup2p-bar.1 usr/share/man/man1/gpup2p-snapshot.1 \
-	usr/share/man/man1/gpup2p-acs.1 usr/lib/systemd/system/gpup2p-acs.service \
+	usr/share/man/man1/gpup2p-acs.1 usr/lib/systemd/system/gpup2p-acs.service usr/lib/udev/rules.d/60-gpup2p.rules \
 	usr/share/bash-completion/completions/gpup2p usr/share/zsh/vendor-completions/_gpup2p; do
 	[ -f "$d/$f" ] && echo "ok - installed $f" || echo "not ok - missing $f"
 done
@@ -19,6 +19,12 @@ u=$d/usr/lib/systemd/system/gpup2p-acs.service
 grep -qx 'ExecStart=/usr/bin/gpup2p acs --disable $GPUP2P_ACS_OPTS' "$u" 2>/dev/null &&
 	grep -qx 'ExecStop=/usr/bin/gpup2p acs --restore' "$u" && grep -qx 'Type=oneshot' "$u" &&
 	echo "ok - systemd unit runs the installed binary (oneshot, restore on stop)" || echo "not ok - systemd unit content"
+grep -q 'KERNEL=="gpup2p".*MODE="0660"' "$d/usr/lib/udev/rules.d/60-gpup2p.rules" 2>/dev/null &&
+	echo "ok - udev rule: /dev/gpup2p mode 0660, group-owned" || echo "not ok - udev rule"
+if command -v udevadm >/dev/null; then
+	udevadm verify "$d/usr/lib/udev/rules.d/60-gpup2p.rules" >/dev/null 2>&1 && echo "ok - udevadm verify" ||
+		{ udevadm verify --help >/dev/null 2>&1 && echo "not ok - udevadm verify: $(udevadm verify "$d/usr/lib/udev/rules.d/60-gpup2p.rules" 2>&1 | head -2)"; }
+fi
 if command -v systemd-analyze >/dev/null; then
 	systemd-analyze verify --man=no --root="$d" "$u" >/dev/null 2>&1 && echo "ok - systemd-analyze verify" ||
 		echo "not ok - systemd-analyze verify: $(systemd-analyze verify --man=no --root="$d" "$u" 2>&1 | head -3)"

@@ -46,6 +46,10 @@ for isa in memcpy sse4.1 avx2; do
 	out=$("$B" map --size 100K --isa $isa --json 2>&1); rc=$?
 	chk "gpup2p map --isa $isa --json: verified" both $rc 0 "$out" '"verified": true'
 done
+for k in h2d d2h; do
+	out=$("$B" copy $k --via map --size 1M --iters 3 --csv --no-header 2>&1); rc=$?
+	chk "gpup2p copy $k --via map: through the gpup2p.ko mapping, checked through CUDA" both $rc 0 "$out" ",mapped,.*,true,"
+done
 out=$("$B" map --size 64K --offset 5000 2>&1); rc=$?
 chk "gpup2p map --offset 5000: usage error 64" both $rc 64 "$out" 'multiple of 4K'
 chk "after the commands: nothing pinned, nothing mapped" bash -c '[ "$(cat /sys/class/misc/gpup2p/pins)" = 0 ] && [ "$(cat /sys/class/misc/gpup2p/maps)" = 0 ]'

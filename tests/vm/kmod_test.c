@@ -249,6 +249,21 @@ static void free_tests(int fd)
 	      "unpin after invalidation: no put_pages, no page table left in the GPU driver");
 }
 
+/* A persistent pin has no free callback: it stays valid until unpinned. */
+static void persistent_tests(int fd)
+{
+	struct nvp2p_stub_alloc a = alloc_fake(64 << 10, 0);
+	struct gpup2p_info in;
+	uint64_t h, live = 1;
+
+	CHECK(pin(fd, a.va, 64 << 10, GPUP2P_PIN_PERSISTENT, &h) == 0 && info(fd, h, &in) == 0 &&
+	      in.pin_flags == GPUP2P_PIN_PERSISTENT, "persistent pin (no free callback)");
+	CHECK(ioctl(stub, NVP2P_STUB_FREE, &a.va) == 0 && info(fd, h, &in) == 0 && in.state == GPUP2P_STATE_VALID,
+	      "persistent pin: still valid after the range is freed (no callback to fire)");
+	CHECK(unpin(fd, h) == 0 && ioctl(stub, NVP2P_STUB_LIVE, &live) == 0 && live == 0,
+	      "persistent pin: unpin gives the page table back");
+}
+
 /* Another process never gets in: a forked child, or a process the descriptor was passed to. */
 static void isolation_tests(int fd)
 {
@@ -413,6 +428,7 @@ int main(int argc, char **argv)
 	map_tests(fd);
 	scatter_tests(fd);
 	free_tests(fd);
+	persistent_tests(fd);
 	isolation_tests(fd);
 	thread_tests(fd);
 	close_tests();

@@ -27,6 +27,7 @@ struct gp_pinmap_result {
 	uint64_t va;               /* the CUDA allocation */
 	double alloc_us, pin_us, map_us, unmap_us, unpin_us;
 	double write_gbps, read_gbps;   /* median through the mapping, GB/s = 1e9 B/s; 0 not measured */
+	double write_min, write_max, read_min, read_max; /* GB/s of the slowest and fastest copy */
 	double write_us_min, read_us_min; /* fastest single copy */
 	int verified;              /* 1 every byte right both ways, 0 a mismatch, -1 nothing copied */
 	int bad_dir;               /* GP_PM_WRITE or GP_PM_READ: the direction that was wrong */

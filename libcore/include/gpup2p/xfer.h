@@ -30,6 +30,7 @@ struct gp_xfer_spec {
 	int each;                  /* a new pattern for every copy, checked after each (gpup2p copy) */
 	int host_timing;           /* also time copy+wait per copy with the host clock (latency) */
 	int no_verify;             /* skip the byte check (verified stays -1) */
+	int via_map;               /* copy --via map: done by pinmap through a gpup2p.ko mapping, not here */
 	uint64_t seed;
 };
 
