@@ -47,6 +47,8 @@ fi
 # headers to build gpup2p.ko and the test stub for that kernel
 if [ ! -d "/usr/src/linux-headers-$KVER" ]; then
 	echo "vm setup: installing linux-headers-$KVER"
+	[ "$(id -u)" -eq 0 ] || { echo "vm setup: need root to install linux-headers-$KVER (or install it first)" >&2; exit 69; }
+	[ -n "$(ls /var/lib/apt/lists/*Packages* 2>/dev/null)" ] || apt-get update -q >/dev/null
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "linux-headers-$KVER" \
 		>"$VM/apt-headers.log" 2>&1 || { echo "vm setup: apt-get install linux-headers-$KVER failed" >&2; exit 69; }
 fi
