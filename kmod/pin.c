@@ -129,15 +129,19 @@ int gp_pin_create(struct gp_file *f, struct gpup2p_pin *req)
 	return 0;
 }
 
-/* Find a pin of the file (a reference is taken). */
-static struct gp_pin *find(struct gp_file *f, u64 id)
+/* Find a pin of the file: with take, remove it from the list (the list's reference passes to the
+ * caller); else take a new reference. */
+static struct gp_pin *lookup(struct gp_file *f, u64 id, int take)
 {
 	struct gp_pin *p, *found = NULL;
 
 	mutex_lock(&f->lock);
 	list_for_each_entry(p, &f->pins, node)
 		if (p->id == id) {
-			kref_get(&p->ref);
+			if (take)
+				list_del(&p->node);
+			else
+				kref_get(&p->ref);
 			found = p;
 			break;
 		}
@@ -170,19 +174,11 @@ static void unpin(struct gp_pin *p)
 
 int gp_pin_remove(struct gp_file *f, u64 handle)
 {
-	struct gp_pin *p, *found = NULL;
+	struct gp_pin *p = lookup(f, handle, 1);
 
-	mutex_lock(&f->lock);
-	list_for_each_entry(p, &f->pins, node)
-		if (p->id == handle) {
-			list_del(&p->node);
-			found = p;
-			break;
-		}
-	mutex_unlock(&f->lock);
-	if (!found)
+	if (!p)
 		return -ENOENT;
-	unpin(found);
+	unpin(p);
 	return 0;
 }
 
@@ -202,7 +198,7 @@ void gp_pin_release_all(struct gp_file *f)
 
 int gp_pin_info(struct gp_file *f, struct gpup2p_info *info)
 {
-	struct gp_pin *p = find(f, info->handle);
+	struct gp_pin *p = lookup(f, info->handle, 0);
 
 	if (!p)
 		return -ENOENT;
@@ -286,7 +282,7 @@ int gp_pin_mmap(struct gp_file *f, struct vm_area_struct *vma)
 	u64 id = vma->vm_pgoff >> (GPUP2P_PIN_SHIFT - PAGE_SHIFT);
 	u64 off = (u64)(vma->vm_pgoff & ((1UL << (GPUP2P_PIN_SHIFT - PAGE_SHIFT)) - 1)) << PAGE_SHIFT;
 	u64 size = vma->vm_end - vma->vm_start;
-	struct gp_pin *p = find(f, id);
+	struct gp_pin *p = lookup(f, id, 0);
 	int rc;
 
 	if (!p)
@@ -305,7 +301,7 @@ int gp_pin_mmap(struct gp_file *f, struct vm_area_struct *vma)
 		kref_put(&p->ref, pin_free);
 		return rc;
 	}
-	/* the reference taken by find() now belongs to the VMA */
+	/* the reference taken by lookup() now belongs to the VMA */
 	vma->vm_private_data = p;
 	vma->vm_ops = &gp_vm_ops;
 	atomic_inc(&p->nmaps);
