@@ -152,8 +152,10 @@ int gp_gpu_nvml_read(struct gp_gpu_facts *f, struct gp_err *e)
 			g->name[0] = '\0';
 		if (a.memory(dev, &mem) == NVML_OK)
 			g->vram = mem.total;
-		if (a.bar1(dev, &bar) == NVML_OK)
+		if (a.bar1(dev, &bar) == NVML_OK) {
 			g->bar1 = bar.total;
+			g->bar1_free = bar.free;
+		}
 		read_links(&a, dev, remote[f->n], types[f->n]);
 		f->n++;
 	}

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "gpup2p/bench.h"
+#include "gpup2p/gpu.h"
 #include "gpup2p/pinmap.h"
 
 static double now_us(void)
@@ -106,6 +107,22 @@ static int through_map(struct pm *P, int dir)
 	return 0;
 }
 
+/* After a pin failed for lack of BAR space: add how much BAR1 the driver says is left (live NVML). */
+static void bar1_left(const char *bdf, struct gp_err *e)
+{
+	struct gp_gpu_facts *f = calloc(1, sizeof(*f));
+	struct gp_err e2 = { 0 };
+	const struct gp_gpu_info *g;
+
+	if (f && gp_gpu_nvml_read(f, &e2) == 0 && (g = gp_gpu_find(f, bdf)) && g->bar1) {
+		size_t l = strlen(e->msg);
+
+		snprintf(e->msg + l, sizeof(e->msg) - l, "; BAR1 of %s: %llu MiB free of %llu MiB", bdf,
+			 (unsigned long long)(g->bar1_free >> 20), (unsigned long long)(g->bar1 >> 20));
+	}
+	free(f);
+}
+
 /* Without gpup2p.ko: map through a dma-buf export where the driver allows it (mmap of the fd).
  * Returns 0 and the mapping, or the combined reason neither backend works. */
 static int dmabuf_map(struct pm *P, const char *kmod_why, uint64_t span)
@@ -181,6 +198,8 @@ int gp_pinmap_run(struct gp_cuda *c, const struct gp_pinmap_spec *s, struct gp_p
 		rc = gp_pin_range(&d, r->va, span, s->persistent ? 1 : 0, &r->r, e);
 		r->pin_us = now_us() - t0;
 		pinned = !rc;
+		if (rc && e->errnum == ENOMEM)
+			bar1_left(c->gpu[s->gpu].bdf, e);
 	}
 	if (!rc && s->what != GP_PM_PIN_ONLY) {
 		rc = gp_cuda_stream_new(c, s->gpu, &P.st, e) || gp_cuda_scratch(c, s->size, (void **)&P.host, e) ? -EIO : 0;

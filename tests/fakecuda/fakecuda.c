@@ -10,7 +10,8 @@
  *   FAKECUDA_STUB=1        in the test guest: device memory comes from /dev/nvp2p_stub (the fake GPU
  *                          address space gpup2p.ko pins) and is reached through the ivshmem BAR2
  *                          (sysfs resource2), so that pin/map run end to end; cuMemFree frees the range
- *                          (the free callback fires)
+ *                          (the free callback fires); FAKECUDA_STUB_FLAGS=N passes allocation flags
+ *                          to the stub (2: pinning fails with -ENOMEM, as when BAR1 is exhausted)
  * Rates of the virtual clock (GB/s): h2d 25, d2h 26 (pageable: half), within a GPU 1000, peer with
  * access 300, peer without 20 (bidir: each direction the same); every copy also costs 2 us. */
 #include <dirent.h>
@@ -230,7 +231,8 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
 	FAILPOINT("cuMemAlloc_v2");
 	if (stub_mode()) {
-		struct nvp2p_stub_alloc a = { .len = n };
+		const char *fl = getenv("FAKECUDA_STUB_FLAGS");
+		struct nvp2p_stub_alloc a = { .len = n, .flags = fl ? (__u32)atoi(fl) : 0 };
 
 		if (ioctl(stubfd, NVP2P_STUB_ALLOC, &a))
 			return CUDA_ERROR_OUT_OF_MEMORY;

@@ -46,6 +46,8 @@ for isa in memcpy sse4.1 avx2; do
 	out=$("$B" map --size 100K --isa $isa --json 2>&1); rc=$?
 	chk "gpup2p map --isa $isa --json: verified" both $rc 0 "$out" '"verified": true'
 done
+out=$(FAKECUDA_STUB_FLAGS=2 "$B" pin --size 1M 2>&1); rc=$?
+chk "gpup2p pin when BAR1 is exhausted: exit 2, says so" both $rc 2 "$out" 'BAR1 space exhausted'
 for k in h2d d2h; do
 	out=$("$B" copy $k --via map --size 1M --iters 3 --csv --no-header 2>&1); rc=$?
 	chk "gpup2p copy $k --via map: through the gpup2p.ko mapping, checked through CUDA" both $rc 0 "$out" ",mapped,.*,true,"

@@ -133,6 +133,12 @@ static void malformed_tests(int fd, uint64_t va)
 	CHECK(pin(fd, va, 65536, 0x80, &h) == -EINVAL, "pin with an unknown flag: EINVAL");
 	CHECK(pin(fd, NVP2P_STUB_VA_BASE + (1ULL << 36), 65536, 0, &h) == -EINVAL && counter("pin_failures") == fails + 1,
 	      "pin of memory the GPU driver does not know: its EINVAL, counted in pin_failures");
+	{
+		struct nvp2p_stub_alloc full = alloc_fake(64 << 10, NVP2P_STUB_NOMEM);
+
+		CHECK(pin(fd, full.va, 64 << 10, 0, &h) == -ENOMEM && counter("pin_failures") == fails + 2,
+		      "pin when the GPU driver is out of BAR space: its ENOMEM, counted");
+	}
 	CHECK(unpin(fd, 987654) == -ENOENT, "unpin of an unknown handle: ENOENT");
 	CHECK(info(fd, 987654, &in) == -ENOENT, "info of an unknown handle: ENOENT");
 	{

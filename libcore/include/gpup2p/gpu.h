@@ -21,6 +21,7 @@ struct gp_gpu_info {
 	char name[96];
 	uint64_t vram;            /* bytes of framebuffer memory, 0 unknown */
 	uint64_t bar1;            /* bytes of BAR1 as the driver reports it, 0 unknown */
+	uint64_t bar1_free;       /* bytes of BAR1 free now (live NVML only; not recorded) */
 	int switch_links;         /* active NVLinks to an NVSwitch */
 };
 

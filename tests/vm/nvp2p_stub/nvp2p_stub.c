@@ -86,6 +86,10 @@ int nvidia_p2p_get_pages(u64 token, u32 va_space, u64 va, u64 len, struct nvidia
 		mutex_unlock(&lock);
 		return -EINVAL;
 	}
+	if (a->flags & NVP2P_STUB_NOMEM) {
+		mutex_unlock(&lock);
+		return -ENOMEM;
+	}
 	n = (u32)(len / PG);
 	pt = kzalloc(sizeof(*pt), GFP_KERNEL);
 	r = kzalloc(sizeof(*r), GFP_KERNEL);

@@ -8,6 +8,7 @@
 
 #define NVP2P_STUB_VA_BASE 0x7e0000000000ULL /* "GPU virtual addresses" start here */
 #define NVP2P_STUB_SCATTER 0x1u               /* physical pages of the range in reverse order */
+#define NVP2P_STUB_NOMEM   0x2u               /* pinning the range fails with -ENOMEM (BAR1 exhausted) */
 
 struct nvp2p_stub_alloc {
 	__u64 len;      /* in: bytes (rounded up to 64 KiB) */
