@@ -7,6 +7,10 @@ export BUILD
 bash tests/vm/setup.sh || { echo "0 passed, 1 failed (vm setup)"; exit 1; }
 bash tests/vm/build-kmod.sh || { echo "0 passed, 1 failed (building the modules)"; exit 1; }
 pass=0 fail=0
+out=$(bash tests/vm/test_dkms.sh)
+echo "$out" | sed 's/^/[dkms] /'
+pass=$((pass + $(grep -c '^ok ' <<<"$out")))
+fail=$((fail + $(grep -c '^not ok ' <<<"$out")))
 for g in pcie kmod; do
 	start=$(date +%s)
 	bash tests/vm/run.sh "$g" "tests/vm/guest_$g.sh" 180

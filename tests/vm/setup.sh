@@ -8,7 +8,7 @@ VM=$PWD/$BUILD/vm
 mkdir -p "$VM"
 
 need=()
-for p in qemu-system-x86 busybox-static kmod cpio xz-utils pciutils; do
+for p in qemu-system-x86 busybox-static kmod cpio xz-utils pciutils dkms; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
