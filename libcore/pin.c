@@ -10,6 +10,10 @@
 #include "../kmod/uapi/gpup2p_ioctl.h"
 #include "gpup2p/pin.h"
 
+/* The oldest driver ABI this library accepts (the driver states its own minimum for callers). */
+#define MIN_DRIVER_MAJOR 1
+#define MIN_DRIVER_MINOR 0
+
 int gp_pin_open(struct gp_pin_dev *d, const char *path, struct gp_err *e)
 {
 	struct gpup2p_version v = { .size = sizeof(v), .user_major = GPUP2P_ABI_MAJOR, .user_minor = GPUP2P_ABI_MINOR };
@@ -37,6 +41,13 @@ int gp_pin_open(struct gp_pin_dev *d, const char *path, struct gp_err *e)
 					  "gpup2p speaks %u.%u: install matching versions", dev, v.abi_major, v.abi_minor,
 					  v.min_user_major, v.min_user_minor, GPUP2P_ABI_MAJOR, GPUP2P_ABI_MINOR);
 		return gp_err_set(e, GP_E_UNAVAIL, err, "%s: version handshake failed: %s (not gpup2p.ko?)", dev, strerror(err));
+	}
+	if (v.abi_major != MIN_DRIVER_MAJOR || v.abi_minor < MIN_DRIVER_MINOR) {
+		close(d->fd);
+		d->fd = -1;
+		return gp_err_set(e, GP_E_UNAVAIL, EPROTO, "%s speaks ABI %u.%u; this gpup2p needs %u.%u or a later %u.x: "
+				  "load the gpup2p.ko of this version", dev, v.abi_major, v.abi_minor, MIN_DRIVER_MAJOR,
+				  MIN_DRIVER_MINOR, MIN_DRIVER_MAJOR);
 	}
 	d->abi_major = v.abi_major;
 	d->abi_minor = v.abi_minor;
