@@ -42,7 +42,8 @@ int gp_pin_open(struct gp_pin_dev *d, const char *path, struct gp_err *e)
 					  v.min_user_major, v.min_user_minor, GPUP2P_ABI_MAJOR, GPUP2P_ABI_MINOR);
 		return gp_err_set(e, GP_E_UNAVAIL, err, "%s: version handshake failed: %s (not gpup2p.ko?)", dev, strerror(err));
 	}
-	if (v.abi_major != MIN_DRIVER_MAJOR || (long)v.abi_minor < (long)MIN_DRIVER_MINOR) {
+	if (v.abi_major != MIN_DRIVER_MAJOR ||
+	    ((uint64_t)v.abi_major << 32 | v.abi_minor) < ((uint64_t)MIN_DRIVER_MAJOR << 32 | MIN_DRIVER_MINOR)) {
 		close(d->fd);
 		d->fd = -1;
 		return gp_err_set(e, GP_E_UNAVAIL, EPROTO, "%s speaks ABI %u.%u; this gpup2p needs %u.%u or a later %u.x: "
