@@ -11,11 +11,13 @@ out=$(bash tests/vm/test_dkms.sh)
 echo "$out" | sed 's/^/[dkms] /'
 pass=$((pass + $(grep -c '^ok ' <<<"$out")))
 fail=$((fail + $(grep -c '^not ok ' <<<"$out")))
-for g in pcie kmod; do
+# guest NAME on the harness folder $GPUP2P_VM: boot, collect the checks, check dmesg, host checks
+guest() {
+	local g=$1 start rc ws out
 	start=$(date +%s)
 	bash tests/vm/run.sh "$g" "tests/vm/guest_$g.sh" 180
 	rc=$?
-	ws=$BUILD/vm/ws-$g
+	ws=$BUILD/${GPUP2P_VM:-vm}/ws-$g
 	out=$(cat "$ws/out.txt" 2>/dev/null)
 	if [ -s "$ws/dmesg.txt" ] && ! grep -qE "BUG:|WARNING:|Oops|Call Trace|general protection" "$ws/dmesg.txt"; then
 		out+=$'\n'"ok - guest $g: dmesg has no BUG/WARNING/Oops"
@@ -25,10 +27,22 @@ for g in pcie kmod; do
 	fi
 	[ "$rc" -eq 2 ] && out+=$'\n'"not ok - guest $g did not finish"
 	[ -f "tests/vm/host_$g.sh" ] && out+=$'\n'"$(bash "tests/vm/host_$g.sh")"
-	echo "$out" | sed "s/^/[$g] /"
-	echo "# guest $g: $(($(date +%s) - start)) s"
+	echo "$out" | sed "s/^/[$g${GPUP2P_VM:+ $GPUP2P_VM}] /"
+	echo "# guest $g${GPUP2P_VM:+ ($GPUP2P_VM)}: $(($(date +%s) - start)) s, kernel $(cat "$BUILD/${GPUP2P_VM:-vm}/kver")"
 	pass=$((pass + $(grep -c '^ok ' <<<"$out")))
 	fail=$((fail + $(grep -c '^not ok ' <<<"$out")))
+}
+for g in pcie kmod; do
+	guest "$g"
 done
+# the driver on the oldest kernel it supports: Debian 11's 5.10 (kernel and headers fetched, not installed)
+export GPUP2P_VM=vm-bullseye
+if GPUP2P_VM_SUITE=bullseye bash tests/vm/setup.sh && bash tests/vm/build-kmod.sh; then
+	guest kmod
+else
+	echo "not ok - the bullseye (5.10) guest could not be prepared"
+	fail=$((fail + 1))
+fi
+unset GPUP2P_VM
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]

@@ -2,7 +2,7 @@
 # Runs inside the "kmod" guest: load the stub and gpup2p.ko, run the driver scenarios, unload with
 # pins outstanding, unload. The host then checks the ivshmem backing file (host_kmod.sh).
 set -u
-VM=$PWD/build/vm
+VM=${GPUP2P_VM_DIR:-$PWD/build/vm}
 ok() { echo "ok - $*"; }
 nok() { echo "not ok - $*"; }
 chk() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }

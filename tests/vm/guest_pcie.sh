@@ -3,7 +3,8 @@
 # real config space. Expected values are derived by hand from the topology drawn in topo-pcie.args.
 set -u
 B=$PWD/build/gpup2p
-KROOT=$PWD/build/vm/kroot KVER=$(cat build/vm/kver)
+VMD=${GPUP2P_VM_DIR:-$PWD/build/vm}
+KROOT=$VMD/kroot KVER=$(cat "$VMD/kver")
 ok() { echo "ok - $*"; }
 nok() { echo "not ok - $*"; }
 chk() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }

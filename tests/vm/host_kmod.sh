@@ -3,7 +3,7 @@
 # backing file at the BAR offsets the stub gave (expect.txt: BAR-OFFSET LENGTH SEED [PATTERN-OFFSET]).
 set -u
 BUILD=${BUILD:-build}
-ws=$BUILD/vm/ws-kmod
+ws=$BUILD/${GPUP2P_VM:-vm}/ws-kmod
 python3 - "$ws/ivs0" "$ws/expect.txt" <<'PY'
 import sys
 M = (1 << 64) - 1

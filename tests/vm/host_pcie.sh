@@ -2,7 +2,7 @@
 # After the "pcie" guest: its snapshot, replayed on the host, prints what gpup2p printed in the guest.
 set -u
 BUILD=${BUILD:-build}
-ws=$BUILD/vm/ws-pcie
+ws=$BUILD/${GPUP2P_VM:-vm}/ws-pcie
 B=$BUILD/gpup2p
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT

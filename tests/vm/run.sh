@@ -6,7 +6,7 @@
 # status, or 2 when the guest did not get to the end (panic, oops, timeout: see console.log).
 set -u
 BUILD=${BUILD:-build}
-VM=$PWD/$BUILD/vm
+VM=$PWD/$BUILD/${GPUP2P_VM:-vm}
 topo=$1 script=$2 limit=${3:-120}
 KVER=$(cat "$VM/kver")
 WS=$VM/ws-$topo
@@ -19,7 +19,7 @@ while read -r line; do
 	# shellcheck disable=SC2206
 	args+=(${line//@WS@/$WS})
 done <"tests/vm/topo-$topo.args"
-append="console=ttyS0 quiet panic=-1 oops=panic loglevel=4 gpscript=$PWD/$script gpws=$WS gprepo=$PWD"
+append="console=ttyS0 quiet panic=-1 oops=panic loglevel=4 gpscript=$PWD/$script gpws=$WS gprepo=$PWD gpvm=$VM"
 [ -f "tests/vm/topo-$topo.cmdline" ] && append="$append $(cat "tests/vm/topo-$topo.cmdline")"
 timeout "$limit" qemu-system-x86_64 -accel tcg -M q35 -cpu max -m 1G -nographic -no-reboot -nic none \
 	-kernel "$VM/vmlinux-$KVER" -initrd "$VM/initrd.cpio" -append "$append" \

@@ -4,8 +4,20 @@
 # Idempotent: what is already there is kept. See ../shared/notes/vm-harness.md for why each step.
 set -eu
 BUILD=${BUILD:-build}
-VM=$PWD/$BUILD/vm
+VM=$PWD/$BUILD/${GPUP2P_VM:-vm}
 mkdir -p "$VM"
+# GPUP2P_VM_SUITE=bullseye (say): that Debian release's kernel and headers, fetched with a private apt
+# state under $VM/apt (the machine's apt sources are not touched), unpacked, not installed
+SUITE=${GPUP2P_VM_SUITE:-}
+APTO=()
+if [ -n "$SUITE" ]; then
+	mkdir -p "$VM/apt/lists/partial" "$VM/apt/cache/archives/partial"
+	echo "deb http://deb.debian.org/debian $SUITE main" >"$VM/apt/sources.list"
+	APTO=(-o "Dir::Etc::SourceList=$VM/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+	      -o "Dir::State::Lists=$VM/apt/lists" -o "Dir::Cache=$VM/apt/cache" -o APT::Sandbox::User=root)
+	[ -n "$(ls "$VM"/apt/lists/*Packages* 2>/dev/null)" ] || apt-get "${APTO[@]}" update -q >/dev/null ||
+		{ echo "vm setup: apt-get update for $SUITE failed" >&2; exit 69; }
+fi
 
 need=()
 for p in qemu-system-x86 busybox-static kmod cpio xz-utils pciutils dkms; do
@@ -25,7 +37,7 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 # the kernel Debian's linux-image-amd64 points at
-KVER=$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/.*Depends: linux-image-\(.*\)$/\1/p' | head -1)
+KVER=$(apt-cache "${APTO[@]}" depends linux-image-amd64 2>/dev/null | sed -n 's/.*Depends: linux-image-\(.*\)$/\1/p' | head -1)
 [ -n "$KVER" ] || { [ -n "$(ls /var/lib/apt/lists/*Packages* 2>/dev/null)" ] || apt-get update -q >/dev/null
 	KVER=$(apt-cache depends linux-image-amd64 | sed -n 's/.*Depends: linux-image-\(.*\)$/\1/p' | head -1); }
 [ -n "$KVER" ] || { echo "vm setup: cannot tell Debian's kernel version (apt-cache depends linux-image-amd64)" >&2; exit 69; }
@@ -35,7 +47,7 @@ if [ ! -f "$KROOT/lib/modules/$KVER/modules.dep" ]; then
 	echo "vm setup: fetching linux-image-$KVER"
 	rm -rf "$KROOT" "$VM"/linux-image-*.deb
 	mkdir -p "$KROOT"
-	(cd "$VM" && apt-get download -q "linux-image-$KVER" >/dev/null 2>&1) || {
+	(cd "$VM" && apt-get "${APTO[@]}" download -q "linux-image-$KVER" >/dev/null 2>&1) || {
 		echo "vm setup: apt-get download linux-image-$KVER failed" >&2
 		exit 69
 	}
@@ -44,8 +56,22 @@ if [ ! -f "$KROOT/lib/modules/$KVER/modules.dep" ]; then
 	depmod -b "$KROOT" "$KVER"
 fi
 
-# headers to build gpup2p.ko and the test stub for that kernel
-if [ ! -d "/usr/src/linux-headers-$KVER" ]; then
+# headers to build gpup2p.ko and the test stub for that kernel: another release's are unpacked under
+# $VM/hroot (their Makefile points at /usr/src: pointed here instead)
+if [ -n "$SUITE" ]; then
+	HR=$VM/hroot
+	if [ ! -f "$HR/usr/src/linux-headers-$KVER/Makefile" ]; then
+		echo "vm setup: fetching linux-headers-$KVER ($SUITE)"
+		rm -rf "$HR" && mkdir -p "$HR"
+		deps=$(apt-cache "${APTO[@]}" depends "linux-headers-$KVER" | sed -n 's/.*Depends: \(linux-\(headers\|kbuild\)-.*\)$/\1/p')
+		(cd "$HR" && apt-get "${APTO[@]}" download -q "linux-headers-$KVER" $deps >/dev/null 2>&1) ||
+			{ echo "vm setup: downloading the headers of $KVER failed" >&2; exit 69; }
+		for d in "$HR"/*.deb; do dpkg-deb -x "$d" "$HR"; done
+		rm -f "$HR"/*.deb
+		sed -i "s|include /usr/src/|include $HR/usr/src/|" "$HR/usr/src/linux-headers-$KVER/Makefile"
+	fi
+	echo "$HR/usr/src/linux-headers-$KVER" >"$VM/kdir"
+elif [ ! -d "/usr/src/linux-headers-$KVER" ]; then
 	echo "vm setup: installing linux-headers-$KVER"
 	[ "$(id -u)" -eq 0 ] || { echo "vm setup: need root to install linux-headers-$KVER (or install it first)" >&2; exit 69; }
 	[ -n "$(ls /var/lib/apt/lists/*Packages* 2>/dev/null)" ] || apt-get update -q >/dev/null

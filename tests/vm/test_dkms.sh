@@ -3,7 +3,7 @@
 # nothing registered on this machine). Prints ok/not ok lines.
 set -u
 BUILD=${BUILD:-build}
-KVER=$(cat "$BUILD/vm/kver")
+KVER=$(cat "$BUILD/${GPUP2P_VM:-vm}/kver")
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' kmod/dkms.conf)
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
