@@ -131,8 +131,13 @@ static int load(const struct cli *c, const struct eopts *o)
 	if (gp_kmod_load("gpup2p", o->module, &e))
 		return cli_fail(&e);
 	if (!wait_node()) {
-		fprintf(stderr, "gpup2p: gpup2p.ko is loaded but /dev/gpup2p did not appear (is udev running?)\n");
-		return EX_ERROR;
+		/* no udev (a container, an initramfs): make the node ourselves, as the udev rule would */
+		int made = gp_kmod_devnode("gpup2p", "/dev/gpup2p", 0660, &e);
+
+		if (made < 0)
+			return cli_fail(&e);
+		if (made && !c->quiet)
+			printf("created /dev/gpup2p (mode 0660): no udev rule made it\n");
 	}
 	if (!c->quiet)
 		printf(was ? "gpup2p.ko was loaded already; /dev/gpup2p ready\n" : "gpup2p.ko loaded; /dev/gpup2p ready\n");

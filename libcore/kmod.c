@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <libkmod.h>
 
@@ -138,4 +140,30 @@ int gp_kmod_unload(const char *name, struct gp_err *e)
 	if (rc == -EPERM)
 		return gp_err_set(e, GP_E_PERM, EPERM, "unloading %s: permission denied (root needed)", name);
 	return rc ? gp_err_set(e, GP_E_FAIL, -rc, "unloading %s: %s", name, strerror(-rc)) : 0;
+}
+
+int gp_kmod_devnode(const char *name, const char *path, unsigned mode, struct gp_err *e)
+{
+	char sys[256];
+	unsigned maj, min;
+	struct stat st;
+	FILE *f;
+	int n;
+
+	if (stat(path, &st) == 0) {
+		if (S_ISCHR(st.st_mode))
+			return 0;
+		return gp_err_set(e, GP_E_FAIL, EEXIST, "%s exists but is not a character device: remove it", path);
+	}
+	snprintf(sys, sizeof(sys), "/sys/class/misc/%s/dev", name);
+	f = fopen(sys, "r");
+	if (!f)
+		return gp_err_set(e, GP_E_FAIL, errno, "%s: %s (is the module loaded?)", sys, strerror(errno));
+	n = fscanf(f, "%u:%u", &maj, &min);
+	fclose(f);
+	if (n != 2)
+		return gp_err_set(e, GP_E_FAIL, EINVAL, "%s: not MAJOR:MINOR", sys);
+	if (mknod(path, S_IFCHR | (mode & 07777), makedev(maj, min)) || chmod(path, mode & 07777))
+		return gp_err_set(e, GP_E_FAIL, errno, "cannot create %s (%u:%u): %s", path, maj, min, strerror(errno));
+	return 1;
 }

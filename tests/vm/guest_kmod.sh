@@ -23,6 +23,10 @@ out=$("$B" enable --module "$KO"); rc=$?
 chk "enable --module: gpup2p.ko loaded through libkmod, /dev/gpup2p ready" both $rc 0 "$out" 'gpup2p.ko loaded'
 out=$("$B" enable --module "$KO"); rc=$?
 chk "enable again: idempotent" both $rc 0 "$out" 'loaded already'
+rm -f /dev/gpup2p
+out=$("$B" enable --module "$KO"); rc=$?
+chk "enable with the node gone: creates /dev/gpup2p from sysfs, mode 0660" \
+	bash -c "[ $rc -eq 0 ] && [ -c /dev/gpup2p ] && [ \"\$(stat -c %a /dev/gpup2p)\" = 660 ]"
 out=$("$B" enable --status); rc=$?
 chk "enable --status: loaded, pin backend kmod ABI 1.0" bash -c "[ $rc -eq 0 ] && grep -q '^gpup2p  *loaded' <<<'$out' && grep -q 'kmod (/dev/gpup2p, ABI 1.0)' <<<'$out'"
 insmod "$VM/peer/nv_peer_mem.ko"

@@ -22,4 +22,9 @@ int gp_kmod_load(const char *name, const char *path, struct gp_err *e);
 /* Unload a module; absent ⇒ 0; in use ⇒ GP_E_FAIL "in use: close the programs using it". */
 int gp_kmod_unload(const char *name, struct gp_err *e);
 
+/* Make sure the device node of misc device `name` exists at path: when udev has not made it, create it
+ * from /sys/class/misc/NAME/dev with the given mode (owner and group root). 1 created, 0 was there,
+ * <0 error (GP_E_FAIL). */
+int gp_kmod_devnode(const char *name, const char *path, unsigned mode, struct gp_err *e);
+
 #endif
