@@ -4,14 +4,9 @@
 # in every format, and checks the values are sane: every result verified, bandwidth > 0, JSON valid,
 # CSV/JSONL rows match, thresholds and exit codes behave. Log: $OUT/bench-device.log.
 set -u
-OUT=${OUT:-/tmp/gpup2p-out}
-mkdir -p "$OUT"
-exec > >(tee "$OUT/bench-device.log") 2>&1
+. tests/device/lib.sh
+device_setup bench-device.log
 B=$PWD/build/gpup2p
-[ -d build/devlibs ] && export LD_LIBRARY_PATH=$PWD/build/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export NO_COLOR=1
-pass=0 fail=0
-check() { if eval "$2"; then echo "PASS $1 [${SECONDS}s]"; pass=$((pass+1)); else echo "FAIL $1 [${SECONDS}s]"; fail=$((fail+1)); fi; }
 
 nvidia-smi -L; nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1
 "$B" copy --all-pairs --size 256M --iters 5; rc=$?

@@ -5,15 +5,9 @@
 # replays identically, and times gpup2p topo against nvidia-smi topo -m in the same run.
 # Output: $OUT/foundation.log (and the snapshot archive).
 set -u
-OUT=${OUT:-/tmp/gpup2p-out}
-mkdir -p "$OUT"
-exec > >(tee "$OUT/foundation.log") 2>&1
+. tests/device/lib.sh
+device_setup foundation.log
 BIN=$PWD/build/gpup2p
-[ -d build/devlibs ] && export LD_LIBRARY_PATH=$PWD/build/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-[ -f /usr/share/misc/pci.ids ] || [ -f /usr/share/hwdata/pci.ids ] || export GPUP2P_PCI_IDS=$PWD/build/devlibs/pci.ids
-export NO_COLOR=1
-pass=0 fail=0
-check() { if eval "$2"; then echo "PASS $1"; pass=$((pass+1)); else echo "FAIL $1"; fail=$((fail+1)); fi; }
 
 echo "== machine"; uname -r; nvidia-smi -L; nvidia-smi --query-gpu=driver_version,pci.bus_id --format=csv,noheader
 id -u

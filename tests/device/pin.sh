@@ -4,11 +4,8 @@
 # variants all run on that CPU (AVX-512, MOVDIR64B); enable --status and --dry-run. Carry build/gpup2p,
 # build/devlibs (libpci, libkmod, pci.ids) and build/tests/test_wccopy. Log: $OUT/pin-device.log.
 set -u
-OUT=${OUT:-/tmp/gpup2p-out}
-mkdir -p "$OUT"
-exec > >(tee "$OUT/pin-device.log") 2>&1
-[ -d build/devlibs ] && export LD_LIBRARY_PATH=$PWD/build/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-[ -f /usr/share/misc/pci.ids ] || export GPUP2P_PCI_IDS=$PWD/build/devlibs/pci.ids
+. tests/device/lib.sh
+device_setup pin-device.log
 B=build/gpup2p
 grep -m1 flags /proc/cpuinfo | grep -o 'movdir64b\|avx512f\|avx2' | sort -u | tr '\n' ' '; echo
 build/tests/test_wccopy
