@@ -56,6 +56,68 @@ static const char *check_word(const struct gp_bench_row *r)
 	return r->res.verified > 0 ? "ok" : r->res.verified == 0 ? "WRONG DATA" : "unchecked";
 }
 
+/* The p2p rows again as GPU x GPU matrices (rows: source, columns: destination), one per peer
+ * setting, direction and size, as p2pBandwidthLatencyTest prints them. */
+static void print_matrices(const struct gp_bench_row *rows, int n)
+{
+	int ng = 0;
+
+	for (int i = 0; i < n; i++)
+		if (!strcmp(rows[i].mode, "p2p")) {
+			ng = rows[i].spec.gpu + 1 > ng ? rows[i].spec.gpu + 1 : ng;
+			ng = rows[i].spec.peer_gpu + 1 > ng ? rows[i].spec.peer_gpu + 1 : ng;
+		}
+	for (int i = 0; i < n; i++) {
+		const struct gp_bench_row *r = &rows[i];
+		int first = 1;
+		struct gp_table t;
+		char size[32], title[16];
+
+		if (strcmp(r->mode, "p2p"))
+			continue;
+		/* print each (setting, direction, size) once, at its first row */
+		for (int k = 0; k < i && first; k++)
+			first = !(!strcmp(rows[k].mode, "p2p") && rows[k].spec.p2p == r->spec.p2p &&
+				  rows[k].spec.read == r->spec.read && rows[k].spec.size == r->spec.size);
+		if (!first || gp_table_init(&t, ng + 1))
+			continue;
+		for (int g = 1; g <= ng; g++)
+			t.right[g] = 1;
+		printf("\nP2P %s, peer access %s, %s per copy (GB/s, median; row: source, column: destination)\n",
+		       r->spec.read ? "read" : "write", r->spec.p2p ? "on" : "off", gp_size_str(r->spec.size, size, sizeof(size)));
+		{
+			char hdr[GP_CUDA_MAX_GPUS + 1][16];
+			const char *cells[GP_CUDA_MAX_GPUS + 1];
+
+			snprintf(hdr[0], 16, "%s", "");
+			cells[0] = hdr[0];
+			for (int g = 0; g < ng; g++) {
+				snprintf(hdr[g + 1], 16, "GPU%d", g);
+				cells[g + 1] = hdr[g + 1];
+			}
+			gp_table_row(&t, cells);
+			for (int a = 0; a < ng; a++) {
+				snprintf(title, sizeof(title), "GPU%d", a);
+				cells[0] = title;
+				for (int b = 0; b < ng; b++) {
+					snprintf(hdr[b + 1], 16, "-");
+					for (int k = 0; k < n; k++) {
+						const struct gp_bench_row *x = &rows[k];
+
+						if (!strcmp(x->mode, "p2p") && x->spec.p2p == r->spec.p2p && x->spec.read == r->spec.read &&
+						    x->spec.size == r->spec.size && x->spec.gpu == a && x->spec.peer_gpu == b)
+							snprintf(hdr[b + 1], 16, x->skip ? "n/a" : x->done ? "%.1f" : "-", x->res.gbps.median);
+					}
+					cells[b + 1] = hdr[b + 1];
+				}
+				gp_table_row(&t, cells);
+			}
+		}
+		gp_table_print(&t, stdout, 2, 2, NULL);
+		gp_table_free(&t);
+	}
+}
+
 static void print_table(const struct cli *c, const struct gp_bench_row *rows, int n)
 {
 	struct gp_table t;
@@ -96,6 +158,7 @@ static void print_table(const struct cli *c, const struct gp_bench_row *rows, in
 	gp_table_free(&t);
 	if (c->quiet)
 		return;
+	print_matrices(rows, n);
 	if (any_bw)
 		printf("\nGB/s = 1e9 bytes/s, median of the repetitions (min, max beside it); '<' below --min-bw.\n");
 	if (any_lat)

@@ -154,3 +154,10 @@ expect 64 "--via map goes with h2d and d2h" copy peer --via map
 expect 64 "--via takes map or cuda" copy h2d --via dma
 expect 64 "--via map copies from the CPU's own buffer" copy h2d --via map --pageable
 GPUP2P_DEVICE=/nonexistent/gpup2p expect 69 "no pin backend: .*gpup2p.ko is not loaded" copy d2h --via map -q
+
+# the table repeats p2p as matrices: the GPU0 -> GPU1 cell is that row's median
+out=$(FAKECUDA_GPUS=3 "$BIN" bench p2p --size 1M --iters 2 --reps 2 --p2p on); rc=$?
+want=$(FAKECUDA_GPUS=3 "$BIN" bench p2p --size 1M --iters 2 --reps 2 --p2p on --csv --no-header |
+	awk -F, '$3 == "GPU0" && $4 == "GPU1" && $7 == "write" { printf "%.1f", $11 }')
+grep -A3 "P2P write, peer access on, 1M per copy" <<<"$out" | grep -qE "^  GPU0 +- +$want +$want$" && [ $rc -eq 0 ] &&
+	ok "bench p2p table: matrices per direction, GPU0 row = the rows' medians ($want)" || nok "p2p matrix: $out"
