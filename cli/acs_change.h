@@ -1,4 +1,4 @@
-/* gpup2p acs --disable / --restore: the options cmd_acs.c parses and the runner in cmd_acs_change.c. */
+/* gpup2p acs --disable / --restore: the options cmd_acs.c parses and the runner in acs_change.c. */
 #ifndef GPUP2P_CLI_ACS_CHANGE_H
 #define GPUP2P_CLI_ACS_CHANGE_H
 

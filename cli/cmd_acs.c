@@ -1,5 +1,5 @@
 /* gpup2p acs — audit ACS on the bridges between GPUs and NICs; option parsing for --disable/--restore
- * (carried out in cmd_acs_change.c). */
+ * (carried out in acs_change.c). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,5 +1,6 @@
 /* gpup2p enable — load gpup2p.ko (and nvidia-peermem), show what is loaded, or unload. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include "cli.h"
 #include "gpup2p/kmod.h"
 #include "gpup2p/pin.h"
+#include "gpup2p/pinmap.h"
 
 void help_enable(FILE *f)
 {
@@ -55,12 +57,31 @@ static int status(const struct cli *c)
 	int ok = gp_pin_open(&d, NULL, &e) == 0;
 
 	dev_node(node, sizeof(node));
-	if (ok)
+	const char *name = ok ? "kmod" : NULL;
+
+	if (ok) {
 		snprintf(backend, sizeof(backend), "kmod (/dev/gpup2p, ABI %u.%u)", d.abi_major, d.abi_minor);
-	else
-		snprintf(backend, sizeof(backend), "none: %s", e.msg);
-	if (ok)
 		gp_pin_close(&d);
+	} else {
+		/* without the module, the dma-buf backend may serve: ask CUDA (GPU0) */
+		struct gp_cuda *cu = calloc(1, sizeof(*cu));
+		struct gp_err ce = { 0 };
+		char why[512];
+
+		snprintf(why, sizeof(why), "out of memory");
+		if (cu && gp_cuda_open(cu, &ce) == 0) {
+			if (gp_pinmap_dmabuf_probe(cu, 0, why, sizeof(why)))
+				name = "dmabuf";
+			gp_cuda_close(cu);
+		} else if (cu) {
+			snprintf(why, sizeof(why), "%s", ce.msg);
+		}
+		free(cu);
+		if (name)
+			snprintf(backend, sizeof(backend), "dmabuf (%s)", why);
+		else
+			snprintf(backend, sizeof(backend), "none: kmod: %s; dma-buf: %s", e.msg, why);
+	}
 	if (c->fmt == GP_OUT_JSON || c->fmt == GP_OUT_JSONL) {
 		struct gp_json j;
 
@@ -72,7 +93,7 @@ static int status(const struct cli *c)
 			gp_json_str(&j, mods[i], gp_kmod_state_name(gp_kmod_state(mods[i])));
 		gp_json_end(&j, '}');
 		gp_json_str(&j, "device", node);
-		gp_json_str(&j, "pin_backend", ok ? "kmod" : NULL);
+		gp_json_str(&j, "pin_backend", name);
 		gp_json_str(&j, "pin_backend_detail", backend);
 		gp_json_end(&j, '}');
 		return 0;

@@ -39,6 +39,7 @@ static int through_map(struct pm *P, int dir)
 	uint64_t seed = dir == GP_PM_WRITE ? 11 : 12;
 	gp_dptr at = P->r->va + s->offset;
 	struct gp_stats st;
+	double tmin;
 	int64_t bad;
 
 	if (!t)
@@ -71,6 +72,7 @@ static int through_map(struct pm *P, int dir)
 			return -EIO;
 		}
 	}
+	tmin = t[0];
 	bad = gp_pattern_check(P->host, s->size, seed, &P->r->want, &P->r->got);
 	if (bad >= 0 && P->r->verified != 0) {
 		P->r->verified = 0;
@@ -79,29 +81,27 @@ static int through_map(struct pm *P, int dir)
 	} else if (P->r->verified < 0) {
 		P->r->verified = 1;
 	}
+	/* bandwidth statistics over the copies, and the fastest copy's time */
 	{
-		double *g = calloc((size_t)s->iters, sizeof(double)), tmin = t[0];
+		double *g = calloc((size_t)s->iters, sizeof(double));
 
-		for (int k = 0; k < s->iters; k++) {
-			if (g)
-				g[k] = gp_gbps(s->size, t[k] / 1e3);
-			if (t[k] < tmin)
-				tmin = t[k];
-		}
+		for (int k = 0; g && k < s->iters; k++)
+			g[k] = gp_gbps(s->size, t[k] / 1e3);
 		gp_stats_compute(g, g ? s->iters : 0, &st);
 		free(g);
-		t[0] = tmin;
 	}
+	for (int k = 1; k < s->iters; k++)
+		tmin = t[k] < tmin ? t[k] : tmin;
 	if (dir == GP_PM_WRITE) {
 		P->r->write_gbps = st.median;
 		P->r->write_min = st.min;
 		P->r->write_max = st.max;
-		P->r->write_us_min = t[0];
+		P->r->write_us_min = tmin;
 	} else {
 		P->r->read_gbps = st.median;
 		P->r->read_min = st.min;
 		P->r->read_max = st.max;
-		P->r->read_us_min = t[0];
+		P->r->read_us_min = tmin;
 	}
 	free(t);
 	return 0;
@@ -123,28 +123,57 @@ static void bar1_left(const char *bdf, struct gp_err *e)
 	free(f);
 }
 
+/* Export [va, va+len) of GPU gpu as a dma-buf and mmap it. 0 and the mapping, or -errno and why. */
+static int dmabuf_mmap(struct gp_cuda *c, int gpu, gp_dptr va, uint64_t len, void **m, char *why, size_t n)
+{
+	struct gp_err e2 = { 0 };
+	int fd = -1, err;
+
+	if (gp_cuda_dmabuf_fd(c, gpu, va, len, &fd, &e2)) {
+		snprintf(why, n, "%s", e2.msg);
+		return -ENODEV;
+	}
+	*m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	err = errno;
+	close(fd);
+	if (*m != MAP_FAILED)
+		return 0;
+	snprintf(why, n, "exported, but mmap of it fails with errno %d (%s): this driver does not map dma-bufs for "
+		 "the CPU", err, err == 524 ? "ENOTSUPP" : strerror(err));
+	return -err;
+}
+
+int gp_pinmap_dmabuf_probe(struct gp_cuda *c, int gpu, char *why, size_t n)
+{
+	struct gp_err e2 = { 0 };
+	gp_dptr va = 0;
+	void *m;
+	int rc;
+
+	if (gp_cuda_alloc(c, gpu, 65536, &va, &e2)) {
+		snprintf(why, n, "%s", e2.msg);
+		return 0;
+	}
+	rc = dmabuf_mmap(c, gpu, va, 65536, &m, why, n);
+	if (!rc) {
+		munmap(m, 65536);
+		snprintf(why, n, "CUDA dma-buf export, mapped with mmap");
+	}
+	gp_cuda_free(c, gpu, va);
+	return rc == 0;
+}
+
 /* Without gpup2p.ko: map through a dma-buf export where the driver allows it (mmap of the fd).
  * Returns 0 and the mapping, or the combined reason neither backend works. */
 static int dmabuf_map(struct pm *P, const char *kmod_why, uint64_t span)
 {
-	struct gp_err e2 = { 0 };
-	int fd = -1;
+	char why[512];
 	void *m;
 
 	if (gp_cuda_alloc(P->c, P->s->gpu, span, &P->r->va, P->e))
 		return -EIO;
-	if (gp_cuda_dmabuf_fd(P->c, P->s->gpu, P->r->va, span, &fd, &e2))
-		return gp_err_set(P->e, GP_E_UNAVAIL, ENODEV, "no pin backend: %s; dma-buf: %s", kmod_why, e2.msg);
-	m = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED) {
-		int err = errno;
-
-		close(fd);
-		return gp_err_set(P->e, GP_E_UNAVAIL, err, "no pin backend: %s; dma-buf: exported, but mmap of it fails with "
-				  "errno %d (%s): this driver does not map dma-bufs for the CPU", kmod_why, err,
-				  err == 524 ? "ENOTSUPP" : strerror(err));
-	}
-	close(fd);
+	if (dmabuf_mmap(P->c, P->s->gpu, P->r->va, span, &m, why, sizeof(why)))
+		return gp_err_set(P->e, GP_E_UNAVAIL, ENODEV, "no pin backend: %s; dma-buf: %s", kmod_why, why);
 	P->map = (uint8_t *)m + P->s->offset;
 	P->dmabuf_len = span;
 	P->dmabuf_base = m;

@@ -161,3 +161,8 @@ want=$(FAKECUDA_GPUS=3 "$BIN" bench p2p --size 1M --iters 2 --reps 2 --p2p on --
 	awk -F, '$3 == "GPU0" && $4 == "GPU1" && $7 == "write" { printf "%.1f", $11 }')
 grep -A3 "P2P write, peer access on, 1M per copy" <<<"$out" | grep -qE "^  GPU0 +- +$want +$want$" && [ $rc -eq 0 ] &&
 	ok "bench p2p table: matrices per direction, GPU0 row = the rows' medians ($want)" || nok "p2p matrix: $out"
+
+# enable --status without the module asks CUDA whether the dma-buf backend works
+out=$(GPUP2P_DEVICE=/nonexistent "$BIN" enable --status --json); rc=$?
+py 'import json,sys; d=json.loads(sys.argv[1]); assert d["pin_backend"] is None and "dma-buf: this driver cannot export" in d["pin_backend_detail"], d' "$out" &&
+	[ $rc -eq 0 ] && ok "enable --status: no backend, with the kmod and the dma-buf reasons" || nok "status dmabuf: $out"

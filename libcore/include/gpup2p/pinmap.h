@@ -40,4 +40,8 @@ struct gp_pinmap_result {
  * load the module, and what the dma-buf attempt gave). */
 int gp_pinmap_run(struct gp_cuda *c, const struct gp_pinmap_spec *s, struct gp_pinmap_result *r, struct gp_err *e);
 
+/* Whether the dma-buf backend works on GPU gpu (export 64 KiB, mmap it): 1 yes, 0 no; why says what
+ * happened either way. */
+int gp_pinmap_dmabuf_probe(struct gp_cuda *c, int gpu, char *why, size_t n);
+
 #endif
