@@ -22,7 +22,7 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Ilibcore/include -Ilibcor
 LIBS = $(shell $(PKG_CONFIG) --libs libpci libkmod 2>/dev/null || echo -lpci -lkmod) -ldl -lm -pthread
 
 BUILD = build
-LIB_SRC = $(wildcard libcore/*.c)
+LIB_SRC = $(wildcard libcore/*.c libcore/doctor/*.c)
 LIB_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC))
 CLI_SRC = $(wildcard cli/*.c)
 CLI_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC))
@@ -35,7 +35,7 @@ BIN = $(BUILD)/gpup2p
 
 all: $(BIN)
 
-$(BUILD)/%.o: %.c $(wildcard libcore/include/gpup2p/*.h) $(wildcard libcore/*.h) $(wildcard cli/*.h)
+$(BUILD)/%.o: %.c $(wildcard libcore/include/gpup2p/*.h) $(wildcard libcore/*.h) $(wildcard libcore/doctor/*.h) $(wildcard cli/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -74,6 +74,9 @@ fixtures:
 	@for s in tests/fixtures/specs/*.spec; do \
 		n=$$(basename $$s .spec); \
 		python3 tests/fixtures/gen.py $$s $(BUILD)/fixtures/$$n || exit 1; \
+	done
+	@for s in tests/fixtures/doctor/*.spec; do \
+		python3 tests/fixtures/gen.py $$s $(BUILD)/fixtures/doctor/$$(basename $$s .spec) || exit 1; \
 	done
 
 # `make check` and `make run` install what is missing first (Debian 12), then build.

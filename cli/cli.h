@@ -71,6 +71,13 @@ int cli_fail(const struct gp_err *e);
 /* Print a usage error ("gpup2p CMD: msg; see gpup2p help CMD") and return 64. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Start a JSON document with the envelope every command shares: "schema", "command" and
+ * "gpup2p": {version, argv, root, live}. */
+void cli_json_begin(const struct cli *c, struct gp_json *j, const char *command, int argc, char **argv);
+
+/* End it: "messages" (the scan warnings) and "exit_status", then the closing brace. */
+void cli_json_end(const struct cli *c, struct gp_json *j, int exit_status);
+
 /* Print the non-fatal scan warnings to stderr unless quiet. */
 void cli_print_warnings(const struct cli *c);
 
@@ -92,5 +99,7 @@ int cmd_copy(struct cli *c, int argc, char **argv);
 void help_copy(FILE *f);
 int cmd_bench(struct cli *c, int argc, char **argv);
 void help_bench(FILE *f);
+int cmd_doctor(struct cli *c, int argc, char **argv);
+void help_doctor(FILE *f);
 
 #endif

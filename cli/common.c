@@ -6,6 +6,10 @@
 #include "cli.h"
 #include "gpup2p/topo.h"
 
+#ifndef GPUP2P_VERSION
+#define GPUP2P_VERSION "0.0.0"
+#endif
+
 int cli_fail(const struct gp_err *e)
 {
 	fprintf(stderr, "gpup2p: %s\n", e->msg[0] ? e->msg : "unknown error");
@@ -72,6 +76,37 @@ int cli_global_opt(struct cli *c, int argc, char **argv, int *i)
 		return 0;
 	}
 	return 1;
+}
+
+void cli_json_begin(const struct cli *c, struct gp_json *j, const char *command, int argc, char **argv)
+{
+	gp_json_init(j, stdout, 1);
+	gp_json_obj(j, NULL);
+	gp_json_int(j, "schema", 1);
+	gp_json_str(j, "command", command);
+	gp_json_obj(j, "gpup2p");
+	gp_json_str(j, "version", GPUP2P_VERSION);
+	gp_json_arr_flat(j, "argv");
+	for (int i = 0; i < argc; i++)
+		gp_json_str(j, NULL, argv[i]);
+	gp_json_end(j, ']');
+	gp_json_str(j, "root", c->root.live ? NULL : c->root.dir);
+	gp_json_bool(j, "live", c->root.live);
+	gp_json_end(j, '}');
+}
+
+void cli_json_end(const struct cli *c, struct gp_json *j, int exit_status)
+{
+	gp_json_arr(j, "messages");
+	for (int i = 0; i < c->pci.nwarn; i++) {
+		gp_json_obj(j, NULL);
+		gp_json_str(j, "severity", "warning");
+		gp_json_str(j, "text", c->pci.warnings[i]);
+		gp_json_end(j, '}');
+	}
+	gp_json_end(j, ']');
+	gp_json_int(j, "exit_status", exit_status);
+	gp_json_end(j, '}');
 }
 
 void cli_print_warnings(const struct cli *c)

@@ -10,6 +10,7 @@
 #endif
 
 static const struct cli_cmd commands[] = {
+	{ "doctor", cmd_doctor, "check everything that breaks or slows P2P and GPUDirect, with the fix", help_doctor },
 	{ "topo", cmd_topo, "GPU/NIC connection matrix (as nvidia-smi topo -m) and the PCIe tree", help_topo },
 	{ "bar", cmd_bar, "BAR and Resizable BAR sizes against VRAM (large BAR), IOMMU mode", help_bar },
 	{ "acs", cmd_acs, "audit ACS on the bridges between GPUs and NICs; disable and restore it", help_acs },

@@ -1,0 +1,366 @@
+/* gpup2p doctor — run the check registry (libcore/doctor) and print its findings. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "gpup2p/doctor.h"
+#include "gpup2p/topo.h"
+
+void help_doctor(FILE *f)
+{
+	fprintf(f,
+		"usage: gpup2p doctor [--only LIST] [--skip LIST] [--active] [--strict] [-q] [-v] [--json]\n"
+		"       gpup2p doctor --list [--only LIST] [--skip LIST] [--json]\n"
+		"       gpup2p doctor --explain ID|FAMILY\n\n"
+		"Checks this machine (or, with --root DIR, a snapshot) for what breaks or slows GPU peer-to-peer and\n"
+		"GPUDirect: the NVIDIA driver, BARs, the IOMMU, NUMA, peer-memory modules, gpup2p.ko, process limits.\n"
+		"Each finding names its subject (BDF, module, file), the evidence and one fix. Severities: error,\n"
+		"warning, info, ok, unknown (the source could not be read: says why), skipped (does not apply, or\n"
+		"live only under --root).\n\n"
+		"  --only LIST     run only these checks: comma list of ids (bar.small), families (bar) or bar.*\n"
+		"  --skip LIST     leave these out (same syntax)\n"
+		"  --active        also run the active checks (they move data; none in this build yet)\n"
+		"  --strict        count unknown findings as warnings (exit 1)\n"
+		"  --list          every check: id, family, kind, sources, title\n"
+		"  --explain ID    what a check (or every check of a family) reads, when it alarms, the fix\n"
+		"  -q, --quiet     print only the alarms (errors, warnings; unknown with --strict)\n"
+		"  -v, --verbose   also list each ok and skipped finding, and the evidence\n"
+		"  --json, --root DIR, --color=WHEN: see gpup2p --help\n\n"
+		"Exit: 0 no warning or error, 1 warnings, 2 an error, 3 input unreadable, 64 usage,\n"
+		"69 no NVIDIA GPU on the PCI bus (or no root), 77 permission denied.\n");
+}
+
+struct doc_opts {
+	const char *only, *skip, *explain;
+	int list, active, strict;
+};
+
+static const char *const sev_title[GP_SEV_N] = { "errors", "warnings", "info", "ok", "unknown", "skipped" };
+static const char *const sev_sgr[GP_SEV_N] = { "\033[1;31m", "\033[1;33m", "\033[36m", "\033[32m", "\033[35m", "\033[2m" };
+
+/* Print s wrapped at width, each line after the first indented by ind. */
+static void print_wrapped(const char *s, int ind, int width)
+{
+	int col = ind;
+
+	while (*s) {
+		int w = (int)strcspn(s, " ");
+
+		if (col > ind && col + 1 + w > width) {
+			printf("\n%*s", ind, "");
+			col = ind;
+		} else if (col > ind) {
+			putchar(' ');
+			col++;
+		}
+		printf("%.*s", w, s);
+		col += w;
+		s += w;
+		s += strspn(s, " ");
+	}
+	putchar('\n');
+}
+
+static int do_list(struct cli *c, const unsigned char *on)
+{
+	struct gp_table t;
+	char src[128];
+
+	if (c->fmt == GP_OUT_JSON) {
+		struct gp_json j;
+
+		gp_json_init(&j, stdout, 1);
+		gp_json_obj(&j, NULL);
+		gp_json_int(&j, "schema", 1);
+		gp_json_str(&j, "command", "doctor");
+		gp_json_arr(&j, "checks");
+		for (int i = 0; i < gp_doctor_count(); i++) {
+			const struct gp_doctor_check *k = gp_doctor_at(i);
+
+			if (!on[i])
+				continue;
+			gp_json_obj(&j, NULL);
+			gp_json_str(&j, "id", k->id);
+			gp_json_str(&j, "family", gp_doctor_family(k->id)->name);
+			gp_json_str(&j, "title", k->title);
+			gp_json_str(&j, "kind", k->active ? "active" : "static");
+			gp_json_str(&j, "sources", gp_doctor_sources_str(k->sources, src, sizeof(src)));
+			gp_json_end(&j, '}');
+		}
+		gp_json_end(&j, ']');
+		gp_json_end(&j, '}');
+		return 0;
+	}
+	if (gp_table_init(&t, 5))
+		return EX_ERROR;
+	for (int i = 0; i < gp_doctor_count(); i++) {
+		const struct gp_doctor_check *k = gp_doctor_at(i);
+		const char *row[5];
+
+		if (!on[i])
+			continue;
+		row[0] = k->id;
+		row[1] = gp_doctor_family(k->id)->name;
+		row[2] = k->active ? "active" : "static";
+		row[3] = gp_doctor_sources_str(k->sources, src, sizeof(src));
+		row[4] = k->title;
+		gp_table_row(&t, row);
+	}
+	gp_table_print(&t, stdout, 0, 2, NULL);
+	gp_table_free(&t);
+	return 0;
+}
+
+static void explain_one(const struct gp_doctor_check *k)
+{
+	const struct gp_doctor_family *fam = gp_doctor_family(k->id);
+	char src[128];
+
+	printf("%s: %s\n", k->id, k->title);
+	printf("  family %s (%s), %s, reads: %s\n  ", fam->name, fam->title, k->active ? "active" : "static",
+	       gp_doctor_sources_str(k->sources, src, sizeof(src)));
+	print_wrapped(k->explain, 2, 100);
+}
+
+static int do_explain(const char *name)
+{
+	const struct gp_doctor_check *k = gp_doctor_find(name);
+	const struct gp_doctor_family *fam = strchr(name, '.') ? NULL : gp_doctor_family(name);
+
+	if (k) {
+		explain_one(k);
+		return 0;
+	}
+	if (!fam)
+		return cli_usage("doctor", "--explain: no check or family '%s' (gpup2p doctor --list shows them)", name);
+	for (int i = 0; i < fam->n; i++) {
+		if (i)
+			putchar('\n');
+		explain_one(&fam->checks[i]);
+	}
+	return 0;
+}
+
+static void print_finding(const struct cli *c, const struct gp_finding *f, int idw)
+{
+	printf("  %-*s  %s: ", idw, f->check->id, f->subject);
+	print_wrapped(f->message, idw + 4, 110);
+	if (f->fix) {
+		printf("  %*s  fix: ", idw, "");
+		print_wrapped(f->fix, idw + 9, 110);
+	}
+	if (c->verbose && f->nev) {
+		printf("  %*s  evidence:", idw, "");
+		for (int k = 0; k < f->nev; k++)
+			printf("%s %s = %s", k ? ";" : "", f->ev[k].key, f->ev[k].value);
+		putchar('\n');
+	}
+}
+
+static void print_table(struct cli *c, struct gp_doctor_ctx *d, const struct doc_opts *o, const int sum[GP_SEV_N])
+{
+	static const enum gp_sev order[] = { GP_SEV_ERROR, GP_SEV_WARNING, GP_SEV_UNKNOWN, GP_SEV_INFO, GP_SEV_OK,
+					     GP_SEV_SKIPPED };
+	const char *host = gp_doctor_host(d);
+	int idw = 0;
+
+	for (int i = 0; i < d->out.n; i++) {
+		int l = (int)strlen(d->out.v[i].check->id);
+
+		idw = l > idw ? l : idw;
+	}
+	if (!c->quiet) {
+		printf("gpup2p doctor: %s%s", host ? "host " : "", host ? host : "");
+		if (d->src.live)
+			printf("%slive system\n", host ? ", " : "");
+		else
+			printf("%sroot %s (offline: live-only checks are skipped)\n", host ? ", " : "", d->root->dir);
+		printf("NVML: %s%s%s; CUDA: %s\n", d->src.nvml ? "available" : "not available (",
+		       d->src.nvml ? (d->facts->driver[0] ? ", driver " : "") : d->src.nvml_why,
+		       d->src.nvml ? d->facts->driver : ")", d->src.cuda ? "loaded" : d->src.cuda_why);
+		if (o->active)
+			printf("--active: no active check is implemented in this build\n");
+	}
+	for (size_t g = 0; g < sizeof(order) / sizeof(order[0]); g++) {
+		enum gp_sev s = order[g];
+		int alarm = s == GP_SEV_ERROR || s == GP_SEV_WARNING || (o->strict && s == GP_SEV_UNKNOWN);
+		int full = alarm || s == GP_SEV_UNKNOWN || s == GP_SEV_INFO || c->verbose;
+		const char *prev = NULL;
+		int col = 0;
+
+		if (!sum[s] || (c->quiet && !alarm))
+			continue;
+		printf("\n%s%s (%d)%s\n", c->color ? sev_sgr[s] : "", sev_title[s], sum[s], c->color ? "\033[0m" : "");
+		for (int i = 0; i < d->out.n; i++) {
+			const struct gp_finding *f = &d->out.v[i];
+
+			if (f->sev != s)
+				continue;
+			if (full) {
+				print_finding(c, f, idw);
+			} else if (!prev || strcmp(prev, f->check->id)) {
+				/* ok and skipped, briefly: the ids, wrapped */
+				int w = (int)strlen(f->check->id);
+
+				if (col && col + w + 1 > 100) {
+					putchar('\n');
+					col = 0;
+				}
+				printf("%s%s", col ? " " : "  ", f->check->id);
+				col += w + (col ? 1 : 2);
+				prev = f->check->id;
+			}
+		}
+		if (col)
+			putchar('\n');
+	}
+	if (!c->quiet)
+		printf("\nsummary: %d error%s, %d warning%s, %d info, %d ok, %d unknown, %d skipped\n", sum[0],
+		       sum[0] == 1 ? "" : "s", sum[1], sum[1] == 1 ? "" : "s", sum[2], sum[3], sum[4], sum[5]);
+}
+
+static void print_json(struct cli *c, struct gp_doctor_ctx *d, int argc, char **argv, const int sum[GP_SEV_N], int rc)
+{
+	struct gp_json j;
+
+	cli_json_begin(c, &j, "doctor", argc, argv);
+	gp_json_str(&j, "host", gp_doctor_host(d));
+	gp_json_str(&j, "root", d->src.live ? NULL : d->root->dir);
+	gp_json_obj(&j, "sources");
+	gp_json_bool(&j, "live", d->src.live);
+	gp_json_obj(&j, "nvml");
+	gp_json_bool(&j, "available", d->src.nvml);
+	gp_json_str(&j, "why", d->src.nvml ? NULL : d->src.nvml_why);
+	gp_json_end(&j, '}');
+	gp_json_obj(&j, "cuda");
+	gp_json_bool(&j, "available", d->src.cuda);
+	gp_json_str(&j, "why", d->src.cuda ? NULL : d->src.cuda_why);
+	gp_json_end(&j, '}');
+	gp_json_end(&j, '}');
+	gp_json_obj(&j, "summary");
+	for (int s = 0; s < GP_SEV_N; s++)
+		gp_json_int(&j, gp_sev_name((enum gp_sev)s), sum[s]);
+	gp_json_end(&j, '}');
+	gp_json_arr(&j, "findings");
+	for (int i = 0; i < d->out.n; i++) {
+		const struct gp_finding *f = &d->out.v[i];
+
+		gp_json_obj(&j, NULL);
+		gp_json_str(&j, "id", f->check->id);
+		gp_json_str(&j, "severity", gp_sev_name(f->sev));
+		gp_json_str(&j, "subject", f->subject);
+		gp_json_arr_flat(&j, "bdf");
+		for (int k = 0; k < f->nbdf; k++)
+			gp_json_str(&j, NULL, f->bdf[k]);
+		gp_json_end(&j, ']');
+		gp_json_str(&j, "message", f->message);
+		gp_json_str(&j, "fix", f->fix);
+		gp_json_obj(&j, "evidence");
+		for (int k = 0; k < f->nev; k++)
+			gp_json_str(&j, f->ev[k].key, f->ev[k].value);
+		gp_json_end(&j, '}');
+		gp_json_end(&j, '}');
+	}
+	gp_json_end(&j, ']');
+	cli_json_end(c, &j, rc);
+}
+
+static int parse(struct cli *c, struct doc_opts *o, int argc, char **argv)
+{
+	int done;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+
+		if (cli_common_arg(c, help_doctor, argc, argv, &i, &done)) {
+			if (done >= 0)
+				return done;
+			continue;
+		}
+		if ((v = cli_opt_value(argc, argv, &i, "--only")) || (v = cli_opt_value(argc, argv, &i, "--skip")) ||
+		    (v = cli_opt_value(argc, argv, &i, "--explain"))) {
+			if (!*v)
+				return cli_usage("doctor", "%.6s needs a value", a + 2);
+			if (!strncmp(a, "--only", 6))
+				o->only = v;
+			else if (!strncmp(a, "--skip", 6))
+				o->skip = v;
+			else
+				o->explain = v;
+		} else if (!strcmp(a, "--list")) {
+			o->list = 1;
+		} else if (!strcmp(a, "--active")) {
+			o->active = 1;
+		} else if (!strcmp(a, "--strict")) {
+			o->strict = 1;
+		} else {
+			return cli_usage("doctor", "unknown option '%s'", a);
+		}
+	}
+	if (c->fmt == GP_OUT_CSV || c->fmt == GP_OUT_JSONL)
+		return cli_usage("doctor", "prints text or --json (not --csv or --jsonl)");
+	if (o->list + !!o->explain > 1)
+		return cli_usage("doctor", "--list and --explain exclude each other");
+	return -1;
+}
+
+int cmd_doctor(struct cli *c, int argc, char **argv)
+{
+	struct doc_opts o = { 0 };
+	struct gp_doctor_ctx d;
+	struct gp_topo t;
+	struct gp_err e = { 0 };
+	unsigned char *on;
+	int sum[GP_SEV_N], rc = parse(c, &o, argc, argv);
+
+	if (rc >= 0)
+		return rc;
+	if (o.explain)
+		return do_explain(o.explain);
+	on = calloc((size_t)gp_doctor_count() + 1, 1);
+	if (!on) {
+		gp_err_set(&e, GP_E_FAIL, ENOMEM, "out of memory");
+		return cli_fail(&e);
+	}
+	if (gp_doctor_select(on, o.only, o.skip, &e)) {
+		free(on);
+		return cli_usage("doctor", "%s", e.msg);
+	}
+	if (o.list) {
+		rc = do_list(c, on);
+		free(on);
+		return rc;
+	}
+	rc = cli_load_topo(c, &t, NULL, 0);
+	if (rc) {
+		free(on);
+		return rc;
+	}
+	if (gp_doctor_ctx_init(&d, &c->root, &c->pci, c->facts, &t, &e)) {
+		gp_topo_free(&t);
+		free(on);
+		return cli_fail(&e);
+	}
+	gp_doctor_proc_read(&d);
+	d.active = o.active;
+	if (gp_doctor_run(&d, on, &e)) {
+		rc = cli_fail(&e);
+	} else {
+		gp_doctor_summary(&d.out, sum);
+		rc = gp_doctor_exit_code(sum, o.strict);
+		if (!t.ngpu) {
+			fprintf(stderr, "gpup2p doctor: no NVIDIA GPU on the PCI bus: nothing to check (gpup2p --root DIR "
+				"doctor checks a snapshot)\n");
+			rc = EX_UNAVAIL;
+		}
+		if (c->fmt == GP_OUT_JSON)
+			print_json(c, &d, argc, argv, sum, rc);
+		else if (t.ngpu)
+			print_table(c, &d, &o, sum);
+	}
+	gp_doctor_ctx_free(&d);
+	gp_topo_free(&t);
+	free(on);
+	return rc;
+}

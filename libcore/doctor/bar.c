@@ -1,0 +1,182 @@
+/* gpup2p doctor — bar.*: the VRAM aperture against VRAM, BARs without an address, Resizable BAR
+ * left below what the GPU offers. The decoding is libcore/bar.c's (gp_bar_report). */
+#include <stdio.h>
+#include <string.h>
+
+#include "gpup2p/bar.h"
+#include "check.h"
+
+#define LEGACY_BAR (256ULL << 20)
+
+static int no_gpu(struct gp_doctor_ctx *c)
+{
+	if (c->topo->ngpu)
+		return 0;
+	gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no NVIDIA GPU on the PCI bus");
+	return 1;
+}
+
+/* NVML's VRAM size is not known for this GPU: unknown live, skipped on a root without the facts. */
+static struct gp_finding *vram_unknown(struct gp_doctor_ctx *c, const char *bdf, const char *what)
+{
+	if (c->facts->available || c->root->live)
+		return gp_doctor_add(c, GP_SEV_UNKNOWN, bdf, "%s: VRAM size unknown (%s)", what,
+				     c->facts->available ? "GPU not in NVML's list" : c->facts->why);
+	return gp_doctor_add(c, GP_SEV_SKIPPED, bdf, "%s: no NVML facts recorded under the root", what);
+}
+
+static void check_small(struct gp_doctor_ctx *c)
+{
+	char a[32], v[32], m[32];
+
+	if (no_gpu(c))
+		return;
+	for (int i = 0; i < c->topo->ngpu; i++) {
+		const struct gp_pci_dev *d = gp_doctor_dev(c, i);
+		const char *name = c->topo->devs[i].name;
+		struct gp_bar_report r;
+		struct gp_finding *f;
+		int near = gp_doctor_nic_near(c, i);
+
+		gp_bar_report(d, c->facts, &r);
+		gp_bar_size_str(r.aperture, a, sizeof(a));
+		gp_bar_size_str(r.vram, v, sizeof(v));
+		switch (r.verdict) {
+		case GP_BAR_LARGE:
+			f = gp_doctor_add(c, GP_SEV_OK, d->bdf, "%s: aperture %s (BAR %d) covers VRAM %s", name, a,
+					  r.aperture_bar, v);
+			break;
+		case GP_BAR_SMALL:
+			f = gp_doctor_add(c, near ? GP_SEV_ERROR : GP_SEV_WARNING, d->bdf,
+					  "%s: aperture %s (BAR %d) smaller than VRAM %s: P2P over BAR1 and pinning limited "
+					  "to %s%s", name, a, r.aperture_bar, v, a,
+					  near ? "; a NIC is near, GPUDirect RDMA registrations limited too" : "");
+			if (r.rebar_max >= r.vram)
+				gp_finding_fix(f, "enable \"Above 4G Decoding\" and \"Resizable BAR\" in firmware (the GPU "
+					       "offers up to %s)", gp_bar_size_str(r.rebar_max, m, sizeof(m)));
+			else
+				gp_finding_fix(f, "enable \"Above 4G Decoding\" and \"Resizable BAR\" in firmware, or load "
+					       "nvidia with NVreg_EnableResizableBar=1");
+			break;
+		case GP_BAR_UNKNOWN:
+			if (r.aperture <= LEGACY_BAR) {
+				f = gp_doctor_add(c, GP_SEV_WARNING, d->bdf, "%s: aperture %s (BAR %d), the legacy window: "
+						  "VRAM unknown but surely larger", name, a, r.aperture_bar);
+				gp_finding_fix(f, "enable \"Above 4G Decoding\" and \"Resizable BAR\" in firmware");
+			} else {
+				f = vram_unknown(c, d->bdf, name);
+			}
+			break;
+		default:
+			f = gp_doctor_add(c, GP_SEV_WARNING, d->bdf, "%s: no 64-bit prefetchable BAR (no VRAM aperture)", name);
+			gp_finding_fix(f, "enable \"Above 4G Decoding\" in firmware");
+			break;
+		}
+		gp_finding_bdf(f, d->bdf);
+		if (r.aperture_bar >= 0)
+			gp_finding_ev(f, "aperture", "BAR %d %s", r.aperture_bar, a);
+		if (r.vram)
+			gp_finding_ev(f, "vram", "%s", v);
+	}
+}
+
+static void check_unassigned(struct gp_doctor_ctx *c)
+{
+	if (!c->topo->n) {
+		gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no GPU or NIC on the PCI bus");
+		return;
+	}
+	for (int i = 0; i < c->topo->n; i++) {
+		const struct gp_pci_dev *d = gp_doctor_dev(c, i);
+		char list[64] = "", sz[32];
+		size_t used = 0;
+		struct gp_finding *f;
+
+		for (int k = 0; k < 6; k++) {
+			const struct gp_bar *b = &d->bars[k];
+
+			if (b->size && !b->is_io && !b->assigned)
+				used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%d (%s)", used ? ", " : "", k,
+							 gp_bar_size_str(b->size, sz, sizeof(sz)));
+		}
+		if (used) {
+			f = gp_doctor_add(c, GP_SEV_ERROR, d->bdf, "%s: BAR %s has no address (firmware ran out of MMIO space)",
+					  c->topo->devs[i].name, list);
+			gp_finding_fix(f, "enable \"Above 4G Decoding\" (and \"MMIO High\"/\"MMIOH\" size) in firmware, or boot "
+				       "with pci=realloc");
+			gp_finding_ev(f, "resource", "unassigned BAR %s", list);
+		} else {
+			f = gp_doctor_add(c, GP_SEV_OK, d->bdf, "%s: every memory BAR has an address", c->topo->devs[i].name);
+		}
+		gp_finding_bdf(f, d->bdf);
+	}
+}
+
+static void check_rebar(struct gp_doctor_ctx *c)
+{
+	char cur[32], max[32], v[32];
+
+	if (no_gpu(c))
+		return;
+	for (int i = 0; i < c->topo->ngpu; i++) {
+		const struct gp_pci_dev *d = gp_doctor_dev(c, i);
+		const char *name = c->topo->devs[i].name;
+		const struct gp_rebar_entry *e = NULL;
+		struct gp_bar_report r;
+		struct gp_finding *f;
+		uint64_t now;
+
+		gp_bar_report(d, c->facts, &r);
+		for (int k = 0; k < r.rebar.n; k++)
+			if (r.rebar.e[k].bar == r.aperture_bar)
+				e = &r.rebar.e[k];
+		if (r.rebar.known == GP_UNKNOWN) {
+			f = c->root->live ? gp_doctor_add(c, GP_SEV_UNKNOWN, d->bdf, "%s: extended config space not readable: "
+							  "run as root", name)
+					  : gp_doctor_add(c, GP_SEV_SKIPPED, d->bdf, "%s: extended config space not in "
+							  "the root (captured as non-root)", name);
+		} else if (r.rebar.known == GP_ABSENT) {
+			f = gp_doctor_add(c, GP_SEV_SKIPPED, d->bdf, "%s: no Resizable BAR capability", name);
+		} else if (!e) {
+			f = gp_doctor_add(c, GP_SEV_SKIPPED, d->bdf, "%s: Resizable BAR does not control the aperture", name);
+		} else {
+			now = 1ULL << (20 + e->cur_log);
+			gp_bar_size_str(now, cur, sizeof(cur));
+			gp_bar_size_str(r.rebar_max, max, sizeof(max));
+			gp_bar_size_str(r.vram, v, sizeof(v));
+			if (r.verdict == GP_BAR_LARGE || now >= r.rebar_max) {
+				f = gp_doctor_add(c, GP_SEV_OK, d->bdf, "%s: BAR %d at %s%s", name, e->bar, cur,
+						  now >= r.rebar_max ? ", its largest size" : ", covering VRAM");
+			} else if (r.vram && r.rebar_max >= r.vram) {
+				f = gp_doctor_add(c, GP_SEV_WARNING, d->bdf, "%s: BAR %d at %s but Resizable BAR offers %s, "
+						  "enough for VRAM %s", name, e->bar, cur, max, v);
+				gp_finding_fix(f, "enable \"Above 4G Decoding\" and \"Resizable BAR\" in firmware (or "
+					       "NVreg_EnableResizableBar=1)");
+			} else {
+				f = gp_doctor_add(c, GP_SEV_INFO, d->bdf, "%s: BAR %d at %s; Resizable BAR offers up to %s%s", name,
+						  e->bar, cur, max, r.vram ? " (still below VRAM)" : "");
+			}
+			gp_finding_ev(f, "rebar", "BAR %d current %s, largest %s", e->bar, cur, max);
+		}
+		gp_finding_bdf(f, d->bdf);
+	}
+}
+
+static const struct gp_doctor_check checks[] = {
+	{ "bar.small", "VRAM aperture smaller than VRAM", GP_SRC_SYSFS | GP_SRC_NVML, 0, check_small,
+	  "Compares each GPU's VRAM aperture (largest 64-bit prefetchable BAR, sysfs resource) with its VRAM (NVML, "
+	  "or the recorded facts). Warning when smaller: BAR1 P2P and pinning only reach that window; error when a "
+	  "NIC sits on the same host bridge (GPUDirect RDMA registrations are limited too). Without VRAM, an "
+	  "aperture of 256 MiB or less is still a warning. Fix: Above 4G Decoding and Resizable BAR in firmware." },
+	{ "bar.unassigned", "a GPU or NIC memory BAR with no address", GP_SRC_SYSFS, 0, check_unassigned,
+	  "Reads each GPU's and NIC's sysfs resource file. Error when a memory BAR has a size but no address: the "
+	  "firmware ran out of MMIO space and the device cannot be used. Fix: Above 4G Decoding / larger MMIO high "
+	  "window in firmware, or pci=realloc." },
+	{ "bar.rebar", "Resizable BAR offers a larger aperture than the current one", GP_SRC_CFG | GP_SRC_NVML, 0,
+	  check_rebar,
+	  "Decodes the Resizable BAR capability (extended config space: root only). Warning when the aperture is "
+	  "below VRAM and the capability offers a size that covers it; info when it offers more but still not "
+	  "enough, or VRAM is unknown." },
+};
+
+GP_DOCTOR_FAMILY(gp_doctor_fam_bar, "bar", "BARs and Resizable BAR", checks);

@@ -1,0 +1,84 @@
+/* gpup2p doctor — what a family file needs: adding findings, and the system files no other module
+ * owns (read once, on first use, through the root). Internal to libcore/doctor/ and its tests. */
+#ifndef GPUP2P_DOCTOR_CHECK_H
+#define GPUP2P_DOCTOR_CHECK_H
+
+#include <stddef.h>
+
+#include "gpup2p/doctor.h"
+
+#define GP_DOCTOR_FAMILY(var, name, title, table) \
+	const struct gp_doctor_family var = { name, title, table, (int)(sizeof(table) / sizeof(table[0])) }
+
+/* The families (one file each). */
+extern const struct gp_doctor_family gp_doctor_fam_driver, gp_doctor_fam_bar, gp_doctor_fam_iommu,
+	gp_doctor_fam_numa, gp_doctor_fam_peermem, gp_doctor_fam_kmod, gp_doctor_fam_limits;
+
+/* Add a finding of the check being run (c->cur). Returns it, or NULL when out of memory (the
+ * gp_finding_* helpers accept NULL). */
+struct gp_finding *gp_doctor_add(struct gp_doctor_ctx *c, enum gp_sev sev, const char *subject, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* A source file the check needs is missing: "unknown" on a live system (could not be read: err),
+ * "skipped" under a root (not captured there). what names the file. */
+struct gp_finding *gp_doctor_missing(struct gp_doctor_ctx *c, const char *subject, const char *what, int err);
+
+/* Set the finding's fix (one command, boot parameter or firmware setting). */
+void gp_finding_fix(struct gp_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Append a BDF to the finding's list. */
+void gp_finding_bdf(struct gp_finding *f, const char *bdf);
+
+/* Append an evidence entry: key (a file, register or fact) and the value seen. */
+void gp_finding_ev(struct gp_finding *f, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Release a findings list. */
+void gp_findings_free(struct gp_findings *f);
+
+/* --- system files (doctor/sys.c) ------------------------------------------------------------- */
+
+/* Is module `name` in /proc/modules (dashes and underscores alike)? 1 yes, 0 no, -errno when the
+ * list could not be read (-ENOENT: not there). */
+int gp_doctor_module(struct gp_doctor_ctx *c, const char *name);
+
+/* The first line of /proc/driver/nvidia/version, or NULL (*err = -errno). */
+const char *gp_doctor_nv_version(struct gp_doctor_ctx *c, int *err);
+
+/* 1 when the version line names the open kernel module, 0 the proprietary one, -1 unknown. */
+int gp_doctor_nv_open(const char *version_line);
+
+/* The driver version ("580.159.04") from the version file or the NVML facts; "" unknown. */
+const char *gp_doctor_nv_release(struct gp_doctor_ctx *c);
+
+/* Value of key in /proc/driver/nvidia/params (quotes removed) into buf: 0, -ENOENT no such key,
+ * or -errno when the file could not be read (*file_missing set then). */
+int gp_doctor_nv_param(struct gp_doctor_ctx *c, const char *key, char *buf, size_t n, int *file_missing);
+
+/* NUMA nodes in /sys/devices/system/node (nodeN), or -errno when the directory is missing. */
+int gp_doctor_numa_nodes(struct gp_doctor_ctx *c);
+
+/* Read a small text file under the root (gp_root_read_text): length or -errno. */
+long gp_doctor_read(struct gp_doctor_ctx *c, const char *path, char *buf, size_t n);
+
+/* 1 when /proc/kallsyms lists sym, 0 not, -errno when it could not be read. */
+int gp_doctor_kallsyms_has(struct gp_doctor_ctx *c, const char *sym);
+
+/* A device node under the root's /dev: 1 present (*usable: this process may read and write it;
+ * offline, a recorded node counts as usable), 0 missing, -ENOENT when the root has no /dev. */
+int gp_doctor_devnode(struct gp_doctor_ctx *c, const char *path, int *usable);
+
+/* Free what the system-file readers cached. */
+void gp_doctor_sys_free(struct gp_doctor_ctx *c);
+
+/* --- helpers shared by the families ---------------------------------------------------------- */
+
+/* The PCI function of topology entry i. */
+const struct gp_pci_dev *gp_doctor_dev(const struct gp_doctor_ctx *c, int i);
+
+/* 1 when some NIC is on the GPU's host bridge or closer (PIX, PXB, PHB); matrix index g. */
+int gp_doctor_nic_near(const struct gp_doctor_ctx *c, int g);
+
+/* 1 when the machine does P2P or GPUDirect: two GPUs, or a GPU and a NIC. */
+int gp_doctor_does_p2p(const struct gp_doctor_ctx *c);
+
+#endif

@@ -1,0 +1,132 @@
+/* gpup2p doctor — findings as data: a growable list, built by the checks through these helpers. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+static char *vfmt(const char *fmt, va_list ap)
+{
+	char *s = NULL;
+
+	return vasprintf(&s, fmt, ap) < 0 ? NULL : s;
+}
+
+struct gp_finding *gp_doctor_add(struct gp_doctor_ctx *c, enum gp_sev sev, const char *subject, const char *fmt, ...)
+{
+	struct gp_findings *l = &c->out;
+	struct gp_finding *f;
+	va_list ap;
+
+	if (l->n == l->cap) {
+		int cap = l->cap ? 2 * l->cap : 32;
+		struct gp_finding *v = realloc(l->v, sizeof(*v) * (size_t)cap);
+
+		if (!v) {
+			l->nomem = 1;
+			return NULL;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	f = &l->v[l->n];
+	memset(f, 0, sizeof(*f));
+	f->check = c->cur;
+	f->sev = sev;
+	f->subject = strdup(subject ? subject : "system");
+	va_start(ap, fmt);
+	f->message = vfmt(fmt, ap);
+	va_end(ap);
+	if (!f->subject || !f->message) {
+		free(f->subject);
+		free(f->message);
+		l->nomem = 1;
+		return NULL;
+	}
+	l->n++;
+	return f;
+}
+
+struct gp_finding *gp_doctor_missing(struct gp_doctor_ctx *c, const char *subject, const char *what, int err)
+{
+	struct gp_finding *f;
+
+	if (c->root->live)
+		f = gp_doctor_add(c, GP_SEV_UNKNOWN, subject, "%s could not be read: %s", what, strerror(err < 0 ? -err : err));
+	else
+		f = gp_doctor_add(c, GP_SEV_SKIPPED, subject, "%s is not in the root %s (not captured)", what, c->root->dir);
+	gp_finding_ev(f, what, "%s", strerror(err < 0 ? -err : err));
+	return f;
+}
+
+void gp_finding_fix(struct gp_finding *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!f)
+		return;
+	free(f->fix);
+	va_start(ap, fmt);
+	f->fix = vfmt(fmt, ap);
+	va_end(ap);
+}
+
+void gp_finding_bdf(struct gp_finding *f, const char *bdf)
+{
+	char (*v)[GP_BDF_LEN];
+
+	if (!f)
+		return;
+	for (int i = 0; i < f->nbdf; i++)
+		if (!strcmp(f->bdf[i], bdf))
+			return;
+	v = realloc(f->bdf, sizeof(*v) * (size_t)(f->nbdf + 1));
+	if (!v)
+		return;
+	f->bdf = v;
+	snprintf(f->bdf[f->nbdf++], GP_BDF_LEN, "%s", bdf);
+}
+
+void gp_finding_ev(struct gp_finding *f, const char *key, const char *fmt, ...)
+{
+	struct gp_kv *v;
+	va_list ap;
+
+	if (!f)
+		return;
+	v = realloc(f->ev, sizeof(*v) * (size_t)(f->nev + 1));
+	if (!v)
+		return;
+	f->ev = v;
+	va_start(ap, fmt);
+	v[f->nev].value = vfmt(fmt, ap);
+	va_end(ap);
+	v[f->nev].key = strdup(key);
+	if (!v[f->nev].key || !v[f->nev].value) {
+		free(v[f->nev].key);
+		free(v[f->nev].value);
+		return;
+	}
+	f->nev++;
+}
+
+void gp_findings_free(struct gp_findings *l)
+{
+	for (int i = 0; i < l->n; i++) {
+		struct gp_finding *f = &l->v[i];
+
+		free(f->subject);
+		free(f->message);
+		free(f->fix);
+		free(f->bdf);
+		for (int k = 0; k < f->nev; k++) {
+			free(f->ev[k].key);
+			free(f->ev[k].value);
+		}
+		free(f->ev);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}

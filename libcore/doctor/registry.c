@@ -1,0 +1,217 @@
+/* gpup2p doctor — the registry of check families, selection, the runner and the summary. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "check.h"
+
+/* Add a family: one file in libcore/doctor/ and one line here. */
+const struct gp_doctor_family *const gp_doctor_families[] = {
+	&gp_doctor_fam_driver, &gp_doctor_fam_bar, &gp_doctor_fam_iommu, &gp_doctor_fam_numa,
+	&gp_doctor_fam_peermem, &gp_doctor_fam_kmod, &gp_doctor_fam_limits,
+};
+const int gp_doctor_nfamilies = (int)(sizeof(gp_doctor_families) / sizeof(gp_doctor_families[0]));
+
+int gp_doctor_count(void)
+{
+	int n = 0;
+
+	for (int f = 0; f < gp_doctor_nfamilies; f++)
+		n += gp_doctor_families[f]->n;
+	return n;
+}
+
+const struct gp_doctor_check *gp_doctor_at(int i)
+{
+	for (int f = 0; f < gp_doctor_nfamilies && i >= 0; f++) {
+		if (i < gp_doctor_families[f]->n)
+			return &gp_doctor_families[f]->checks[i];
+		i -= gp_doctor_families[f]->n;
+	}
+	return NULL;
+}
+
+const struct gp_doctor_check *gp_doctor_find(const char *id)
+{
+	for (int i = 0, n = gp_doctor_count(); i < n; i++)
+		if (!strcmp(gp_doctor_at(i)->id, id))
+			return gp_doctor_at(i);
+	return NULL;
+}
+
+const struct gp_doctor_family *gp_doctor_family(const char *name)
+{
+	size_t l = strcspn(name, ".");
+
+	for (int f = 0; f < gp_doctor_nfamilies; f++)
+		if (strlen(gp_doctor_families[f]->name) == l && !strncmp(gp_doctor_families[f]->name, name, l))
+			return gp_doctor_families[f];
+	return NULL;
+}
+
+const char *gp_doctor_sources_str(unsigned mask, char *buf, size_t n)
+{
+	static const char *const names[] = { "sysfs", "cfg", "proc", "nvml", "cuda", "verbs", "dev", "process" };
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (mask & (1u << i) && used < n)
+			used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? "," : "", names[i]);
+	return buf;
+}
+
+const char *gp_sev_name(enum gp_sev s)
+{
+	static const char *const n[GP_SEV_N] = { "error", "warning", "info", "ok", "unknown", "skipped" };
+
+	return (unsigned)s < GP_SEV_N ? n[s] : "?";
+}
+
+/* Mark the checks a comma list names with val; unknown names are a usage error. */
+static int mark(unsigned char *on, const char *list, unsigned char val, const char *opt, struct gp_err *e)
+{
+	char *dup = strdup(list), *save = NULL, *t;
+	int rc = 0, n = gp_doctor_count();
+
+	if (!dup)
+		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
+	for (t = strtok_r(dup, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
+		size_t l = strlen(t);
+		int fam = !strchr(t, '.') || (l > 2 && !strcmp(t + l - 2, ".*"));
+		int hit = 0;
+
+		for (int i = 0; i < n; i++) {
+			const char *id = gp_doctor_at(i)->id;
+
+			if (fam ? (!strncmp(id, t, strcspn(t, ".")) && id[strcspn(t, ".")] == '.') : !strcmp(id, t)) {
+				on[i] = val;
+				hit = 1;
+			}
+		}
+		if (!hit)
+			rc = gp_err_set(e, GP_E_USAGE, EINVAL, "%s: no check or family '%s' (gpup2p doctor --list shows them)",
+					opt, t);
+	}
+	free(dup);
+	return rc;
+}
+
+int gp_doctor_select(unsigned char *on, const char *only, const char *skip, struct gp_err *e)
+{
+	int n = gp_doctor_count(), rc;
+
+	memset(on, only ? 0 : 1, (size_t)n);
+	if (only && (rc = mark(on, only, 1, "--only", e)))
+		return rc;
+	return skip ? mark(on, skip, 0, "--skip", e) : 0;
+}
+
+int gp_doctor_ctx_init(struct gp_doctor_ctx *c, const struct gp_root *r, const struct gp_pci *p,
+		       const struct gp_gpu_facts *f, const struct gp_topo *t, struct gp_err *e)
+{
+	memset(c, 0, sizeof(*c));
+	c->root = r;
+	c->pci = p;
+	c->facts = f;
+	c->topo = t;
+	c->src.live = r->live;
+	c->src.nvml = f->available;
+	snprintf(c->src.nvml_why, sizeof(c->src.nvml_why), "%s", f->available ? "" : f->why);
+	snprintf(c->src.cuda_why, sizeof(c->src.cuda_why), "not loaded: no check of this build needs it");
+	gp_iommu_read(r, &c->iommu);
+	if (gp_acs_audit(t, &c->acs))
+		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
+	c->acs_ok = 1;
+	return 0;
+}
+
+void gp_doctor_proc_read(struct gp_doctor_ctx *c)
+{
+	struct rlimit rl;
+	struct statvfs sv;
+
+	if (!c->root->live)
+		return;
+	c->proc.known = 1;
+	c->proc.euid = (int)geteuid();
+	c->proc.memlock = getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (uint64_t)rl.rlim_cur
+											       : UINT64_MAX;
+	if (statvfs("/dev/shm", &sv) == 0) {
+		c->proc.shm_known = 1;
+		c->proc.shm_size = (uint64_t)sv.f_blocks * sv.f_frsize;
+	}
+}
+
+void gp_doctor_ctx_free(struct gp_doctor_ctx *c)
+{
+	if (c->acs_ok)
+		gp_acs_audit_free(&c->acs);
+	c->acs_ok = 0;
+	gp_findings_free(&c->out);
+	gp_doctor_sys_free(c);
+}
+
+int gp_doctor_run(struct gp_doctor_ctx *c, const unsigned char *on, struct gp_err *e)
+{
+	int n = gp_doctor_count();
+
+	for (int i = 0; i < n; i++) {
+		const struct gp_doctor_check *k = gp_doctor_at(i);
+		int before = c->out.n;
+
+		if (on && !on[i])
+			continue;
+		c->cur = k;
+		if (k->active && !c->active)
+			gp_doctor_add(c, GP_SEV_SKIPPED, "system", "an active check (moves data): run with --active");
+		else if ((k->sources & GP_SRC_LIVE_ONLY) && !c->root->live)
+			gp_doctor_add(c, GP_SEV_SKIPPED, "system", "live only: not available under --root %s", c->root->dir);
+		else
+			k->run(c);
+		if (c->out.n == before)
+			gp_doctor_add(c, GP_SEV_UNKNOWN, "system", "the check gave no verdict (a bug in gpup2p: please report it)");
+		c->cur = NULL;
+	}
+	return c->out.nomem ? gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory") : 0;
+}
+
+void gp_doctor_summary(const struct gp_findings *f, int sum[GP_SEV_N])
+{
+	memset(sum, 0, sizeof(int) * GP_SEV_N);
+	for (int i = 0; i < f->n; i++)
+		sum[f->v[i].sev]++;
+}
+
+int gp_doctor_exit_code(const int sum[GP_SEV_N], int strict)
+{
+	if (sum[GP_SEV_ERROR])
+		return 2;
+	if (sum[GP_SEV_WARNING] || (strict && sum[GP_SEV_UNKNOWN]))
+		return 1;
+	return 0;
+}
+
+/* --- helpers shared by the families ---------------------------------------------------------- */
+
+const struct gp_pci_dev *gp_doctor_dev(const struct gp_doctor_ctx *c, int i)
+{
+	return &c->pci->devs[c->topo->devs[i].pci];
+}
+
+int gp_doctor_nic_near(const struct gp_doctor_ctx *c, int g)
+{
+	for (int j = 0; j < c->topo->n; j++)
+		if (c->topo->devs[j].kind == GP_TOPO_NIC && gp_topo_link_at(c->topo, g, j)->pcie <= GP_TC_PHB)
+			return 1;
+	return 0;
+}
+
+int gp_doctor_does_p2p(const struct gp_doctor_ctx *c)
+{
+	return c->topo->ngpu >= 2 || (c->topo->ngpu >= 1 && c->topo->nnic >= 1);
+}

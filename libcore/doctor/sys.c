@@ -1,0 +1,280 @@
+/* gpup2p doctor — the /proc and /sys files no other module owns (the module list, the NVIDIA
+ * driver's version and parameters, kallsyms, NUMA nodes, device nodes), read through the root once,
+ * on first use, so a check that is not selected costs nothing. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+
+struct gp_doctor_sys {
+	int mods_rc;             /* 0 not read yet, 1 read, -errno */
+	char **mods;
+	int nmods;
+	int ver_rc;
+	char version[256];
+	int params_rc;
+	char *params;
+	int numa_rc;             /* 0 not read yet, else nodes + 1, or -errno */
+	int host_rc;
+	char host[256];
+};
+
+static struct gp_doctor_sys *sys_of(struct gp_doctor_ctx *c)
+{
+	if (!c->sys)
+		c->sys = calloc(1, sizeof(*c->sys));
+	return c->sys;
+}
+
+/* Open a file under the root for line reading. */
+static FILE *root_fopen(const struct gp_root *r, const char *path, int *err)
+{
+	char full[GP_PATH_MAX];
+	FILE *f;
+
+	if (gp_root_path(r, path, full, sizeof(full))) {
+		*err = -ENAMETOOLONG;
+		return NULL;
+	}
+	f = fopen(full, "re");
+	*err = f ? 0 : -errno;
+	return f;
+}
+
+static void norm(char *s)
+{
+	for (; *s; s++)
+		if (*s == '-')
+			*s = '_';
+}
+
+static int load_modules(struct gp_doctor_ctx *c, struct gp_doctor_sys *s)
+{
+	char line[512];
+	int err;
+	FILE *f = root_fopen(c->root, "/proc/modules", &err);
+
+	if (!f)
+		return err;
+	while (fgets(line, sizeof(line), f)) {
+		char **v, *sp = strchr(line, ' ');
+
+		if (sp)
+			*sp = '\0';
+		line[strcspn(line, "\n")] = '\0';
+		if (!line[0])
+			continue;
+		v = realloc(s->mods, sizeof(*v) * (size_t)(s->nmods + 1));
+		if (!v || !(v[s->nmods] = strdup(line))) {
+			if (v)
+				s->mods = v;
+			fclose(f);
+			return -ENOMEM;
+		}
+		s->mods = v;
+		norm(s->mods[s->nmods++]);
+	}
+	fclose(f);
+	return 1;
+}
+
+int gp_doctor_module(struct gp_doctor_ctx *c, const char *name)
+{
+	struct gp_doctor_sys *s = sys_of(c);
+	char want[64];
+
+	if (!s)
+		return -ENOMEM;
+	if (!s->mods_rc)
+		s->mods_rc = load_modules(c, s);
+	if (s->mods_rc < 0)
+		return s->mods_rc;
+	snprintf(want, sizeof(want), "%s", name);
+	norm(want);
+	for (int i = 0; i < s->nmods; i++)
+		if (!strcmp(s->mods[i], want))
+			return 1;
+	return 0;
+}
+
+const char *gp_doctor_nv_version(struct gp_doctor_ctx *c, int *err)
+{
+	struct gp_doctor_sys *s = sys_of(c);
+
+	if (!s) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	if (!s->ver_rc) {
+		long n = gp_doctor_read(c, "/proc/driver/nvidia/version", s->version, sizeof(s->version));
+
+		s->ver_rc = n < 0 ? (int)n : n == 0 ? -ENODATA : 1;
+		s->version[strcspn(s->version, "\n")] = '\0';
+	}
+	*err = s->ver_rc < 0 ? s->ver_rc : 0;
+	return s->ver_rc > 0 ? s->version : NULL;
+}
+
+int gp_doctor_nv_open(const char *v)
+{
+	if (!v || strncmp(v, "NVRM version:", 13))
+		return -1;
+	return strstr(v, "Open Kernel Module") ? 1 : 0;
+}
+
+const char *gp_doctor_nv_release(struct gp_doctor_ctx *c)
+{
+	static char rel[32];
+	int err;
+	const char *v = gp_doctor_nv_version(c, &err);
+
+	/* "NVRM version: NVIDIA UNIX ... Kernel Module[ for x86_64]  580.159.04  Release Build ..." */
+	for (const char *p = v ? strstr(v, "Module") : NULL; p && *p; p++) {
+		if (isdigit((unsigned char)p[0]) && (p[-1] == ' ') && strchr(p, '.')) {
+			size_t l = strspn(p, "0123456789.");
+
+			if (l < sizeof(rel) && memchr(p, '.', l)) {
+				memcpy(rel, p, l);
+				rel[l] = '\0';
+				return rel;
+			}
+		}
+	}
+	return c->facts->available ? c->facts->driver : "";
+}
+
+int gp_doctor_nv_param(struct gp_doctor_ctx *c, const char *key, char *buf, size_t n, int *file_missing)
+{
+	struct gp_doctor_sys *s = sys_of(c);
+	size_t kl = strlen(key);
+
+	*file_missing = 0;
+	if (!s)
+		return -ENOMEM;
+	if (!s->params_rc) {
+		char tmp[8192];
+		long len = gp_doctor_read(c, "/proc/driver/nvidia/params", tmp, sizeof(tmp));
+
+		s->params_rc = len < 0 ? (int)len : (s->params = strdup(tmp)) ? 1 : -ENOMEM;
+	}
+	if (s->params_rc < 0) {
+		*file_missing = 1;
+		return s->params_rc;
+	}
+	for (const char *p = s->params; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		const char *v;
+		size_t l;
+
+		if (strncmp(p, key, kl) || p[kl] != ':')
+			continue;
+		v = p + kl + 1;
+		v += strspn(v, " \t");
+		l = strcspn(v, "\n");
+		if (l >= 2 && v[0] == '"' && v[l - 1] == '"') {
+			v++;
+			l -= 2;
+		}
+		snprintf(buf, n, "%.*s", (int)l, v);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int gp_doctor_numa_nodes(struct gp_doctor_ctx *c)
+{
+	struct gp_doctor_sys *s = sys_of(c);
+
+	if (!s)
+		return -ENOMEM;
+	if (!s->numa_rc) {
+		char **names = NULL;
+		int n, nodes = 0;
+
+		if (!gp_root_exists(c->root, "/sys/devices/system/node")) {
+			s->numa_rc = -ENOENT;
+		} else {
+			n = gp_root_list(c->root, "/sys/devices/system/node", &names);
+			for (int i = 0; i < n; i++)
+				if (!strncmp(names[i], "node", 4) && isdigit((unsigned char)names[i][4]))
+					nodes++;
+			gp_root_free_list(names);
+			s->numa_rc = n < 0 ? n : nodes + 1;
+		}
+	}
+	return s->numa_rc < 0 ? s->numa_rc : s->numa_rc - 1;
+}
+
+long gp_doctor_read(struct gp_doctor_ctx *c, const char *path, char *buf, size_t n)
+{
+	return (long)gp_root_read_text(c->root, path, buf, n);
+}
+
+int gp_doctor_kallsyms_has(struct gp_doctor_ctx *c, const char *sym)
+{
+	char line[512];
+	size_t l = strlen(sym);
+	int err, found = 0;
+	FILE *f = root_fopen(c->root, "/proc/kallsyms", &err);
+
+	if (!f)
+		return err;
+	/* "address type name[\t[module]]" */
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, ' ');
+
+		p = p ? strchr(p + 1, ' ') : NULL;
+		found = p && !strncmp(p + 1, sym, l) && (p[1 + l] == '\t' || p[1 + l] == '\n' || p[1 + l] == '\0');
+	}
+	fclose(f);
+	return found;
+}
+
+int gp_doctor_devnode(struct gp_doctor_ctx *c, const char *path, int *usable)
+{
+	char full[GP_PATH_MAX];
+	struct stat st;
+
+	*usable = 0;
+	if (!gp_root_exists(c->root, "/dev"))
+		return -ENOENT;
+	if (gp_root_path(c->root, path, full, sizeof(full)) || stat(full, &st))
+		return 0;
+	if (!c->root->live) {
+		*usable = 1;      /* a snapshot records that the node existed */
+		return 1;
+	}
+	if (!S_ISCHR(st.st_mode))
+		return 0;
+	*usable = access(full, R_OK | W_OK) == 0;
+	return 1;
+}
+
+const char *gp_doctor_host(struct gp_doctor_ctx *c)
+{
+	struct gp_doctor_sys *s = sys_of(c);
+
+	if (!s)
+		return NULL;
+	if (!s->host_rc)
+		s->host_rc = gp_doctor_read(c, "/proc/sys/kernel/hostname", s->host, sizeof(s->host)) > 0 ? 1 : -1;
+	return s->host_rc > 0 ? s->host : NULL;
+}
+
+void gp_doctor_sys_free(struct gp_doctor_ctx *c)
+{
+	struct gp_doctor_sys *s = c->sys;
+
+	if (!s)
+		return;
+	for (int i = 0; i < s->nmods; i++)
+		free(s->mods[i]);
+	free(s->mods);
+	free(s->params);
+	free(s);
+	c->sys = NULL;
+}

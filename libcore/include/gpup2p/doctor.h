@@ -1,0 +1,161 @@
+/* gpup2p — doctor: a registry of checks that turn what the other modules loaded (PCI model,
+ * topology, ACS audit, BARs, IOMMU, GPU facts) and a few system files into findings: data with an
+ * id, a severity, a subject, the BDFs involved, a message, a fix and the evidence. Checks never
+ * print. Where a check's source is missing it says "unknown" (with why) or "skipped" (does not
+ * apply here), never "ok". See ../shared/notes/doctor-checks.md for the checks and the contract. */
+#ifndef GPUP2P_DOCTOR_H
+#define GPUP2P_DOCTOR_H
+
+#include <stdint.h>
+
+#include "gpup2p/acs.h"
+#include "gpup2p/err.h"
+#include "gpup2p/gpu.h"
+#include "gpup2p/iommu.h"
+#include "gpup2p/pci.h"
+#include "gpup2p/root.h"
+#include "gpup2p/topo.h"
+
+/* Severity, in the order the summary counts them. */
+enum gp_sev { GP_SEV_ERROR = 0, GP_SEV_WARNING, GP_SEV_INFO, GP_SEV_OK, GP_SEV_UNKNOWN, GP_SEV_SKIPPED };
+#define GP_SEV_N 6
+
+/* What a check reads (flags). Offline (--root) the live-only ones are not there. */
+#define GP_SRC_SYSFS   0x001u  /* /sys/bus/pci/devices/BDF/..., /sys/kernel/iommu_groups */
+#define GP_SRC_CFG     0x002u  /* config space (libpci) */
+#define GP_SRC_PROC    0x004u  /* /proc files (modules, driver/nvidia, cmdline, sys/) */
+#define GP_SRC_NVML    0x008u  /* libnvidia-ml live, or its recorded facts */
+#define GP_SRC_CUDA    0x010u  /* libcuda, live only */
+#define GP_SRC_VERBS   0x020u  /* libibverbs, live only */
+#define GP_SRC_DEV     0x040u  /* device nodes under /dev */
+#define GP_SRC_PROCESS 0x080u  /* this process's limits and mounts (getrlimit, statvfs), live only */
+#define GP_SRC_LIVE_ONLY (GP_SRC_CUDA | GP_SRC_VERBS | GP_SRC_PROCESS)
+
+struct gp_doctor_ctx;
+struct gp_doctor_check;
+
+/* One entry of the registry. A family file exports a table of these. */
+struct gp_doctor_check {
+	const char *id;          /* "family.name", stable */
+	const char *title;       /* one line: what it looks for */
+	unsigned sources;        /* GP_SRC_* it reads */
+	int active;              /* 1: moves data, runs only with --active */
+	void (*run)(struct gp_doctor_ctx *c);
+	const char *explain;     /* what it reads, when it alarms, why it matters, the fix */
+};
+
+struct gp_doctor_family {
+	const char *name;        /* "driver" */
+	const char *title;
+	const struct gp_doctor_check *checks;
+	int n;
+};
+
+struct gp_kv {
+	char *key, *value;
+};
+
+struct gp_finding {
+	const struct gp_doctor_check *check;
+	enum gp_sev sev;
+	char *subject;           /* "0000:13:00.0", "nvidia", "system" */
+	char *message;
+	char *fix;               /* NULL: nothing to do */
+	char (*bdf)[GP_BDF_LEN];
+	int nbdf;
+	struct gp_kv *ev;        /* evidence: file or register, and the value seen */
+	int nev;
+};
+
+struct gp_findings {
+	struct gp_finding *v;
+	int n, cap;
+	int nomem;               /* an allocation failed: the list is incomplete */
+};
+
+/* Where the facts came from, for the header of the report. */
+struct gp_doctor_sources {
+	int live;                /* 1 live system, 0 a root directory (snapshot, fixture) */
+	int nvml;                /* NVML facts (live or recorded) available */
+	char nvml_why[256];
+	int cuda;                /* libcuda loaded (no check of this build needs it yet) */
+	char cuda_why[128];
+};
+
+/* A few /proc and /sys facts no other module owns, read once on first use (doctor/sys.c). */
+struct gp_doctor_sys;
+
+/* Process facts: live only; tests may set them by hand. */
+struct gp_doctor_proc {
+	int known;               /* 1 when filled */
+	uint64_t memlock;        /* RLIMIT_MEMLOCK soft limit, UINT64_MAX unlimited */
+	int shm_known;
+	uint64_t shm_size;       /* bytes of /dev/shm */
+	int euid;
+};
+
+struct gp_doctor_ctx {
+	const struct gp_root *root;
+	const struct gp_pci *pci;
+	const struct gp_gpu_facts *facts;
+	const struct gp_topo *topo;
+	struct gp_iommu iommu;
+	struct gp_acs_audit acs;
+	int acs_ok;                  /* the audit ran */
+	struct gp_doctor_sources src;
+	struct gp_doctor_proc proc;
+	struct gp_doctor_sys *sys;   /* lazily loaded system files */
+	int active;                  /* --active given */
+	struct gp_findings out;
+	const struct gp_doctor_check *cur;
+};
+
+/* The registry: every family, in report order. */
+extern const struct gp_doctor_family *const gp_doctor_families[];
+extern const int gp_doctor_nfamilies;
+
+/* Number of checks in the registry, and the i-th in family order. */
+int gp_doctor_count(void);
+const struct gp_doctor_check *gp_doctor_at(int i);
+
+/* The check with this id, or NULL. */
+const struct gp_doctor_check *gp_doctor_find(const char *id);
+
+/* The family named name (or of check id "name.x"), or NULL. */
+const struct gp_doctor_family *gp_doctor_family(const char *name);
+
+/* Names of the sources in a mask, comma separated ("proc,sysfs"). Returns buf. */
+const char *gp_doctor_sources_str(unsigned mask, char *buf, size_t n);
+
+/* Severity names as in JSON: "error", "warning", "info", "ok", "unknown", "skipped". */
+const char *gp_sev_name(enum gp_sev s);
+
+/* Pick checks: on[i] for gp_doctor_at(i). only/skip are comma lists of families, "family.*" or
+ * ids (NULL: all / none). An unknown name is GP_E_USAGE naming it. */
+int gp_doctor_select(unsigned char *on, const char *only, const char *skip, struct gp_err *e);
+
+/* Set up a context from what the command loaded (facts and topo may not be NULL); reads the IOMMU
+ * state and audits ACS. Free with gp_doctor_ctx_free. 0 or -ENOMEM. */
+int gp_doctor_ctx_init(struct gp_doctor_ctx *c, const struct gp_root *r, const struct gp_pci *p,
+		       const struct gp_gpu_facts *f, const struct gp_topo *t, struct gp_err *e);
+
+/* Fill c->proc from this process (live roots only). */
+void gp_doctor_proc_read(struct gp_doctor_ctx *c);
+
+/* Release the context and its findings. */
+void gp_doctor_ctx_free(struct gp_doctor_ctx *c);
+
+/* Run the selected checks (on may be NULL: all), appending findings. Active checks without
+ * c->active and live-only checks on an offline root become "skipped". 0 or -ENOMEM. */
+int gp_doctor_run(struct gp_doctor_ctx *c, const unsigned char *on, struct gp_err *e);
+
+/* Count the findings per severity into sum[GP_SEV_N]. */
+void gp_doctor_summary(const struct gp_findings *f, int sum[GP_SEV_N]);
+
+/* The exit code for a summary: 2 an error, 1 a warning (or, strict, an unknown), else 0. */
+int gp_doctor_exit_code(const int sum[GP_SEV_N], int strict);
+
+/* The host's name: /proc/sys/kernel/hostname under the root, NULL when not there. */
+const char *gp_doctor_host(struct gp_doctor_ctx *c);
+
+#endif

@@ -1,0 +1,282 @@
+/* Unit tests: doctor. Every check in the registry must have a fixture (or a set-up on one) where it
+ * fires and one where it stays quiet; the registry walk at the end fails an id that lacks either.
+ * Fixtures: the specs in tests/fixtures/doctor/ (healthy.spec plus one planted fault each) and the shared
+ * specs; the expectations below were worked out from the spec lines, not copied from output. */
+#include <errno.h>
+#include <stdint.h>
+
+#include "doctor/check.h"
+#include "fx.h"
+
+enum want { FIRE, QUIET };
+
+struct dcase {
+	const char *fixture;               /* under $GPUP2P_FIXTURES */
+	void (*setup)(struct fx *x, struct gp_doctor_ctx *c);
+	const char *id;
+	enum want kind;
+	enum gp_sev sev;                   /* FIRE: a finding of this severity ... */
+	const char *subject;               /* ... on this subject (NULL: any) */
+};
+
+/* Process facts by hand, on a root that pretends to be live (limits.* are live-only). */
+static void live(struct fx *x, struct gp_doctor_ctx *c)
+{
+	x->r.live = 1;
+	c->proc.known = 1;
+	c->proc.euid = 1000;
+	c->proc.memlock = UINT64_MAX;
+	c->proc.shm_known = 1;
+	c->proc.shm_size = 16ULL << 30;
+}
+
+static void memlock_64k(struct fx *x, struct gp_doctor_ctx *c)
+{
+	live(x, c);
+	c->proc.memlock = 64 << 10;
+}
+
+static void shm_64m(struct fx *x, struct gp_doctor_ctx *c)
+{
+	live(x, c);
+	c->proc.shm_size = 64ULL << 20;
+}
+
+#define D(name) "doctor/" name
+static const struct dcase cases[] = {
+	/* driver */
+	{ D("drv-unloaded"), NULL, "driver.loaded", FIRE, GP_SEV_ERROR, "nvidia" },
+	{ D("healthy"), NULL, "driver.loaded", QUIET, 0, NULL },
+	{ "h200x2", NULL, "driver.loaded", QUIET, 0, NULL },           /* no /proc/modules: GPUs bound to nvidia */
+	{ D("drv-nouveau"), NULL, "driver.gpu_bound", FIRE, GP_SEV_ERROR, "0000:13:00.0" },
+	{ D("vfio"), NULL, "driver.gpu_bound", FIRE, GP_SEV_WARNING, "0000:14:00.0" },
+	{ D("drv-unloaded"), NULL, "driver.gpu_bound", FIRE, GP_SEV_SKIPPED, "0000:13:00.0" },
+	{ D("healthy"), NULL, "driver.gpu_bound", QUIET, 0, NULL },
+	{ D("drv-nouveau"), NULL, "driver.nouveau", FIRE, GP_SEV_ERROR, "nouveau" },
+	{ D("drv-nouveau-idle"), NULL, "driver.nouveau", FIRE, GP_SEV_ERROR, "nouveau" },
+	{ D("healthy"), NULL, "driver.nouveau", QUIET, 0, NULL },
+	{ "h200x2", NULL, "driver.nouveau", FIRE, GP_SEV_SKIPPED, NULL }, /* offline, /proc/modules not there */
+	{ "h200x2", live, "driver.nouveau", FIRE, GP_SEV_UNKNOWN, NULL }, /* live, /proc/modules unreadable */
+	{ D("drv-no-uvm"), NULL, "driver.uvm", FIRE, GP_SEV_WARNING, "nvidia_uvm" },
+	{ D("healthy"), NULL, "driver.uvm", QUIET, 0, NULL },
+	{ D("drv-unloaded"), NULL, "driver.uvm", FIRE, GP_SEV_SKIPPED, NULL },
+	{ D("drv-proprietary"), NULL, "driver.flavor", FIRE, GP_SEV_INFO, "nvidia" },
+	{ D("healthy"), NULL, "driver.flavor", QUIET, 0, NULL },
+	{ D("drv-unloaded"), NULL, "driver.flavor", FIRE, GP_SEV_SKIPPED, NULL },
+	{ D("drv-params"), NULL, "driver.params", FIRE, GP_SEV_WARNING, "nvidia" },
+	{ D("drv-params-rebar"), NULL, "driver.params", FIRE, GP_SEV_INFO, "nvidia" },
+	{ D("healthy"), NULL, "driver.params", QUIET, 0, NULL },
+	{ "h200x2", NULL, "driver.params", FIRE, GP_SEV_SKIPPED, NULL },
+	{ D("drv-nodes"), NULL, "driver.device_nodes", FIRE, GP_SEV_ERROR, "/dev" },
+	{ D("healthy"), NULL, "driver.device_nodes", QUIET, 0, NULL },
+	{ D("drv-no-uvm"), NULL, "driver.device_nodes", QUIET, 0, NULL },  /* no uvm: its node is not needed */
+	{ "h200x2", NULL, "driver.device_nodes", FIRE, GP_SEV_SKIPPED, NULL },
+	/* bar */
+	{ D("bar-small"), NULL, "bar.small", FIRE, GP_SEV_ERROR, "0000:13:00.0" },   /* NICs on its switch */
+	{ "workstation", NULL, "bar.small", FIRE, GP_SEV_WARNING, "0000:03:00.0" }, /* no NIC */
+	{ D("healthy"), NULL, "bar.small", QUIET, 0, NULL },
+	{ "h200x2", NULL, "bar.small", QUIET, 0, NULL },
+	{ D("bar-unassigned"), NULL, "bar.unassigned", FIRE, GP_SEV_ERROR, "0000:15:00.0" },
+	{ D("healthy"), NULL, "bar.unassigned", QUIET, 0, NULL },
+	{ D("bar-small"), NULL, "bar.rebar", FIRE, GP_SEV_WARNING, "0000:13:00.0" },
+	{ "workstation", NULL, "bar.rebar", FIRE, GP_SEV_WARNING, "0000:04:00.0" },
+	{ D("healthy"), NULL, "bar.rebar", FIRE, GP_SEV_OK, "0000:13:00.0" },       /* at its largest size */
+	{ D("iommu-pt"), NULL, "bar.rebar", FIRE, GP_SEV_SKIPPED, "0000:14:00.0" }, /* no capability */
+	{ "nonroot", NULL, "bar.rebar", FIRE, GP_SEV_SKIPPED, "0000:03:00.0" },     /* 64-byte config, offline */
+	{ "nonroot", live, "bar.rebar", FIRE, GP_SEV_UNKNOWN, "0000:03:00.0" },     /* ... live: run as root */
+	{ D("healthy"), NULL, "bar.rebar", QUIET, 0, NULL },
+	/* iommu */
+	{ D("iommu-dma"), NULL, "iommu.mode", FIRE, GP_SEV_WARNING, "system" },
+	{ "workstation", NULL, "iommu.mode", FIRE, GP_SEV_WARNING, "system" },
+	{ D("iommu-pt"), NULL, "iommu.mode", QUIET, 0, NULL },
+	{ D("healthy"), NULL, "iommu.mode", QUIET, 0, NULL },
+	{ D("iommu-cmdline"), NULL, "iommu.cmdline", FIRE, GP_SEV_WARNING, "system" },
+	{ D("iommu-pt"), NULL, "iommu.cmdline", QUIET, 0, NULL },
+	{ "workstation", NULL, "iommu.cmdline", QUIET, 0, NULL },
+	{ D("iommu-shared"), NULL, "iommu.group_shared", FIRE, GP_SEV_INFO, "0000:13:00.0" },
+	{ D("iommu-pt"), NULL, "iommu.group_shared", QUIET, 0, NULL },
+	{ D("healthy"), NULL, "iommu.group_shared", FIRE, GP_SEV_SKIPPED, NULL },    /* no IOMMU groups */
+	{ D("vfio"), NULL, "iommu.vfio", FIRE, GP_SEV_INFO, "0000:14:00.0" },
+	{ D("healthy"), NULL, "iommu.vfio", QUIET, 0, NULL },
+	/* numa */
+	{ D("numa-unknown"), NULL, "numa.unknown", FIRE, GP_SEV_WARNING, "0000:93:00.0" },
+	{ D("healthy"), NULL, "numa.unknown", QUIET, 0, NULL },
+	{ "h200x2", NULL, "numa.unknown", QUIET, 0, NULL },                         /* one node */
+	{ D("numa-balancing"), NULL, "numa.balancing", FIRE, GP_SEV_INFO, "kernel.numa_balancing" },
+	{ D("healthy"), NULL, "numa.balancing", QUIET, 0, NULL },
+	/* peermem */
+	{ D("pm-missing"), NULL, "peermem.missing", FIRE, GP_SEV_WARNING, "nvidia_peermem" },
+	{ D("pm-dmabuf"), NULL, "peermem.missing", FIRE, GP_SEV_INFO, "nvidia_peermem" },
+	{ D("healthy"), NULL, "peermem.missing", QUIET, 0, NULL },
+	{ D("pm-legacy"), NULL, "peermem.missing", QUIET, 0, NULL },
+	{ D("drv-unloaded"), NULL, "peermem.missing", FIRE, GP_SEV_SKIPPED, NULL },
+	{ "workstation", NULL, "peermem.missing", FIRE, GP_SEV_SKIPPED, NULL },     /* no RDMA NIC */
+	{ D("pm-conflict"), NULL, "peermem.conflict", FIRE, GP_SEV_ERROR, "nvidia_peermem" },
+	{ D("healthy"), NULL, "peermem.conflict", QUIET, 0, NULL },
+	{ D("pm-legacy"), NULL, "peermem.legacy", FIRE, GP_SEV_WARNING, "nv_peer_mem" },
+	{ D("healthy"), NULL, "peermem.legacy", QUIET, 0, NULL },
+	{ D("pm-conflict"), NULL, "peermem.legacy", QUIET, 0, NULL },                /* not alone: conflict's job */
+	/* kmod */
+	{ D("healthy"), NULL, "kmod.loaded", FIRE, GP_SEV_INFO, "gpup2p" },
+	{ D("kmod-version"), NULL, "kmod.loaded", FIRE, GP_SEV_WARNING, "gpup2p" },
+	{ D("kmod-loaded"), NULL, "kmod.loaded", QUIET, 0, NULL },
+	{ D("kmod-version"), NULL, "kmod.node", FIRE, GP_SEV_WARNING, "/dev/gpup2p" },
+	{ D("kmod-loaded"), NULL, "kmod.node", QUIET, 0, NULL },
+	{ D("healthy"), NULL, "kmod.node", FIRE, GP_SEV_SKIPPED, NULL },
+	{ D("kmod-noapi"), NULL, "kmod.nv_p2p_api", FIRE, GP_SEV_WARNING, "nvidia" },
+	{ D("healthy"), NULL, "kmod.nv_p2p_api", QUIET, 0, NULL },
+	{ D("kmod-disabled"), NULL, "kmod.loadable", FIRE, GP_SEV_INFO, "kernel" },
+	{ D("healthy"), NULL, "kmod.loadable", QUIET, 0, NULL },
+	/* limits: live only */
+	{ D("healthy"), memlock_64k, "limits.memlock", FIRE, GP_SEV_WARNING, "RLIMIT_MEMLOCK" },
+	{ D("healthy"), live, "limits.memlock", QUIET, 0, NULL },
+	{ D("healthy"), NULL, "limits.memlock", FIRE, GP_SEV_SKIPPED, NULL },       /* offline */
+	{ "workstation", memlock_64k, "limits.memlock", FIRE, GP_SEV_SKIPPED, NULL }, /* no RDMA NIC */
+	{ D("healthy"), shm_64m, "limits.shm", FIRE, GP_SEV_WARNING, "/dev/shm" },
+	{ D("healthy"), live, "limits.shm", QUIET, 0, NULL },
+};
+#define NCASES (int)(sizeof(cases) / sizeof(cases[0]))
+
+/* Run every check on a fixture (after setup); findings stay in *c. 0 or -1 (printed). */
+static int run_on(const char *fixture, void (*setup)(struct fx *, struct gp_doctor_ctx *), struct fx *x,
+		  struct gp_doctor_ctx *c)
+{
+	struct gp_err e = { 0 };
+
+	if (fx_load(x, unit_fixture(fixture), NULL, 0, 0))
+		return -1;
+	if (gp_doctor_ctx_init(c, &x->r, &x->p, &x->f, &x->t, &e)) {
+		fx_unload(x);
+		return -1;
+	}
+	if (setup)
+		setup(x, c);
+	if (gp_doctor_run(c, NULL, &e)) {
+		gp_doctor_ctx_free(c);
+		fx_unload(x);
+		return -1;
+	}
+	return 0;
+}
+
+static void done(struct fx *x, struct gp_doctor_ctx *c)
+{
+	gp_doctor_ctx_free(c);
+	fx_unload(x);
+}
+
+/* One case. FIRE: a finding of the check with the severity (and subject) asked for. QUIET: at least one
+ * "ok" and no error, warning, info or unknown (skipped subjects are allowed). */
+static void check_case(const struct dcase *k)
+{
+	static struct fx x;
+	struct gp_doctor_ctx c;
+	int n = 0, match = 0, ok = 0, alarm = 0;
+
+	if (run_on(k->fixture, k->setup, &x, &c)) {
+		CHECK(0, "%s: fixture %s loads", k->id, k->fixture);
+		return;
+	}
+	for (int i = 0; i < c.out.n; i++) {
+		const struct gp_finding *f = &c.out.v[i];
+
+		if (strcmp(f->check->id, k->id))
+			continue;
+		n++;
+		ok += f->sev == GP_SEV_OK;
+		alarm += f->sev <= GP_SEV_INFO || f->sev == GP_SEV_UNKNOWN;
+		match += f->sev == k->sev && (!k->subject || !strcmp(f->subject, k->subject));
+	}
+	if (k->kind == QUIET)
+		CHECK(ok > 0 && !alarm, "%s stays quiet on %s%s (%d findings: %d ok, %d error/warning/info/unknown)",
+		      k->id, k->fixture, k->setup ? " (set up)" : "", n, ok, alarm);
+	else
+		CHECK(match > 0, "%s says %s on %s%s about %s", k->id, gp_sev_name(k->sev), k->fixture,
+		      k->setup ? " (set up)" : "", k->subject ? k->subject : "something");
+	done(&x, &c);
+}
+
+/* The registry walk: every id has a firing case (error, warning or info) and a quiet one. */
+static void registry_walk(void)
+{
+	for (int i = 0; i < gp_doctor_count(); i++) {
+		const struct gp_doctor_check *k = gp_doctor_at(i);
+		int fire = 0, quiet = 0;
+
+		for (int j = 0; j < NCASES; j++) {
+			if (strcmp(cases[j].id, k->id))
+				continue;
+			quiet += cases[j].kind == QUIET;
+			fire += cases[j].kind == FIRE && cases[j].sev <= GP_SEV_INFO;
+		}
+		CHECK(fire && quiet, "%s has a fixture that fires it (%d) and one that stays quiet (%d)", k->id, fire, quiet);
+		CHECK(k->title && k->explain && strchr(k->id, '.') && gp_doctor_family(k->id) &&
+		      gp_doctor_find(k->id) == k, "%s: title, explain text, family", k->id);
+	}
+	for (int j = 0; j < NCASES; j++)
+		if (!gp_doctor_find(cases[j].id))
+			CHECK(0, "case %d names an unknown check %s", j, cases[j].id);
+}
+
+/* A healthy machine: no error, no warning, and every check gave a verdict. */
+static void healthy(const char *fixture)
+{
+	static struct fx x;
+	struct gp_doctor_ctx c;
+	int sum[GP_SEV_N], verdicts = 1;
+
+	if (run_on(fixture, NULL, &x, &c)) {
+		CHECK(0, "%s loads", fixture);
+		return;
+	}
+	gp_doctor_summary(&c.out, sum);
+	for (int i = 0; i < c.out.n; i++) {
+		if (c.out.v[i].sev <= GP_SEV_WARNING)
+			printf("# %s: %s %s: %s\n", fixture, c.out.v[i].check->id, c.out.v[i].subject, c.out.v[i].message);
+		if (strstr(c.out.v[i].message, "no verdict"))
+			verdicts = 0;
+	}
+	CHECK(sum[GP_SEV_ERROR] == 0 && sum[GP_SEV_WARNING] == 0, "%s: no error, no warning (%d, %d)", fixture,
+	      sum[GP_SEV_ERROR], sum[GP_SEV_WARNING]);
+	CHECK(verdicts, "%s: every check gave a verdict", fixture);
+	CHECK(gp_doctor_exit_code(sum, 0) == 0, "%s: exit 0", fixture);
+	done(&x, &c);
+}
+
+static void selection(void)
+{
+	int n = gp_doctor_count(), on_n = 0, i;
+	unsigned char *on = calloc((size_t)n, 1);
+	struct gp_err e = { 0 };
+	int sum[GP_SEV_N] = { 0 };
+
+	CHECK(n >= 25, "the registry holds %d checks", n);
+	CHECK(!gp_doctor_select(on, "bar,iommu.mode", "bar.rebar", &e), "--only bar,iommu.mode --skip bar.rebar");
+	for (i = 0; i < n; i++)
+		on_n += on[i];
+	CHECK(on_n == 3 && on[0] == 0, "selects bar.small, bar.unassigned, iommu.mode (%d)", on_n);
+	CHECK(!gp_doctor_select(on, "kmod.*", NULL, &e), "family glob kmod.*");
+	CHECK(gp_doctor_select(on, "bar.nosuch", NULL, &e) < 0 && e.cls == GP_E_USAGE && strstr(e.msg, "bar.nosuch"),
+	      "unknown id: usage error naming it");
+	CHECK(gp_doctor_select(on, NULL, "nosuch", &e) < 0 && e.cls == GP_E_USAGE, "unknown family in --skip");
+	free(on);
+	sum[GP_SEV_UNKNOWN] = 1;
+	CHECK(gp_doctor_exit_code(sum, 0) == 0 && gp_doctor_exit_code(sum, 1) == 1, "unknown counts only with --strict");
+	sum[GP_SEV_WARNING] = 1;
+	CHECK(gp_doctor_exit_code(sum, 0) == 1, "a warning: exit 1");
+	sum[GP_SEV_ERROR] = 1;
+	CHECK(gp_doctor_exit_code(sum, 0) == 2, "an error: exit 2");
+}
+
+int main(void)
+{
+	selection();
+	registry_walk();
+	for (int i = 0; i < NCASES; i++)
+		check_case(&cases[i]);
+	healthy(D("healthy"));
+	healthy(D("iommu-pt"));
+	healthy(D("kmod-loaded"));
+	healthy("h200x2");
+	return unit_done();
+}
