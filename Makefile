@@ -99,7 +99,13 @@ kmod:
 run:
 	@bash tests/deps.sh
 	@$(MAKE) --no-print-directory all
-	@echo "== gpup2p topo"; $(BIN) topo; echo "== gpup2p bar"; $(BIN) bar
+	@rc=0; $(BIN) doctor || rc=$$?; \
+	if [ $$rc -eq 69 ]; then \
+		echo "== No NVIDIA GPU on this machine. An example instead: doctor on the bundled snapshot of a 2x H200 server"; \
+		echo "== (tests/fixtures/h200x2-live, --root: live-only checks are skipped)"; \
+		d=$$(mktemp -d) && tar -C $$d -xzf tests/fixtures/h200x2-live/h200-live.tar.gz && \
+		{ $(BIN) --root $$d/h200-live doctor; rc=$$?; rm -rf $$d; }; \
+	fi; [ $$rc -le 2 ]
 
 
 deps:

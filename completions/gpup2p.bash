@@ -5,7 +5,7 @@ _gpup2p()
 	_init_completion -s || return
 
 	local global="--root --json --csv --jsonl --no-header --color= --verbose --quiet --help --version -v -q -h"
-	local commands="topo bar acs enable pin map copy bench snapshot help"
+	local commands="doctor topo bar acs enable pin map copy bench snapshot help"
 	local cmd="" i
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
@@ -26,6 +26,13 @@ _gpup2p()
 	--via) COMPREPLY=($(compgen -W "map cuda" -- "$cur")); return ;;
 	--isa) COMPREPLY=($(compgen -W "memcpy sse4.1 avx2 avx512 movdir64b" -- "$cur")); return ;;
 	--state) _filedir; return ;;
+	--only|--skip|--explain)
+		local ids pre=""
+		ids=$(gpup2p doctor --list 2>/dev/null | awk '{ print $1; print $2 }' | sort -u)
+		[[ $cur == *,* ]] && pre=${cur%,*},
+		COMPREPLY=($(compgen -P "$pre" -W "$ids" -- "${cur##*,}"))
+		return
+		;;
 	--module) _filedir ko; return ;;
 	--device)
 		local devs
@@ -41,7 +48,7 @@ _gpup2p()
 
 	case $cmd in
 	"") COMPREPLY=($(compgen -W "$global $commands" -- "$cur")) ;;
-	help) COMPREPLY=($(compgen -W "topo bar acs enable pin map copy bench snapshot" -- "$cur")) ;;
+	help) COMPREPLY=($(compgen -W "doctor topo bar acs enable pin map copy bench snapshot" -- "$cur")) ;;
 	acs) COMPREPLY=($(compgen -W "--match --disable --restore --all --device --mode --state --dry-run $global" -- "$cur")) ;;
 	enable) COMPREPLY=($(compgen -W "--module --peermem --status --disable --dry-run $global" -- "$cur")) ;;
 	pin) COMPREPLY=($(compgen -W "--gpu --size --persistent $global" -- "$cur")) ;;
@@ -60,6 +67,7 @@ _gpup2p()
 			COMPREPLY=($(compgen -W "h2d d2h p2p bidir latency all" -- "$cur"))
 		fi
 		;;
+	doctor) COMPREPLY=($(compgen -W "--only --skip --active --strict --list --explain $global" -- "$cur")) ;;
 	topo) COMPREPLY=($(compgen -W "--tree --all --match $global" -- "$cur")) ;;
 	bar) COMPREPLY=($(compgen -W "--all --match $global" -- "$cur")) ;;
 	snapshot)

@@ -115,6 +115,8 @@ const char *gp_doctor_nv_version(struct gp_doctor_ctx *c, int *err)
 
 		s->ver_rc = n < 0 ? (int)n : n == 0 ? -ENODATA : 1;
 		s->version[strcspn(s->version, "\n")] = '\0';
+		for (size_t l = strlen(s->version); l && s->version[l - 1] == ' '; l--)
+			s->version[l - 1] = '\0';
 	}
 	*err = s->ver_rc < 0 ? s->ver_rc : 0;
 	return s->ver_rc > 0 ? s->version : NULL;

@@ -1,0 +1,122 @@
+#!/bin/bash
+# gpup2p doctor: exit codes, --json against the contract (../shared/notes/doctor-checks.md), --only,
+# --skip, --list, --explain, -q, colour, and the healthy 2x H200 snapshot staying quiet.
+set -u
+BUILD=${BUILD:-build}
+BIN=$BUILD/gpup2p
+. tests/cli/lib.sh
+FX=$BUILD/fixtures
+D=$FX/doctor
+export GPUP2P_PCI_IDS=$PWD/tests/fixtures/pci.ids NO_COLOR=1
+unset GPUP2P_ROOT
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# exit codes: 0 healthy (info only), 1 a warning, 2 an error, 69 no NVIDIA GPU
+code() { "$BIN" "$@" >/dev/null 2>&1; echo $?; }
+[ "$(code --root "$D/healthy" doctor)" = 0 ] && ok "healthy: exit 0" || nok "healthy: exit $(code --root "$D/healthy" doctor)"
+[ "$(code --root "$D/pm-legacy" doctor)" = 1 ] && ok "a warning: exit 1" || nok "pm-legacy: exit $(code --root "$D/pm-legacy" doctor)"
+[ "$(code --root "$D/drv-nouveau" doctor)" = 2 ] && ok "an error: exit 2" || nok "drv-nouveau: exit $(code --root "$D/drv-nouveau" doctor)"
+[ "$(code --root "$D/drv-nouveau" doctor --skip driver)" = 0 ] && ok "--skip driver: the error is gone, exit 0" ||
+	nok "--skip driver on drv-nouveau"
+mkdir -p "$tmp/nogpu/sys/bus/pci/devices"
+expect 69 "no NVIDIA GPU on the PCI bus" --root "$tmp/nogpu" doctor
+# an unknown finding (a version line doctor does not understand) counts only with --strict
+cp -a "$D/healthy" "$tmp/odd"
+echo "something else" >"$tmp/odd/proc/driver/nvidia/version"
+[ "$(code --root "$tmp/odd" doctor)" = 0 ] && [ "$(code --root "$tmp/odd" doctor --strict)" = 1 ] &&
+	ok "unknown: exit 0, with --strict exit 1" || nok "--strict: $(code --root "$tmp/odd" doctor --strict)"
+"$BIN" --root "$tmp/odd" doctor | grep -q "^unknown (1)" && ok "the unknown finding is listed" || nok "unknown group"
+
+# usage errors: exit 64, one line naming the problem
+expect 64 "no check or family 'bar.nosuch'" --root "$D/healthy" doctor --only bar.nosuch
+expect 64 "no check or family 'nosuch'" --root "$D/healthy" doctor --skip driver,nosuch
+expect 64 "--explain: no check or family 'nope'" doctor --explain nope
+expect 64 "not --csv or --jsonl" --root "$D/healthy" doctor --csv
+expect 64 "unknown option '--bogus'" doctor --bogus
+expect 64 "exclude each other" doctor --list --explain bar.small
+expect 64 "needs a value" doctor --only
+
+# --json: valid, and the contract's keys and counts
+"$BIN" --root "$D/bar-small" doctor --json >"$tmp/d.json"
+rc=$?
+python3 -m json.tool "$tmp/d.json" >/dev/null && ok "--json is valid JSON" || nok "--json: invalid"
+python3 - "$tmp/d.json" "$rc" "$D/bar-small" <<'EOF' && ok "--json follows the contract" || nok "--json contract"
+import json, sys
+d = json.load(open(sys.argv[1]))
+sev = ["error", "warning", "info", "ok", "unknown", "skipped"]
+assert d["schema"] == 1 and d["command"] == "doctor", "schema/command"
+assert d["host"] == "dgx01" and d["root"].endswith(sys.argv[3].split("/")[-1]), (d["host"], d["root"])
+assert d["gpup2p"]["live"] is False and d["gpup2p"]["argv"][0] == "doctor"
+assert list(d["summary"]) == sev, d["summary"]
+for s in sev:
+    assert d["summary"][s] == sum(f["severity"] == s for f in d["findings"]), s
+keys = ["id", "severity", "subject", "bdf", "message", "fix", "evidence"]
+for f in d["findings"]:
+    assert all(k in f for k in keys), f
+    assert f["severity"] in sev and "." in f["id"] and isinstance(f["bdf"], list) and isinstance(f["evidence"], dict)
+    assert f["fix"] is None or f["severity"] in ("error", "warning", "info", "skipped", "unknown")
+    if f["severity"] in ("error", "warning"):
+        assert f["fix"], "an alarm without a fix: %s" % f["id"]
+pairs = [(f["id"], f["subject"]) for f in d["findings"]]
+assert len(pairs) == len(set(pairs)), "one finding per check and subject"
+# the planted fault: GPU0 at 256M with a NIC on its switch; ReBAR offers 128G
+small = [f for f in d["findings"] if f["id"] == "bar.small" and f["subject"] == "0000:13:00.0"]
+assert small and small[0]["severity"] == "error" and small[0]["bdf"] == ["0000:13:00.0"], small
+assert d["exit_status"] == int(sys.argv[2]) == 2, (d["exit_status"], sys.argv[2])
+EOF
+
+# --only and --skip select by family, glob or id
+ids=$("$BIN" --root "$D/healthy" doctor --json --only bar,kmod.nv_p2p_api --skip bar.rebar |
+	python3 -c 'import json,sys; print(" ".join(sorted({f["id"] for f in json.load(sys.stdin)["findings"]})))')
+[ "$ids" = "bar.small bar.unassigned kmod.nv_p2p_api" ] && ok "--only bar,kmod.nv_p2p_api --skip bar.rebar" || nok "selection: $ids"
+ids=$("$BIN" --root "$D/healthy" doctor --json --only 'iommu.*' |
+	python3 -c 'import json,sys; print(" ".join(sorted({f["id"] for f in json.load(sys.stdin)["findings"]})))')
+[ "$ids" = "iommu.cmdline iommu.group_shared iommu.mode iommu.vfio" ] && ok "--only iommu.*" || nok "iommu.*: $ids"
+
+# --list: every check once, with family, kind, sources and title; every check gives a finding
+"$BIN" doctor --list >"$tmp/list"
+n=$(wc -l <"$tmp/list")
+[ "$n" -ge 25 ] && ok "--list: $n checks" || nok "--list: $n lines"
+awk '{ split($1, a, "."); if (a[1] != $2 || ($3 != "static" && $3 != "active") || NF < 5) bad++ } END { exit bad > 0 }' \
+	"$tmp/list" && ok "--list lines: id, family, kind, sources, title" || nok "--list format"
+"$BIN" --root "$D/healthy" doctor --json | python3 -c 'import json,sys; print("\n".join(sorted({f["id"] for f in json.load(sys.stdin)["findings"]})))' >"$tmp/ran"
+cut -d' ' -f1 "$tmp/list" | sort | cmp -s - "$tmp/ran" && ok "every listed check reports on the healthy fixture" ||
+	nok "checks without a finding: $(cut -d' ' -f1 "$tmp/list" | sort | comm -23 - "$tmp/ran" | tr '\n' ' ')"
+"$BIN" doctor --list --json | python3 -m json.tool >/dev/null && ok "--list --json is valid JSON" || nok "--list --json"
+miss=""
+for id in $(cut -d' ' -f1 "$tmp/list"); do
+	sed 's/\\-/-/g' man/gpup2p-doctor.1 | grep -qx ".B $id" || miss="$miss $id"
+done
+[ -z "$miss" ] && ok "every check is in the man page" || nok "not in man/gpup2p-doctor.1:$miss"
+
+# --explain: one check, or a family
+out=$("$BIN" doctor --explain iommu.mode)
+grep -q "^iommu.mode: " <<<"$out" && grep -q "iommu=pt" <<<"$out" && ok "--explain iommu.mode" || nok "--explain: $out"
+[ "$("$BIN" doctor --explain bar | grep -c '^bar\.')" = 3 ] && ok "--explain bar: its three checks" || nok "--explain bar"
+
+# text output: grouped by severity, alarms with a fix, a summary; -q only the alarms
+out=$("$BIN" --root "$D/drv-nouveau" doctor)
+grep -q "^errors (2)" <<<"$out" && grep -q "fix: printf 'blacklist nouveau" <<<"$out" &&
+	grep -q "^summary: 2 errors, 0 warnings" <<<"$out" && ok "errors grouped, with fix lines and the summary" ||
+	nok "text output: $out"
+out=$("$BIN" --root "$D/drv-nouveau" doctor -q)
+! grep -qE "^(ok|info|skipped|summary)" <<<"$out" && grep -q "driver.nouveau" <<<"$out" && ok "-q: only the alarms" ||
+	nok "-q: $out"
+[ -z "$("$BIN" --root "$D/healthy" doctor -q)" ] && ok "-q on a healthy machine prints nothing" || nok "-q healthy"
+"$BIN" --root "$D/drv-nouveau" doctor --color=always | grep -q $'\033\[1;31merrors' && ok "--color=always colours" ||
+	nok "no colour"
+! "$BIN" --root "$D/drv-nouveau" doctor | grep -q $'\033' && ok "NO_COLOR: no escape codes" || nok "colour with NO_COLOR"
+"$BIN" --root "$D/healthy" doctor -v | grep -q "limits.memlock .*live only" && ok "offline: live-only checks skipped" ||
+	nok "live-only under --root"
+out=$("$BIN" --root "$D/healthy" doctor --active)
+grep -q "no active check" <<<"$out" && ok "--active accepted, says none is implemented" || nok "--active: $out"
+
+# the real 2x H200 snapshot: a healthy machine, no warning, no error
+tar -C "$tmp" -xzf tests/fixtures/h200x2-live/h200-live.tar.gz
+"$BIN" --root "$tmp/h200-live" doctor --json >"$tmp/h200.json"
+rc=$?
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["summary"]; sys.exit(s["error"] + s["warning"])' "$tmp/h200.json" &&
+	[ "$rc" = 0 ] && ok "h200x2-live: no error, no warning, exit 0" ||
+	nok "h200x2-live: exit $rc, $(grep -B2 -A3 '"severity": "\(error\|warning\)"' "$tmp/h200.json" | head -20)"
+[ "$(code --root "$FX/h200x2" doctor)" = 0 ] && ok "h200x2 spec: exit 0" || nok "h200x2 spec: exit $(code --root "$FX/h200x2" doctor)"
