@@ -22,7 +22,7 @@ static struct gp_finding *vram_unknown(struct gp_doctor_ctx *c, const char *bdf,
 	if (c->facts->available || c->root->live)
 		return gp_doctor_add(c, GP_SEV_UNKNOWN, bdf, "%s: VRAM size unknown (%s)", what,
 				     c->facts->available ? "GPU not in NVML's list" : c->facts->why);
-	return gp_doctor_add(c, GP_SEV_SKIPPED, bdf, "%s: no NVML facts recorded under the root", what);
+	return gp_doctor_add(c, GP_SEV_SKIPPED, bdf, "%s: VRAM size unknown: no NVML facts recorded under the root", what);
 }
 
 static void check_small(struct gp_doctor_ctx *c)
@@ -34,34 +34,33 @@ static void check_small(struct gp_doctor_ctx *c)
 	for (int i = 0; i < c->topo->ngpu; i++) {
 		const struct gp_pci_dev *d = gp_doctor_dev(c, i);
 		const char *name = c->topo->devs[i].name;
-		struct gp_bar_report r;
+		const struct gp_bar_report *r = &c->bar[i];
 		struct gp_finding *f;
 		int near = gp_doctor_nic_near(c, i);
 
-		gp_bar_report(d, c->facts, &r);
-		gp_bar_size_str(r.aperture, a, sizeof(a));
-		gp_bar_size_str(r.vram, v, sizeof(v));
-		switch (r.verdict) {
+		gp_bar_size_str(r->aperture, a, sizeof(a));
+		gp_bar_size_str(r->vram, v, sizeof(v));
+		switch (r->verdict) {
 		case GP_BAR_LARGE:
 			f = gp_doctor_add(c, GP_SEV_OK, d->bdf, "%s: aperture %s (BAR %d) covers VRAM %s", name, a,
-					  r.aperture_bar, v);
+					  r->aperture_bar, v);
 			break;
 		case GP_BAR_SMALL:
 			f = gp_doctor_add(c, near ? GP_SEV_ERROR : GP_SEV_WARNING, d->bdf,
 					  "%s: aperture %s (BAR %d) smaller than VRAM %s: P2P over BAR1 and pinning limited "
-					  "to %s%s", name, a, r.aperture_bar, v, a,
+					  "to %s%s", name, a, r->aperture_bar, v, a,
 					  near ? "; a NIC is near, GPUDirect RDMA registrations limited too" : "");
-			if (r.rebar_max >= r.vram)
+			if (r->rebar_max >= r->vram)
 				gp_finding_fix(f, "enable \"Above 4G Decoding\" and \"Resizable BAR\" in firmware (the GPU "
-					       "offers up to %s)", gp_bar_size_str(r.rebar_max, m, sizeof(m)));
+					       "offers up to %s)", gp_bar_size_str(r->rebar_max, m, sizeof(m)));
 			else
 				gp_finding_fix(f, "enable \"Above 4G Decoding\" and \"Resizable BAR\" in firmware, or load "
 					       "nvidia with NVreg_EnableResizableBar=1");
 			break;
 		case GP_BAR_UNKNOWN:
-			if (r.aperture <= LEGACY_BAR) {
-				f = gp_doctor_add(c, GP_SEV_WARNING, d->bdf, "%s: aperture %s (BAR %d), the legacy window: "
-						  "VRAM unknown but surely larger", name, a, r.aperture_bar);
+			if (r->aperture <= LEGACY_BAR) {
+				f = gp_doctor_add(c, GP_SEV_WARNING, d->bdf, "%s: aperture %s (BAR %d), the legacy 256 MiB "
+						  "window (VRAM unknown; every current GPU has more)", name, a, r->aperture_bar);
 				gp_finding_fix(f, "enable \"Above 4G Decoding\" and \"Resizable BAR\" in firmware");
 			} else {
 				f = vram_unknown(c, d->bdf, name);
@@ -73,9 +72,9 @@ static void check_small(struct gp_doctor_ctx *c)
 			break;
 		}
 		gp_finding_bdf(f, d->bdf);
-		if (r.aperture_bar >= 0)
-			gp_finding_ev(f, "aperture", "BAR %d %s", r.aperture_bar, a);
-		if (r.vram)
+		if (r->aperture_bar >= 0)
+			gp_finding_ev(f, "aperture", "BAR %d %s", r->aperture_bar, a);
+		if (r->vram)
 			gp_finding_ev(f, "vram", "%s", v);
 	}
 }
@@ -122,39 +121,41 @@ static void check_rebar(struct gp_doctor_ctx *c)
 		const struct gp_pci_dev *d = gp_doctor_dev(c, i);
 		const char *name = c->topo->devs[i].name;
 		const struct gp_rebar_entry *e = NULL;
-		struct gp_bar_report r;
+		const struct gp_bar_report *r = &c->bar[i];
 		struct gp_finding *f;
 		uint64_t now;
 
-		gp_bar_report(d, c->facts, &r);
-		for (int k = 0; k < r.rebar.n; k++)
-			if (r.rebar.e[k].bar == r.aperture_bar)
-				e = &r.rebar.e[k];
-		if (r.rebar.known == GP_UNKNOWN) {
+		for (int k = 0; k < r->rebar.n; k++)
+			if (r->rebar.e[k].bar == r->aperture_bar)
+				e = &r->rebar.e[k];
+		if (r->rebar.known == GP_UNKNOWN) {
 			f = c->root->live ? gp_doctor_add(c, GP_SEV_UNKNOWN, d->bdf, "%s: extended config space not readable: "
 							  "run as root", name)
 					  : gp_doctor_add(c, GP_SEV_SKIPPED, d->bdf, "%s: extended config space not in "
 							  "the root (captured as non-root)", name);
-		} else if (r.rebar.known == GP_ABSENT) {
+		} else if (r->rebar.known == GP_ABSENT) {
 			f = gp_doctor_add(c, GP_SEV_SKIPPED, d->bdf, "%s: no Resizable BAR capability", name);
 		} else if (!e) {
 			f = gp_doctor_add(c, GP_SEV_SKIPPED, d->bdf, "%s: Resizable BAR does not control the aperture", name);
+		} else if (e->cur_log > 43) {
+			f = gp_doctor_add(c, GP_SEV_UNKNOWN, d->bdf, "%s: Resizable BAR reports a reserved size encoding (%d)",
+					  name, e->cur_log);
 		} else {
 			now = 1ULL << (20 + e->cur_log);
 			gp_bar_size_str(now, cur, sizeof(cur));
-			gp_bar_size_str(r.rebar_max, max, sizeof(max));
-			gp_bar_size_str(r.vram, v, sizeof(v));
-			if (r.verdict == GP_BAR_LARGE || now >= r.rebar_max) {
+			gp_bar_size_str(r->rebar_max, max, sizeof(max));
+			gp_bar_size_str(r->vram, v, sizeof(v));
+			if (r->verdict == GP_BAR_LARGE || now >= r->rebar_max) {
 				f = gp_doctor_add(c, GP_SEV_OK, d->bdf, "%s: BAR %d at %s%s", name, e->bar, cur,
-						  now >= r.rebar_max ? ", its largest size" : ", covering VRAM");
-			} else if (r.vram && r.rebar_max >= r.vram) {
+						  now >= r->rebar_max ? ", its largest size" : ", covering VRAM");
+			} else if (r->vram && r->rebar_max >= r->vram) {
 				f = gp_doctor_add(c, GP_SEV_WARNING, d->bdf, "%s: BAR %d at %s but Resizable BAR offers %s, "
 						  "enough for VRAM %s", name, e->bar, cur, max, v);
 				gp_finding_fix(f, "enable \"Above 4G Decoding\" and \"Resizable BAR\" in firmware (or "
 					       "NVreg_EnableResizableBar=1)");
 			} else {
 				f = gp_doctor_add(c, GP_SEV_INFO, d->bdf, "%s: BAR %d at %s; Resizable BAR offers up to %s%s", name,
-						  e->bar, cur, max, r.vram ? " (still below VRAM)" : "");
+						  e->bar, cur, max, r->vram ? " (still below VRAM)" : "");
 			}
 			gp_finding_ev(f, "rebar", "BAR %d current %s, largest %s", e->bar, cur, max);
 		}

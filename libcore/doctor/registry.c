@@ -124,9 +124,15 @@ int gp_doctor_ctx_init(struct gp_doctor_ctx *c, const struct gp_root *r, const s
 	snprintf(c->src.nvml_why, sizeof(c->src.nvml_why), "%s", f->available ? "" : f->why);
 	snprintf(c->src.cuda_why, sizeof(c->src.cuda_why), "not loaded: no check of this build needs it");
 	gp_iommu_read(r, &c->iommu);
-	if (gp_acs_audit(t, &c->acs))
+	c->bar = calloc((size_t)t->n + 1, sizeof(*c->bar));
+	if (!c->bar || gp_acs_audit(t, &c->acs)) {
+		free(c->bar);
+		c->bar = NULL;
 		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
+	}
 	c->acs_ok = 1;
+	for (int i = 0; i < t->n; i++)
+		gp_bar_report(&p->devs[t->devs[i].pci], f, &c->bar[i]);
 	return 0;
 }
 
@@ -152,6 +158,8 @@ void gp_doctor_ctx_free(struct gp_doctor_ctx *c)
 	if (c->acs_ok)
 		gp_acs_audit_free(&c->acs);
 	c->acs_ok = 0;
+	free(c->bar);
+	c->bar = NULL;
 	gp_findings_free(&c->out);
 	gp_doctor_sys_free(c);
 }

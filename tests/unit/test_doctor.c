@@ -74,6 +74,9 @@ static const struct dcase cases[] = {
 	/* bar */
 	{ D("bar-small"), NULL, "bar.small", FIRE, GP_SEV_ERROR, "0000:13:00.0" },   /* NICs on its switch */
 	{ "workstation", NULL, "bar.small", FIRE, GP_SEV_WARNING, "0000:03:00.0" }, /* no NIC */
+	{ "nonroot", NULL, "bar.small", FIRE, GP_SEV_WARNING, "0000:03:00.0" },     /* no VRAM, 256M window */
+	{ "seed4x2", NULL, "bar.small", FIRE, GP_SEV_SKIPPED, "0000:01:00.0" },     /* no facts, 32G aperture */
+	{ "seed4x2", live, "bar.small", FIRE, GP_SEV_UNKNOWN, "0000:01:00.0" },     /* ... live: NVML absent */
 	{ D("healthy"), NULL, "bar.small", QUIET, 0, NULL },
 	{ "h200x2", NULL, "bar.small", QUIET, 0, NULL },
 	{ D("bar-unassigned"), NULL, "bar.unassigned", FIRE, GP_SEV_ERROR, "0000:15:00.0" },

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "gpup2p/acs.h"
+#include "gpup2p/bar.h"
 #include "gpup2p/err.h"
 #include "gpup2p/gpu.h"
 #include "gpup2p/iommu.h"
@@ -102,6 +103,7 @@ struct gp_doctor_ctx {
 	struct gp_iommu iommu;
 	struct gp_acs_audit acs;
 	int acs_ok;                  /* the audit ran */
+	struct gp_bar_report *bar;   /* per topology entry (GPUs, then NICs): gp_bar_report */
 	struct gp_doctor_sources src;
 	struct gp_doctor_proc proc;
 	struct gp_doctor_sys *sys;   /* lazily loaded system files */
@@ -135,7 +137,8 @@ const char *gp_sev_name(enum gp_sev s);
 int gp_doctor_select(unsigned char *on, const char *only, const char *skip, struct gp_err *e);
 
 /* Set up a context from what the command loaded (facts and topo may not be NULL); reads the IOMMU
- * state and audits ACS. Free with gp_doctor_ctx_free. 0 or -ENOMEM. */
+ * state, audits ACS and builds the BAR report of each GPU and NIC. Free with gp_doctor_ctx_free.
+ * 0 or -ENOMEM. */
 int gp_doctor_ctx_init(struct gp_doctor_ctx *c, const struct gp_root *r, const struct gp_pci *p,
 		       const struct gp_gpu_facts *f, const struct gp_topo *t, struct gp_err *e);
 

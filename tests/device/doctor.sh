@@ -1,0 +1,36 @@
+#!/bin/bash
+# gpup2p doctor on a GPU machine (device tool, a single-GPU kind), run from the repository root with
+# build/gpup2p and build/devlibs carried. Live run (text, -v, --json), its exit code, a snapshot of the
+# machine and doctor on it (which findings differ between live and offline), and the wall time of
+# static doctor against nvidia-smi -q (median of 7 alternating runs). Output: $OUT/doctor.log.
+set -u
+. tests/device/lib.sh
+device_setup doctor.log
+BIN=$PWD/build/gpup2p
+
+echo "== machine"; uname -r; nvidia-smi -L; id -u
+echo "== gpup2p doctor"; "$BIN" doctor; rc=$?; echo "rc=$rc"
+echo "== gpup2p doctor -v"; "$BIN" doctor -v
+"$BIN" doctor --json >"$OUT/doctor.json"
+check "doctor --json is valid JSON" 'python3 -m json.tool "$OUT/doctor.json" >/dev/null'
+check "doctor: no error on this machine (rc $rc)" '[ "$rc" -le 1 ]'
+rm -rf /tmp/snap && "$BIN" -q snapshot --dir /tmp/snap
+echo "== gpup2p --root SNAPSHOT doctor -v"; "$BIN" --root /tmp/snap doctor -v
+"$BIN" --root /tmp/snap doctor --json >"$OUT/doctor-snap.json"
+python3 - "$OUT/doctor.json" "$OUT/doctor-snap.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+key = lambda d: {(f["id"], f["subject"]): f["severity"] for f in d["findings"]}
+ka, kb = key(a), key(b)
+for k in sorted(set(ka) | set(kb)):
+    if ka.get(k) != kb.get(k):
+        print("live/offline differ: %s %s: live %s, snapshot %s" % (k[0], k[1], ka.get(k), kb.get(k)))
+PY
+echo "== timing (s): doctor, nvidia-smi -q"
+t() { python3 -c 'import subprocess, sys, time
+s = time.perf_counter(); subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print("%.3f" % (time.perf_counter() - s))' "$@"; }
+for i in 1 2 3 4 5 6 7; do echo "$(t "$BIN" doctor) $(t nvidia-smi -q)"; done | tee "$OUT/timing.txt"
+sort -n -k1 "$OUT/timing.txt" | sed -n 4p | awk '{print "median doctor " $1}'
+sort -n -k2 "$OUT/timing.txt" | sed -n 4p | awk '{print "median nvidia-smi -q " $2}'
+echo "PASS $pass FAIL $fail"
