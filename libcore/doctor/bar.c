@@ -8,14 +8,6 @@
 
 #define LEGACY_BAR (256ULL << 20)
 
-static int no_gpu(struct gp_doctor_ctx *c)
-{
-	if (c->topo->ngpu)
-		return 0;
-	gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no NVIDIA GPU on the PCI bus");
-	return 1;
-}
-
 /* NVML's VRAM size is not known for this GPU: unknown live, skipped on a root without the facts. */
 static struct gp_finding *vram_unknown(struct gp_doctor_ctx *c, const char *bdf, const char *what)
 {
@@ -29,7 +21,7 @@ static void check_small(struct gp_doctor_ctx *c)
 {
 	char a[32], v[32], m[32];
 
-	if (no_gpu(c))
+	if (gp_doctor_no_gpu(c))
 		return;
 	for (int i = 0; i < c->topo->ngpu; i++) {
 		const struct gp_pci_dev *d = gp_doctor_dev(c, i);
@@ -81,10 +73,8 @@ static void check_small(struct gp_doctor_ctx *c)
 
 static void check_unassigned(struct gp_doctor_ctx *c)
 {
-	if (!c->topo->n) {
-		gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no GPU or NIC on the PCI bus");
+	if (gp_doctor_no_device(c))
 		return;
-	}
 	for (int i = 0; i < c->topo->n; i++) {
 		const struct gp_pci_dev *d = gp_doctor_dev(c, i);
 		char list[64] = "", sz[32];
@@ -115,7 +105,7 @@ static void check_rebar(struct gp_doctor_ctx *c)
 {
 	char cur[32], max[32], v[32];
 
-	if (no_gpu(c))
+	if (gp_doctor_no_gpu(c))
 		return;
 	for (int i = 0; i < c->topo->ngpu; i++) {
 		const struct gp_pci_dev *d = gp_doctor_dev(c, i);

@@ -78,6 +78,13 @@ const struct gp_pci_dev *gp_doctor_dev(const struct gp_doctor_ctx *c, int i);
 /* 1 when some NIC is on the GPU's host bridge or closer (PIX, PXB, PHB); matrix index g. */
 int gp_doctor_nic_near(const struct gp_doctor_ctx *c, int g);
 
+/* No NVIDIA GPU (no GPU or NIC): add a "skipped" finding saying so and return 1; else 0. */
+int gp_doctor_no_gpu(struct gp_doctor_ctx *c);
+int gp_doctor_no_device(struct gp_doctor_ctx *c);
+
+/* NICs with an RDMA device. */
+int gp_doctor_rdma_nics(const struct gp_doctor_ctx *c);
+
 /* 1 when the machine does P2P or GPUDirect: two GPUs, or a GPU and a NIC. */
 int gp_doctor_does_p2p(const struct gp_doctor_ctx *c);
 

@@ -22,21 +22,12 @@ static int gpus_bound(const struct gp_doctor_ctx *c, const char *drv)
 	return n;
 }
 
-/* No GPU: the driver checks do not apply. Returns 1 when it said so. */
-static int no_gpu(struct gp_doctor_ctx *c)
-{
-	if (c->topo->ngpu)
-		return 0;
-	gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no NVIDIA GPU on the PCI bus");
-	return 1;
-}
-
 static void check_loaded(struct gp_doctor_ctx *c)
 {
 	struct gp_finding *f;
 	int m, bound;
 
-	if (no_gpu(c))
+	if (gp_doctor_no_gpu(c))
 		return;
 	m = gp_doctor_module(c, "nvidia");
 	bound = gpus_bound(c, "nvidia");
@@ -62,7 +53,7 @@ static void check_gpu_bound(struct gp_doctor_ctx *c)
 {
 	int nv;
 
-	if (no_gpu(c))
+	if (gp_doctor_no_gpu(c))
 		return;
 	nv = gp_doctor_module(c, "nvidia");
 	for (int i = 0; i < c->topo->ngpu; i++) {
@@ -100,7 +91,7 @@ static void check_nouveau(struct gp_doctor_ctx *c)
 	struct gp_finding *f;
 	int m, bound;
 
-	if (no_gpu(c))
+	if (gp_doctor_no_gpu(c))
 		return;
 	m = gp_doctor_module(c, "nouveau");
 	bound = gpus_bound(c, "nouveau");
@@ -125,7 +116,7 @@ static void check_uvm(struct gp_doctor_ctx *c)
 	struct gp_finding *f;
 	int nv, uvm;
 
-	if (no_gpu(c))
+	if (gp_doctor_no_gpu(c))
 		return;
 	nv = gp_doctor_module(c, "nvidia");
 	uvm = gp_doctor_module(c, "nvidia_uvm");
@@ -159,7 +150,7 @@ static void check_flavor(struct gp_doctor_ctx *c)
 	const char *v;
 	int err;
 
-	if (no_gpu(c))
+	if (gp_doctor_no_gpu(c))
 		return;
 	v = gp_doctor_nv_version(c, &err);
 	if (!v) {
@@ -201,7 +192,7 @@ static void check_params(struct gp_doctor_ctx *c)
 	int missing, rc, r2, r3;
 	size_t used = 0;
 
-	if (no_gpu(c))
+	if (gp_doctor_no_gpu(c))
 		return;
 	rc = gp_doctor_nv_param(c, "RegistryDwords", dw, sizeof(dw), &missing);
 	if (missing) {
@@ -265,7 +256,7 @@ static void check_nodes(struct gp_doctor_ctx *c)
 	int n = 0, rank = 0, usable, rc;
 	struct gp_finding *f;
 
-	if (no_gpu(c) || nvidia_absent(c, "/dev"))
+	if (gp_doctor_no_gpu(c) || nvidia_absent(c, "/dev"))
 		return;
 	for (int i = -2; i < c->topo->ngpu; i++) {
 		if (i == -2) {

@@ -116,10 +116,8 @@ static void check_group_shared(struct gp_doctor_ctx *c)
 
 static void check_vfio(struct gp_doctor_ctx *c)
 {
-	if (!c->topo->n) {
-		gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no GPU or NIC on the PCI bus");
+	if (gp_doctor_no_device(c))
 		return;
-	}
 	for (int i = 0; i < c->topo->n; i++) {
 		const struct gp_pci_dev *d = gp_doctor_dev(c, i);
 		int unmanaged = d->iommu_group >= 0 && gp_iommu_group_mode(c->root, d->iommu_group) == GP_IOMMU_UNMANAGED;

@@ -8,22 +8,12 @@
 
 #define SHM_MIN (1ULL << 30)
 
-/* 1 when some NIC has an RDMA device. */
-static int rdma_nics(const struct gp_doctor_ctx *c)
-{
-	int n = 0;
-
-	for (int i = c->topo->ngpu; i < c->topo->n; i++)
-		n += gp_doctor_dev(c, i)->rdma[0] != '\0';
-	return n;
-}
-
 static void check_memlock(struct gp_doctor_ctx *c)
 {
 	struct gp_finding *f;
 	char sz[32];
 
-	if (!rdma_nics(c)) {
+	if (!gp_doctor_rdma_nics(c)) {
 		gp_doctor_add(c, GP_SEV_SKIPPED, "RLIMIT_MEMLOCK", "no RDMA NIC: nothing registers memory");
 		return;
 	}

@@ -15,10 +15,8 @@ static void check_unknown(struct gp_doctor_ctx *c)
 		gp_doctor_missing(c, "system", "/sys/devices/system/node", nodes);
 		return;
 	}
-	if (!c->topo->n) {
-		gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no GPU or NIC on the PCI bus");
+	if (gp_doctor_no_device(c))
 		return;
-	}
 	if (nodes <= 1) {
 		f = gp_doctor_add(c, GP_SEV_OK, "system", "%s: device NUMA nodes do not matter",
 				  nodes ? "one NUMA node" : "no NUMA nodes exposed");

@@ -62,10 +62,8 @@ static void check_legacy(struct gp_doctor_ctx *c)
 static void check_missing(struct gp_doctor_ctx *c)
 {
 	struct gp_finding *f;
-	int nvpm, legacy, rdma = 0, err, open;
+	int nvpm, legacy, rdma = gp_doctor_rdma_nics(c), err, open;
 
-	for (int i = c->topo->ngpu; i < c->topo->n; i++)
-		rdma += gp_doctor_dev(c, i)->rdma[0] != '\0';
 	if (!c->topo->ngpu || !rdma) {
 		gp_doctor_add(c, GP_SEV_SKIPPED, "nvidia_peermem", "%s", c->topo->ngpu ? "no RDMA NIC" : "no NVIDIA GPU");
 		return;

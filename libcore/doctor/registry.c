@@ -219,7 +219,32 @@ int gp_doctor_nic_near(const struct gp_doctor_ctx *c, int g)
 	return 0;
 }
 
+int gp_doctor_rdma_nics(const struct gp_doctor_ctx *c)
+{
+	int n = 0;
+
+	for (int i = 0; i < c->topo->n; i++)
+		n += c->topo->devs[i].kind == GP_TOPO_NIC && gp_doctor_dev(c, i)->rdma[0];
+	return n;
+}
+
 int gp_doctor_does_p2p(const struct gp_doctor_ctx *c)
 {
 	return c->topo->ngpu >= 2 || (c->topo->ngpu >= 1 && c->topo->nnic >= 1);
+}
+
+int gp_doctor_no_gpu(struct gp_doctor_ctx *c)
+{
+	if (c->topo->ngpu)
+		return 0;
+	gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no NVIDIA GPU on the PCI bus");
+	return 1;
+}
+
+int gp_doctor_no_device(struct gp_doctor_ctx *c)
+{
+	if (c->topo->n)
+		return 0;
+	gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no GPU or NIC on the PCI bus");
+	return 1;
 }
