@@ -17,6 +17,7 @@ struct gp_doctor_sys {
 	int nmods;
 	int ver_rc;
 	char version[256];
+	char release[32];        /* "580.159.04" from the version line */
 	int params_rc;
 	char *params;
 	int numa_rc;             /* 0 not read yet, else nodes + 1, or -errno */
@@ -131,16 +132,16 @@ int gp_doctor_nv_open(const char *v)
 
 const char *gp_doctor_nv_release(struct gp_doctor_ctx *c)
 {
-	static char rel[32];
 	int err;
 	const char *v = gp_doctor_nv_version(c, &err);
+	char *rel = c->sys ? c->sys->release : NULL;
 
 	/* "NVRM version: NVIDIA UNIX ... Kernel Module[ for x86_64]  580.159.04  Release Build ..." */
 	for (const char *p = v ? strstr(v, "Module") : NULL; p && *p; p++) {
 		if (isdigit((unsigned char)p[0]) && (p[-1] == ' ') && strchr(p, '.')) {
 			size_t l = strspn(p, "0123456789.");
 
-			if (l < sizeof(rel) && memchr(p, '.', l)) {
+			if (rel && l < sizeof(c->sys->release) && memchr(p, '.', l)) {
 				memcpy(rel, p, l);
 				rel[l] = '\0';
 				return rel;
