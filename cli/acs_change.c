@@ -166,8 +166,12 @@ int acs_change(struct cli *c, const struct acs_opts *o, struct gp_topo *t)
 
 	if (o->state)
 		snprintf(state, sizeof(state), "%s", o->state);
-	else if (gp_root_path(&c->root, "/run/gpup2p/acs.state", state, sizeof(state)))
-		return cli_usage("acs", "root path too long");
+	else if ((rc = gp_root_host_path(&c->root, "/run/gpup2p/acs.state", state, sizeof(state)))) {
+		/* under --root the state file stays beneath the root */
+		fprintf(stderr, "gpup2p: %s/run/gpup2p/acs.state: %s (nothing was changed)\n", c->root.dir,
+			gp_root_strerror(-rc));
+		return EX_UNKNOWN;
+	}
 	bp[0] = '\0';
 	if (o->restore) {
 		rc = gp_acs_plan_restore(t->pci, &io, state, &pl, &e);

@@ -105,7 +105,7 @@ int gp_acs_state_lock(const char *path, struct gp_acs_state_file *old, struct gp
 		return gp_err_set(e, GP_E_FAIL, -rc, "cannot create the folder of the state file %s: %s", path,
 				  strerror(-rc));
 	snprintf(lock, sizeof(lock), "%s.lock", path);
-	old->lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	old->lockfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (old->lockfd < 0)
 		return gp_err_set(e, GP_E_FAIL, errno, "cannot create the lock file %s: %s (nothing was changed)", lock,
 				  strerror(errno));
@@ -147,7 +147,8 @@ static int write_atomic(const char *path, const char *text, size_t len)
 	int fd, rc = 0;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	(void)unlink(tmp); /* a name known in advance: never write through what stands there */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
 	if (write(fd, text, len) != (ssize_t)len || fsync(fd))

@@ -1,9 +1,11 @@
 /* gpup2p — GPU facts: recorded format, lookups. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpup2p/gpu.h"
 
@@ -171,17 +173,23 @@ int gp_gpu_facts_load(const struct gp_root *r, struct gp_gpu_facts *f, struct gp
 {
 	char path[GP_PATH_MAX];
 	FILE *in;
-	int rc;
+	int rc, fd;
 
 	memset(f, 0, sizeof(*f));
 	if (r->live)
 		return gp_gpu_nvml_read(f, e);
 	if (gp_root_path(r, GP_GPU_FACTS_PATH, path, sizeof(path)))
 		return gp_err_set(e, GP_E_USAGE, ENAMETOOLONG, "root path too long");
-	in = fopen(path, "re");
-	if (!in) {
+	fd = gp_root_open(r, GP_GPU_FACTS_PATH, O_RDONLY);
+	if (fd == -ENOENT) {
 		snprintf(f->why, sizeof(f->why), "no NVML facts recorded under the root (%s)", &GP_GPU_FACTS_PATH[1]);
 		return 0;
+	}
+	if (fd < 0 || !(in = fdopen(fd, "r"))) {
+		rc = fd < 0 ? -fd : errno;
+		if (fd >= 0)
+			close(fd);
+		return gp_err_set(e, GP_E_DATA, rc, "%s: %s", path, gp_root_strerror(rc));
 	}
 	rc = gp_gpu_facts_parse(in, path, f, e);
 	fclose(in);

@@ -1,11 +1,13 @@
 /* gpup2p — PCI enumeration through libpci's sysfs method. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <pci/pci.h>
 
@@ -215,6 +217,28 @@ const char *gp_pci_name(const struct gp_pci *p, const struct gp_pci_dev *d, enum
 	return buf;
 }
 
+/* The files libpci's sysfs method opens by itself for each function, with the fill flags used here.
+ * Under a root directory they must resolve beneath it before libpci is let near them: a symlink
+ * out of the root is refused, never followed, and so is a device or pipe (libpci's open would block). */
+static const char *const lp_files[] = { "vendor", "device", "class", "resource", "irq", "subsystem_vendor",
+					"subsystem_device", "config" };
+
+static int lp_files_beneath(const struct gp_root *r, const char *bdf, struct gp_err *e)
+{
+	char path[GP_PATH_MAX];
+	int fd;
+
+	for (size_t i = 0; i < sizeof(lp_files) / sizeof(lp_files[0]) && !r->live; i++) {
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", bdf, lp_files[i]);
+		fd = gp_root_open(r, path, O_RDONLY);
+		if (fd >= 0)
+			close(fd);
+		else if (fd == -EXDEV || fd == -EMEDIUMTYPE || fd == -ELOOP)
+			return gp_err_set(e, GP_E_DATA, -fd, "%s%s: %s", r->dir, path, gp_root_strerror(-fd));
+	}
+	return 0;
+}
+
 /* Mandatory files libpci's scan reads: check them first so that the error
  * names the file and says what is wrong. */
 static int precheck(const struct gp_root *r, const char *bdf, struct gp_err *e)
@@ -223,11 +247,13 @@ static int precheck(const struct gp_root *r, const char *bdf, struct gp_err *e)
 	char path[GP_PATH_MAX], buf[256], *end;
 	ssize_t len;
 
+	if (lp_files_beneath(r, bdf, e))
+		return -EINVAL;
 	for (size_t i = 0; i < sizeof(hex_files) / sizeof(hex_files[0]); i++) {
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", bdf, hex_files[i]);
 		len = gp_root_read_text(r, path, buf, sizeof(buf));
 		if (len < 0)
-			return gp_err_set(e, GP_E_DATA, (int)-len, "%s%s: %s", r->dir, path, strerror((int)-len));
+			return gp_err_set(e, GP_E_DATA, (int)-len, "%s%s: %s", r->dir, path, gp_root_strerror((int)-len));
 		errno = 0;
 		(void)strtoul(buf, &end, 16);
 		if (len == 0 || *end || errno || strncmp(buf, "0x", 2) != 0)
@@ -237,7 +263,7 @@ static int precheck(const struct gp_root *r, const char *bdf, struct gp_err *e)
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource", bdf);
 	len = gp_root_read_text(r, path, buf, sizeof(buf));
 	if (len < 0)
-		return gp_err_set(e, GP_E_DATA, (int)-len, "%s%s: %s", r->dir, path, strerror((int)-len));
+		return gp_err_set(e, GP_E_DATA, (int)-len, "%s%s: %s", r->dir, path, gp_root_strerror((int)-len));
 	{
 		unsigned long long s0, e0, f0;
 
@@ -249,6 +275,16 @@ static int precheck(const struct gp_root *r, const char *bdf, struct gp_err *e)
 	if (!gp_root_exists(r, path))
 		return gp_err_set(e, GP_E_DATA, ENOENT, "%s%s: missing", r->dir, path);
 	return 0;
+}
+
+/* A function's "driver" or "iommu_group" link, resolved beneath the root: "" when absent or leaving it. */
+static void link_target(const struct gp_root *r, const char *bdf, const char *link, char *buf, size_t n)
+{
+	char path[GP_PATH_MAX], real[GP_PATH_MAX];
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", bdf, link);
+	if (gp_root_link_target(r, path, real, sizeof(real), buf, n))
+		buf[0] = '\0';
 }
 
 void gp_pci_free(struct gp_pci *p)
@@ -297,7 +333,7 @@ int gp_pci_scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 		return gp_err_set(e, GP_E_USAGE, ENAMETOOLONG, "root path too long");
 	n = gp_root_list(r, "/sys/bus/pci/devices", &names);
 	if (n < 0)
-		return gp_err_set(e, GP_E_DATA, -n, "%s/devices: %s", sysfs, strerror(-n));
+		return gp_err_set(e, GP_E_DATA, -n, "%s/devices: %s", sysfs, gp_root_strerror(-n));
 	if (n == 0 && !gp_root_exists(r, "/sys/bus/pci/devices")) {
 		gp_root_free_list(names);
 		return gp_err_set(e, GP_E_UNAVAIL, ENOENT, "%s/devices: no such directory (no PCI bus visible)", sysfs);
@@ -353,9 +389,8 @@ int gp_pci_scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 		struct gp_pci_dev *g = &p->devs[i];
 		char path[GP_PATH_MAX];
 		int known = pci_fill_info(d, PCI_FILL_IDENT | PCI_FILL_CLASS | PCI_FILL_BASES | PCI_FILL_SIZES |
-					     PCI_FILL_IO_FLAGS | PCI_FILL_CAPS | PCI_FILL_EXT_CAPS |
-					     PCI_FILL_IOMMU_GROUP | PCI_FILL_DRIVER | PCI_FILL_SUBSYS);
-		const char *s;
+					     PCI_FILL_IO_FLAGS | PCI_FILL_CAPS | PCI_FILL_EXT_CAPS | PCI_FILL_SUBSYS);
+		char group[32];
 
 		g->domain = d->domain;
 		g->bus = d->bus;
@@ -383,10 +418,9 @@ int gp_pci_scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 		g->is_bridge = g->config_len > 0x0e ? (g->config[0x0e] & 0x7f) == 1 : (g->class_code >> 8) == 0x0604;
 		fill_bars(g, d, (known & PCI_FILL_IO_FLAGS) != 0);
 		fill_caps(g, d, r, path);
-		s = (known & PCI_FILL_DRIVER) ? pci_get_string_property(d, PCI_FILL_DRIVER) : NULL;
-		snprintf(g->driver, sizeof(g->driver), "%s", s ? s : "");
-		s = (known & PCI_FILL_IOMMU_GROUP) ? pci_get_string_property(d, PCI_FILL_IOMMU_GROUP) : NULL;
-		g->iommu_group = s ? atoi(s) : -1;
+		link_target(r, g->bdf, "driver", g->driver, sizeof(g->driver));
+		link_target(r, g->bdf, "iommu_group", group, sizeof(group));
+		g->iommu_group = group[0] ? atoi(group) : -1;
 	}
 	lp_jmp = NULL;
 	p->n = n;
@@ -405,15 +439,34 @@ static struct pci_dev *lp_dev(const struct gp_pci *p, const struct gp_pci_dev *g
 	return NULL;
 }
 
+/* Under a root directory, the config file libpci is about to open must lie beneath it. 0 or -errno. */
+static int config_beneath(const struct gp_pci *p, const struct gp_pci_dev *g, int write)
+{
+	char path[GP_PATH_MAX];
+	int fd;
+
+	if (!p->root || p->root->live)
+		return 0;
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", g->bdf);
+	fd = gp_root_open(p->root, path, write ? O_RDWR : O_RDONLY);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
 /* One 16-bit config access under libpci's error jump. */
 static int live_io16(const struct gp_pci *p, const struct gp_pci_dev *g, int off, uint16_t *v, int write)
 {
 	struct pci_dev *volatile d = lp_dev(p, g);
 	jmp_buf jb;
 	volatile int ok = 0;
+	int rc;
 
 	if (!d || off < 0 || off > GP_CFG_MAX - 2 || (off & 1))
 		return -EINVAL;
+	if ((rc = config_beneath(p, g, write)))
+		return rc;
 	lp_jmp = &jb;
 	if (setjmp(jb) == 0) {
 		u8 b[2];

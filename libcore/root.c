@@ -1,20 +1,43 @@
-/* gpup2p — file access under a root directory. */
+/* gpup2p — file access under a root directory, never outside it. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#if defined(__has_include)
+#if __has_include(<linux/openat2.h>)
+#include <linux/openat2.h>
+#endif
+#endif
+
 #include "gpup2p/root.h"
+
+#ifndef RESOLVE_BENEATH /* kernel headers older than 5.6; the ABI is fixed */
+struct open_how {
+	uint64_t flags;
+	uint64_t mode;
+	uint64_t resolve;
+};
+#define RESOLVE_NO_MAGICLINKS 0x02
+#define RESOLVE_BENEATH 0x08
+#endif
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
 
 int gp_root_init(struct gp_root *r, const char *dir, struct gp_err *e)
 {
 	char real[PATH_MAX];
+	const char *fb;
 	struct stat st;
+	int fd;
 
 	memset(r, 0, sizeof(*r));
 	if (!dir || !*dir)
@@ -37,9 +60,23 @@ int gp_root_init(struct gp_root *r, const char *dir, struct gp_err *e)
 	if (strlen(real) >= sizeof(r->dir))
 		return gp_err_set(e, GP_E_USAGE, ENAMETOOLONG, "root path too long: %s", dir);
 	strcpy(r->dir, real);
-	if (stat(real, &st) == 0 && !gp_root_exists(r, "/sys"))
-		return gp_err_set(e, GP_E_UNAVAIL, ENOENT, "root %s has no sys/ directory (not a gpup2p root)", real);
+	fb = getenv("GPUP2P_TEST_NO_OPENAT2");
+	r->no_openat2 = fb && !strcmp(fb, "1");
+	fd = gp_root_open(r, "/sys", O_PATH | O_DIRECTORY);
+	if (fd < 0)
+		return gp_err_set(e, GP_E_UNAVAIL, -fd, "root %s has no sys/ directory (%s; not a gpup2p root)", real,
+				  gp_root_strerror(-fd));
+	close(fd);
 	return 0;
+}
+
+const char *gp_root_strerror(int err)
+{
+	if (err == EXDEV)
+		return "a symlink leads outside the root (not followed)";
+	if (err == EMEDIUMTYPE)
+		return "not a regular file (a device, pipe or socket under a root is not opened)";
+	return strerror(err);
 }
 
 int gp_root_path(const struct gp_root *r, const char *path, char *buf, size_t n)
@@ -51,19 +88,140 @@ int gp_root_path(const struct gp_root *r, const char *path, char *buf, size_t n)
 	return 0;
 }
 
+/* 1 when the canonical host path `real` is the root directory or lies beneath it. */
+static int beneath(const struct gp_root *r, const char *real)
+{
+	size_t dl = strlen(r->dir);
+
+	return strncmp(real, r->dir, dl) == 0 && (real[dl] == '/' || real[dl] == '\0');
+}
+
+/* Without openat2 (kernels before 5.6, or a seccomp filter refusing it): resolve the whole path,
+ * check that the result lies beneath the root, open that symlink-free path. A symlink swapped in
+ * after the check is still refused at the last component (O_NOFOLLOW). */
+static int open_checked(const struct gp_root *r, const char *path, int flags)
+{
+	char full[GP_PATH_MAX], real[PATH_MAX];
+	int fd;
+
+	if (gp_root_path(r, path, full, sizeof(full)))
+		return -ENAMETOOLONG;
+	if (!realpath(full, real))
+		return -errno;
+	if (!beneath(r, real))
+		return -EXDEV;
+	fd = open(real, flags | O_NOFOLLOW);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Open a live path beneath a root directory: openat2, or the checked realpath where it is missing. */
+static int open_beneath(const struct gp_root *r, const char *path, int flags)
+{
+	struct open_how how;
+	const char *rel = path;
+	int dfd, fd, err;
+
+	if (r->no_openat2)
+		return open_checked(r, path, flags);
+	while (*rel == '/')
+		rel++;
+	dfd = open(r->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	memset(&how, 0, sizeof(how));
+	how.flags = (uint64_t)flags;
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+	/* EAGAIN: a rename somewhere raced a ".." in a link; the kernel asks for a retry */
+	for (int tries = 0; tries < 64; tries++) {
+		fd = (int)syscall(SYS_openat2, dfd, *rel ? rel : ".", &how, sizeof(how));
+		err = errno;
+		if (fd >= 0 || err != EAGAIN)
+			break;
+	}
+	close(dfd);
+	if (fd >= 0)
+		return fd;
+	/* no openat2 here (EPERM: how seccomp filters refuse it), or renames keep racing */
+	if (err == ENOSYS || err == EPERM || err == EAGAIN)
+		return open_checked(r, path, flags);
+	return -err;
+}
+
+int gp_root_open(const struct gp_root *r, const char *path, int flags)
+{
+	struct stat st;
+	int fd, rc;
+
+	if (flags & O_CREAT)
+		return -EINVAL;
+	flags |= O_CLOEXEC;
+	if (r->live) {
+		fd = open(path, flags);
+		return fd < 0 ? -errno : fd;
+	}
+	if (path[0] != '/')
+		return -EINVAL;
+	if (flags & O_PATH)
+		return open_beneath(r, path, flags);
+	/* A root holds files and folders only: a device, pipe or socket there (an archive unpacked as
+	 * root can hold one) is never read; O_NONBLOCK keeps a pipe's open from blocking. */
+	fd = open_beneath(r, path, flags | O_NONBLOCK);
+	if (fd >= 0 && ((rc = fstat(fd, &st)) || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))) {
+		close(fd);
+		return rc ? -EIO : -EMEDIUMTYPE;
+	}
+	return fd;
+}
+
+int gp_root_host_path(const struct gp_root *r, const char *path, char *buf, size_t n)
+{
+	char full[GP_PATH_MAX], real[PATH_MAX];
+	size_t dl = strlen(r->dir), cut;
+	int len;
+
+	if (gp_root_path(r, path, full, sizeof(full)) || (len = snprintf(buf, n, "%s", full)) < 0 || (size_t)len >= n)
+		return -ENAMETOOLONG;
+	if (r->live)
+		return 0;
+	/* The longest existing prefix of the folder, resolved (the root itself always exists); the
+	 * caller creates the folders missing after it as plain folders. */
+	for (cut = strlen(full);;) {
+		while (cut > dl + 1 && full[cut - 1] != '/')
+			cut--;
+		if (cut < dl + 1 || full[cut - 1] != '/')
+			return -EINVAL;
+		full[cut - 1] = '\0';
+		if (realpath(full, real))
+			break;
+		if (errno != ENOENT)
+			return -errno;
+		full[--cut] = '/';
+	}
+	if (!beneath(r, real))
+		return -EXDEV;
+	len = snprintf(buf, n, "%s/%s", real, full + cut);
+	if (len < 0 || (size_t)len >= n)
+		return -ENAMETOOLONG;
+	/* the file itself, when it exists: open() would follow a symlink out of the root */
+	if (realpath(buf, real)) {
+		if (!beneath(r, real))
+			return -EXDEV;
+	} else if (errno != ENOENT) {
+		return -errno;
+	}
+	return 0;
+}
+
 ssize_t gp_root_read_text(const struct gp_root *r, const char *path, char *buf, size_t n)
 {
-	char full[GP_PATH_MAX];
 	ssize_t len;
 	int fd;
 
 	if (n == 0)
 		return -EINVAL;
-	if (gp_root_path(r, path, full, sizeof(full)))
-		return -ENAMETOOLONG;
-	fd = open(full, O_RDONLY | O_CLOEXEC);
+	fd = gp_root_open(r, path, O_RDONLY);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	len = read(fd, buf, n - 1);
 	if (len < 0) {
 		int err = errno;
@@ -80,17 +238,11 @@ ssize_t gp_root_read_text(const struct gp_root *r, const char *path, char *buf, 
 	return len;
 }
 
-ssize_t gp_root_read_at(const struct gp_root *r, const char *path, void *buf, size_t n, off_t off)
+/* Read from fd at off until n bytes, end of file or the first error after some data. */
+static ssize_t pread_full(int fd, void *buf, size_t n, off_t off)
 {
-	char full[GP_PATH_MAX];
 	size_t got = 0;
-	int fd;
 
-	if (gp_root_path(r, path, full, sizeof(full)))
-		return -ENAMETOOLONG;
-	fd = open(full, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	while (got < n) {
 		ssize_t k = pread(fd, (char *)buf + got, n - got, off + (off_t)got);
 
@@ -99,16 +251,25 @@ ssize_t gp_root_read_at(const struct gp_root *r, const char *path, void *buf, si
 				continue;
 			if (got)
 				break;
-			k = -errno;
-			close(fd);
-			return k;
+			return -errno;
 		}
 		if (k == 0)
 			break;
 		got += (size_t)k;
 	}
-	close(fd);
 	return (ssize_t)got;
+}
+
+ssize_t gp_root_read_at(const struct gp_root *r, const char *path, void *buf, size_t n, off_t off)
+{
+	int fd = gp_root_open(r, path, O_RDONLY);
+	ssize_t got;
+
+	if (fd < 0)
+		return fd;
+	got = pread_full(fd, buf, n, off);
+	close(fd);
+	return got;
 }
 
 ssize_t gp_root_read_bin(const struct gp_root *r, const char *path, void *buf, size_t n)
@@ -116,17 +277,66 @@ ssize_t gp_root_read_bin(const struct gp_root *r, const char *path, void *buf, s
 	return gp_root_read_at(r, path, buf, n, 0);
 }
 
+ssize_t gp_root_read_alloc(const struct gp_root *r, const char *path, char **buf, size_t max)
+{
+	int fd = gp_root_open(r, path, O_RDONLY);
+	size_t len = 0, cap = 4096;
+	char *b = NULL, *nb;
+	ssize_t k = 0;
+
+	*buf = NULL;
+	if (fd < 0)
+		return fd;
+	for (;;) {
+		if (cap > max)
+			cap = max;
+		if (!(nb = realloc(b, cap + 1))) {
+			k = -ENOMEM;
+			break;
+		}
+		b = nb;
+		k = pread_full(fd, b + len, cap - len, (off_t)len);
+		if (k < 0) {
+			if (len) /* an error after some data ends the file, as for gp_root_read_bin */
+				k = 0;
+			break;
+		}
+		len += (size_t)k;
+		if (len < cap || cap == max)
+			break;
+		cap *= 2;
+	}
+	close(fd);
+	if (k < 0) {
+		free(b);
+		return k;
+	}
+	b[len] = '\0';
+	*buf = b;
+	return (ssize_t)len;
+}
+
 int gp_root_link_name(const struct gp_root *r, const char *path, char *buf, size_t n)
 {
-	char full[GP_PATH_MAX], target[GP_PATH_MAX];
+	char dir[GP_PATH_MAX], target[GP_PATH_MAX];
+	const char *base, *slash = strrchr(path, '/');
 	ssize_t len;
-	const char *base;
+	int fd;
 
-	if (gp_root_path(r, path, full, sizeof(full)))
-		return -ENAMETOOLONG;
-	len = readlink(full, target, sizeof(target) - 1);
-	if (len < 0)
-		return -errno;
+	if (!slash || (size_t)(slash - path) >= sizeof(dir))
+		return -EINVAL;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	fd = gp_root_open(r, dir[0] ? dir : "/", O_PATH | O_DIRECTORY);
+	if (fd < 0)
+		return fd;
+	len = readlinkat(fd, slash + 1, target, sizeof(target) - 1);
+	if (len < 0) {
+		len = -errno;
+		close(fd);
+		return (int)len;
+	}
+	close(fd);
 	target[len] = '\0';
 	base = strrchr(target, '/');
 	base = base ? base + 1 : target;
@@ -136,23 +346,34 @@ int gp_root_link_name(const struct gp_root *r, const char *path, char *buf, size
 	return 0;
 }
 
+int gp_root_link_target(const struct gp_root *r, const char *path, char *target, size_t tn, char *name, size_t nn)
+{
+	char link[256];
+	const char *base;
+	int rc;
+
+	if ((rc = gp_root_link_name(r, path, link, sizeof(link))) || (rc = gp_root_realpath(r, path, target, tn)))
+		return rc;
+	base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	if (!*base || strlen(base) >= nn)
+		return -EINVAL;
+	strcpy(name, base);
+	return 0;
+}
+
 int gp_root_realpath(const struct gp_root *r, const char *path, char *buf, size_t n)
 {
 	char full[GP_PATH_MAX], real[PATH_MAX];
-	size_t dl = strlen(r->dir);
 	const char *rel;
 
 	if (gp_root_path(r, path, full, sizeof(full)))
 		return -ENAMETOOLONG;
 	if (!realpath(full, real))
 		return -errno;
-	if (dl) {
-		if (strncmp(real, r->dir, dl) != 0 || (real[dl] != '/' && real[dl] != '\0'))
-			return -EXDEV;
-		rel = real + dl;
-	} else {
-		rel = real;
-	}
+	if (r->dir[0] && !beneath(r, real))
+		return -EXDEV;
+	rel = real + strlen(r->dir);
 	if (strlen(rel) >= n)
 		return -ENAMETOOLONG;
 	strcpy(buf, *rel ? rel : "/");
@@ -161,11 +382,12 @@ int gp_root_realpath(const struct gp_root *r, const char *path, char *buf, size_
 
 int gp_root_exists(const struct gp_root *r, const char *path)
 {
-	char full[GP_PATH_MAX];
+	int fd = gp_root_open(r, path, O_PATH);
 
-	if (gp_root_path(r, path, full, sizeof(full)))
+	if (fd < 0)
 		return 0;
-	return access(full, F_OK) == 0;
+	close(fd);
+	return 1;
 }
 
 static int cmp_names(const void *a, const void *b)
@@ -175,40 +397,40 @@ static int cmp_names(const void *a, const void *b)
 
 int gp_root_list(const struct gp_root *r, const char *path, char ***names)
 {
-	char full[GP_PATH_MAX];
 	struct dirent *de;
 	char **v = NULL;
 	size_t cnt = 0, cap = 0;
-	DIR *d;
+	DIR *d = NULL;
+	int fd;
 
 	*names = NULL;
-	if (gp_root_path(r, path, full, sizeof(full)))
-		return -ENAMETOOLONG;
-	d = opendir(full);
-	if (!d) {
-		if (errno != ENOENT && errno != ENOTDIR)
-			return -errno;
-	} else {
-		while ((de = readdir(d))) {
-			if (de->d_name[0] == '.')
-				continue;
-			if (cnt + 2 > cap) {
-				char **nv;
-
-				cap = cap ? cap * 2 : 16;
-				nv = realloc(v, cap * sizeof(*v));
-				if (!nv)
-					goto oom;
-				v = nv;
-			}
-			v[cnt] = strdup(de->d_name);
-			if (!v[cnt])
-				goto oom;
-			cnt++;
-		}
-		closedir(d);
-		d = NULL;
+	fd = gp_root_open(r, path, O_RDONLY | O_DIRECTORY);
+	if (fd < 0 && fd != -ENOENT && fd != -ENOTDIR)
+		return fd;
+	if (fd >= 0 && !(d = fdopendir(fd))) {
+		close(fd);
+		return -ENOMEM;
 	}
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (cnt + 2 > cap) {
+			char **nv;
+
+			cap = cap ? cap * 2 : 16;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				goto oom;
+			v = nv;
+		}
+		v[cnt] = strdup(de->d_name);
+		if (!v[cnt])
+			goto oom;
+		cnt++;
+	}
+	if (d)
+		closedir(d);
+	d = NULL;
 	if (!v) {
 		v = calloc(1, sizeof(*v));
 		if (!v)

@@ -4,7 +4,9 @@
  * or a directory holding sys/ and proc/ laid out as on a real machine (a
  * fixture tree or an unpacked snapshot). Paths given to these functions are
  * absolute paths of the live system ("/sys/bus/pci/devices"); they are
- * resolved under the root. */
+ * resolved under the root, and never outside it: under a root directory every
+ * open is made with openat2(RESOLVE_BENEATH) (a checked realpath on kernels
+ * without openat2), so a symlink that leads out of the root reads as -EXDEV. */
 #ifndef GPUP2P_ROOT_H
 #define GPUP2P_ROOT_H
 
@@ -18,14 +20,29 @@
 struct gp_root {
 	char dir[GP_PATH_MAX];  /* "" for the live system, else the root directory without trailing '/' */
 	int live;               /* 1 when reading the running system */
+	int no_openat2;         /* 1: resolve with the realpath fallback only (tests; GPUP2P_TEST_NO_OPENAT2=1) */
 };
 
 /* Open a root: dir, else $GPUP2P_ROOT, else the live system. A missing or
  * non-directory root is GP_E_UNAVAIL. "/" counts as live. */
 int gp_root_init(struct gp_root *r, const char *dir, struct gp_err *e);
 
-/* Build the host path of `path` under the root into buf. Returns 0 or -ENAMETOOLONG. */
+/* Build the host path of `path` under the root into buf, unchecked (for messages and for
+ * libpci's sysfs.path). Returns 0 or -ENAMETOOLONG. */
 int gp_root_path(const struct gp_root *r, const char *path, char *buf, size_t n);
+
+/* Open `path` beneath the root with open(2) flags (O_CREAT not allowed; O_CLOEXEC added).
+ * Returns a file descriptor or a negative errno: -EXDEV when a symlink leads outside the root,
+ * -EMEDIUMTYPE for a device, pipe or socket under a root directory (opened non-blocking, never read). */
+int gp_root_open(const struct gp_root *r, const char *path, int flags);
+
+/* Host path for creating or replacing the file at `path` (a state file): the existing part of
+ * its folder is resolved and must lie beneath the root, and the file, if it exists, too.
+ * 0, -EXDEV when it leaves the root, or another negative errno. */
+int gp_root_host_path(const struct gp_root *r, const char *path, char *buf, size_t n);
+
+/* strerror(), with EXDEV and EMEDIUMTYPE worded as what they mean here (see gp_root_open). */
+const char *gp_root_strerror(int err);
 
 /* Read a small text file: NUL-terminated, trailing whitespace removed.
  * Returns its length or a negative errno (-ENOENT when missing). */
@@ -38,18 +55,28 @@ ssize_t gp_root_read_bin(const struct gp_root *r, const char *path, void *buf, s
 /* Like gp_root_read_bin, from byte offset off. */
 ssize_t gp_root_read_at(const struct gp_root *r, const char *path, void *buf, size_t n, off_t off);
 
-/* Basename of a symlink's target (e.g. the driver's name for ".../driver"). */
+/* Read a file, its first max bytes at most, into a malloc'ed buffer (*buf, NUL-terminated; free
+ * it). Returns the length read or a negative errno. */
+ssize_t gp_root_read_alloc(const struct gp_root *r, const char *path, char **buf, size_t max);
+
+/* Basename of a symlink's target as written in the link (the link itself must lie beneath the root). */
 int gp_root_link_name(const struct gp_root *r, const char *path, char *buf, size_t n);
+
+/* What a symlink such as a function's "driver" or "iommu_group" names, as libpci's sysfs method
+ * reads it: the resolved target (a live path) into target, its last part into name. The path must
+ * be a symlink and resolve beneath the root: 0 or a negative errno (-EXDEV when it leaves it). */
+int gp_root_link_target(const struct gp_root *r, const char *path, char *target, size_t tn, char *name, size_t nn);
 
 /* Canonical path of `path`, expressed as a live path (starting with '/').
  * A link that leaves the root is -EXDEV. */
 int gp_root_realpath(const struct gp_root *r, const char *path, char *buf, size_t n);
 
-/* 1 if the path exists under the root, 0 if not. */
+/* 1 if the path exists beneath the root (following symlinks that stay in it), 0 if not. */
 int gp_root_exists(const struct gp_root *r, const char *path);
 
 /* Sorted names in a directory, without "." entries. *names is a NULL-terminated
- * malloc'ed array (free with gp_root_free_list). Missing directory: 0 names. */
+ * malloc'ed array (free with gp_root_free_list). Missing directory or not a directory: 0 names;
+ * one leading outside the root: -EXDEV. */
 int gp_root_list(const struct gp_root *r, const char *path, char ***names);
 
 /* Free a list returned by gp_root_list. */

@@ -1,0 +1,181 @@
+/* Unit tests: nothing is read or written through a symlink that leaves --root, with openat2 and
+ * with the realpath fallback. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gpup2p/pci.h"
+#include "gpup2p/root.h"
+#include "unit.h"
+
+static char top[256], rootdir[300];
+
+static void put(const char *rel, const char *text)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", top, rel);
+	f = fopen(p, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static void link_to(const char *target, const char *rel)
+{
+	char p[512];
+
+	snprintf(p, sizeof(p), "%s/%s", top, rel);
+	if (symlink(target, p))
+		printf("# symlink %s: %s\n", p, strerror(errno));
+}
+
+static void mk(const char *rel)
+{
+	char p[512];
+
+	snprintf(p, sizeof(p), "%s/%s", top, rel);
+	mkdir(p, 0755);
+}
+
+/* TOP/outside (a secret), TOP/outdir/, TOP/root/sys/{in, ok->in, abs->TOP/outside, rel->../../outside,
+ * d->TOP/outdir, lnk->TOP/outdir (a "driver" link out), run->TOP/outdir} */
+static void build_tree(void)
+{
+	char abs[512];
+
+	snprintf(top, sizeof(top), "%s/gpup2p-root-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(top))
+		return;
+	snprintf(rootdir, sizeof(rootdir), "%s/root", top);
+	mk("root");
+	mk("root/sys");
+	mk("outdir");
+	put("outside", "secret\n");
+	put("outdir/file", "secret too\n");
+	put("root/sys/in", "inside\n");
+	link_to("in", "root/sys/ok");
+	snprintf(abs, sizeof(abs), "%s/outside", top);
+	link_to(abs, "root/sys/abs");
+	link_to("../../outside", "root/sys/rel");
+	snprintf(abs, sizeof(abs), "%s/outdir", top);
+	link_to(abs, "root/sys/d");
+	link_to("../../outdir", "root/sys/lnk");
+	link_to("../outdir", "root/run");
+}
+
+static void checks(struct gp_root *r, const char *mode)
+{
+	char buf[256], target[256], name[64], **names = NULL;
+	int n;
+
+	CHECK(gp_root_read_text(r, "/sys/in", buf, sizeof(buf)) == 6 && !strcmp(buf, "inside"), "%s: a file inside", mode);
+	CHECK(gp_root_read_text(r, "/sys/ok", buf, sizeof(buf)) == 6, "%s: a symlink staying inside is followed", mode);
+	CHECK(gp_root_read_text(r, "/sys/abs", buf, sizeof(buf)) == -EXDEV, "%s: absolute symlink out: -EXDEV", mode);
+	CHECK(gp_root_read_text(r, "/sys/rel", buf, sizeof(buf)) == -EXDEV, "%s: ../ symlink out: -EXDEV", mode);
+	CHECK(gp_root_read_bin(r, "/sys/rel", buf, sizeof(buf)) == -EXDEV, "%s: binary read out: -EXDEV", mode);
+	CHECK(gp_root_read_text(r, "/sys/d/file", buf, sizeof(buf)) == -EXDEV, "%s: a folder symlinked out: -EXDEV", mode);
+	CHECK(gp_root_read_text(r, "/sys/missing", buf, sizeof(buf)) == -ENOENT, "%s: missing: -ENOENT", mode);
+	CHECK(!gp_root_exists(r, "/sys/abs") && !gp_root_exists(r, "/sys/d/file") && gp_root_exists(r, "/sys/ok"),
+	      "%s: exists() sees nothing outside", mode);
+	n = gp_root_list(r, "/sys/d", &names);
+	CHECK(n == -EXDEV && !names, "%s: listing a folder symlinked out: -EXDEV", mode);
+	gp_root_free_list(names);
+	CHECK(gp_root_link_target(r, "/sys/lnk", target, sizeof(target), name, sizeof(name)) == -EXDEV,
+	      "%s: a driver-like link out is not named", mode);
+	CHECK(gp_root_link_target(r, "/sys/ok", target, sizeof(target), name, sizeof(name)) == 0 &&
+	      !strcmp(target, "/sys/in") && !strcmp(name, "in"), "%s: a link inside is named", mode);
+	CHECK(gp_root_link_target(r, "/sys/in", target, sizeof(target), name, sizeof(name)) == -EINVAL,
+	      "%s: a plain file is no link", mode);
+}
+
+static void host_paths(struct gp_root *r)
+{
+	char p[512], want[512];
+
+	CHECK(gp_root_host_path(r, "/run/gpup2p/acs.state", p, sizeof(p)) == -EXDEV,
+	      "state file under a folder symlinked out of the root: -EXDEV");
+	snprintf(want, sizeof(want), "%s/var/lib/x.state", rootdir);
+	CHECK(gp_root_host_path(r, "/var/lib/x.state", p, sizeof(p)) == 0 && !strcmp(p, want),
+	      "state file in folders still to be made: under the root");
+	CHECK(gp_root_host_path(r, "/sys/abs", p, sizeof(p)) == -EXDEV, "the state file itself a symlink out: -EXDEV");
+	snprintf(want, sizeof(want), "%s/sys/in", rootdir);
+	CHECK(gp_root_host_path(r, "/sys/in", p, sizeof(p)) == 0 && !strcmp(p, want), "an existing file inside");
+}
+
+/* A copy of the workstation fixture: links that leave the root name no driver and no IOMMU group;
+ * a config file swapped for a symlink out after the scan is not written through by libpci. */
+static void scanned_copy(void)
+{
+	char cmd[1024], dir[600], dev[700], lk[800], out[600], before[4096], after[4096];
+	struct gp_err e = { 0 };
+	struct gp_root r;
+	struct gp_pci p;
+	const struct gp_pci_dev *d;
+	FILE *f;
+	size_t nb = 0, na = 0;
+
+	snprintf(dir, sizeof(dir), "%s/ws", top);
+	snprintf(dev, sizeof(dev), "%s/sys/bus/pci/devices/0000:03:00.0", dir);
+	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s' && mkdir -p '%s/drivers/vfio-pci' '%s/groups/9'",
+		 unit_fixture("workstation"), dir, top, top);
+	if (system(cmd) != 0 || gp_root_init(&r, dir, &e) || gp_pci_scan(&p, &r, &e) ||
+	    !(d = gp_pci_find(&p, "0000:03:00.0"))) {
+		CHECK(0, "workstation copy scanned: %s", e.msg);
+		return;
+	}
+	CHECK(!strcmp(d->driver, "nvidia") && d->iommu_group == 4, "driver and IOMMU group links inside: named");
+	gp_pci_free(&p);
+	snprintf(lk, sizeof(lk), "%s/driver", dev);
+	snprintf(out, sizeof(out), "%s/drivers/vfio-pci", top);
+	CHECK(unlink(lk) == 0 && symlink(out, lk) == 0, "driver link replaced by one out of the root");
+	snprintf(lk, sizeof(lk), "%s/iommu_group", dev);
+	snprintf(out, sizeof(out), "%s/groups/9", top);
+	CHECK(unlink(lk) == 0 && symlink(out, lk) == 0, "IOMMU group link replaced by one out of the root");
+	if (gp_pci_scan(&p, &r, &e) || !(d = gp_pci_find(&p, "0000:03:00.0"))) {
+		CHECK(0, "rescan: %s", e.msg);
+		return;
+	}
+	CHECK_STR(d->driver, "", "a driver link out of the root names no driver");
+	CHECK(d->iommu_group == -1, "an IOMMU group link out of the root names no group");
+
+	d = gp_pci_find(&p, "0000:02:08.0");
+	snprintf(out, sizeof(out), "%s/cfg-out", top);
+	snprintf(lk, sizeof(lk), "%s/sys/bus/pci/devices/0000:02:08.0/config", dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", lk, out);
+	if (system(cmd) == 0 && (f = fopen(out, "rb"))) {
+		nb = fread(before, 1, sizeof(before), f);
+		fclose(f);
+	}
+	CHECK(d && unlink(lk) == 0 && symlink(out, lk) == 0, "config replaced by a symlink out of the root after the scan");
+	CHECK(d && gp_pci_live_write16(&p, d, 0x4, 0) == -EXDEV, "libpci config write through it refused: -EXDEV");
+	if ((f = fopen(out, "rb"))) {
+		na = fread(after, 1, sizeof(after), f);
+		fclose(f);
+	}
+	CHECK(nb == 4096 && na == nb && !memcmp(before, after, nb), "the outside file keeps its bytes");
+	gp_pci_free(&p);
+}
+
+int main(void)
+{
+	struct gp_err e = { 0 };
+	struct gp_root r;
+	char cmd[600];
+
+	build_tree();
+	CHECK(gp_root_init(&r, rootdir, &e) == 0, "root opened: %s", e.msg);
+	checks(&r, "openat2");
+	host_paths(&r);
+	r.no_openat2 = 1;
+	checks(&r, "realpath fallback");
+	scanned_copy();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+	if (top[0] && system(cmd) != 0)
+		printf("# could not remove %s\n", top);
+	return unit_done();
+}
