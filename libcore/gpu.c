@@ -17,32 +17,9 @@ const struct gp_gpu_info *gp_gpu_find(const struct gp_gpu_facts *f, const char *
 	return NULL;
 }
 
-int gp_gpu_add_link(struct gp_gpu_facts *f, const char *a, const char *b, int count)
+/* Index of the pair's entry in f->links (either order), or -1. */
+static int link_index(const struct gp_gpu_facts *f, const char *a, const char *b)
 {
-	if (strcmp(a, b) > 0) {
-		const char *t = a;
-
-		a = b;
-		b = t;
-	}
-	for (int i = 0; i < f->nlinks; i++) {
-		if (strcmp(f->links[i].a, a) == 0 && strcmp(f->links[i].b, b) == 0) {
-			f->links[i].count += count;
-			return 0;
-		}
-	}
-	if (f->nlinks >= GP_GPU_LINKS_MAX)
-		return -ENOSPC;
-	snprintf(f->links[f->nlinks].a, GP_BDF_LEN, "%s", a);
-	snprintf(f->links[f->nlinks].b, GP_BDF_LEN, "%s", b);
-	f->links[f->nlinks++].count = count;
-	return 0;
-}
-
-int gp_gpu_nvlinks(const struct gp_gpu_facts *f, const char *a, const char *b)
-{
-	if (!f || !f->available)
-		return -1;
 	if (strcmp(a, b) > 0) {
 		const char *t = a;
 
@@ -51,8 +28,40 @@ int gp_gpu_nvlinks(const struct gp_gpu_facts *f, const char *a, const char *b)
 	}
 	for (int i = 0; i < f->nlinks; i++)
 		if (strcmp(f->links[i].a, a) == 0 && strcmp(f->links[i].b, b) == 0)
-			return f->links[i].count;
+			return i;
+	return -1;
+}
+
+int gp_gpu_add_link(struct gp_gpu_facts *f, const char *a, const char *b, int count)
+{
+	int i = link_index(f, a, b);
+
+	if (i >= 0) {
+		f->links[i].count += count;
+		return 0;
+	}
+	if (f->nlinks >= GP_GPU_LINKS_MAX)
+		return -ENOSPC;
+	if (strcmp(a, b) > 0) {
+		const char *t = a;
+
+		a = b;
+		b = t;
+	}
+	snprintf(f->links[f->nlinks].a, GP_BDF_LEN, "%s", a);
+	snprintf(f->links[f->nlinks].b, GP_BDF_LEN, "%s", b);
+	f->links[f->nlinks++].count = count;
 	return 0;
+}
+
+int gp_gpu_nvlinks(const struct gp_gpu_facts *f, const char *a, const char *b)
+{
+	int i;
+
+	if (!f || !f->available)
+		return -1;
+	i = link_index(f, a, b);
+	return i < 0 ? 0 : f->links[i].count;
 }
 
 int gp_gpu_facts_write(const struct gp_gpu_facts *f, FILE *out)
@@ -119,6 +128,7 @@ static int parse_gpu(char *rest, struct gp_gpu_info *g)
 
 int gp_gpu_facts_parse(FILE *in, const char *name, struct gp_gpu_facts *f, struct gp_err *e)
 {
+	int link_line[GP_GPU_LINKS_MAX];
 	char line[512];
 	int lineno = 0, unavailable = 0;
 
@@ -153,18 +163,39 @@ int gp_gpu_facts_parse(FILE *in, const char *name, struct gp_gpu_facts *f, struc
 			if (parse_gpu(line + 4, &f->gpus[f->n]))
 				return gp_err_set(e, GP_E_DATA, EINVAL,
 						  "%s:%d: malformed gpu line (want: gpu BDF vram=N bar1=N name=TEXT)", name, lineno);
+			if (gp_gpu_find(f, f->gpus[f->n].bdf))
+				return gp_err_set(e, GP_E_DATA, EINVAL, "%s:%d: GPU %s given twice (one gpu line per GPU)",
+						  name, lineno, f->gpus[f->n].bdf);
 			f->n++;
 		} else if (sscanf(line, "nvlink %31s %31s %d", a, b, &count) == 3) {
-			if (gp_pci_parse_bdf(a, bdf_a) || gp_pci_parse_bdf(b, bdf_b) || count < 0 || count > 64)
-				return gp_err_set(e, GP_E_DATA, EINVAL, "%s:%d: malformed nvlink line", name, lineno);
+			int k;
+
+			if (gp_pci_parse_bdf(a, bdf_a) || gp_pci_parse_bdf(b, bdf_b) || count < 0 ||
+			    count > GP_GPU_NVLINKS_MAX)
+				return gp_err_set(e, GP_E_DATA, EINVAL, "%s:%d: malformed nvlink line (want: nvlink BDF BDF N, "
+						  "N from 0 to %d)", name, lineno, GP_GPU_NVLINKS_MAX);
+			/* A line gives a pair's whole bond, as nvidia-smi's NV# does: the same bond listed
+			 * again (as seen from the other GPU) must not double it. */
+			if ((k = link_index(f, bdf_a, bdf_b)) >= 0)
+				return gp_err_set(e, GP_E_DATA, EINVAL, "%s:%d: nvlink %s %s given twice (first on line %d): "
+						  "give each GPU pair once, with its number of links", name, lineno,
+						  bdf_a, bdf_b, link_line[k]);
 			if (gp_gpu_add_link(f, bdf_a, bdf_b, count))
 				return gp_err_set(e, GP_E_DATA, E2BIG, "%s:%d: too many links", name, lineno);
+			link_line[f->nlinks - 1] = lineno;
 		} else {
 			return gp_err_set(e, GP_E_DATA, EINVAL, "%s:%d: unknown line \"%.40s\"", name, lineno, line);
 		}
 	}
 	if (lineno == 0)
 		return gp_err_set(e, GP_E_DATA, EINVAL, "%s: empty file", name);
+	if (unavailable) { /* the writer keeps only the reason: so does the reader */
+		char why[sizeof(f->why)];
+
+		memcpy(why, f->why, sizeof(why));
+		memset(f, 0, sizeof(*f));
+		memcpy(f->why, why, sizeof(why));
+	}
 	f->available = !unavailable;
 	return 0;
 }

@@ -71,10 +71,20 @@ int main(void)
 	CHECK_STR(io.cmdline, "iommu=pt", "iommu=pt recorded");
 
 	CHECK(parse_text("gpup2p-gpu-facts 1\ndriver 1.2\ngpu 00:06.0 vram=10 bar1=20 name=A B\n"
-			 "nvlink 00:06.0 00:07.0 4\nnvlink 0000:00:07.0 0000:00:06.0 2\n", &f, &e) == 0, "facts parse");
+			 "nvlink 00:06.0 00:07.0 4\nnvlink 0000:00:07.0 0000:00:08.0 2\n", &f, &e) == 0, "facts parse");
 	CHECK(f.available && f.n == 1 && f.gpus[0].vram == 10 && !strcmp(f.gpus[0].name, "A B"), "gpu line");
-	CHECK(gp_gpu_nvlinks(&f, "0000:00:07.0", "0000:00:06.0") == 6, "links add up in either order");
+	CHECK(gp_gpu_nvlinks(&f, "0000:00:07.0", "0000:00:06.0") == 4, "a pair's links, asked in either order");
 	CHECK(gp_gpu_nvlinks(&f, "0000:00:06.0", "0000:00:08.0") == 0, "no link");
+	/* the real H200 pair: each GPU sees the same 18 links, nvidia-smi says NV18, never NV36 */
+	CHECK(parse_text("gpup2p-gpu-facts 1\nnvlink 00:06.0 00:07.0 18\nnvlink 00:07.0 00:06.0 18\n", &f, &e) < 0 &&
+	      e.cls == GP_E_DATA && strstr(e.msg, "test:3") && strstr(e.msg, "given twice (first on line 2)"),
+	      "a pair listed again (other order) is refused, naming both lines");
+	CHECK(parse_text("gpup2p-gpu-facts 1\nnvlink 00:06.0 00:07.0 40\nnvlink 00:06.0 00:07.0 40\n", &f, &e) < 0 &&
+	      strstr(e.msg, "test:3"), "repeated pair lines are not summed");
+	CHECK(parse_text("gpup2p-gpu-facts 1\nnvlink 00:06.0 00:07.0 65\n", &f, &e) < 0 && strstr(e.msg, "0 to 64"),
+	      "more links than a pair can have");
+	CHECK(parse_text("gpup2p-gpu-facts 1\ngpu 00:06.0 vram=1 bar1=2 name=A\ngpu 0000:00:06.0 vram=3 bar1=4 name=B\n",
+			 &f, &e) < 0 && strstr(e.msg, "test:3") && strstr(e.msg, "given twice"), "a GPU listed twice");
 	CHECK(parse_text("gpup2p-gpu-facts 1\nunavailable NVML: driver not loaded\n", &f, &e) == 0 && !f.available &&
 	      !strcmp(f.why, "NVML: driver not loaded"), "recorded unavailability");
 	CHECK(gp_gpu_nvlinks(&f, "0000:00:07.0", "0000:00:06.0") == -1, "unavailable: -1");
@@ -83,6 +93,29 @@ int main(void)
 	      "bad gpu line names the line");
 	CHECK(parse_text("gpup2p-gpu-facts 1\nnvlink 00:06.0 zz 1\n", &f, &e) < 0, "bad nvlink line");
 	CHECK(parse_text("", &f, &e) < 0, "empty file");
+	/* what the writer writes, the reader reads back to the same facts */
+	{
+		static const char *const texts[] = {
+			("gpup2p-gpu-facts 1\nsource nvml\ndriver 580.1\ngpu 00:06.0 vram=10 bar1=20 switch_links=18 name=H 1\n"
+			 "gpu 00:07.0 vram=10 bar1=20 name=\nnvlink 00:07.0 00:06.0 18\n"),
+			"gpup2p-gpu-facts 1\ngpu 00:06.0 vram=1 bar1=2 name=A\nunavailable NVML: gone\nnvlink 00:06.0 00:07.0 4\n",
+			"gpup2p-gpu-facts 1\nnvlink 00:06.0 00:07.0 64\nnvlink 00:06.0 00:08.0 0\n",
+		};
+		static struct gp_gpu_facts g;
+
+		for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+			char *out = NULL;
+			size_t len = 0;
+			FILE *m = open_memstream(&out, &len);
+			int rc = parse_text(texts[i], &f, &e);
+
+			gp_gpu_facts_write(&f, m);
+			fclose(m);
+			CHECK(rc == 0 && parse_text(out, &g, &e) == 0 && !memcmp(&f, &g, sizeof(f)),
+			      "facts round trip %zu: written, read back the same", i);
+			free(out);
+		}
+	}
 
 	CHECK_STR(capture(json_sample), "{\"s\": \"a\\\"b\\\\c\\n\\u0001\", \"n\": null, \"x\": null, "
 					 "\"a\": [-1, 18446744073709551615]}\n", "JSON escaping and nulls");

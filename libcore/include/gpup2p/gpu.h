@@ -14,6 +14,7 @@
 
 #define GP_GPU_MAX 64
 #define GP_GPU_LINKS_MAX 2048
+#define GP_GPU_NVLINKS_MAX 64     /* most NVLinks a recorded pair may have (NVML has 18 per GPU today) */
 #define GP_GPU_FACTS_PATH "/gpup2p/gpu-facts"
 
 struct gp_gpu_info {
@@ -48,7 +49,8 @@ int gp_gpu_facts_load(const struct gp_root *r, struct gp_gpu_facts *f, struct gp
 /* Query libnvidia-ml.so.1 (dlopen). Not an error when it is absent: available = 0. */
 int gp_gpu_nvml_read(struct gp_gpu_facts *f, struct gp_err *e);
 
-/* Parse the recorded format from a stream; `name` is used in error messages. */
+/* Parse the recorded format from a stream; `name` is used in error messages. One line per GPU and
+ * per GPU pair (its whole NVLink bond): a repeated GPU or pair is GP_E_DATA. */
 int gp_gpu_facts_parse(FILE *in, const char *name, struct gp_gpu_facts *f, struct gp_err *e);
 
 /* Write the facts in the recorded format (what snapshot stores). */
