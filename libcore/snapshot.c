@@ -1,22 +1,22 @@
-/* gpup2p — capture a root's PCI/GPU state into a replayable directory and archive. */
+/* gpup2p — capture a root's PCI/GPU state into a replayable directory (where it goes: snapshot_write.c). */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <libgen.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "gpup2p/gpu.h"
+#include "gpup2p/pci.h"
 #include "gpup2p/snapshot.h"
 
-extern char **environ;
+/* How much of a file is copied: sysfs and /proc files are small, and no reader reads more than a
+ * few KiB of one (config space: 4096 bytes), so a longer file replays the same from its start. */
+#define SNAP_FILE_MAX (1u << 20)
 
 /* The per-function files topo/bar read (and libpci's sysfs method reads). */
 static const char *const dev_files[] = {
@@ -72,18 +72,6 @@ static int write_file(struct snap *s, const char *live, const void *data, size_t
 	return 0;
 }
 
-/* Copy one file if it exists under the root (as many bytes as the reader may read). */
-static int copy_file(struct snap *s, const char *live)
-{
-	static char buf[65536];
-	ssize_t n = gp_root_read_bin(s->r, live, buf, sizeof(buf));
-
-	if (n < 0)
-		return (n == -ENOENT || n == -EACCES || n == -EPERM || n == -EIO || n == -EINVAL || n == -ENODEV) ? 0
-			: gp_err_set(s->e, GP_E_FAIL, (int)-n, "%s%s: %s", s->r->dir, live, strerror((int)-n));
-	return write_file(s, live, buf, (size_t)n);
-}
-
 static int make_dir(struct snap *s, const char *live)
 {
 	char path[GP_PATH_MAX];
@@ -93,6 +81,34 @@ static int make_dir(struct snap *s, const char *live)
 		return gp_err_set(s->e, GP_E_FAIL, ENAMETOOLONG, "path too long: %s", live);
 	rc = gp_mkdir_p(path);
 	return rc ? gp_err_set(s->e, GP_E_FAIL, -rc, "%s: %s", path, strerror(-rc)) : 0;
+}
+
+/* Copy one file as the commands read it. One they would find unreadable (absent, no permission, a
+ * symlink out of the root, a device or pipe, a sysfs read error) is left out, so that the replay
+ * finds it unreadable too; a directory where a file belongs stays a directory. */
+static int copy_file(struct snap *s, const char *live)
+{
+	char *buf = NULL;
+	ssize_t n = gp_root_read_alloc(s->r, live, &buf, SNAP_FILE_MAX);
+	int rc;
+
+	if (n < 0) {
+		switch ((int)-n) {
+		case EISDIR:
+			return make_dir(s, live);
+		case ENOENT: case ENOTDIR: case EACCES: case EPERM: case EIO: case EINVAL: case ENODEV: case ENXIO:
+		case EXDEV: case ELOOP: case EAGAIN: case EMEDIUMTYPE:
+			return 0;
+		case ENOMEM:
+			return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
+		default:
+			return gp_err_set(s->e, GP_E_DATA, (int)-n, "%s%s: cannot read it: %s", s->r->dir, live,
+					  gp_root_strerror((int)-n));
+		}
+	}
+	rc = write_file(s, live, buf, (size_t)n);
+	free(buf);
+	return rc;
 }
 
 /* A symlink at live path `from` pointing at live path `to`, written relative as sysfs does. */
@@ -143,8 +159,8 @@ static int capture_device(struct snap *s, const char *bdf)
 
 	snprintf(link, sizeof(link), "/sys/bus/pci/devices/%s", bdf);
 	rc = gp_root_realpath(s->r, link, real, sizeof(real));
-	if (rc)
-		return gp_err_set(s->e, GP_E_DATA, -rc, "%s%s: cannot resolve: %s", s->r->dir, link, strerror(-rc));
+	if (rc) /* the scan resolved it a moment ago */
+		return gp_err_set(s->e, GP_E_DATA, -rc, "%s%s: cannot resolve: %s", s->r->dir, link, gp_root_strerror(-rc));
 	if ((rc = make_dir(s, real)) || (rc = make_link(s, link, real)))
 		return rc;
 	for (size_t i = 0; i < sizeof(dev_files) / sizeof(dev_files[0]); i++) {
@@ -152,19 +168,17 @@ static int capture_device(struct snap *s, const char *bdf)
 		if ((rc = copy_file(s, p)))
 			return rc;
 	}
+	/* the links libpci reads, to where they lead in the root (so the replay names the same) */
 	snprintf(p, sizeof(p), "%s/driver", real);
-	if (gp_root_link_name(s->r, p, name, sizeof(name)) == 0) {
-		snprintf(q, sizeof(q), "/sys/bus/pci/drivers/%s", name);
-		if ((rc = make_dir(s, q)) || (rc = make_link(s, p, q)))
-			return rc;
-	}
+	if (gp_root_link_target(s->r, p, q, sizeof(q), name, sizeof(name)) == 0 &&
+	    ((rc = make_dir(s, q)) || (rc = make_link(s, p, q))))
+		return rc;
 	snprintf(p, sizeof(p), "%s/iommu_group", real);
-	if (gp_root_link_name(s->r, p, name, sizeof(name)) == 0) {
-		snprintf(q, sizeof(q), "/sys/kernel/iommu_groups/%s", name);
+	if (gp_root_link_target(s->r, p, q, sizeof(q), name, sizeof(name)) == 0) {
 		if ((rc = make_dir(s, q)) || (rc = make_link(s, p, q)))
 			return rc;
-		snprintf(q, sizeof(q), "/sys/kernel/iommu_groups/%s/devices/%s", name, bdf);
-		if ((rc = make_link(s, q, real)))
+		snprintf(link, sizeof(link), "%s/devices/%s", q, bdf);
+		if ((rc = make_link(s, link, real)))
 			return rc;
 	}
 	snprintf(p, sizeof(p), "%s/net", real);
@@ -185,9 +199,12 @@ static int capture_misc(struct snap *s)
 	if ((rc = list_dirs(s, "/sys/class/iommu", "/sys/class/iommu")))
 		return rc;
 	n = gp_root_list(s->r, "/sys/kernel/iommu_groups", &names);
-	for (int i = 0; i < n && !rc; i++) {
-		snprintf(p, sizeof(p), "/sys/kernel/iommu_groups/%s/type", names[i]);
-		rc = copy_file(s, p);
+	for (int i = 0; i < n && !rc; i++) { /* every group counts, with or without a readable type */
+		snprintf(p, sizeof(p), "/sys/kernel/iommu_groups/%s", names[i]);
+		if (!(rc = make_dir(s, p))) {
+			snprintf(p, sizeof(p), "/sys/kernel/iommu_groups/%s/type", names[i]);
+			rc = copy_file(s, p);
+		}
 	}
 	gp_root_free_list(names);
 	n = gp_root_list(s->r, "/sys/class/infiniband", &names);
@@ -228,9 +245,9 @@ static int capture_misc(struct snap *s)
 	return make_dir(s, "/sys/bus/pci/devices");
 }
 
-static int capture_facts(struct snap *s)
+/* The facts as loaded, then the marker (written last: a directory holding it is a whole snapshot). */
+static int capture_facts(struct snap *s, const struct gp_gpu_facts *f)
 {
-	struct gp_gpu_facts *f = calloc(1, sizeof(*f));
 	char *buf = NULL, info[512];
 	size_t len = 0;
 	struct utsname u;
@@ -239,29 +256,24 @@ static int capture_facts(struct snap *s)
 	FILE *m;
 	int rc;
 
-	if (!f)
+	m = open_memstream(&buf, &len);
+	if (!m)
+		return gp_err_set(s->e, GP_E_FAIL, errno, "open_memstream: %s", strerror(errno));
+	rc = gp_gpu_facts_write(f, m);
+	if (fclose(m) || rc) {
+		free(buf);
 		return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
-	rc = gp_gpu_facts_load(s->r, f, s->e);
-	if (!rc) {
-		m = open_memstream(&buf, &len);
-		if (!m) {
-			rc = gp_err_set(s->e, GP_E_FAIL, errno, "open_memstream: %s", strerror(errno));
-		} else {
-			gp_gpu_facts_write(f, m);
-			fclose(m);
-			rc = write_file(s, GP_GPU_FACTS_PATH, buf, len);
-			free(buf);
-		}
 	}
+	rc = write_file(s, GP_GPU_FACTS_PATH, buf, len);
+	free(buf);
 	s->st->gpu_facts = f->available;
-	free(f);
 	if (rc)
 		return rc;
 	gmtime_r(&now, &tm);
 	if (uname(&u))
 		memset(&u, 0, sizeof(u));
 	len = (size_t)snprintf(info, sizeof(info),
-			       "gpup2p-snapshot 1\nwriter gpup2p %s\ncreated %04d-%02d-%02dT%02d:%02d:%02dZ\nsource %s\nkernel %s\n",
+			       GP_SNAPSHOT_MAGIC "1\nwriter gpup2p %s\ncreated %04d-%02d-%02dT%02d:%02d:%02dZ\nsource %s\nkernel %s\n",
 #ifdef GPUP2P_VERSION
 			       GPUP2P_VERSION,
 #else
@@ -269,72 +281,37 @@ static int capture_facts(struct snap *s)
 #endif
 			       tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
 			       s->r->live ? "live" : "root", s->r->live ? u.release : "unknown");
-	return write_file(s, "/gpup2p/snapshot-info", info, len);
+	return write_file(s, GP_SNAPSHOT_MARKER, info, len);
 }
 
 int gp_snapshot_capture(const struct gp_root *r, const char *dir, struct gp_snapshot_stats *st, struct gp_err *e)
 {
 	struct snap s = { r, dir, st, e };
-	char **names = NULL;
-	int n, rc = 0;
+	struct gp_gpu_facts *f = calloc(1, sizeof(*f));
+	struct gp_pci p;
+	int rc;
 
 	memset(st, 0, sizeof(*st));
-	if (mkdir(dir, 0755))
-		return gp_err_set(e, errno == EACCES ? GP_E_PERM : GP_E_FAIL, errno, "%s: %s", dir, strerror(errno));
-	n = gp_root_list(r, "/sys/bus/pci/devices", &names);
-	if (n < 0)
-		rc = gp_err_set(e, GP_E_DATA, -n, "%s/sys/bus/pci/devices: %s", r->dir, strerror(-n));
-	for (int i = 0; i < n && !rc; i++)
-		rc = capture_device(&s, names[i]);
-	gp_root_free_list(names);
+	if (!f)
+		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
+	/* what topo loads, and how it fails: a snapshot of a root topo refuses would replay as
+	 * something else (an empty bus, or facts its own reader refuses) */
+	if ((rc = gp_pci_scan(&p, r, e)) || (rc = gp_gpu_facts_load(r, f, e)))
+		goto out;
+	if (mkdir(dir, 0755)) {
+		rc = gp_err_set(e, errno == EACCES ? GP_E_PERM : GP_E_FAIL, errno, "%s: %s", dir, strerror(errno));
+		goto out;
+	}
+	for (int i = 0; i < p.n && !rc; i++)
+		rc = capture_device(&s, p.devs[i].bdf);
 	if (!rc)
 		rc = capture_misc(&s);
 	if (!rc)
-		rc = capture_facts(&s);
+		rc = capture_facts(&s, f);
 	if (rc)
 		gp_snapshot_remove_tree(dir);
+out:
+	gp_pci_free(&p);
+	free(f);
 	return rc;
-}
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)ftw;
-	return (flag == FTW_DP ? rmdir(path) : unlink(path)) ? -1 : 0;
-}
-
-int gp_snapshot_remove_tree(const char *dir)
-{
-	return nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) ? -errno : 0;
-}
-
-int gp_snapshot_pack(const char *dir, const char *file, struct gp_err *e)
-{
-	char d1[GP_PATH_MAX], d2[GP_PATH_MAX];
-	char *argv[7];
-	pid_t pid;
-	int status, rc;
-
-	snprintf(d1, sizeof(d1), "%s", dir);
-	snprintf(d2, sizeof(d2), "%s", dir);
-	argv[0] = "tar";
-	argv[1] = "-C";
-	argv[2] = dirname(d1);
-	argv[3] = "-czf";
-	argv[4] = (char *)file;
-	argv[5] = basename(d2);
-	argv[6] = NULL;
-	rc = posix_spawnp(&pid, "tar", NULL, NULL, argv, environ);
-	if (rc)
-		return gp_err_set(e, GP_E_UNAVAIL, rc, "cannot run tar: %s (install tar, or copy the directory %s)",
-				  strerror(rc), dir);
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR)
-			return gp_err_set(e, GP_E_FAIL, errno, "waitpid: %s", strerror(errno));
-	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		unlink(file);
-		return gp_err_set(e, GP_E_FAIL, EIO, "tar failed writing %s", file);
-	}
-	return 0;
 }

@@ -51,3 +51,88 @@ grep -q '^unavailable ' "$tmp/dir-snap/gpup2p/gpu-facts" && echo "ok - unavailab
 rc=$?
 [ $rc -eq 2 ] && [ ! -e /nonexistent-dir/x.tar.gz ] && echo "ok - unwritable destination exits 2" ||
 	echo "not ok - unwritable destination exit $rc"
+
+. tests/cli/lib.sh
+# the replay of each snapshot prints what its root printed: same output, same exit
+same_replay() { # LABEL ROOT SNAPSHOT
+	local args
+	for args in "topo" "topo --json" "bar --json" "acs"; do
+		# shellcheck disable=SC2086
+		cmp -s <("$BIN" --root "$2" $args 2>&1; echo "rc=$?") <("$BIN" --root "$3" $args 2>&1; echo "rc=$?") &&
+			ok "$1: $args same on replay" || nok "$1: $args differs on replay"
+	done
+}
+# same_error LABEL ROOT: snapshot exits with topo's code and message, and writes nothing
+same_error() {
+	local label=$1 root=$2 want got rc1 rc2
+	want=$("$BIN" --root "$root" topo 2>&1 >/dev/null); rc1=$?
+	got=$("$BIN" --root "$root" snapshot --dir "$tmp/err-snap" 2>&1); rc2=$?
+	[ $rc1 -ne 0 ] && [ $rc1 -eq $rc2 ] && [ "$want" = "$got" ] && [ ! -e "$tmp/err-snap" ] &&
+		ok "$label: snapshot fails as topo does (exit $rc1), writes nothing" ||
+		nok "$label: topo exit $rc1 '$want', snapshot exit $rc2 '$got'"
+	rm -rf "$tmp/err-snap"
+}
+
+# snapshots round-trip: what the commands cannot read, snapshot refuses the same way
+cp -a "$FX/h200x2" "$tmp/nodev" && rm -rf "$tmp/nodev/sys/bus/pci/devices"
+same_error "no sys/bus/pci/devices" "$tmp/nodev"
+touch "$tmp/nodev/sys/bus/pci/devices"
+same_error "sys/bus/pci/devices a file" "$tmp/nodev"
+cp -a "$FX/h200x2" "$tmp/nv80"
+printf 'nvlink 0000:00:07.0 0000:00:06.0 18\n' >>"$tmp/nv80/gpup2p/gpu-facts"
+same_error "the NVLink pair listed twice" "$tmp/nv80"
+cp -a "$FX/h200x2" "$tmp/badvendor" && echo zz >"$(readlink -f "$tmp/badvendor/sys/bus/pci/devices/0000:00:06.0")/vendor"
+same_error "a malformed vendor file" "$tmp/badvendor"
+# ... and what they read as unknown, it leaves out or mirrors: no "could not write" for an input
+cp -a "$FX/workstation" "$tmp/cfgdir"
+d=$(readlink -f "$tmp/cfgdir/sys/bus/pci/devices/0000:03:00.0")
+rm "$d/config" && mkdir "$d/config" && rm "$d/numa_node" && mkdir "$d/numa_node"
+out=$("$BIN" --root "$tmp/cfgdir" -q snapshot --dir "$tmp/cfgdir-snap" 2>&1); rc=$?
+[ $rc -eq 0 ] && ok "a folder where config and numa_node belong: snapshot exits 0" || nok "config folder: exit $rc: $out"
+same_replay "config and numa_node folders" "$tmp/cfgdir" "$tmp/cfgdir-snap"
+# a snapshot of a snapshot (the one taken live on the H200 machine) replays the same
+mkdir "$tmp/live" && tar -C "$tmp/live" -xzf tests/fixtures/h200x2-live/h200-live.tar.gz &&
+	"$BIN" --root "$tmp/live/h200-live" -q snapshot --dir "$tmp/live-snap" &&
+	same_replay "live H200 snapshot, snapshotted again" "$tmp/live/h200-live" "$tmp/live-snap" || nok "snapshot of the live snapshot"
+
+# --force replaces only a snapshot; a refusal deletes nothing (exit 64, one line)
+S=$tmp/force
+mkdir -p "$S/work/sub" "$S/plain" && echo keep >"$S/plain/file" && echo keep >"$S/work/file" && echo keep >"$S/not-gz"
+"$BIN" --root "$FX/seed4x2" -q snapshot --dir "$S/snap" && "$BIN" --root "$FX/seed4x2" -q snapshot --dir "$S/home" &&
+	"$BIN" --root "$FX/seed4x2" -q snapshot --dir "$S/work/sub/snapcwd" && ln -s snap "$S/link" &&
+	cp -a "$S/snap" "$S/fake" && rm -rf "$S/fake/gpup2p" && ln -s ../snap/gpup2p "$S/fake/gpup2p" &&
+	"$BIN" --root "$FX/seed4x2" -q snapshot "$S/a.tar.gz" || nok "--force setup"
+listing() { (cd "$S" && find . -path ./snap -prune -o -print | sort && cat plain/file work/file not-gz && find snap | sort); }
+before=$(listing)
+h0=$HOME
+export HOME=$S/home
+(cd "$S/work" && expect 64 "refusing to replace \.: it is the current directory" --root "$FX/h200x2" snapshot --dir --force .)
+(cd "$S/snap/gpup2p" && expect 64 "refusing to replace \.\.: it holds the current directory" --root "$FX/h200x2" snapshot --dir --force ..)
+(cd "$S/snap/gpup2p" && expect 64 "refusing to replace .*/snap: it holds the current directory" --root "$FX/h200x2" snapshot --dir --force "$S/snap")
+(cd "$S/work/sub/snapcwd" && expect 64 "refusing to replace \.: it is the current directory" --root "$FX/h200x2" snapshot --dir --force .)
+expect 64 "refusing to replace /: it is the root directory" --root "$FX/h200x2" snapshot --dir --force /
+expect 64 "refusing to replace .*/home: it is your home directory" --root "$FX/h200x2" snapshot --dir --force "$S/home"
+expect 64 "refusing to replace .*/force: it holds your home directory" --root "$FX/h200x2" snapshot --dir --force "$S"
+expect 64 "refusing to replace .*/plain: not a gpup2p snapshot" --root "$FX/h200x2" snapshot --dir --force "$S/plain"
+expect 64 "refusing to replace .*/fake: not a gpup2p snapshot" --root "$FX/h200x2" snapshot --dir --force "$S/fake"
+expect 64 "refusing to replace .*/link: it is a symbolic link" --root "$FX/h200x2" snapshot --dir --force "$S/link"
+expect 64 "refusing to replace .*/plain: it is a directory" --root "$FX/h200x2" snapshot --force "$S/plain"
+expect 64 "refusing to replace .*/not-gz with a directory" --root "$FX/h200x2" snapshot --dir --force "$S/not-gz"
+expect 64 "refusing to replace .*/not-gz: not a gzip'ed snapshot archive" --root "$FX/h200x2" snapshot --force "$S/not-gz"
+expect 64 "/snap exists; use --force" --root "$FX/h200x2" snapshot --dir "$S/snap"
+export HOME=$h0
+[ "$(listing)" = "$before" ] && ok "the refusals deleted and changed nothing" || nok "a refusal changed files"
+# a failed capture leaves the old snapshot in place
+rm -f "$tmp/nodev/sys/bus/pci/devices"
+expect 69 "no PCI bus visible" --root "$tmp/nodev" snapshot --dir --force "$S/snap"
+[ "$(listing)" = "$before" ] && ok "a failed capture keeps the old snapshot" || nok "a failed capture changed the old snapshot"
+"$BIN" --root "$FX/h200x2" -q snapshot --dir --force "$S/snap"; rc=$?
+[ $rc -eq 0 ] && [ -f "$S/snap/gpup2p/snapshot-info" ] &&
+	cmp -s <("$BIN" --root "$FX/h200x2" topo) <("$BIN" --root "$S/snap" topo) &&
+	! cmp -s <("$BIN" --root "$FX/seed4x2" topo) <("$BIN" --root "$S/snap" topo) &&
+	ok "--dir --force replaces a snapshot with the new one" || nok "--dir --force replace: exit $rc"
+"$BIN" --root "$FX/h200x2" -q snapshot --force "$S/a.tar.gz"; rc=$?
+[ $rc -eq 0 ] && tar -C "$S" -xzf "$S/a.tar.gz" && cmp -s <("$BIN" --root "$FX/h200x2" topo) <("$BIN" --root "$S/a" topo) &&
+	ok "--force replaces an archive with the new one" || nok "--force archive replace: exit $rc"
+[ -z "$(find "$S" -maxdepth 1 -name '.*gpup2p-*')" ] && ok "no temporary sibling left behind" ||
+	nok "temporary siblings left: $(find "$S" -maxdepth 1 -name '.*gpup2p-*')"
