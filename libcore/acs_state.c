@@ -12,16 +12,11 @@
 
 #define STATE_MAGIC "gpup2p-acs-state 1"
 
-struct entry {
-	char bdf[GP_BDF_LEN];
-	unsigned vendor, device, off, before, after;
-};
-
 /* Parse state text into entries (*out malloc'ed). Returns the count, or -1 with the 1-based line
  * number of the first bad line in *badline. */
-static int parse(const char *text, struct entry **out, int *badline)
+static int parse(const char *text, struct gp_acs_state_entry **out, int *badline)
 {
-	struct entry *v = NULL;
+	struct gp_acs_state_entry *v = NULL;
 	int n = 0, cap = 0, line = 0;
 	const char *s = text;
 
@@ -30,7 +25,8 @@ static int parse(const char *text, struct entry **out, int *badline)
 		const char *nl = strchr(s, '\n');
 		size_t l = nl ? (size_t)(nl - s) : strlen(s);
 		char buf[256], bdf[32], tail;
-		struct entry en;
+		unsigned vendor, device, off, before, after;
+		struct gp_acs_state_entry en;
 
 		line++;
 		if (l >= sizeof(buf))
@@ -45,13 +41,17 @@ static int parse(const char *text, struct entry **out, int *badline)
 		}
 		if (!buf[0] || buf[0] == '#')
 			continue;
-		if (sscanf(buf, "%31s %x:%x 0x%x 0x%x 0x%x %c", bdf, &en.vendor, &en.device, &en.off, &en.before,
-			   &en.after, &tail) != 6 || gp_pci_parse_bdf(bdf, en.bdf) || en.vendor > 0xffff ||
-		    en.device > 0xffff || en.off < 0x100 || en.off > GP_CFG_MAX - 2 || (en.off & 1) ||
-		    en.before > 0xffff || en.after > 0xffff)
+		if (sscanf(buf, "%31s %x:%x 0x%x 0x%x 0x%x %c", bdf, &vendor, &device, &off, &before, &after,
+			   &tail) != 6 || gp_pci_parse_bdf(bdf, en.bdf) || vendor > 0xffff || device > 0xffff ||
+		    off < 0x100 || off > GP_CFG_MAX - 2 || (off & 1) || before > 0xffff || after > 0xffff)
 			goto bad;
+		en.vendor = (uint16_t)vendor;
+		en.device = (uint16_t)device;
+		en.off = (int)off;
+		en.before = (uint16_t)before;
+		en.after = (uint16_t)after;
 		if (n == cap) {
-			struct entry *nv = realloc(v, (size_t)(cap = cap ? 2 * cap : 8) * sizeof(*v));
+			struct gp_acs_state_entry *nv = realloc(v, (size_t)(cap = cap ? 2 * cap : 8) * sizeof(*v));
 
 			if (!nv)
 				goto bad;
@@ -162,10 +162,16 @@ static int write_atomic(const char *path, const char *text, size_t len)
 	return rc;
 }
 
-int gp_acs_state_save(const char *path, const struct gp_acs_state_file *old, const struct gp_acs_plan *pl,
-		      struct gp_err *e)
+static void put_line(FILE *f, const struct gp_acs_state_entry *x, uint16_t after)
 {
-	struct entry *v = NULL;
+	fprintf(f, "%s %04x:%04x 0x%03x 0x%04x 0x%04x\n", x->bdf, x->vendor, x->device, (unsigned)x->off, x->before,
+		after);
+}
+
+int gp_acs_state_save(const char *path, const struct gp_acs_state_file *old, const struct gp_acs_state_entry *w,
+		      int nw, struct gp_err *e)
+{
+	struct gp_acs_state_entry *v = NULL;
 	int n = 0, bad = 0, rc;
 	char *text = NULL;
 	size_t len = 0;
@@ -182,23 +188,20 @@ int gp_acs_state_save(const char *path, const struct gp_acs_state_file *old, con
 	}
 	fprintf(f, "%s\n# bdf vendor:device ctl-offset before after\n", STATE_MAGIC);
 	for (int k = 0; k < n; k++) {
-		unsigned after = v[k].after;
+		uint16_t after = v[k].after;
 
-		for (int i = 0; i < pl->n; i++)
-			if (!strcmp(pl->c[i].bdf, v[k].bdf) && pl->c[i].before != pl->c[i].after)
-				after = pl->c[i].after;
-		fprintf(f, "%s %04x:%04x 0x%03x 0x%04x 0x%04x\n", v[k].bdf, v[k].vendor, v[k].device, v[k].off,
-			v[k].before, after);
+		for (int i = 0; i < nw; i++)
+			if (!strcmp(w[i].bdf, v[k].bdf))
+				after = w[i].after;
+		put_line(f, &v[k], after);
 	}
-	for (int i = 0; i < pl->n; i++) {
-		const struct gp_acs_change *c = &pl->c[i];
+	for (int i = 0; i < nw; i++) {
 		int known = 0;
 
 		for (int k = 0; k < n; k++)
-			known |= !strcmp(v[k].bdf, c->bdf);
-		if (!known && c->before != c->after)
-			fprintf(f, "%s %04x:%04x 0x%03x 0x%04x 0x%04x\n", c->bdf, c->vendor, c->device, (unsigned)c->off,
-				c->before, c->after);
+			known |= !strcmp(v[k].bdf, w[i].bdf);
+		if (!known)
+			put_line(f, &w[i], w[i].after);
 	}
 	free(v);
 	if (fclose(f) || !text) {
@@ -221,14 +224,14 @@ void gp_acs_state_put_back(const char *path, const struct gp_acs_state_file *old
 		(void)unlink(path);
 }
 
-int gp_acs_state_load(const char *path, const struct gp_pci *p, struct gp_acs_plan *pl, struct gp_err *e)
+int gp_acs_state_load(const char *path, struct gp_acs_state_entry **v, int *n, struct gp_err *e)
 {
-	struct entry *v = NULL;
 	size_t len;
 	char *text;
-	int fd, n, bad = 0;
+	int fd, bad = 0;
 
-	memset(pl, 0, sizeof(*pl));
+	*v = NULL;
+	*n = 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return gp_err_set(e, errno == ENOENT ? GP_E_UNAVAIL : GP_E_FAIL, errno, "%s: %s", path, strerror(errno));
@@ -236,39 +239,12 @@ int gp_acs_state_load(const char *path, const struct gp_pci *p, struct gp_acs_pl
 	close(fd);
 	if (!text)
 		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
-	n = parse(text, &v, &bad);
+	*n = parse(text, v, &bad);
 	free(text);
-	if (n < 0)
+	if (*n < 0) {
+		*n = 0;
 		return gp_err_set(e, GP_E_DATA, EINVAL, "%s:%d: not a gpup2p ACS state file", path, bad);
-	pl->c = calloc((size_t)(n ? n : 1), sizeof(*pl->c));
-	if (!pl->c) {
-		free(v);
-		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
 	}
-	for (int k = 0; k < n; k++) {
-		struct gp_acs_change *c = &pl->c[pl->n];
-		int idx = gp_pci_index(p, v[k].bdf);
-
-		if (idx < 0 || p->devs[idx].vendor != v[k].vendor || p->devs[idx].device != v[k].device ||
-		    p->devs[idx].acs_cap <= 0 || (unsigned)p->devs[idx].acs_cap + 6 != v[k].off) {
-			int rc = gp_err_set(e, GP_E_DATA, ENODEV,
-					    "%s names %s [%04x:%04x], which this machine does not have (renumbered, or another "
-					    "machine's file): nothing was changed", path, v[k].bdf, v[k].vendor, v[k].device);
-
-			free(v);
-			gp_acs_plan_free(pl);
-			return rc;
-		}
-		c->pci = idx;
-		snprintf(c->bdf, sizeof(c->bdf), "%s", v[k].bdf);
-		c->vendor = (uint16_t)v[k].vendor;
-		c->device = (uint16_t)v[k].device;
-		c->off = (int)v[k].off;
-		c->after = (uint16_t)v[k].before;
-		c->recorded = (uint16_t)v[k].after;
-		pl->n++;
-	}
-	free(v);
 	return 0;
 }
 

@@ -184,6 +184,36 @@ static int execute(const struct gp_pci *p, struct gp_acs_plan *pl, const struct 
 			  unrolled ? "rollback incomplete" : "every bridge already changed was put back", rb);
 }
 
+/* Lock the state file and record the plan's writes in it. 0 (locked: the caller unlocks) or an error
+ * (unlocked). */
+static int record_writes(const char *state_path, struct gp_acs_state_file *old, const struct gp_acs_plan *pl,
+			 struct gp_err *e)
+{
+	struct gp_acs_state_entry *w = calloc((size_t)pl->n + 1, sizeof(*w));
+	int nw = 0, rc;
+
+	if (!w)
+		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
+	for (int i = 0; i < pl->n; i++) {
+		const struct gp_acs_change *c = &pl->c[i];
+
+		if (c->before == c->after)
+			continue;
+		snprintf(w[nw].bdf, sizeof(w[nw].bdf), "%s", c->bdf);
+		w[nw].vendor = c->vendor;
+		w[nw].device = c->device;
+		w[nw].off = c->off;
+		w[nw].before = c->before;
+		w[nw].after = c->after;
+		nw++;
+	}
+	rc = gp_acs_state_lock(state_path, old, e);
+	if (!rc && (rc = gp_acs_state_save(state_path, old, w, nw, e)))
+		gp_acs_state_unlock(old);
+	free(w);
+	return rc;
+}
+
 int gp_acs_disable(const struct gp_pci *p, struct gp_acs_plan *pl, enum gp_acs_mode mode,
 		   const struct gp_acs_io *io, const char *state_path, struct gp_err *e)
 {
@@ -206,25 +236,60 @@ int gp_acs_disable(const struct gp_pci *p, struct gp_acs_plan *pl, enum gp_acs_m
 			pl->c[i].result = 2;
 		return 0;
 	}
-	if ((rc = gp_acs_state_lock(state_path, &old, e)))
+	if ((rc = record_writes(state_path, &old, pl, e)))
 		return rc;
-	if ((rc = gp_acs_state_save(state_path, &old, pl, e)) == 0) {
-		rc = execute(p, pl, io, "changing ACS of", e);
-		if (rc)
-			gp_acs_state_put_back(state_path, &old);
-	}
+	rc = execute(p, pl, io, "changing ACS of", e);
+	if (rc)
+		gp_acs_state_put_back(state_path, &old);
 	gp_acs_state_unlock(&old);
 	return rc;
+}
+
+/* Turn the state file's entries into a restore plan (after = recorded before, recorded = recorded
+ * after), each checked against this machine: present, same vendor:device, control register where
+ * gpup2p finds it. 0 or GP_E_DATA (pl then empty). */
+static int plan_from_state(const struct gp_pci *p, const char *state_path, const struct gp_acs_state_entry *v,
+			   int n, struct gp_acs_plan *pl, struct gp_err *e)
+{
+	pl->c = calloc((size_t)(n ? n : 1), sizeof(*pl->c));
+	if (!pl->c)
+		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
+	for (int k = 0; k < n; k++) {
+		struct gp_acs_change *c = &pl->c[pl->n];
+		int idx = gp_pci_index(p, v[k].bdf);
+
+		if (idx < 0 || p->devs[idx].vendor != v[k].vendor || p->devs[idx].device != v[k].device ||
+		    p->devs[idx].acs_cap <= 0 || p->devs[idx].acs_cap + 6 != v[k].off) {
+			gp_acs_plan_free(pl);
+			return gp_err_set(e, GP_E_DATA, ENODEV,
+					  "%s names %s [%04x:%04x], which this machine does not have (renumbered, or another "
+					  "machine's file): nothing was changed", state_path, v[k].bdf, v[k].vendor, v[k].device);
+		}
+		c->pci = idx;
+		snprintf(c->bdf, sizeof(c->bdf), "%s", v[k].bdf);
+		c->vendor = v[k].vendor;
+		c->device = v[k].device;
+		c->off = v[k].off;
+		c->after = v[k].before;
+		c->recorded = v[k].after;
+		pl->n++;
+	}
+	return 0;
 }
 
 int gp_acs_plan_restore(const struct gp_pci *p, const struct gp_acs_io *io, const char *state_path,
 			struct gp_acs_plan *pl, struct gp_err *e)
 {
-	int rc = gp_acs_state_load(state_path, p, pl, e);
+	struct gp_acs_state_entry *v;
+	int n, rc;
 
+	memset(pl, 0, sizeof(*pl));
+	if ((rc = gp_acs_state_load(state_path, &v, &n, e)))
+		return rc;
+	rc = plan_from_state(p, state_path, v, n, pl, e);
+	free(v);
 	if (rc)
 		return rc;
-	pl->nwrite = 0;
 	for (int i = 0; i < pl->n; i++) {
 		struct gp_acs_change *c = &pl->c[i];
 
