@@ -13,11 +13,14 @@ void help_acs(FILE *f)
 		"usage: gpup2p acs [--match VENDOR:DEVICE]... [--json|--csv|--jsonl]\n"
 		"       gpup2p acs --disable [--all | --device BDF...] [--mode redirect|zero] [--state FILE] [--dry-run]\n"
 		"       gpup2p acs --restore [--state FILE] [--dry-run]\n\n"
-		"Audit PCIe Access Control Services: every bridge or port with an ACS capability, its role,\n"
-		"the capability and control registers decoded like lspci, whether it redirects peer-to-peer\n"
-		"traffic to the root complex (ReqRedir, CmpltRedir or EgressCtrl set), and which GPU/NIC\n"
-		"pairs' paths cross it. Prints the kernel boot parameter that clears the redirection on the\n"
-		"bridges that matter. The audit only reads; it needs root to read the extended config space.\n\n"
+		"Audit PCIe Access Control Services: every bridge or port with an ACS capability (and each\n"
+		"function of a multi-function GPU/NIC with one), its role, the capability and control registers\n"
+		"decoded like lspci, whether it redirects peer-to-peer traffic to the root complex (ReqRedir,\n"
+		"CmpltRedir or EgressCtrl set), and which GPU/NIC pairs' paths cross it, with their class. The\n"
+		"impact is high where a pair's traffic would otherwise stay below the host bridge (PIX/PXB),\n"
+		"low where it crosses the root complex anyway (PHB/NODE/SYS, or NVLink). Prints the kernel boot\n"
+		"parameter that clears the redirection on the bridges on GPU/NIC paths. The audit only reads;\n"
+		"it needs root to read the extended config space.\n\n"
 		"--disable clears the redirection (root): each write read back; the previous values saved first\n"
 		"in a state file for --restore; any failure puts back what was changed and exits 2.\n\n"
 		"  --match VENDOR:DEVICE  also treat these endpoints as GPUs (repeatable)\n"
@@ -31,9 +34,10 @@ void help_acs(FILE *f)
 		"  --state FILE           state file (default /run/gpup2p/acs.state)\n"
 		"  --dry-run              print the plan and the boot parameter; write nothing\n"
 		"  --json, --csv, --jsonl, --no-header, --root DIR, -q: see gpup2p --help\n\n"
-		"Exit: audit: 0 no bridge on a GPU/NIC path redirects, 1 one does, 3 ACS unreadable (run as\n"
-		"root); --disable/--restore: 0 done or nothing to do, 2 a write failed (changes put back),\n"
-		"3 ACS unreadable or state file unusable, 77 not root; 64 usage, 69 no PCI/root.\n");
+		"Exit: audit: 0 no redirect of high impact, 1 a bridge redirects PIX/PXB traffic, 3 ACS\n"
+		"unreadable (run as root); --disable/--restore: 0 done or nothing to do, 2 a write failed\n"
+		"(changes put back), 3 ACS unreadable or state file unusable, 77 not root; 64 usage, 69 no\n"
+		"PCI/root.\n");
 }
 
 static void pair_list(const struct gp_topo *t, const struct gp_acs_bridge *b, char *buf, size_t n)
@@ -46,43 +50,115 @@ static void pair_list(const struct gp_topo *t, const struct gp_acs_bridge *b, ch
 					 t->devs[b->pairs[k][0]].name, t->devs[b->pairs[k][1]].name);
 }
 
+static const char *pair_code(const struct gp_topo *t, const struct gp_acs_bridge *b, int k, char *buf, size_t n)
+{
+	return gp_topo_code(gp_topo_link_at(t, b->pairs[k][0], b->pairs[k][1]), buf, n);
+}
+
+/* The pair classes in the order of the pairs ("SYS PXB ..."), for CSV. */
+static void class_list(const struct gp_topo *t, const struct gp_acs_bridge *b, char *buf, size_t n)
+{
+	size_t used = 0;
+	char code[16];
+
+	buf[0] = '\0';
+	for (int k = 0; k < b->npairs; k++)
+		used += (size_t)snprintf(buf + used, used < n ? n - used : 0, "%s%s", k ? " " : "",
+					 pair_code(t, b, k, code, sizeof(code)));
+}
+
+/* The pairs grouped by class, closest first: "PXB GPU1-GPU2 GPU1-GPU3; SYS GPU0-GPU1". */
+static void pairs_by_class(const struct gp_topo *t, const struct gp_acs_bridge *b, char *buf, size_t n)
+{
+	size_t used = 0;
+	char code[16], other[16];
+
+	buf[0] = '\0';
+	for (int c = GP_TC_NV; c <= GP_TC_SYS; c++)
+		for (int k = 0; k < b->npairs; k++) {
+			int seen = 0;
+
+			if ((int)gp_topo_link_at(t, b->pairs[k][0], b->pairs[k][1])->cls != c)
+				continue;
+			pair_code(t, b, k, code, sizeof(code));
+			for (int x = 0; x < k && !seen; x++)
+				seen = !strcmp(pair_code(t, b, x, other, sizeof(other)), code);
+			if (seen)
+				continue;
+			used += (size_t)snprintf(buf + used, used < n ? n - used : 0, "%s%s", used ? "; " : "", code);
+			for (int x = k; x < b->npairs; x++)
+				if (!strcmp(pair_code(t, b, x, other, sizeof(other)), code))
+					used += (size_t)snprintf(buf + used, used < n ? n - used : 0, " %s-%s",
+								 t->devs[b->pairs[x][0]].name, t->devs[b->pairs[x][1]].name);
+		}
+}
+
+/* The pairs whose traffic would stay below the host bridge: "GPU1-GPU2 GPU1-GPU3". */
+static void local_pairs(const struct gp_topo *t, const struct gp_acs_bridge *b, char *buf, size_t n)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int k = 0; k < b->npairs; k++)
+		if (gp_acs_pair_local(t, b->pairs[k][0], b->pairs[k][1]))
+			used += (size_t)snprintf(buf + used, used < n ? n - used : 0, "%s%s-%s", used ? " " : "",
+						 t->devs[b->pairs[k][0]].name, t->devs[b->pairs[k][1]].name);
+}
+
 static const char *redirect_word(const struct gp_acs_bridge *b)
 {
 	return b->redirects < 0 ? "unknown" : b->redirects ? "yes" : "no";
 }
 
+static void print_bridge(const struct cli *c, const struct gp_topo *t, const struct gp_acs_bridge *b)
+{
+	const struct gp_pci_dev *d = &t->pci->devs[b->pci];
+	const char *sgr = !c->color ? "" : b->impact == GP_ACS_IMPACT_HIGH ? "\033[31m" : b->impact == GP_ACS_IMPACT_LOW ?
+			  "\033[33m" : b->redirects == 0 ? "\033[32m" : "";
+	char buf[256], list[8192];
+
+	printf("%s %s [%04x:%04x]  redirects peer traffic: %s%s%s\n", d->bdf, gp_pci_port_name(d->port_type),
+	       d->vendor, d->device, sgr, redirect_word(b), *sgr ? "\033[0m" : "");
+	if (b->state == GP_PRESENT) {
+		printf("  ACSCap: %s\n", gp_acs_decode(b->cap, buf, sizeof(buf)));
+		printf("  ACSCtl: %s  (0x%04x%s)\n", gp_acs_decode(b->ctl, buf, sizeof(buf)), b->ctl,
+		       gp_acs_intel_pch_quirk(d) ? "; Intel PCH quirk: at capability+8, where lspci does not look" : "");
+	} else {
+		printf("  ACS: unknown (extended config space not readable: run as root)\n");
+	}
+	pairs_by_class(t, b, list, sizeof(list));
+	printf("  on the path of: %s\n", b->npairs ? list : "no GPU/NIC pair");
+	if (b->impact == GP_ACS_IMPACT_HIGH) {
+		local_pairs(t, b, list, sizeof(list));
+		printf("  impact: high: %s would stay below the host bridge without the redirect\n", list);
+	} else if (b->impact == GP_ACS_IMPACT_LOW) {
+		printf("  impact: low: these pairs cross the root complex anyway (PHB/NODE/SYS) or use NVLink\n");
+	}
+}
+
 static void print_table(const struct cli *c, const struct gp_topo *t, const struct gp_acs_audit *a)
 {
-	char buf[256], pairs[4096], bp[2048];
+	char bp[2048];
 
-	for (int i = 0; i < a->n; i++) {
-		const struct gp_acs_bridge *b = &a->b[i];
-		const struct gp_pci_dev *d = &t->pci->devs[b->pci];
-		const char *sgr = !c->color ? "" : b->redirects > 0 && b->npairs ? "\033[31m" : b->redirects == 0 ? "\033[32m" : "";
-
-		pair_list(t, b, pairs, sizeof(pairs));
-		printf("%s %s [%04x:%04x]  redirects peer traffic: %s%s%s\n", d->bdf, gp_pci_port_name(d->port_type),
-		       d->vendor, d->device, sgr, redirect_word(b), *sgr ? "\033[0m" : "");
-		if (b->state == GP_PRESENT) {
-			printf("  ACSCap: %s\n", gp_acs_decode(b->cap, buf, sizeof(buf)));
-			printf("  ACSCtl: %s  (0x%04x)\n", gp_acs_decode(b->ctl, buf, sizeof(buf)), b->ctl);
-		} else {
-			printf("  ACS: unknown (extended config space not readable: run as root)\n");
-		}
-		printf("  on the path of: %s\n", b->npairs ? pairs : "no GPU/NIC pair");
-	}
+	for (int i = 0; i < a->n; i++)
+		print_bridge(c, t, &a->b[i]);
 	if (!a->n)
 		printf("No bridge with an ACS capability.\n");
 	if (c->quiet)
 		return;
+	printf("\n");
+	if (a->redirect_high)
+		printf("%d bridge(s) send traffic of PIX/PXB pairs, which would otherwise stay below the host bridge, up to "
+		       "the root complex: slow P2P, or a hang.\n", a->redirect_high);
+	if (a->redirect_low)
+		printf("%d bridge(s) redirect only pairs whose traffic crosses the root complex anyway (PHB/NODE/SYS) or "
+		       "uses NVLink: lower impact.\n", a->redirect_low);
 	if (a->on_path_redirecting)
-		printf("\n%d bridge(s) on GPU/NIC paths redirect peer traffic to the root complex (slow P2P, or a hang).\n"
-		       "Boot parameter that clears the redirection: %s\n",
-		       a->on_path_redirecting, gp_acs_boot_param(t, a, bp, sizeof(bp)));
+		printf("Boot parameter that clears the redirection: %s\n", gp_acs_boot_param(t, a, bp, sizeof(bp)));
 	else if (a->on_path_unknown)
-		printf("\nACS of %d bridge(s) on GPU/NIC paths could not be read: run as root.\n", a->on_path_unknown);
+		printf("ACS of %d bridge(s) on GPU/NIC paths could not be read: run as root.\n", a->on_path_unknown);
 	else
-		printf("\nNo bridge on a GPU/NIC path redirects peer traffic.\n");
+		printf("No bridge on a GPU/NIC path redirects peer traffic.\n");
 }
 
 static void json_bridge(struct gp_json *j, const struct gp_topo *t, const struct gp_acs_bridge *b)
@@ -96,21 +172,28 @@ static void json_bridge(struct gp_json *j, const struct gp_topo *t, const struct
 	if (b->state == GP_PRESENT) {
 		gp_json_int(j, "cap", b->cap);
 		gp_json_int(j, "ctl", b->ctl);
+		gp_json_int(j, "ctl_offset", b->ctl_off);
 		gp_json_str(j, "cap_decoded", gp_acs_decode(b->cap, buf, sizeof(buf)));
 		gp_json_str(j, "ctl_decoded", gp_acs_decode(b->ctl, buf, sizeof(buf)));
 		gp_json_bool(j, "redirects", b->redirects);
 	} else {
 		gp_json_null(j, "cap");
 		gp_json_null(j, "ctl");
+		gp_json_null(j, "ctl_offset");
 		gp_json_null(j, "cap_decoded");
 		gp_json_null(j, "ctl_decoded");
 		gp_json_null(j, "redirects");
 	}
+	gp_json_str(j, "impact", gp_acs_impact_name(b->impact));
 	gp_json_arr_flat(j, "pairs");
 	for (int k = 0; k < b->npairs; k++) {
 		snprintf(pairs, sizeof(pairs), "%s-%s", t->devs[b->pairs[k][0]].name, t->devs[b->pairs[k][1]].name);
 		gp_json_str(j, NULL, pairs);
 	}
+	gp_json_end(j, ']');
+	gp_json_arr_flat(j, "pair_classes");
+	for (int k = 0; k < b->npairs; k++)
+		gp_json_str(j, NULL, pair_code(t, b, k, pairs, sizeof(pairs)));
 	gp_json_end(j, ']');
 }
 
@@ -125,6 +208,8 @@ static void print_json(const struct gp_topo *t, const struct gp_acs_audit *a, in
 		gp_json_int(&j, "schema", 1);
 		gp_json_int(&j, "on_path_redirecting", a->on_path_redirecting);
 		gp_json_int(&j, "on_path_unknown", a->on_path_unknown);
+		gp_json_int(&j, "redirect_high", a->redirect_high);
+		gp_json_int(&j, "redirect_low", a->redirect_low);
 		gp_acs_boot_param(t, a, bp, sizeof(bp));
 		gp_json_str(&j, "boot_parameter", bp[0] ? bp : NULL);
 		gp_json_arr(&j, "bridges");
@@ -146,10 +231,10 @@ static void print_json(const struct gp_topo *t, const struct gp_acs_audit *a, in
 
 static void print_csv(const struct cli *c, const struct gp_topo *t, const struct gp_acs_audit *a)
 {
-	char num[16], pairs[4096];
+	char num[16], list[8192];
 
 	if (!c->no_header)
-		printf("bdf,role,state,cap,ctl,redirects,pairs\n");
+		printf("bdf,role,state,cap,ctl,redirects,pairs,pair_classes,impact\n");
 	for (int i = 0; i < a->n; i++) {
 		const struct gp_acs_bridge *b = &a->b[i];
 
@@ -161,8 +246,11 @@ static void print_csv(const struct cli *c, const struct gp_topo *t, const struct
 		snprintf(num, sizeof(num), "0x%04x", b->ctl);
 		gp_csv_field(stdout, b->state == GP_PRESENT ? num : "", ',');
 		gp_csv_field(stdout, redirect_word(b), ',');
-		pair_list(t, b, pairs, sizeof(pairs));
-		gp_csv_field(stdout, pairs, '\n');
+		pair_list(t, b, list, sizeof(list));
+		gp_csv_field(stdout, list, ',');
+		class_list(t, b, list, sizeof(list));
+		gp_csv_field(stdout, list, ',');
+		gp_csv_field(stdout, gp_acs_impact_name(b->impact), '\n');
 	}
 }
 
@@ -262,7 +350,9 @@ int cmd_acs(struct cli *c, int argc, char **argv)
 	case GP_OUT_CSV: print_csv(c, &t, &a); break;
 	case GP_OUT_TABLE: print_table(c, &t, &a); break;
 	}
-	rc = a.on_path_redirecting ? EX_WARN : a.on_path_unknown ? EX_UNKNOWN : 0;
+	/* a redirect that keeps PIX/PXB traffic from staying below the host bridge is the warning; one on
+	 * pairs that cross the root complex anyway is reported, ranked lower, and does not fail the audit */
+	rc = a.redirect_high ? EX_WARN : a.on_path_unknown ? EX_UNKNOWN : 0;
 	gp_acs_audit_free(&a);
 	gp_topo_free(&t);
 	return rc;

@@ -91,7 +91,7 @@ int gp_acs_plan_disable(const struct gp_topo *t, const struct gp_acs_audit *a, e
 		snprintf(c->bdf, sizeof(c->bdf), "%s", d->bdf);
 		c->vendor = d->vendor;
 		c->device = d->device;
-		c->off = d->acs_cap + 6;
+		c->off = b->ctl_off;
 		c->before = b->ctl;
 		c->after = gp_acs_target(b->ctl, mode);
 		pl->nwrite += c->before != c->after;
@@ -259,7 +259,7 @@ static int plan_from_state(const struct gp_pci *p, const char *state_path, const
 		int idx = gp_pci_index(p, v[k].bdf);
 
 		if (idx < 0 || p->devs[idx].vendor != v[k].vendor || p->devs[idx].device != v[k].device ||
-		    p->devs[idx].acs_cap <= 0 || p->devs[idx].acs_cap + 6 != v[k].off) {
+		    gp_acs_ctl_offset(&p->devs[idx]) != v[k].off) {
 			gp_acs_plan_free(pl);
 			return gp_err_set(e, GP_E_DATA, ENODEV,
 					  "%s names %s [%04x:%04x], which this machine does not have (renumbered, or another "

@@ -1,5 +1,6 @@
-/* Unit tests: ACS decode, which pairs' paths cross a bridge, the audit and the boot parameter,
- * on fixtures whose ACS registers the specs set (0x001d = what the kernel sets with an IOMMU). */
+/* Unit tests: ACS decode, which pairs' paths cross a bridge, the audit, its impact ranking and the
+ * boot parameter, on fixtures whose ACS registers the specs set (0x001d = what the kernel sets with
+ * an IOMMU); the Intel PCH quirk (ACS control at capability+8) and multi-function ACS (acsguard). */
 #include "gpup2p/acs.h"
 #include "fx.h"
 
@@ -14,6 +15,138 @@ static const struct gp_acs_bridge *bridge(const struct fx *x, const char *bdf)
 		if (!strcmp(x->p.devs[x->a.b[i].pci].bdf, bdf))
 			return &x->a.b[i];
 	return NULL;
+}
+
+/* Matrix index of a GPU/NIC by name ("GPU2"), -1 when absent. */
+static int dev_index(const struct fx *x, const char *name)
+{
+	for (int i = 0; i < x->t.n; i++)
+		if (!strcmp(x->t.devs[i].name, name))
+			return i;
+	return -1;
+}
+
+/* Which Intel root ports the quirk covers: the kernel's id ranges, edges included, nothing else. */
+static void quirk_ids(void)
+{
+	static const struct {
+		uint16_t vendor, device;
+		enum gp_port_type port;
+		int want;
+	} cases[] = {
+		{ 0x8086, 0xa110, GP_PORT_ROOT, 1 }, { 0x8086, 0xa11f, GP_PORT_ROOT, 1 },
+		{ 0x8086, 0xa10f, GP_PORT_ROOT, 0 }, { 0x8086, 0xa120, GP_PORT_ROOT, 0 },
+		{ 0x8086, 0xa167, GP_PORT_ROOT, 1 }, { 0x8086, 0xa16a, GP_PORT_ROOT, 1 },
+		{ 0x8086, 0xa166, GP_PORT_ROOT, 0 }, { 0x8086, 0xa16b, GP_PORT_ROOT, 0 },
+		{ 0x8086, 0xa290, GP_PORT_ROOT, 1 }, { 0x8086, 0xa29f, GP_PORT_ROOT, 1 },
+		{ 0x8086, 0xa2e7, GP_PORT_ROOT, 1 }, { 0x8086, 0xa2ee, GP_PORT_ROOT, 1 },
+		{ 0x8086, 0xa2ef, GP_PORT_ROOT, 0 }, { 0x8086, 0x9d10, GP_PORT_ROOT, 1 },
+		{ 0x8086, 0x9d1b, GP_PORT_ROOT, 1 }, { 0x8086, 0x9d1c, GP_PORT_ROOT, 0 },
+		{ 0x8086, 0xa110, GP_PORT_DOWNSTREAM, 0 }, { 0x10b5, 0xa110, GP_PORT_ROOT, 0 },
+		{ 0x8086, 0x2030, GP_PORT_ROOT, 0 },
+	};
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		static struct gp_pci_dev d;
+
+		memset(&d, 0, sizeof(d));
+		d.vendor = cases[k].vendor;
+		d.device = cases[k].device;
+		d.port_type = cases[k].port;
+		d.acs_cap = 0x100;
+		CHECK(gp_acs_intel_pch_quirk(&d) == cases[k].want && gp_acs_ctl_offset(&d) == (cases[k].want ? 0x108 : 0x106),
+		      "PCH quirk %04x:%04x port type %d: %s", d.vendor, d.device, (int)d.port_type,
+		      cases[k].want ? "control at +8" : "standard +6");
+	}
+}
+
+/* Impact ranking: high where a pair would stay below the host bridge, low where it crosses it. */
+static void impact_tests(void)
+{
+	static struct fx x;
+	const struct gp_acs_bridge *b;
+
+	/* seed4x2 (socket 1): 80:01.0 carries only cross-socket pairs (SYS); the switch ports below it
+	 * carry GPU1-GPU2 and GPU1-GPU3 (PXB) and GPU2-GPU3 (PIX) */
+	CHECK(load(&x, "seed4x2") == 0, "seed4x2 loaded");
+	if (x.t.n) {
+		int g0 = dev_index(&x, "GPU0"), g1 = dev_index(&x, "GPU1"), g2 = dev_index(&x, "GPU2"),
+		    g3 = dev_index(&x, "GPU3"), n0 = dev_index(&x, "NIC0");
+
+		CHECK(gp_acs_pair_local(&x.t, g2, g3) && gp_acs_pair_local(&x.t, g1, g2) && !gp_acs_pair_local(&x.t, g0, g1) &&
+		      !gp_acs_pair_local(&x.t, g0, n0), "GPU2-GPU3 PIX and GPU1-GPU2 PXB local; GPU0-GPU1 SYS, GPU0-NIC0 PHB not");
+		b = bridge(&x, "0000:80:01.0");
+		CHECK(b && b->redirects == 1 && b->npairs == 9 && b->nlocal == 0 && b->impact == GP_ACS_IMPACT_LOW,
+		      "socket-1 root port: redirects 9 SYS pairs only: impact low");
+		b = bridge(&x, "0000:82:08.0");
+		CHECK(b && b->nlocal == 2 && b->impact == GP_ACS_IMPACT_HIGH, "82:08.0: GPU1-GPU2, GPU1-GPU3 (PXB): impact high");
+		b = bridge(&x, "0000:85:04.0");
+		CHECK(b && b->nlocal == 2 && b->impact == GP_ACS_IMPACT_HIGH, "85:04.0: GPU2-GPU3 PIX, GPU1-GPU2 PXB: high");
+		b = bridge(&x, "0000:00:02.0");
+		CHECK(b && b->impact == GP_ACS_IMPACT_NONE, "NIC root port: ACS 0, impact none");
+		CHECK(x.a.redirect_high == 4 && x.a.redirect_low == 1 && x.a.on_path_redirecting == 5,
+		      "seed4x2: 4 high, 1 low, 5 on-path redirecting (%d/%d)", x.a.redirect_high, x.a.redirect_low);
+		fx_unload(&x);
+	}
+	/* workstation: the root port redirects but is on no pair's path: none, not low */
+	CHECK(load(&x, "workstation") == 0, "workstation loaded");
+	if (x.t.n) {
+		b = bridge(&x, "0000:00:01.0");
+		CHECK(b && b->redirects == 1 && b->impact == GP_ACS_IMPACT_NONE, "root port on no path: impact none");
+		CHECK(x.a.redirect_high == 2 && x.a.redirect_low == 0, "workstation: the two switch ports are high");
+		fx_unload(&x);
+	}
+	/* dgx-h100: GPU0-GPU1 share a switch (PCIe PIX) but talk over NVLink: not local */
+	CHECK(load(&x, "dgx-h100") == 0, "dgx-h100 loaded");
+	if (x.t.n) {
+		const struct gp_topo_link *l = gp_topo_link_at(&x.t, 0, 1);
+
+		CHECK(l->cls == GP_TC_NV && l->pcie == GP_TC_PIX && !gp_acs_pair_local(&x.t, 0, 1),
+		      "NV18 pair over a PCIe switch: its traffic does not use the switch");
+		fx_unload(&x);
+	}
+	/* nonroot: unreadable ACS on a path is unknown, never low or none */
+	CHECK(load(&x, "nonroot") == 0, "nonroot loaded");
+	if (x.t.n) {
+		b = bridge(&x, "0000:02:08.0");
+		CHECK(b && b->impact == GP_ACS_IMPACT_UNKNOWN && x.a.redirect_high == 0 && x.a.redirect_low == 0,
+		      "unreadable on-path ACS: impact unknown");
+		fx_unload(&x);
+	}
+	CHECK_STR(gp_acs_impact_name(GP_ACS_IMPACT_HIGH), "high", "impact name high");
+	CHECK_STR(gp_acs_impact_name(GP_ACS_IMPACT_LOW), "low", "impact name low");
+}
+
+/* acsguard: the Intel PCH root port 00:1c.0 (8086:a110, ACS as dwords: 0x001d at capability+8, 0 at
+ * +6) and a dual-port NIC 09:00.0/.1 whose functions carry ACS 0x000c (RR, CR). */
+static void quirk_and_multifunction(void)
+{
+	static struct fx x;
+	const struct gp_acs_bridge *b;
+
+	CHECK(load(&x, "acsguard") == 0, "acsguard loaded");
+	if (!x.t.n)
+		return;
+	b = bridge(&x, "0000:00:1c.0");
+	CHECK(b && b->state == GP_PRESENT && b->ctl == 0x001d && b->cap == 0x005f && b->redirects == 1 &&
+	      b->ctl_off == x.p.devs[b->pci].acs_cap + 8, "PCH root port: control read at capability+8 (0x001d), not +6 (0)");
+	CHECK(b && gp_pci_cfg_read(&x.p.devs[b->pci], x.p.devs[b->pci].acs_cap + 6, 2) == 0,
+	      "the fixture really has 0 at the standard offset");
+	CHECK(b && b->npairs == 8 && b->nlocal == 0 && b->impact == GP_ACS_IMPACT_LOW,
+	      "PCH root port: the 8 GPU-NIC pairs (PHB) cross it: impact low");
+	b = bridge(&x, "0000:00:01.0");
+	CHECK(b && b->ctl_off == x.p.devs[b->pci].acs_cap + 6, "8086:2030 root port: standard offset");
+	b = bridge(&x, "0000:09:00.0");
+	CHECK(b && b->ctl == 0x000c && b->npairs == 1 && b->nlocal == 1 && b->impact == GP_ACS_IMPACT_HIGH &&
+	      !strcmp(x.t.devs[b->pairs[0][0]].name, "NIC0") && !strcmp(x.t.devs[b->pairs[0][1]].name, "NIC1"),
+	      "multi-function NIC: each function's ACS is on NIC0-NIC1's path, impact high");
+	CHECK(bridge(&x, "0000:09:00.1") && !bridge(&x, "0000:03:00.0"),
+	      "both NIC functions audited; a single-function GPU is not");
+	CHECK(!gp_acs_on_pair_path(&x.t, gp_pci_index(&x.p, "0000:09:00.0"), dev_index(&x, "GPU0"), dev_index(&x, "NIC1")),
+	      "NIC0's own ACS is not on GPU0-NIC1's path");
+	CHECK(!gp_acs_on_pair_path(&x.t, gp_pci_index(&x.p, "0000:00:1c.0"), dev_index(&x, "NIC0"), dev_index(&x, "NIC1")),
+	      "the root port is not on the path between two functions of one device");
+	fx_unload(&x);
 }
 
 int main(void)
@@ -93,5 +226,8 @@ int main(void)
 		CHECK(x.a.n == 0, "H200 VM: no ACS bridge");
 		fx_unload(&x);
 	}
+	quirk_ids();
+	impact_tests();
+	quirk_and_multifunction();
 	return unit_done();
 }

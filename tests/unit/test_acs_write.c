@@ -63,7 +63,8 @@ static char *slurp(const char *path)
 	return s;
 }
 
-static uint16_t ctl_of(const char *bdf)
+/* The 16-bit word at config offset off of bdf in the tree, 0xffff when unreadable. */
+static uint16_t word_at(const char *bdf, int off)
 {
 	char path[600];
 	unsigned char b[2] = { 0xff, 0xff };
@@ -72,11 +73,16 @@ static uint16_t ctl_of(const char *bdf)
 	snprintf(path, sizeof(path), "%s/sys/bus/pci/devices/%s/config", tree, bdf);
 	f = fopen(path, "rb");
 	if (f) {
-		if (fseek(f, 0x106, SEEK_SET) || fread(b, 1, 2, f) != 2)
+		if (fseek(f, off, SEEK_SET) || fread(b, 1, 2, f) != 2)
 			b[0] = b[1] = 0xff;
 		fclose(f);
 	}
 	return (uint16_t)(b[0] | b[1] << 8);
+}
+
+static uint16_t ctl_of(const char *bdf)
+{
+	return word_at(bdf, 0x106);
 }
 
 /* Fault injection: the real libpci access, except that the write number `fail_at` (1-based) fails,
@@ -373,6 +379,49 @@ static void state_file_tests(void)
 	fx_unload(&x);
 }
 
+/* The Intel PCH root port 00:1c.0 of acsguard: written and restored at capability+8 (0x108), never
+ * at +6; a state file naming it at 0x106 is another machine's. */
+static void pch_tests(void)
+{
+	static struct fx x;
+	struct gp_acs_plan pl;
+	struct gp_err e = { 0 };
+	struct gp_acs_io io;
+	const char *pch[] = { "00:1c.0" };
+	char *st;
+	int rc;
+
+	CHECK(fresh("acsguard") == 0 && load(&x, tree) == 0, "acsguard copied and loaded");
+	if (!x.t.n)
+		return;
+	io = gp_acs_io_libpci(&x.p);
+	rc = gp_acs_plan_disable(&x.t, &x.a, GP_ACS_SCOPE_LISTED, pch, 1, GP_ACS_CLEAR_REDIRECT, &pl, &e);
+	CHECK(rc == 0 && pl.n == 1 && pl.c[0].off == 0x108 && pl.c[0].before == 0x001d && pl.c[0].after == 0x0011,
+	      "PCH root port: plan at 0x108, 0x001d -> 0x0011");
+	rc = rc ? rc : gp_acs_disable(&x.p, &pl, GP_ACS_CLEAR_REDIRECT, &io, state, &e);
+	gp_acs_plan_free(&pl);
+	CHECK(rc == 0 && word_at("0000:00:1c.0", 0x108) == 0x0011 && word_at("0000:00:1c.0", 0x106) == 0 &&
+	      word_at("0000:00:1c.0", 0x104) == 0x005f, "written at 0x108; the capability dword untouched (%s)", e.msg);
+	st = slurp(state);
+	CHECK(st && strstr(st, "\n0000:00:1c.0 8086:a110 0x108 0x001d 0x0011\n"), "state file records offset 0x108");
+	free(st);
+	rc = gp_acs_plan_restore(&x.p, &io, state, &pl, &e);
+	rc = rc ? rc : gp_acs_restore(&x.p, &pl, &io, state, &e);
+	gp_acs_plan_free(&pl);
+	CHECK(rc == 0 && word_at("0000:00:1c.0", 0x108) == 0x001d && word_at("0000:00:1c.0", 0x106) == 0,
+	      "restored at 0x108 (%s)", e.msg);
+	{
+		char cmd[1024];
+
+		snprintf(cmd, sizeof(cmd), "mkdir -p '%s/run/gpup2p' && printf 'gpup2p-acs-state 1\\n0000:00:1c.0 8086:a110 "
+			 "0x106 0x001d 0x0011\\n' > '%s'", tree, state);
+		rc = system(cmd) ? -1 : gp_acs_plan_restore(&x.p, &io, state, &pl, &e);
+		CHECK(rc < 0 && e.cls == GP_E_DATA && strstr(e.msg, "does not have") && word_at("0000:00:1c.0", 0x106) == 0,
+		      "a state file with the PCH port's control at 0x106 is refused (%s)", e.msg);
+	}
+	fx_unload(&x);
+}
+
 int main(void)
 {
 	snprintf(tree, sizeof(tree), "%s/gpup2p-acs-unit.%ld", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
@@ -381,6 +430,7 @@ int main(void)
 	round_trip_tests();
 	fault_tests();
 	state_file_tests();
+	pch_tests();
 	{
 		char cmd[400];
 

@@ -1,6 +1,8 @@
 /* gpup2p — PCIe Access Control Services: decode the capability and control registers of every
- * ACS-capable bridge and tell which GPU/NIC pairs' peer traffic crosses each one. A bridge with
- * ReqRedir, CmpltRedir or EgressCtrl set sends that traffic up to the root complex. */
+ * ACS-capable bridge (and function of a multi-function GPU/NIC) and tell which GPU/NIC pairs' peer
+ * traffic crosses each one. A bridge with ReqRedir, CmpltRedir or EgressCtrl set sends that traffic
+ * up to the root complex: that matters most for pairs whose traffic would otherwise stay below the
+ * host bridge (PIX/PXB), little for pairs that cross the root complex anyway (PHB/NODE/SYS). */
 #ifndef GPUP2P_ACS_H
 #define GPUP2P_ACS_H
 
@@ -18,21 +20,45 @@
 #define GP_ACS_DT 0x40   /* DirectTrans */
 #define GP_ACS_REDIRECT (GP_ACS_RR | GP_ACS_CR | GP_ACS_EC)
 
+/* What a bridge's redirection costs the GPU/NIC pairs whose path crosses it. */
+enum gp_acs_impact {
+	GP_ACS_IMPACT_UNKNOWN = -1, /* on a path, ACS not readable */
+	GP_ACS_IMPACT_NONE = 0,     /* does not redirect, or on no pair's path */
+	GP_ACS_IMPACT_LOW,          /* redirects only pairs that cross the root complex anyway (PHB/NODE/SYS)
+	                               or talk over NVLink */
+	GP_ACS_IMPACT_HIGH,         /* redirects a pair whose traffic would otherwise stay below the host
+	                               bridge (PIX/PXB: switch ports, functions of one device) */
+};
+
 struct gp_acs_bridge {
 	int pci;                 /* index in gp_pci.devs */
 	enum gp_known state;     /* PRESENT: registers read; UNKNOWN: extended space not readable */
 	uint16_t cap, ctl;       /* valid when PRESENT */
+	int ctl_off;             /* config offset of the control register (see gp_acs_ctl_offset) */
 	int redirects;           /* 1 RR/CR/EC set, 0 not, -1 unknown */
 	int npairs;              /* GPU/NIC pairs whose path crosses it */
 	int (*pairs)[2];         /* matrix indices (i < j) */
+	int nlocal;              /* of those, pairs that stay below the host bridge (gp_acs_pair_local) */
+	enum gp_acs_impact impact;
 };
 
 struct gp_acs_audit {
 	int n;
 	struct gp_acs_bridge *b;
-	int on_path_redirecting; /* bridges on a GPU/NIC path that redirect */
+	int on_path_redirecting; /* bridges on a GPU/NIC path that redirect (impact high or low) */
 	int on_path_unknown;     /* bridges on a GPU/NIC path whose ACS state is unknown */
+	int redirect_high;       /* redirecting bridges of impact high */
+	int redirect_low;        /* redirecting bridges of impact low */
 };
+
+/* 1 when the function is an Intel PCH root port whose ACS control register sits at capability + 8
+ * (a dword), not + 6 (Sunrise Point, Union Point, 7th/8th gen mobile: the kernel's
+ * pci_quirk_intel_spt_pch_acs_match). lspci shows the wrong register for these. */
+int gp_acs_intel_pch_quirk(const struct gp_pci_dev *d);
+
+/* Config offset of a function's ACS control register: capability + 6, + 8 where the Intel PCH quirk
+ * applies; 0 when the function has no (readable) ACS capability. */
+int gp_acs_ctl_offset(const struct gp_pci_dev *d);
 
 /* ACS registers of a function: 1 present (cap/ctl filled), 0 absent, -1 unknown (not readable). */
 int gp_acs_read(const struct gp_pci_dev *d, uint16_t *cap, uint16_t *ctl);
@@ -40,10 +66,19 @@ int gp_acs_read(const struct gp_pci_dev *d, uint16_t *cap, uint16_t *ctl);
 /* lspci-style decode: "SrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-". */
 const char *gp_acs_decode(uint16_t v, char *buf, size_t n);
 
-/* 1 when the pair (matrix entries i, j) has PCI function `pci` on its peer-to-peer path. */
+/* 1 when the pair (matrix entries i, j) has PCI function `pci` on its peer-to-peer path: a bridge below
+ * the pair's lowest common bridge, or one of the pair when both are functions of one device. */
 int gp_acs_on_pair_path(const struct gp_topo *t, int pci, int i, int j);
 
-/* Audit every bridge with an ACS capability (or whose capability cannot be read). 0 or -ENOMEM. */
+/* 1 when the pair's peer traffic stays below the host bridge unless redirected: PIX or PXB (not
+ * NVLink), or two functions of one device. 0 when it crosses the root complex anyway. */
+int gp_acs_pair_local(const struct gp_topo *t, int i, int j);
+
+/* Name of an impact: "high", "low", "none", "unknown". */
+const char *gp_acs_impact_name(enum gp_acs_impact m);
+
+/* Audit every bridge with an ACS capability (or whose capability cannot be read), and every function
+ * of a multi-function GPU/NIC with one. 0 or -ENOMEM. */
 int gp_acs_audit(const struct gp_topo *t, struct gp_acs_audit *a);
 
 /* Release what gp_acs_audit allocated. */
