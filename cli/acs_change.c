@@ -50,7 +50,7 @@ static void print_table(const struct cli *c, const struct acs_opts *o, const str
 }
 
 static void print_json(const struct cli *c, const struct acs_opts *o, const struct gp_topo *t,
-		       const struct gp_acs_plan *pl, const char *state, const char *bp)
+		       const struct gp_acs_plan *pl, const char *state, const char *bp, const char *refused)
 {
 	int lines = c->fmt == GP_OUT_JSONL;
 	struct gp_json j;
@@ -65,6 +65,7 @@ static void print_json(const struct cli *c, const struct acs_opts *o, const stru
 		gp_json_str(&j, "state_file", state);
 		gp_json_str(&j, "boot_parameter", bp[0] ? bp : NULL);
 		gp_json_int(&j, "to_write", pl->nwrite);
+		gp_json_str(&j, "refused", refused);
 		gp_json_arr(&j, "bridges");
 	}
 	for (int i = 0; i < pl->n; i++) {
@@ -112,11 +113,11 @@ static void print_csv(const struct cli *c, const struct acs_opts *o, const struc
 }
 
 static void print_plan(const struct cli *c, const struct acs_opts *o, const struct gp_topo *t,
-		       const struct gp_acs_plan *pl, const char *state, const char *bp)
+		       const struct gp_acs_plan *pl, const char *state, const char *bp, const char *refused)
 {
 	switch (c->fmt) {
 	case GP_OUT_JSON:
-	case GP_OUT_JSONL: print_json(c, o, t, pl, state, bp); break;
+	case GP_OUT_JSONL: print_json(c, o, t, pl, state, bp, refused); break;
 	case GP_OUT_CSV: print_csv(c, o, t, pl); break;
 	case GP_OUT_TABLE: print_table(c, o, t, pl); break;
 	}
@@ -158,7 +159,7 @@ static void print_notes(const struct cli *c, const struct acs_opts *o, const str
 int acs_change(struct cli *c, const struct acs_opts *o, struct gp_topo *t)
 {
 	struct gp_acs_io io = gp_acs_io_libpci(t->pci);
-	struct gp_err e = { 0 };
+	struct gp_err e = { 0 }, refusal = { 0 };
 	struct gp_acs_audit a;
 	struct gp_acs_plan pl;
 	char state[GP_PATH_MAX], bp[4096];
@@ -197,6 +198,15 @@ int acs_change(struct cli *c, const struct acs_opts *o, struct gp_topo *t)
 		gp_acs_audit_free(&a);
 		if (rc)
 			return cli_fail(&e);
+		/* the IOMMU translating or VFIO below a bridge: refused unless --force; a dry run shows it too */
+		if (!o->force && gp_acs_plan_check(t->pci, &pl, &refusal)) {
+			if (o->dry_run) {
+				gp_acs_plan_boot_param(&pl, o->mode, bp, sizeof(bp));
+				print_plan(c, o, t, &pl, state, bp, refusal.msg);
+			}
+			gp_acs_plan_free(&pl);
+			return cli_fail(&refusal);
+		}
 	}
 	rc = 0;
 	if (!o->dry_run) /* disable re-reads every bridge; restore also drops a file with nothing left to do */
@@ -204,7 +214,7 @@ int acs_change(struct cli *c, const struct acs_opts *o, struct gp_topo *t)
 				: gp_acs_disable(t->pci, &pl, o->mode, &io, state, &e);
 	if (o->disable) /* after the run: the plan then holds the values the bridges had */
 		gp_acs_plan_boot_param(&pl, o->mode, bp, sizeof(bp));
-	print_plan(c, o, t, &pl, state, bp);
+	print_plan(c, o, t, &pl, state, bp, NULL);
 	print_notes(c, o, &pl, state, bp, rc != 0);
 	gp_acs_plan_free(&pl);
 	return rc ? cli_fail(&e) : 0;

@@ -8,7 +8,7 @@
 #define ACS_DEVICES_MAX 64
 
 struct acs_opts {
-	int disable, restore, dry_run;
+	int disable, restore, dry_run, force;
 	enum gp_acs_scope scope;
 	enum gp_acs_mode mode;
 	const char *devices[ACS_DEVICES_MAX];

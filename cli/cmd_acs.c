@@ -11,7 +11,8 @@ void help_acs(FILE *f)
 {
 	fprintf(f,
 		"usage: gpup2p acs [--match VENDOR:DEVICE]... [--json|--csv|--jsonl]\n"
-		"       gpup2p acs --disable [--all | --device BDF...] [--mode redirect|zero] [--state FILE] [--dry-run]\n"
+		"       gpup2p acs --disable [--all | --device BDF...] [--mode redirect|zero] [--state FILE] [--force]\n"
+		"                            [--dry-run]\n"
 		"       gpup2p acs --restore [--state FILE] [--dry-run]\n\n"
 		"Audit PCIe Access Control Services: every bridge or port with an ACS capability (and each\n"
 		"function of a multi-function GPU/NIC with one), its role, the capability and control registers\n"
@@ -22,7 +23,9 @@ void help_acs(FILE *f)
 		"parameter that clears the redirection on the bridges on GPU/NIC paths. The audit only reads;\n"
 		"it needs root to read the extended config space.\n\n"
 		"--disable clears the redirection (root): each write read back; the previous values saved first\n"
-		"in a state file for --restore; any failure puts back what was changed and exits 2.\n\n"
+		"in a state file for --restore; any failure puts back what was changed and exits 2. It refuses\n"
+		"(exit 64) where the IOMMU translates (DMA, DMA-FQ) for a device below a bridge it would change,\n"
+		"or a device there is owned by VFIO, unless --force.\n\n"
 		"  --match VENDOR:DEVICE  also treat these endpoints as GPUs (repeatable)\n"
 		"  --disable              clear ACS redirection on the bridges in scope\n"
 		"  --restore              put back the values the state file recorded, then remove it\n"
@@ -32,12 +35,13 @@ void help_acs(FILE *f)
 		"  --mode redirect|zero   redirect (default): clear ReqRedir, CmpltRedir, EgressCtrl, keep the\n"
 		"                         rest; zero: write 0 (NCCL's recipe)\n"
 		"  --state FILE           state file (default /run/gpup2p/acs.state)\n"
+		"  --force                clear ACS even where the IOMMU translates or VFIO owns a device below\n"
 		"  --dry-run              print the plan and the boot parameter; write nothing\n"
 		"  --json, --csv, --jsonl, --no-header, --root DIR, -q: see gpup2p --help\n\n"
 		"Exit: audit: 0 no redirect of high impact, 1 a bridge redirects PIX/PXB traffic, 3 ACS\n"
 		"unreadable (run as root); --disable/--restore: 0 done or nothing to do, 2 a write failed\n"
-		"(changes put back), 3 ACS unreadable or state file unusable, 77 not root; 64 usage, 69 no\n"
-		"PCI/root.\n");
+		"(changes put back), 3 ACS unreadable or state file unusable, 64 refused (IOMMU translating\n"
+		"or VFIO: --force) or usage, 77 not root; 69 no PCI/root.\n");
 }
 
 static void pair_list(const struct gp_topo *t, const struct gp_acs_bridge *b, char *buf, size_t n)
@@ -265,6 +269,8 @@ static int change_opt(struct acs_opts *o, int argc, char **argv, int *i)
 		o->restore = 1;
 	else if (!strcmp(a, "--dry-run"))
 		o->dry_run = 1;
+	else if (!strcmp(a, "--force"))
+		o->force = 1;
 	else if (!strcmp(a, "--all"))
 		o->scope = GP_ACS_SCOPE_ALL;
 	else if ((v = cli_opt_value(argc, argv, i, "--device"))) {
@@ -295,6 +301,8 @@ static int check_opts(struct acs_opts *o, const char *mode_seen)
 		return cli_usage("acs", "--dry-run, --all, --device, --mode and --state go with --disable or --restore");
 	if (o->restore && (o->ndevices || o->scope || mode_seen))
 		return cli_usage("acs", "--restore puts back every bridge the state file names: no --all, --device or --mode");
+	if (o->force && !o->disable)
+		return cli_usage("acs", "--force goes with --disable");
 	if (o->ndevices && o->scope == GP_ACS_SCOPE_ALL)
 		return cli_usage("acs", "--all and --device exclude each other");
 	if (o->ndevices)

@@ -49,7 +49,7 @@ _gpup2p()
 	case $cmd in
 	"") COMPREPLY=($(compgen -W "$global $commands" -- "$cur")) ;;
 	help) COMPREPLY=($(compgen -W "doctor topo bar acs enable pin map copy bench snapshot" -- "$cur")) ;;
-	acs) COMPREPLY=($(compgen -W "--match --disable --restore --all --device --mode --state --dry-run $global" -- "$cur")) ;;
+	acs) COMPREPLY=($(compgen -W "--match --disable --restore --all --device --mode --state --force --dry-run $global" -- "$cur")) ;;
 	enable) COMPREPLY=($(compgen -W "--module --peermem --status --disable --dry-run $global" -- "$cur")) ;;
 	pin) COMPREPLY=($(compgen -W "--gpu --size --persistent $global" -- "$cur")) ;;
 	map) COMPREPLY=($(compgen -W "--gpu --size --offset --iters --isa $global" -- "$cur")) ;;

@@ -379,6 +379,70 @@ static void state_file_tests(void)
 	fx_unload(&x);
 }
 
+/* The refusal: the IOMMU translating (DMA, DMA-FQ), vfio-pci, or a group owned by user space below a
+ * bridge the plan changes. acsguard: GPU2 07:00.0 vfio-pci below 06:08.0, GPU3 08:00.0 group type DMA
+ * below 06:10.0, both below root port 00:02.0; everything else identity. */
+static void guard_tests(void)
+{
+	static struct fx x;
+	struct gp_acs_plan pl;
+	struct gp_err e = { 0 };
+	const char *safe[] = { "02:08.0", "00:1c.0", "09:00.0" }, *vfio[] = { "06:08.0" }, *dma[] = { "06:10.0" };
+	int rc;
+
+	CHECK(fresh("acsguard") == 0 && load(&x, tree) == 0, "acsguard copied and loaded");
+	if (!x.t.n)
+		return;
+	rc = gp_acs_plan_disable(&x.t, &x.a, GP_ACS_SCOPE_LISTED, safe, 3, GP_ACS_CLEAR_REDIRECT, &pl, &e);
+	CHECK(rc == 0 && pl.nwrite == 3 && gp_acs_plan_check(&x.p, &pl, &e) == 0,
+	      "identity IOMMU, no VFIO: a switch port, the PCH root port and a NIC function may be cleared");
+	gp_acs_plan_free(&pl);
+	rc = gp_acs_plan_disable(&x.t, &x.a, GP_ACS_SCOPE_LISTED, vfio, 1, GP_ACS_CLEAR_REDIRECT, &pl, &e);
+	rc = rc ? rc : gp_acs_plan_check(&x.p, &pl, &e);
+	CHECK(rc < 0 && e.cls == GP_E_USAGE && strstr(e.msg, "refusing to clear ACS on 0000:06:08.0: 0000:07:00.0 below it") &&
+	      strstr(e.msg, "vfio-pci") && strstr(e.msg, "--force") && !strchr(e.msg, '\n'),
+	      "vfio-pci below: refused, one line naming bridge, device, driver (%s)", e.msg);
+	pl.c[0].after = pl.c[0].before;
+	CHECK(gp_acs_plan_check(&x.p, &pl, &e) == 0, "a bridge the plan does not change is never refused");
+	gp_acs_plan_free(&pl);
+	rc = gp_acs_plan_disable(&x.t, &x.a, GP_ACS_SCOPE_LISTED, dma, 1, GP_ACS_CLEAR_REDIRECT, &pl, &e);
+	rc = rc ? rc : gp_acs_plan_check(&x.p, &pl, &e);
+	CHECK(rc < 0 && e.cls == GP_E_USAGE && strstr(e.msg, "the IOMMU translates (DMA) for 0000:08:00.0 below it"),
+	      "IOMMU group of type DMA below: refused, naming the mode (%s)", e.msg);
+	gp_acs_plan_free(&pl);
+	rc = gp_acs_plan_disable(&x.t, &x.a, GP_ACS_SCOPE_PATHS, NULL, 0, GP_ACS_ZERO, &pl, &e);
+	rc = rc ? rc : gp_acs_plan_check(&x.p, &pl, &e);
+	CHECK(rc < 0 && strstr(e.msg, "on 0000:00:02.0 (and 2 more bridges): 0000:07:00.0 below it"),
+	      "default scope: the root port above both is named first, the two switch ports counted (%s)", e.msg);
+	gp_acs_plan_free(&pl);
+	/* a group owned by a user-space driver ("unmanaged"), with no vfio-pci link */
+	{
+		char cmd[1024];
+		const char *sw[] = { "02:10.0" };
+		const struct gp_pci_dev *g1 = gp_pci_find(&x.p, "0000:04:00.0");
+
+		snprintf(cmd, sizeof(cmd), "echo unmanaged > '%s/sys/kernel/iommu_groups/%d/type'", tree, g1 ? g1->iommu_group : -1);
+		CHECK(g1 && g1->iommu_group >= 0 && system(cmd) == 0, "GPU1's group set to unmanaged");
+		rc = gp_acs_plan_disable(&x.t, &x.a, GP_ACS_SCOPE_LISTED, sw, 1, GP_ACS_CLEAR_REDIRECT, &pl, &e);
+		rc = rc ? rc : gp_acs_plan_check(&x.p, &pl, &e);
+		CHECK(rc < 0 && strstr(e.msg, "0000:04:00.0 below it is in IOMMU group") && strstr(e.msg, "user-space driver"),
+		      "unmanaged group below: refused (%s)", e.msg);
+		gp_acs_plan_free(&pl);
+	}
+	fx_unload(&x);
+
+	/* the workstation: DMA-FQ everywhere */
+	CHECK(load(&x, unit_fixture("workstation")) == 0, "workstation loaded");
+	if (x.t.n) {
+		rc = gp_acs_plan_disable(&x.t, &x.a, GP_ACS_SCOPE_PATHS, NULL, 0, GP_ACS_CLEAR_REDIRECT, &pl, &e);
+		rc = rc ? rc : gp_acs_plan_check(&x.p, &pl, &e);
+		CHECK(rc < 0 && strstr(e.msg, "on 0000:02:08.0 (and 1 more bridge): the IOMMU translates (DMA-FQ) for 0000:03:00.0"),
+		      "workstation (DMA-FQ): refused (%s)", e.msg);
+		gp_acs_plan_free(&pl);
+		fx_unload(&x);
+	}
+}
+
 /* The Intel PCH root port 00:1c.0 of acsguard: written and restored at capability+8 (0x108), never
  * at +6; a state file naming it at 0x106 is another machine's. */
 static void pch_tests(void)
@@ -430,6 +494,7 @@ int main(void)
 	round_trip_tests();
 	fault_tests();
 	state_file_tests();
+	guard_tests();
 	pch_tests();
 	{
 		char cmd[400];

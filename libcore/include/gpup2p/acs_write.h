@@ -58,6 +58,14 @@ int gp_acs_plan_disable(const struct gp_topo *t, const struct gp_acs_audit *a, e
 			const char *const *bdfs, int nbdf, enum gp_acs_mode mode, struct gp_acs_plan *pl,
 			struct gp_err *e);
 
+/* Where clearing ACS would undo isolation, refuse: a function below a bridge the plan changes
+ * (before != after), or beside a multi-function device's function, is translated by the IOMMU (group
+ * type DMA or DMA-FQ: its peer requests would no longer reach the IOMMU), bound to vfio-pci or in a
+ * group owned by a user-space driver ("unmanaged": a guest could reach another's memory). 0 when
+ * none is; else a GP_E_USAGE error (exit 64, --force overrides), one line naming the bridge, the
+ * function and why. Reads the groups' types through p's root. */
+int gp_acs_plan_check(const struct gp_pci *p, const struct gp_acs_plan *pl, struct gp_err *e);
+
 /* The boot parameter that makes a plan permanent, for the bridges whose value it changes (before !=
  * after): "pci=disable_acs_redir=A;B" for GP_ACS_CLEAR_REDIRECT, "pci=config_acs=0000000@A;0000000@B"
  * (kernel >= 6.11) for GP_ACS_ZERO; "" when it changes nothing. Returns buf. */

@@ -1,0 +1,75 @@
+/* gpup2p — when clearing ACS would undo isolation: the IOMMU translating, or VFIO owning a device. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpup2p/acs_write.h"
+#include "gpup2p/iommu.h"
+
+/* 1 when function d is what a change of bridge (or multi-function device function) b governs: below
+ * the bridge, or a function of the same device. Ports do not start DMA: they are not counted. */
+static int governed(const struct gp_pci *p, int b, const struct gp_pci_dev *d)
+{
+	const struct gp_pci_dev *br = &p->devs[b];
+
+	if (d->is_bridge)
+		return 0;
+	if (!br->is_bridge)
+		return d->domain == br->domain && d->bus == br->bus && d->dev == br->dev;
+	for (int k = 0; k < d->chain_len; k++)
+		if (d->chain_idx[k] == b)
+			return 1;
+	return 0;
+}
+
+/* Why clearing ACS on bridge b is unsafe for function d, into why; 0 when it is not. */
+static int unsafe(const struct gp_pci *p, int b, const struct gp_pci_dev *d, char *why, size_t n)
+{
+	enum gp_iommu_mode m = gp_iommu_group_mode(p->root, d->iommu_group);
+	const char *where = p->devs[b].is_bridge ? "below it" : "of that device";
+
+	if (!strcmp(d->driver, "vfio-pci"))
+		snprintf(why, n, "%s %s is bound to vfio-pci, and a guest's device could then reach another's memory; "
+			 "use --force to clear it anyway", d->bdf, where);
+	else if (m == GP_IOMMU_UNMANAGED)
+		snprintf(why, n, "%s %s is in IOMMU group %d, owned by a user-space driver (VFIO), and a guest's device "
+			 "could then reach another's memory; use --force to clear it anyway", d->bdf, where, d->iommu_group);
+	else if (m == GP_IOMMU_DMA || m == GP_IOMMU_DMA_FQ)
+		snprintf(why, n, "the IOMMU translates (%s) for %s %s, whose peer requests would then skip the "
+			 "translation and could reach the wrong memory; boot with iommu=pt, or use --force",
+			 gp_iommu_mode_name(m), d->bdf, where);
+	else
+		return 0;
+	return 1;
+}
+
+int gp_acs_plan_check(const struct gp_pci *p, const struct gp_acs_plan *pl, struct gp_err *e)
+{
+	char why[384] = "", more_s[48] = "";
+	const char *first = NULL;
+	int more = 0;
+
+	for (int i = 0; i < pl->n; i++) {
+		const struct gp_acs_change *c = &pl->c[i];
+		char w[384];
+		int bad = 0;
+
+		if (c->before == c->after)
+			continue;
+		for (int k = 0; k < p->n && !bad; k++)
+			bad = governed(p, c->pci, &p->devs[k]) && unsafe(p, c->pci, &p->devs[k], w, sizeof(w));
+		if (!bad)
+			continue;
+		if (first) {
+			more++;
+			continue;
+		}
+		first = c->bdf;
+		snprintf(why, sizeof(why), "%s", w);
+	}
+	if (!first)
+		return 0;
+	if (more)
+		snprintf(more_s, sizeof(more_s), " (and %d more bridge%s)", more, more > 1 ? "s" : "");
+	return gp_err_set(e, GP_E_USAGE, EPERM, "refusing to clear ACS on %s%s: %s", first, more_s, why);
+}
