@@ -177,7 +177,9 @@ int acs_change(struct cli *c, const struct acs_opts *o, struct gp_topo *t)
 	if (o->restore) {
 		rc = gp_acs_plan_restore(t->pci, &io, state, &pl, &e);
 		if (rc && e.cls == GP_E_UNAVAIL) {
-			if (!c->quiet)
+			if (c->fmt != GP_OUT_TABLE) /* an empty plan, in the format asked for */
+				print_plan(c, o, t, &pl, state, bp, NULL);
+			else if (!c->quiet)
 				printf("Nothing to restore: no state file %s (no 'gpup2p acs --disable' since boot, or it "
 				       "used --state).\n", state);
 			return 0;

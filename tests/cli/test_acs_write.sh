@@ -97,6 +97,12 @@ out=$("$BIN" --root "$W" acs --restore --csv); rc=$?
 out=$("$BIN" --root "$W" acs --restore); rc=$?
 [ $rc -eq 0 ] && grep -q "Nothing to restore" <<<"$out" && ok "restore twice: nothing to restore, exit 0" ||
 	nok "second restore: rc=$rc $out"
+out=$("$BIN" --root "$W" acs --restore --json); rc=$?
+[ $rc -eq 0 ] && python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["action"]=="restore" and d["bridges"]==[] and d["to_write"]==0 and d["state_file"].endswith("/run/gpup2p/acs.state")' <<<"$out" &&
+	ok "restore --json with nothing to restore: a JSON document, not prose" || nok "restore --json: rc=$rc $out"
+out=$("$BIN" --root "$W" acs --restore --csv); rc=$?
+[ $rc -eq 0 ] && [ "$out" = "bdf,role,before,after,result" ] && ok "restore --csv with nothing to restore: the header only" ||
+	nok "restore --csv: rc=$rc $out"
 "$BIN" --root "$W" acs -q >/dev/null; rc=$?
 [ $rc -eq 1 ] && ok "audit after restore: exit 1 again" || nok "audit after restore: exit $rc"
 
