@@ -6,6 +6,8 @@
  *   FAKECUDA_GPUS=N        number of GPUs (default 2; 0 = cuInit says CUDA_ERROR_NO_DEVICE)
  *   FAKECUDA_NOPEER=1      cuDeviceCanAccessPeer says no
  *   FAKECUDA_CORRUPT=KIND  flip byte 4097 (or the last byte) of every copy of KIND: h2d, d2h, d2d, peer
+ *   FAKECUDA_CORRUPT_NTH=N only the Nth copy of KIND (counting from 1, every copy of that kind)
+ *   FAKECUDA_PEER_GBPS=S:D=R[,S:D=R...]  peer copies with access from CUDA device S to D at R GB/s
  *   FAKECUDA_FAIL=SYMBOL   that entry point returns CUDA_ERROR_OUT_OF_MEMORY (e.g. cuMemAlloc_v2)
  *   FAKECUDA_STUB=1        in the test guest: device memory comes from /dev/nvp2p_stub (the fake GPU
  *                          address space gpup2p.ko pins) and is reached through the ivshmem BAR2
@@ -143,10 +145,11 @@ static int dev_of(CUdeviceptr d)
 
 static void copy(void *dst, const void *src, size_t n, const char *kind, struct fstream *s, double gbps)
 {
-	const char *c = getenv("FAKECUDA_CORRUPT");
+	static long seen;
+	const char *c = getenv("FAKECUDA_CORRUPT"), *nth = getenv("FAKECUDA_CORRUPT_NTH");
 
 	memcpy(dst, src, n);
-	if (c && !strcmp(c, kind) && n)
+	if (c && !strcmp(c, kind) && n && (!nth || ++seen == atol(nth)))
 		((unsigned char *)dst)[n > 4097 ? 4097 : n - 1] ^= 0xff;
 	if (s)
 		s->t += 2e-6 + (double)n / (gbps * 1e9);
@@ -314,6 +317,22 @@ EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstr
 	return CUDA_SUCCESS;
 }
 
+/* Rate of a peer copy with access from device a to b: FAKECUDA_PEER_GBPS, else 300. */
+static double peer_gbps(int a, int b)
+{
+	const char *p = getenv("FAKECUDA_PEER_GBPS");
+	int s, d;
+	double r;
+
+	while (p && sscanf(p, "%d:%d=%lf", &s, &d, &r) == 3) {
+		if (s == a && d == b)
+			return r;
+		p = strchr(p, ',');
+		p = p ? p + 1 : NULL;
+	}
+	return 300;
+}
+
 EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n, CUstream s)
 {
 	int a = ((struct fctx *)sc)->dev, b = ((struct fctx *)dc)->dev, q = ((struct fstream *)s)->dev;
@@ -323,7 +342,7 @@ EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dc, CUdeviceptr src
 	if (dev_of(dst) != b || dev_of(src) != a)
 		return CUDA_ERROR_INVALID_VALUE;
 	copy(host_of(dst), host_of(src), n, a == b ? "d2d" : "peer", (struct fstream *)s,
-	     a == b ? 1000 : peer_on[q][other] ? 300 : 20);
+	     a == b ? 1000 : peer_on[q][other] ? peer_gbps(a, b) : 20);
 	return CUDA_SUCCESS;
 }
 
