@@ -334,10 +334,7 @@ int xfer_verdict(const struct cli *c, const struct gp_bench_row *rows, int n)
 		if (r->res.verified == 0) {
 			char where[32];
 
-			if (r->spec.each)
-				snprintf(where, sizeof(where), "copy %d", r->res.bad_copy + 1);
-			else
-				snprintf(where, sizeof(where), "the last copy");
+			snprintf(where, sizeof(where), "%s %d", r->spec.each ? "copy" : "repetition", r->res.bad_copy + 1);
 			wrong++;
 			fprintf(stderr, "gpup2p: %s %s->%s: data wrong at byte %lld of %s: expected 0x%02x, got 0x%02x\n",
 				r->mode, r->res.bad_lane ? dst : src, r->res.bad_lane ? src : dst, (long long)r->res.bad_offset,

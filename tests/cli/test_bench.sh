@@ -47,8 +47,17 @@ for k in h2d d2h d2d peer; do
 		nok "corrupt $k: rc=$rc $err"
 done
 err=$(FAKECUDA_CORRUPT=peer "$BIN" bench bidir --size 8K --iters 2 --reps 2 --p2p on 2>&1 >/dev/null); rc=$?
-[ $rc -eq 2 ] && grep -q "data wrong at byte 4097 of the last copy" <<<"$err" && ok "bench bidir, corrupted: exit 2" ||
+[ $rc -eq 2 ] && grep -q "data wrong at byte 4097 of repetition 1" <<<"$err" && ok "bench bidir, corrupted: exit 2" ||
 	nok "bench corrupt: rc=$rc $err"
+# every repetition is checked, not only the last: the first row (GPU0 -> GPU1 write, --iters 1) makes
+# peer copies 1 (warm-up), 2, 3 and 4 (repetitions 1-3); one wrong copy among them is found
+for k in 2 3 4; do
+	err=$(FAKECUDA_CORRUPT=peer FAKECUDA_CORRUPT_NTH=$k "$BIN" bench p2p --p2p on --size 8K --iters 1 --reps 3 \
+		2>&1 >/dev/null); rc=$?
+	[ $rc -eq 2 ] && [ "$err" = "gpup2p: p2p GPU0->GPU1: data wrong at byte 4097 of repetition $((k - 1)): $(
+		sed -n 's/.*\(expected .*\)/\1/p' <<<"$err")" ] && ok "bench: wrong data in repetition $((k - 1)) of 3 found" ||
+		nok "bench, peer copy $k corrupted: rc=$rc $err"
+done
 
 # CUDA errors are named; no GPU and no libcuda are 69
 FAKECUDA_FAIL=cuMemAlloc_v2 expect 2 "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY" copy d2d --size 4K
@@ -155,12 +164,38 @@ expect 64 "--via takes map or cuda" copy h2d --via dma
 expect 64 "--via map copies from the CPU's own buffer" copy h2d --via map --pageable
 GPUP2P_DEVICE=/nonexistent/gpup2p expect 69 "no pin backend: .*gpup2p.ko is not loaded" copy d2h --via map -q
 
-# the table repeats p2p as matrices: the GPU0 -> GPU1 cell is that row's median
-out=$(FAKECUDA_GPUS=3 "$BIN" bench p2p --size 1M --iters 2 --reps 2 --p2p on); rc=$?
-want=$(FAKECUDA_GPUS=3 "$BIN" bench p2p --size 1M --iters 2 --reps 2 --p2p on --csv --no-header |
-	awk -F, '$3 == "GPU0" && $4 == "GPU1" && $7 == "write" { printf "%.1f", $11 }')
-grep -A3 "P2P write, peer access on, 1M per copy" <<<"$out" | grep -qE "^  GPU0 +- +$want +$want$" && [ $rc -eq 0 ] &&
-	ok "bench p2p table: matrices per direction, GPU0 row = the rows' medians ($want)" || nok "p2p matrix: $out"
+# the table repeats p2p as matrices (row: source, column: destination). Every direction has its own
+# rate in the double (FAKECUDA_PEER_GBPS names CUDA ordinals; CUDA lists GPUs in reverse bus order, so
+# GPU0 = CUDA 2, GPU1 = CUDA 1, GPU2 = CUDA 0): a transposed or misplaced cell cannot pass.
+declare -A rate=([0,1]=100 [1,0]=200 [0,2]=50 [2,0]=400 [1,2]=150 [2,1]=250)
+spec=
+for k in "${!rate[@]}"; do spec+="${spec:+,}$((2 - ${k%,*})):$((2 - ${k#*,}))=${rate[$k]}"; done
+# the double's clock: 1M / (1M / rate + 2 us) per copy
+cell() { awk -v r="$1" -v f="$2" 'BEGIN { n = 1048576; printf f, n / (n / (r * 1e9) + 2e-6) / 1e9 }'; }
+export FAKECUDA_GPUS=3 FAKECUDA_PEER_GBPS=$spec
+out=$("$BIN" bench p2p --size 1M --iters 2 --reps 2 --p2p on); rc=$?
+csv=$("$BIN" bench p2p --size 1M --iters 2 --reps 2 --p2p on --csv --no-header)
+unset FAKECUDA_GPUS FAKECUDA_PEER_GBPS
+for op in write read; do
+	want=
+	for a in 0 1 2; do
+		want+="GPU$a"
+		for b in 0 1 2; do [ $a = $b ] && want+=" -" || want+=" $(cell "${rate[$a,$b]}" %.1f)"; done
+		want+=$'\n'
+	done
+	got=$(grep -A4 "^P2P $op, peer access on, 1M per copy" <<<"$out" | sed -n '3,5p' | awk '{ $1 = $1; print }')
+	[ $rc -eq 0 ] && [ "$got"$'\n' = "$want" ] && ok "bench p2p $op matrix: each cell is its own direction's rate" ||
+		nok "p2p $op matrix: want $want got $got"
+done
+bad=0
+for a in 0 1 2; do
+	for b in 0 1 2; do
+		[ $a = $b ] && continue
+		g=$(awk -F, -v s="GPU$a" -v d="GPU$b" '$3 == s && $4 == d && $7 == "write" { print $11 }' <<<"$csv")
+		[ "$g" = "$(cell "${rate[$a,$b]}" %.2f)" ] || { bad=1; echo "# GPU$a -> GPU$b: $g, want $(cell "${rate[$a,$b]}" %.2f)"; }
+	done
+done
+[ $bad = 0 ] && ok "bench p2p --csv: every direction's row has its own rate" || nok "p2p csv rows: $csv"
 
 # enable --status without the module asks CUDA whether the dma-buf backend works
 out=$(GPUP2P_DEVICE=/nonexistent "$BIN" enable --status --json); rc=$?

@@ -41,7 +41,7 @@ struct gp_xfer_result {
 	int verified;              /* 1 every byte as sent, 0 a mismatch (below), -1 not checked */
 	int64_t bad_offset;
 	uint8_t want, got;
-	int bad_copy;              /* `each`: which copy (0-based) was wrong; -1 the batch as a whole */
+	int bad_copy;              /* which copy (`each`), else which timed batch (repetition) was wrong, 0-based */
 	int bad_lane;              /* 0 the copy asked for, 1 the reverse copy (bidir) */
 	int host_node;             /* NUMA node the host buffer is on, -1 none or unknown */
 	int gated;                 /* batches started by the gate */
