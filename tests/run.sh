@@ -1,44 +1,78 @@
 #!/bin/bash
 # gpup2p test runner: unit tests, CLI golden tests, snapshot round trip.
-# The last line is "N passed, N failed"; exit status 0 only when nothing failed.
+# Tests print "ok - ...", "not ok - ..." and "skip - REASON" lines. A skip that tests/expected-skips
+# (or the file $GPUP2P_EXPECTED_SKIPS) does not declare for that test counts as failed.
+# The last line is "N passed, N failed, N skipped"; exit status 0 only when nothing failed.
+# Arguments: the tests to run (unit test binaries, CLI scripts *.sh); default all of them.
 set -u
 BUILD=${BUILD:-build}
+EXPECTED=${GPUP2P_EXPECTED_SKIPS:-tests/expected-skips}
 export GPUP2P_FIXTURES=$PWD/$BUILD/fixtures
 export GPUP2P_PCI_IDS=$PWD/tests/fixtures/pci.ids
 export NO_COLOR=1
 unset GPUP2P_ROOT
 pass=0
 fail=0
+skipped=0
 
-for t in "$BUILD"/tests/test_*; do
-	[ -x "$t" ] || continue
-	out=$("$t" 2>&1)
-	rc=$?
-	p=$(grep -c '^ok ' <<<"$out")
-	f=$(grep -c '^not ok ' <<<"$out")
-	pass=$((pass + p))
-	fail=$((fail + f))
-	grep '^not ok ' <<<"$out" | sed "s|^|$(basename "$t"): |"
-	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-		echo "$(basename "$t"): exited $rc without a failed check"
-		echo "$out" | tail -5
-		fail=$((fail + 1))
-	fi
+# expected TEST REASON: is the skip declared ("TEST REASON" or "* REASON" in $EXPECTED)?
+expected() {
+	local name reason
+	[ -f "$EXPECTED" ] || return 1
+	while read -r name reason; do
+		case $name in '' | '#'*) continue ;; esac
+		[ "$name" = "$1" ] || [ "$name" = '*' ] || continue
+		[ "$reason" = "$2" ] && return 0
+	done <"$EXPECTED"
+	return 1
+}
+
+# tally TEST OUTPUT: add its checks to the counts; print its skips
+tally() {
+	local line
+	pass=$((pass + $(grep -c '^ok ' <<<"$2")))
+	fail=$((fail + $(grep -c '^not ok ' <<<"$2")))
+	while IFS= read -r line; do
+		if expected "$1" "${line#skip - }"; then
+			skipped=$((skipped + 1))
+			echo "$1: $line (expected: $EXPECTED)"
+		else
+			fail=$((fail + 1))
+			echo "$1: $line: not an expected skip (declare it in $EXPECTED, with the reason)"
+		fi
+	done < <(grep '^skip - ' <<<"$2")
+	grep -qE '^(ok|not ok|skip) - ' <<<"$2" && return
+	echo "$1: ran no checks"
+	tail -5 <<<"$2"
+	fail=$((fail + 1))
+}
+
+[ $# -gt 0 ] || set -- "$BUILD"/tests/test_* tests/cli/test_*.sh
+for t in "$@"; do
+	name=$(basename "$t")
+	case $t in
+	*.sh)
+		out=$(BUILD=$BUILD bash "$t" 2>&1)
+		grep -A12 '^not ok ' <<<"$out" | sed "s|^|$name: |"
+		tally "$name" "$out"
+		;;
+	*)
+		if [ ! -x "$t" ]; then # an unmatched default pattern is no test; a named one must run
+			[[ $t == *'*'* ]] || { echo "$name: not an executable test"; fail=$((fail + 1)); }
+			continue
+		fi
+		out=$("$t" 2>&1)
+		rc=$?
+		grep '^not ok ' <<<"$out" | sed "s|^|$name: |"
+		tally "$name" "$out"
+		if [ "$rc" -ne 0 ] && ! grep -q '^not ok ' <<<"$out"; then
+			echo "$name: exited $rc without a failed check"
+			tail -5 <<<"$out"
+			fail=$((fail + 1))
+		fi
+		;;
+	esac
 done
 
-for s in tests/cli/test_*.sh; do
-	out=$(BUILD=$BUILD bash "$s" 2>&1)
-	p=$(grep -c '^ok ' <<<"$out")
-	f=$(grep -c '^not ok ' <<<"$out")
-	pass=$((pass + p))
-	fail=$((fail + f))
-	grep -A12 '^not ok ' <<<"$out" | sed "s|^|$(basename "$s"): |"
-	if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
-		echo "$(basename "$s"): ran no checks"
-		echo "$out" | tail -5
-		fail=$((fail + 1))
-	fi
-done
-
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skipped skipped"
 [ "$fail" -eq 0 ]

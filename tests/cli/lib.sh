@@ -1,6 +1,9 @@
 # Helpers shared by the CLI test scripts (sourced; $BIN is the gpup2p binary).
 ok() { echo "ok - $*"; }
 nok() { echo "not ok - $*"; }
+# skip REASON: a check that cannot run on this machine; tests/run.sh fails unless tests/expected-skips
+# declares REASON for this script
+skip() { echo "skip - $*"; }
 
 # expect CODE PATTERN ARGS...: gpup2p ARGS exits CODE with a one-line stderr matching PATTERN
 expect() {

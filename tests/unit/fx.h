@@ -16,7 +16,7 @@ struct fx {
 };
 
 /* Load the tree at dir (unit_fixture(name) for a shared fixture); audit ACS when asked.
- * 0, or -1 with the error printed as a comment line. */
+ * 0, or -1 counted as a failed check (a fixture that is missing or does not load is a failure). */
 static inline int fx_load(struct fx *x, const char *dir, const struct gp_topo_match *m, int nm, int audit)
 {
 	struct gp_err e = { 0 };
@@ -24,7 +24,8 @@ static inline int fx_load(struct fx *x, const char *dir, const struct gp_topo_ma
 	memset(x, 0, sizeof(*x));
 	if (gp_root_init(&x->r, dir, &e) || gp_pci_scan(&x->p, &x->r, &e) || gp_gpu_facts_load(&x->r, &x->f, &e) ||
 	    gp_topo_build(&x->t, &x->p, &x->f, m, nm, &e) || (audit && gp_acs_audit(&x->t, &x->a))) {
-		printf("# %s: %s\n", dir, e.msg[0] ? e.msg : "out of memory");
+		unit_failed++;
+		printf("not ok - fixture %s loads: %s\n", dir, e.msg[0] ? e.msg : "out of memory");
 		return -1;
 	}
 	x->audited = audit;

@@ -16,14 +16,18 @@ static int load(struct fx *x, const char *dir)
 	return fx_load(x, dir, NULL, 0, 1);
 }
 
-/* A fresh copy of a fixture in tree; the state file inside it. */
+/* A fresh copy of a fixture in tree; the state file inside it. Nonzero (a failed check) when the
+ * copy fails, e.g. the fixture is missing. */
 static int fresh(const char *name)
 {
 	char cmd[1024];
+	int rc;
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && cp -a '%s' '%s'", tree, unit_fixture(name), tree);
 	snprintf(state, sizeof(state), "%s/run/gpup2p/acs.state", tree);
-	return system(cmd);
+	rc = system(cmd);
+	CHECK(rc == 0, "private copy of fixture %s", name);
+	return rc;
 }
 
 /* Every config file of the tree, concatenated: the byte-exact picture of the "hardware". */

@@ -58,15 +58,15 @@ int main(void)
 
 	CHECK(gp_iommu_parse_type("DMA-FQ") == GP_IOMMU_DMA_FQ && gp_iommu_parse_type("identity") == GP_IOMMU_IDENTITY &&
 	      gp_iommu_parse_type("DMA") == GP_IOMMU_DMA && gp_iommu_parse_type("x") == GP_IOMMU_UNKNOWN, "group types");
-	gp_root_init(&r, unit_fixture("workstation"), &e);
+	CHECK(gp_root_init(&r, unit_fixture("workstation"), &e) == 0, "workstation fixture opens (%s)", e.msg);
 	gp_iommu_read(&r, &io);
 	CHECK(io.mode == GP_IOMMU_DMA_FQ && io.units == 2, "workstation: DMA-FQ, 2 units");
 	CHECK_STR(io.cmdline, "intel_iommu=on", "IOMMU tokens of the command line");
-	gp_root_init(&r, unit_fixture("h200x2"), &e);
+	CHECK(gp_root_init(&r, unit_fixture("h200x2"), &e) == 0, "h200x2 fixture opens (%s)", e.msg);
 	gp_iommu_read(&r, &io);
 	CHECK(io.mode == GP_IOMMU_OFF && io.units == 0 && io.groups == 0, "H200 VM: off (dmesg's 'Translated' ignored)");
 	CHECK(io.cmdline[0] == '\0', "H200: no IOMMU tokens (pci=realloc=off is not one)");
-	gp_root_init(&r, unit_fixture("dgx-h100"), &e);
+	CHECK(gp_root_init(&r, unit_fixture("dgx-h100"), &e) == 0, "dgx-h100 fixture opens (%s)", e.msg);
 	gp_iommu_read(&r, &io);
 	CHECK_STR(io.cmdline, "iommu=pt", "iommu=pt recorded");
 

@@ -1,5 +1,6 @@
-/* gpup2p unit tests — a minimal TAP-like harness: each check prints "ok"/"not ok";
- * tests/run.sh counts them. Fixture trees are under $GPUP2P_FIXTURES. */
+/* gpup2p unit tests — a minimal TAP-like harness: each check prints "ok"/"not ok", a check that cannot
+ * run here prints "skip - REASON"; tests/run.sh counts them and fails on a skip tests/expected-skips
+ * does not declare. Fixture trees are under $GPUP2P_FIXTURES: a missing one is a failure, not a skip. */
 #ifndef GPUP2P_UNIT_H
 #define GPUP2P_UNIT_H
 
@@ -21,6 +22,9 @@ static int unit_failed;
 	else { unit_failed++; printf("not ok - "); printf(__VA_ARGS__); \
 	       printf("  [%s:%d: got \"%s\", want \"%s\"]\n", __FILE__, __LINE__, g_ ? g_ : "(null)", w_ ? w_ : "(null)"); } \
 } while (0)
+
+/* A check that cannot run on this machine; REASON as tests/expected-skips lists it (printf format). */
+#define SKIP(...) do { printf("skip - "); printf(__VA_ARGS__); printf("\n"); } while (0)
 
 static inline const char *unit_fixture(const char *name)
 {
