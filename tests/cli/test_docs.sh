@@ -6,26 +6,38 @@ BUILD=${BUILD:-build}
 BIN=$BUILD/gpup2p
 FX=$PWD/$BUILD/fixtures
 
-opts_of() { "$BIN" help "$1" | grep -oE -- '--[a-z][a-z-]*' | sort -u; }
+opts_of() { "$BIN" help "$1" | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u; }
+# has OPT: stdin holds OPT as a whole token (--all does not match inside --all-pairs)
+has() { grep -qE -- "(^|[^a-z0-9-])$1(\$|[^a-z0-9-])"; }
+# section FILE CMD: a completion script's case branch for CMD (an option must be offered for its command)
+section() { awk -v c="$2" '$0 ~ "^\t" c "\\)" { on = 1 } on { print } on && /;;/ { exit }' "$1"; }
+! has --all <<<"copy --all-pairs" && ! has --all <<<"--allx" && has --all <<<'\fB--all\fR' && has --all <<<"x --all=1" &&
+	has --all-pairs <<<"--all-pairs" && echo "ok - option matcher: whole tokens only" || echo "not ok - option matcher"
+globals=$("$BIN" --help | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u)
 # the commands are those gpup2p --help lists: a new command cannot miss its documentation
 cmds=$("$BIN" --help | sed -n '/^commands:/,/^$/p' | awk 'NR > 1 && NF { print $1 }')
 [ "$(wc -w <<<"$cmds")" -ge 6 ] && echo "ok - commands listed by --help: $(echo $cmds)" || echo "not ok - commands: $cmds"
 for cmd in $cmds; do
+	roff=$(sed 's/\\-/-/g' "man/gpup2p-$cmd.1" man/gpup2p.1)
+	bash_sec=$(section completions/gpup2p.bash "$cmd")
+	zsh_sec=$(section completions/_gpup2p "$cmd")
+	[ -n "$bash_sec" ] && [ -n "$zsh_sec" ] && echo "ok - $cmd has a branch in both completions" ||
+		echo "not ok - $cmd: no branch in the bash or zsh completion"
 	for o in $(opts_of "$cmd"); do
-		roff=$(sed 's/\\-/-/g' "man/gpup2p-$cmd.1" man/gpup2p.1)
-		grep -qF -- "$o" <<<"$roff" && echo "ok - $cmd $o in man page" || echo "not ok - $cmd $o missing from man page"
-		grep -qF -- "$o" completions/gpup2p.bash && echo "ok - $cmd $o in bash completion" ||
-			echo "not ok - $cmd $o missing from bash completion"
-		grep -qF -- "$o" completions/_gpup2p && echo "ok - $cmd $o in zsh completion" ||
-			echo "not ok - $cmd $o missing from zsh completion"
+		# a global option (gpup2p --help) is offered to every command: look for it in the whole script
+		if grep -qxF -- "$o" <<<"$globals"; then b=$(cat completions/gpup2p.bash) z=$(cat completions/_gpup2p)
+		else b=$bash_sec z=$zsh_sec; fi
+		has "$o" <<<"$roff" && echo "ok - $cmd $o in man page" || echo "not ok - $cmd $o missing from man page"
+		has "$o" <<<"$b" && echo "ok - $cmd $o in bash completion" || echo "not ok - $cmd $o missing from bash completion"
+		has "$o" <<<"$z" && echo "ok - $cmd $o in zsh completion" || echo "not ok - $cmd $o missing from zsh completion"
 	done
 	grep -q "gpup2p $cmd" README.md && echo "ok - README documents $cmd" || echo "not ok - README lacks $cmd"
 	[ -f "man/gpup2p-$cmd.1" ] && grep -q "gpup2p\\\\-$cmd" man/gpup2p.1 && echo "ok - gpup2p.1 refers to $cmd" ||
 		echo "not ok - gpup2p.1 does not refer to $cmd"
 done
-for o in $("$BIN" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
-	grep -qF -- "$o" <(sed 's/\\-/-/g' man/gpup2p.1) && echo "ok - global $o in gpup2p.1" || echo "not ok - global $o not in gpup2p.1"
-	grep -qF -- "$o" completions/gpup2p.bash && echo "ok - global $o in bash completion" || echo "not ok - global $o not in bash completion"
+for o in $globals; do
+	has "$o" < <(sed 's/\\-/-/g' man/gpup2p.1) && echo "ok - global $o in gpup2p.1" || echo "not ok - global $o not in gpup2p.1"
+	has "$o" <completions/gpup2p.bash && echo "ok - global $o in bash completion" || echo "not ok - global $o not in bash completion"
 done
 # every exit code of the README table is in the man page
 for c in 0 1 2 3 64 69 77; do
