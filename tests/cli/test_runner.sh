@@ -60,7 +60,7 @@ bad=$(grep -vE '^(#|$)' tests/expected-skips | grep -cvE '^[^[:space:]]+[[:space
 
 # unit tests whose fixture trees are missing fail: no silent pass, no skip
 mkdir "$T/empty"
-for u in test_acs test_topo test_pci test_misc test_acs_write; do
+for u in test_acs test_topo test_pci test_misc test_acs_write test_doctor test_root; do
 	[ -x "$BUILD/tests/$u" ] || { nok "$u not built"; continue; }
 	out=$(GPUP2P_FIXTURES=$T/empty TMPDIR=$T "$BUILD/tests/$u" 2>&1)
 	rc=$?
