@@ -11,7 +11,6 @@ UDEVDIR ?= $(PREFIX)/lib/udev/rules.d
 CC ?= cc
 PKG_CONFIG ?= pkg-config
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
-CUDA_HOME ?= /usr/local/cuda
 
 WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-format-truncation
 CFLAGS ?= -O2 -g
@@ -40,12 +39,6 @@ $(BUILD)/%.o: %.c $(wildcard libcore/include/gpup2p/*.h) $(wildcard libcore/*.h)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-# libcore/cuda.c takes its types from the CUDA toolkit's cuda.h (the library itself is dlopen'ed)
-$(BUILD)/libcore/cuda.o: ALL_CFLAGS += -isystem $(CUDA_HOME)/include
-$(BUILD)/libcore/cuda.o: | $(CUDA_HOME)/include/cuda.h
-$(CUDA_HOME)/include/cuda.h:
-	@echo "cuda.h not found under CUDA_HOME=$(CUDA_HOME): install the CUDA toolkit or set CUDA_HOME" >&2; exit 1
-
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@
 	@echo "  AR      $@"
@@ -62,11 +55,10 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h tests/unit/fx.h $(L
 
 # A test double of libcuda (tests/fakecuda): copy and bench run end to end without a GPU.
 FAKECUDA = $(BUILD)/tests/fakecuda/libcuda.so.1
-$(FAKECUDA): tests/fakecuda/fakecuda.c
+$(FAKECUDA): tests/fakecuda/fakecuda.c libcore/cuda_drv.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Wno-missing-prototypes -isystem $(CUDA_HOME)/include \
-		-fPIC -shared -fvisibility=hidden -o $@ $<
+	@$(CC) -std=c11 -D_GNU_SOURCE -Ilibcore $(WARN) $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $<
 
 # Fixture trees are generated from tests/fixtures/specs/*.spec.
 fixtures:

@@ -1,4 +1,5 @@
-/* gpup2p — libcuda through dlopen. Types from the toolkit's cuda.h; no link-time dependency. */
+/* gpup2p — libcuda through dlopen. The driver API is declared in cuda_drv.h: no CUDA toolkit at build
+ * time, no link-time dependency. */
 #include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -6,68 +7,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuda.h>
-
 #include "gpup2p/cuda.h"
+#include "cuda_drv.h"
 
 struct gp_cuda_stream {
-	CUstream s;
+	gp_cu_stream s;
 	int g;
 };
 
-/* The entry points, by their exported (versioned) names. */
-#define CU_FUNCS(X) \
-	X(cuInit, "cuInit", (unsigned)) \
-	X(cuDriverGetVersion, "cuDriverGetVersion", (int *)) \
-	X(cuGetErrorName, "cuGetErrorName", (CUresult, const char **)) \
-	X(cuDeviceGetCount, "cuDeviceGetCount", (int *)) \
-	X(cuDeviceGet, "cuDeviceGet", (CUdevice *, int)) \
-	X(cuDeviceGetName, "cuDeviceGetName", (char *, int, CUdevice)) \
-	X(cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId", (char *, int, CUdevice)) \
-	X(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", (int *, CUdevice, CUdevice)) \
-	X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", (CUcontext *, CUdevice)) \
-	X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", (CUdevice)) \
-	X(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext)) \
-	X(cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess", (CUcontext, unsigned)) \
-	X(cuCtxDisablePeerAccess, "cuCtxDisablePeerAccess", (CUcontext)) \
-	X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr *, size_t)) \
-	X(cuMemFree, "cuMemFree_v2", (CUdeviceptr)) \
-	X(cuMemHostAlloc, "cuMemHostAlloc", (void **, size_t, unsigned)) \
-	X(cuMemFreeHost, "cuMemFreeHost", (void *)) \
-	X(cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2", (CUdeviceptr *, void *, unsigned)) \
-	X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", (CUdeviceptr, const void *, size_t, CUstream)) \
-	X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", (void *, CUdeviceptr, size_t, CUstream)) \
-	X(cuMemcpyPeerAsync, "cuMemcpyPeerAsync", (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream)) \
-	X(cuStreamCreate, "cuStreamCreate", (CUstream *, unsigned)) \
-	X(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream)) \
-	X(cuStreamSynchronize, "cuStreamSynchronize", (CUstream)) \
-	X(cuStreamWaitValue32, "cuStreamWaitValue32_v2", (CUstream, CUdeviceptr, cuuint32_t, unsigned)) \
-	X(cuEventCreate, "cuEventCreate", (CUevent *, unsigned)) \
-	X(cuEventDestroy, "cuEventDestroy_v2", (CUevent)) \
-	X(cuEventRecord, "cuEventRecord", (CUevent, CUstream)) \
-	X(cuEventSynchronize, "cuEventSynchronize", (CUevent)) \
-	X(cuEventElapsedTime, "cuEventElapsedTime_v2", (float *, CUevent, CUevent))
-
-#define X_FIELD(f, sym, args) CUresult (*p_##f) args;
+#define X_FIELD(f, sym, args) gp_cu_result (*p_##f) args;
 static struct {
-	CU_FUNCS(X_FIELD)
-	/* optional: CUDA 11.7+ drivers */
-	CUresult (*p_cuMemGetHandleForAddressRange)(void *, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long);
+	GP_CU_FUNCS(X_FIELD)
+	GP_CU_FUNCS_OPTIONAL(X_FIELD)
 } cu;
 
 /* Fill an error with the call and its CUDA error name. */
-static int cu_fail(struct gp_err *e, const char *call, CUresult r)
+static int cu_fail(struct gp_err *e, const char *call, gp_cu_result r)
 {
 	const char *name = NULL;
 
-	if (!cu.p_cuGetErrorName || cu.p_cuGetErrorName(r, &name) != CUDA_SUCCESS || !name)
+	if (!cu.p_cuGetErrorName || cu.p_cuGetErrorName(r, &name) != GP_CUDA_SUCCESS || !name)
 		name = "unknown CUDA error";
 	return gp_err_set(e, GP_E_FAIL, EIO, "%s failed: %s (%d)", call, name, (int)r);
 }
 
 #define CU(call, args) do { \
-	CUresult r_ = cu.p_##call args; \
-	if (r_ != CUDA_SUCCESS) \
+	gp_cu_result r_ = cu.p_##call args; \
+	if (r_ != GP_CUDA_SUCCESS) \
 		return cu_fail(e, #call, r_); \
 } while (0)
 
@@ -80,12 +46,13 @@ static int load(struct gp_cuda *c, struct gp_err *e)
 	if (!c->lib)
 		return gp_err_set(e, GP_E_UNAVAIL, ENOENT, "CUDA not available (%s): install the NVIDIA driver", dlerror());
 #define X_LOAD(f, sym, args) \
-	if (!(*(void **)&cu.p_##f = dlsym(c->lib, sym)) && !miss) \
-		miss = sym;
-	CU_FUNCS(X_LOAD)
-	*(void **)&cu.p_cuMemGetHandleForAddressRange = dlsym(c->lib, "cuMemGetHandleForAddressRange");
+	if (!(*(void **)&cu.p_##f = dlsym(c->lib, #sym)) && !miss) \
+		miss = #sym;
+	GP_CU_FUNCS(X_LOAD)
+#define X_LOAD_OPT(f, sym, args) *(void **)&cu.p_##f = dlsym(c->lib, #sym);
+	GP_CU_FUNCS_OPTIONAL(X_LOAD_OPT)
 	if (!cu.p_cuEventElapsedTime) /* drivers before 12.8 export only the first version */
-		*(void **)&cu.p_cuEventElapsedTime = dlsym(c->lib, "cuEventElapsedTime");
+		*(void **)&cu.p_cuEventElapsedTime = dlsym(c->lib, GP_CU_ELAPSED_V1);
 	if (miss && !(cu.p_cuEventElapsedTime && !strcmp(miss, "cuEventElapsedTime_v2"))) {
 		dlclose(c->lib);
 		c->lib = NULL;
@@ -107,20 +74,20 @@ int gp_cuda_open(struct gp_cuda *c, struct gp_err *e)
 	if ((rc = load(c, e)))
 		return rc;
 	{
-		CUresult r = cu.p_cuInit(0);
+		gp_cu_result r = cu.p_cuInit(0);
 
-		if (r == CUDA_ERROR_NO_DEVICE) {
+		if (r == GP_CUDA_ERROR_NO_DEVICE) {
 			gp_cuda_close(c);
 			return gp_err_set(e, GP_E_UNAVAIL, ENODEV, "no GPU: CUDA sees no device");
 		}
-		if (r != CUDA_SUCCESS) {
+		if (r != GP_CUDA_SUCCESS) {
 			rc = cu_fail(e, "cuInit", r);
 			e->cls = GP_E_UNAVAIL;
 			gp_cuda_close(c);
 			return rc;
 		}
 	}
-	if (cu.p_cuDriverGetVersion(&c->driver_version) != CUDA_SUCCESS || cu.p_cuDeviceGetCount(&n) != CUDA_SUCCESS) {
+	if (cu.p_cuDriverGetVersion(&c->driver_version) != GP_CUDA_SUCCESS || cu.p_cuDeviceGetCount(&n) != GP_CUDA_SUCCESS) {
 		gp_cuda_close(c);
 		return gp_err_set(e, GP_E_FAIL, EIO, "cuDriverGetVersion/cuDeviceGetCount failed");
 	}
@@ -132,10 +99,10 @@ int gp_cuda_open(struct gp_cuda *c, struct gp_err *e)
 		n = GP_CUDA_MAX_GPUS;
 	for (int i = 0; i < n; i++) {
 		struct gp_cuda_gpu *g = &c->gpu[i];
-		CUdevice d;
-		CUresult r;
+		gp_cu_device d;
+		gp_cu_result r;
 
-		if ((r = cu.p_cuDeviceGet(&d, i)) != CUDA_SUCCESS || (r = cu.p_cuDeviceGetName(g->name, sizeof(g->name), d)) ||
+		if ((r = cu.p_cuDeviceGet(&d, i)) != GP_CUDA_SUCCESS || (r = cu.p_cuDeviceGetName(g->name, sizeof(g->name), d)) ||
 		    (r = cu.p_cuDeviceGetPCIBusId(g->bdf, sizeof(g->bdf), d))) {
 			rc = cu_fail(e, "cuDeviceGet/GetName/GetPCIBusId", r);
 			gp_cuda_close(c);
@@ -148,10 +115,10 @@ int gp_cuda_open(struct gp_cuda *c, struct gp_err *e)
 	c->n = n;
 	qsort(c->gpu, (size_t)n, sizeof(c->gpu[0]), by_bdf);
 	for (int i = 0; i < n; i++) {
-		CUcontext ctx;
-		CUresult r = cu.p_cuDevicePrimaryCtxRetain(&ctx, c->gpu[i].ordinal);
+		gp_cu_context ctx;
+		gp_cu_result r = cu.p_cuDevicePrimaryCtxRetain(&ctx, c->gpu[i].ordinal);
 
-		if (r != CUDA_SUCCESS) {
+		if (r != GP_CUDA_SUCCESS) {
 			rc = cu_fail(e, "cuDevicePrimaryCtxRetain", r);
 			gp_cuda_close(c);
 			return rc;
@@ -182,7 +149,7 @@ void gp_cuda_close(struct gp_cuda *c)
 	gp_cuda_host_free(c, c->scratch);
 	for (int i = 0; i < c->n; i++)
 		for (int j = 0; j < c->n; j++)
-			if (c->peer_on[i][j] && cu.p_cuCtxSetCurrent(c->gpu[i].ctx) == CUDA_SUCCESS)
+			if (c->peer_on[i][j] && cu.p_cuCtxSetCurrent(c->gpu[i].ctx) == GP_CUDA_SUCCESS)
 				(void)cu.p_cuCtxDisablePeerAccess(c->gpu[j].ctx);
 	for (int i = 0; i < c->n; i++)
 		if (c->gpu[i].ctx)
@@ -210,14 +177,14 @@ int gp_cuda_can_peer(struct gp_cuda *c, int a, int b, struct gp_err *e)
 
 int gp_cuda_peer(struct gp_cuda *c, int a, int b, int on, struct gp_err *e)
 {
-	CUresult r;
+	gp_cu_result r;
 
 	if (c->peer_on[a][b] == on)
 		return 0;
 	if (gp_cuda_use(c, a, e))
 		return -EIO;
 	r = on ? cu.p_cuCtxEnablePeerAccess(c->gpu[b].ctx, 0) : cu.p_cuCtxDisablePeerAccess(c->gpu[b].ctx);
-	if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED && r != CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)
+	if (r != GP_CUDA_SUCCESS && r != GP_CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED && r != GP_CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)
 		return cu_fail(e, on ? "cuCtxEnablePeerAccess" : "cuCtxDisablePeerAccess", r);
 	c->peer_on[a][b] = on;
 	return 0;
@@ -225,7 +192,7 @@ int gp_cuda_peer(struct gp_cuda *c, int a, int b, int on, struct gp_err *e)
 
 int gp_cuda_alloc(struct gp_cuda *c, int g, size_t n, gp_dptr *p, struct gp_err *e)
 {
-	CUdeviceptr d;
+	gp_cu_dptr d;
 
 	if (gp_cuda_use(c, g, e))
 		return -EIO;
@@ -236,15 +203,15 @@ int gp_cuda_alloc(struct gp_cuda *c, int g, size_t n, gp_dptr *p, struct gp_err 
 
 void gp_cuda_free(struct gp_cuda *c, int g, gp_dptr p)
 {
-	if (p && cu.p_cuCtxSetCurrent(c->gpu[g].ctx) == CUDA_SUCCESS)
-		(void)cu.p_cuMemFree((CUdeviceptr)p);
+	if (p && cu.p_cuCtxSetCurrent(c->gpu[g].ctx) == GP_CUDA_SUCCESS)
+		(void)cu.p_cuMemFree((gp_cu_dptr)p);
 }
 
 int gp_cuda_host_alloc(struct gp_cuda *c, size_t n, void **p, struct gp_err *e)
 {
 	if (gp_cuda_use(c, 0, e))
 		return -EIO;
-	CU(cuMemHostAlloc, (p, n, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP));
+	CU(cuMemHostAlloc, (p, n, GP_CU_MEMHOSTALLOC_PORTABLE | GP_CU_MEMHOSTALLOC_DEVICEMAP));
 	return 0;
 }
 
@@ -257,7 +224,7 @@ void gp_cuda_host_free(struct gp_cuda *c, void *p)
 
 int gp_cuda_host_dptr(struct gp_cuda *c, void *h, gp_dptr *d, struct gp_err *e)
 {
-	CUdeviceptr p;
+	gp_cu_dptr p;
 
 	(void)c;
 	CU(cuMemHostGetDevicePointer, (&p, h, 0));
@@ -268,7 +235,7 @@ int gp_cuda_host_dptr(struct gp_cuda *c, void *h, gp_dptr *d, struct gp_err *e)
 int gp_cuda_stream_new(struct gp_cuda *c, int g, gp_cuda_stream **s, struct gp_err *e)
 {
 	struct gp_cuda_stream *n = calloc(1, sizeof(*n));
-	CUresult r;
+	gp_cu_result r;
 
 	if (!n)
 		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
@@ -276,8 +243,8 @@ int gp_cuda_stream_new(struct gp_cuda *c, int g, gp_cuda_stream **s, struct gp_e
 		free(n);
 		return -EIO;
 	}
-	r = cu.p_cuStreamCreate(&n->s, CU_STREAM_NON_BLOCKING);
-	if (r != CUDA_SUCCESS) {
+	r = cu.p_cuStreamCreate(&n->s, GP_CU_STREAM_NON_BLOCKING);
+	if (r != GP_CUDA_SUCCESS) {
 		free(n);
 		return cu_fail(e, "cuStreamCreate", r);
 	}
@@ -290,7 +257,7 @@ void gp_cuda_stream_free(struct gp_cuda *c, gp_cuda_stream *s)
 {
 	if (!s)
 		return;
-	if (cu.p_cuCtxSetCurrent(c->gpu[s->g].ctx) == CUDA_SUCCESS)
+	if (cu.p_cuCtxSetCurrent(c->gpu[s->g].ctx) == GP_CUDA_SUCCESS)
 		(void)cu.p_cuStreamDestroy(s->s);
 	free(s);
 }
@@ -306,7 +273,7 @@ int gp_cuda_h2d(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr dst, const void *s
 {
 	if (gp_cuda_use(c, s->g, e))
 		return -EIO;
-	CU(cuMemcpyHtoDAsync, ((CUdeviceptr)dst, src, n, s->s));
+	CU(cuMemcpyHtoDAsync, ((gp_cu_dptr)dst, src, n, s->s));
 	return 0;
 }
 
@@ -314,7 +281,7 @@ int gp_cuda_d2h(struct gp_cuda *c, gp_cuda_stream *s, void *dst, gp_dptr src, si
 {
 	if (gp_cuda_use(c, s->g, e))
 		return -EIO;
-	CU(cuMemcpyDtoHAsync, (dst, (CUdeviceptr)src, n, s->s));
+	CU(cuMemcpyDtoHAsync, (dst, (gp_cu_dptr)src, n, s->s));
 	return 0;
 }
 
@@ -323,7 +290,7 @@ int gp_cuda_d2d(struct gp_cuda *c, gp_cuda_stream *s, int gdst, gp_dptr dst, int
 {
 	if (gp_cuda_use(c, s->g, e))
 		return -EIO;
-	CU(cuMemcpyPeerAsync, ((CUdeviceptr)dst, c->gpu[gdst].ctx, (CUdeviceptr)src, c->gpu[gsrc].ctx, n, s->s));
+	CU(cuMemcpyPeerAsync, ((gp_cu_dptr)dst, c->gpu[gdst].ctx, (gp_cu_dptr)src, c->gpu[gsrc].ctx, n, s->s));
 	return 0;
 }
 
@@ -331,7 +298,7 @@ int gp_cuda_gate(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr flag, struct gp_e
 {
 	if (gp_cuda_use(c, s->g, e))
 		return -EIO;
-	CU(cuStreamWaitValue32, (s->s, (CUdeviceptr)flag, 1, CU_STREAM_WAIT_VALUE_GEQ));
+	CU(cuStreamWaitValue32, (s->s, (gp_cu_dptr)flag, 1, GP_CU_STREAM_WAIT_VALUE_GEQ));
 	return 0;
 }
 
@@ -340,16 +307,16 @@ int gp_cuda_mark(struct gp_cuda *c, gp_cuda_stream *s, void **ev, struct gp_err 
 	if (gp_cuda_use(c, s->g, e))
 		return -EIO;
 	if (!*ev)
-		CU(cuEventCreate, ((CUevent *)ev, CU_EVENT_DEFAULT));
-	CU(cuEventRecord, ((CUevent)*ev, s->s));
+		CU(cuEventCreate, ((gp_cu_event *)ev, GP_CU_EVENT_DEFAULT));
+	CU(cuEventRecord, ((gp_cu_event)*ev, s->s));
 	return 0;
 }
 
 int gp_cuda_elapsed(struct gp_cuda *c, void *a, void *b, float *ms, struct gp_err *e)
 {
 	(void)c;
-	CU(cuEventSynchronize, ((CUevent)b));
-	CU(cuEventElapsedTime, (ms, (CUevent)a, (CUevent)b));
+	CU(cuEventSynchronize, ((gp_cu_event)b));
+	CU(cuEventElapsedTime, (ms, (gp_cu_event)a, (gp_cu_event)b));
 	return 0;
 }
 
@@ -361,7 +328,7 @@ int gp_cuda_dmabuf_fd(struct gp_cuda *c, int g, gp_dptr p, size_t n, int *fd, st
 		return gp_err_set(e, GP_E_UNAVAIL, ENOSYS, "this driver cannot export dma-bufs (no cuMemGetHandleForAddressRange)");
 	if (gp_cuda_use(c, g, e))
 		return -EIO;
-	CU(cuMemGetHandleForAddressRange, (&h, (CUdeviceptr)p, n, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0));
+	CU(cuMemGetHandleForAddressRange, (&h, (gp_cu_dptr)p, n, GP_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0));
 	*fd = h;
 	return 0;
 }
@@ -370,5 +337,5 @@ void gp_cuda_event_free(struct gp_cuda *c, void *ev)
 {
 	(void)c;
 	if (ev)
-		(void)cu.p_cuEventDestroy((CUevent)ev);
+		(void)cu.p_cuEventDestroy((gp_cu_event)ev);
 }

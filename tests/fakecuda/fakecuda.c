@@ -29,10 +29,14 @@
 
 #include "../vm/nvp2p_stub/nvp2p_stub.h"
 
-#include <cuda.h>
+#include "cuda_drv.h"
+
+#define EXPORT __attribute__((visibility("default")))
+/* Every entry point with the signature gpup2p calls it with (libcore/cuda_drv.h). */
+#define X_DECL(f, sym, args) EXPORT gp_cu_result sym args;
+GP_CU_FUNCS(X_DECL)
 
 #define MAXG 8
-#define EXPORT __attribute__((visibility("default")))
 
 struct fctx { int dev; };
 struct fstream { int dev; double t; };
@@ -58,7 +62,7 @@ static int failing(const char *sym)
 	return s && !strcmp(s, sym);
 }
 
-#define FAILPOINT(sym) do { if (failing(sym)) return CUDA_ERROR_OUT_OF_MEMORY; } while (0)
+#define FAILPOINT(sym) do { if (failing(sym)) return GP_CUDA_ERROR_OUT_OF_MEMORY; } while (0)
 
 /* Pinned host allocations, to tell pinned from pageable. */
 static struct { void *p; size_t n; } pinned[256];
@@ -126,14 +130,14 @@ static int stub_mode(void)
 }
 
 /* Where a device pointer's bytes are in this process. */
-static void *host_of(CUdeviceptr d)
+static void *host_of(gp_cu_dptr d)
 {
 	if (bar && d >= NVP2P_STUB_VA_BASE && d < NVP2P_STUB_VA_BASE + bar_len)
 		return bar + (d - NVP2P_STUB_VA_BASE);
 	return (void *)(uintptr_t)d;
 }
 
-static int dev_of(CUdeviceptr d)
+static int dev_of(gp_cu_dptr d)
 {
 	if (bar && d >= NVP2P_STUB_VA_BASE && d < NVP2P_STUB_VA_BASE + bar_len)
 		return 0;
@@ -155,82 +159,80 @@ static void copy(void *dst, const void *src, size_t n, const char *kind, struct 
 		s->t += 2e-6 + (double)n / (gbps * 1e9);
 }
 
-EXPORT CUresult cuInit(unsigned flags)
+EXPORT gp_cu_result cuInit(unsigned flags)
 {
 	(void)flags;
 	FAILPOINT("cuInit");
 	if (ngpus() == 0)
-		return CUDA_ERROR_NO_DEVICE;
+		return GP_CUDA_ERROR_NO_DEVICE;
 	for (int i = 0; i < MAXG; i++)
 		ctxs[i].dev = i;
 	inited = 1;
-	return CUDA_SUCCESS;
+	return GP_CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuDriverGetVersion(int *v) { *v = 13000; return CUDA_SUCCESS; }
+EXPORT gp_cu_result cuDriverGetVersion(int *v) { *v = 13000; return GP_CUDA_SUCCESS; }
 
-EXPORT CUresult cuGetErrorName(CUresult r, const char **name)
+EXPORT gp_cu_result cuGetErrorName(gp_cu_result r, const char **name)
 {
 	switch (r) {
-	case CUDA_SUCCESS: *name = "CUDA_SUCCESS"; break;
-	case CUDA_ERROR_OUT_OF_MEMORY: *name = "CUDA_ERROR_OUT_OF_MEMORY"; break;
-	case CUDA_ERROR_NO_DEVICE: *name = "CUDA_ERROR_NO_DEVICE"; break;
-	case CUDA_ERROR_INVALID_VALUE: *name = "CUDA_ERROR_INVALID_VALUE"; break;
-	default: return CUDA_ERROR_INVALID_VALUE;
+#define X_NAME(n, v) case GP_##n: *name = #n; break;
+	GP_CU_RESULTS(X_NAME)
+	default: return GP_CUDA_ERROR_INVALID_VALUE;
 	}
-	return CUDA_SUCCESS;
+	return GP_CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuDeviceGetCount(int *n) { *n = inited ? ngpus() : 0; return inited ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED; }
-EXPORT CUresult cuDeviceGet(CUdevice *d, int i) { *d = i; return i < ngpus() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE; }
+EXPORT gp_cu_result cuDeviceGetCount(int *n) { *n = inited ? ngpus() : 0; return inited ? GP_CUDA_SUCCESS : GP_CUDA_ERROR_NOT_INITIALIZED; }
+EXPORT gp_cu_result cuDeviceGet(gp_cu_device *d, int i) { *d = i; return i < ngpus() ? GP_CUDA_SUCCESS : GP_CUDA_ERROR_INVALID_DEVICE; }
 
-EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice d)
+EXPORT gp_cu_result cuDeviceGetName(char *name, int len, gp_cu_device d)
 {
 	snprintf(name, (size_t)len, "Fake GPU %d", (int)d);
-	return CUDA_SUCCESS;
+	return GP_CUDA_SUCCESS;
 }
 
 /* Listed in reverse bus order, so that gpup2p's PCI ordering is exercised. */
-EXPORT CUresult cuDeviceGetPCIBusId(char *id, int len, CUdevice d)
+EXPORT gp_cu_result cuDeviceGetPCIBusId(char *id, int len, gp_cu_device d)
 {
 	snprintf(id, (size_t)len, "0000:%02X:00.0", 0x10 * (ngpus() - (int)d));
-	return CUDA_SUCCESS;
+	return GP_CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuDeviceCanAccessPeer(int *ok, CUdevice a, CUdevice b)
+EXPORT gp_cu_result cuDeviceCanAccessPeer(int *ok, gp_cu_device a, gp_cu_device b)
 {
 	const char *s = getenv("FAKECUDA_NOPEER");
 
 	*ok = a != b && !(s && *s == '1');
-	return CUDA_SUCCESS;
+	return GP_CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) { *c = (CUcontext)&ctxs[d]; return CUDA_SUCCESS; }
-EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) { (void)d; return CUDA_SUCCESS; }
-EXPORT CUresult cuCtxSetCurrent(CUcontext c) { current = (struct fctx *)c; return CUDA_SUCCESS; }
+EXPORT gp_cu_result cuDevicePrimaryCtxRetain(gp_cu_context *c, gp_cu_device d) { *c = (gp_cu_context)&ctxs[d]; return GP_CUDA_SUCCESS; }
+EXPORT gp_cu_result cuDevicePrimaryCtxRelease_v2(gp_cu_device d) { (void)d; return GP_CUDA_SUCCESS; }
+EXPORT gp_cu_result cuCtxSetCurrent(gp_cu_context c) { current = (struct fctx *)c; return GP_CUDA_SUCCESS; }
 
-EXPORT CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned flags)
+EXPORT gp_cu_result cuCtxEnablePeerAccess(gp_cu_context peer, unsigned flags)
 {
 	(void)flags;
 	if (!current)
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return GP_CUDA_ERROR_INVALID_CONTEXT;
 	if (peer_on[current->dev][((struct fctx *)peer)->dev])
-		return CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+		return GP_CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
 	peer_on[current->dev][((struct fctx *)peer)->dev] = 1;
-	return CUDA_SUCCESS;
+	return GP_CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuCtxDisablePeerAccess(CUcontext peer)
+EXPORT gp_cu_result cuCtxDisablePeerAccess(gp_cu_context peer)
 {
 	if (!current)
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return GP_CUDA_ERROR_INVALID_CONTEXT;
 	if (!peer_on[current->dev][((struct fctx *)peer)->dev])
-		return CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+		return GP_CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
 	peer_on[current->dev][((struct fctx *)peer)->dev] = 0;
-	return CUDA_SUCCESS;
+	return GP_CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
+EXPORT gp_cu_result cuMemAlloc_v2(gp_cu_dptr *p, size_t n)
 {
 	FAILPOINT("cuMemAlloc_v2");
 	if (stub_mode()) {
@@ -238,40 +240,40 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 		struct nvp2p_stub_alloc a = { .len = n, .flags = fl ? (__u32)atoi(fl) : 0 };
 
 		if (ioctl(stubfd, NVP2P_STUB_ALLOC, &a))
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		*p = (CUdeviceptr)a.va;
-		return CUDA_SUCCESS;
+			return GP_CUDA_ERROR_OUT_OF_MEMORY;
+		*p = (gp_cu_dptr)a.va;
+		return GP_CUDA_SUCCESS;
 	}
 	for (int i = 0; i < 256; i++)
 		if (!dmem[i].p) {
 			dmem[i].p = malloc(n);
 			if (!dmem[i].p)
-				return CUDA_ERROR_OUT_OF_MEMORY;
+				return GP_CUDA_ERROR_OUT_OF_MEMORY;
 			dmem[i].n = n;
 			dmem[i].dev = current ? current->dev : 0;
-			*p = (CUdeviceptr)(uintptr_t)dmem[i].p;
-			return CUDA_SUCCESS;
+			*p = (gp_cu_dptr)(uintptr_t)dmem[i].p;
+			return GP_CUDA_SUCCESS;
 		}
-	return CUDA_ERROR_OUT_OF_MEMORY;
+	return GP_CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
+EXPORT gp_cu_result cuMemFree_v2(gp_cu_dptr p)
 {
 	if (stub_mode() && p >= NVP2P_STUB_VA_BASE) {
 		__u64 va = p;
 
-		return ioctl(stubfd, NVP2P_STUB_FREE, &va) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+		return ioctl(stubfd, NVP2P_STUB_FREE, &va) ? GP_CUDA_ERROR_INVALID_VALUE : GP_CUDA_SUCCESS;
 	}
 	for (int i = 0; i < 256; i++)
-		if (dmem[i].p && (CUdeviceptr)(uintptr_t)dmem[i].p == p) {
+		if (dmem[i].p && (gp_cu_dptr)(uintptr_t)dmem[i].p == p) {
 			free(dmem[i].p);
 			dmem[i].p = NULL;
-			return CUDA_SUCCESS;
+			return GP_CUDA_SUCCESS;
 		}
-	return CUDA_ERROR_INVALID_VALUE;
+	return GP_CUDA_ERROR_INVALID_VALUE;
 }
 
-EXPORT CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags)
+EXPORT gp_cu_result cuMemHostAlloc(void **p, size_t n, unsigned flags)
 {
 	(void)flags;
 	FAILPOINT("cuMemHostAlloc");
@@ -280,41 +282,41 @@ EXPORT CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags)
 			pinned[i].p = calloc(1, n);
 			pinned[i].n = n;
 			*p = pinned[i].p;
-			return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+			return *p ? GP_CUDA_SUCCESS : GP_CUDA_ERROR_OUT_OF_MEMORY;
 		}
-	return CUDA_ERROR_OUT_OF_MEMORY;
+	return GP_CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-EXPORT CUresult cuMemFreeHost(void *p)
+EXPORT gp_cu_result cuMemFreeHost(void *p)
 {
 	for (int i = 0; i < 256; i++)
 		if (pinned[i].p == p) {
 			free(p);
 			pinned[i].p = NULL;
-			return CUDA_SUCCESS;
+			return GP_CUDA_SUCCESS;
 		}
-	return CUDA_ERROR_INVALID_VALUE;
+	return GP_CUDA_ERROR_INVALID_VALUE;
 }
 
-EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *h, unsigned flags)
+EXPORT gp_cu_result cuMemHostGetDevicePointer_v2(gp_cu_dptr *d, void *h, unsigned flags)
 {
 	(void)flags;
-	*d = (CUdeviceptr)(uintptr_t)h;
-	return CUDA_SUCCESS;
+	*d = (gp_cu_dptr)(uintptr_t)h;
+	return GP_CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
+EXPORT gp_cu_result cuMemcpyHtoDAsync_v2(gp_cu_dptr dst, const void *src, size_t n, gp_cu_stream s)
 {
 	FAILPOINT("cuMemcpyHtoDAsync_v2");
 	copy(host_of(dst), src, n, "h2d", (struct fstream *)s, is_pinned(src) ? 25 : 12.5);
-	return CUDA_SUCCESS;
+	return GP_CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
+EXPORT gp_cu_result cuMemcpyDtoHAsync_v2(void *dst, gp_cu_dptr src, size_t n, gp_cu_stream s)
 {
 	FAILPOINT("cuMemcpyDtoHAsync_v2");
 	copy(dst, host_of(src), n, "d2h", (struct fstream *)s, is_pinned(dst) ? 26 : 13);
-	return CUDA_SUCCESS;
+	return GP_CUDA_SUCCESS;
 }
 
 /* Rate of a peer copy with access from device a to b: FAKECUDA_PEER_GBPS, else 300. */
@@ -333,64 +335,64 @@ static double peer_gbps(int a, int b)
 	return 300;
 }
 
-EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n, CUstream s)
+EXPORT gp_cu_result cuMemcpyPeerAsync(gp_cu_dptr dst, gp_cu_context dc, gp_cu_dptr src, gp_cu_context sc, size_t n, gp_cu_stream s)
 {
 	int a = ((struct fctx *)sc)->dev, b = ((struct fctx *)dc)->dev, q = ((struct fstream *)s)->dev;
 	int other = q == a ? b : a;
 
 	FAILPOINT("cuMemcpyPeerAsync");
 	if (dev_of(dst) != b || dev_of(src) != a)
-		return CUDA_ERROR_INVALID_VALUE;
+		return GP_CUDA_ERROR_INVALID_VALUE;
 	copy(host_of(dst), host_of(src), n, a == b ? "d2d" : "peer", (struct fstream *)s,
 	     a == b ? 1000 : peer_on[q][other] ? peer_gbps(a, b) : 20);
-	return CUDA_SUCCESS;
+	return GP_CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuStreamCreate(CUstream *s, unsigned flags)
+EXPORT gp_cu_result cuStreamCreate(gp_cu_stream *s, unsigned flags)
 {
 	struct fstream *f = calloc(1, sizeof(*f));
 
 	(void)flags;
 	if (!f)
-		return CUDA_ERROR_OUT_OF_MEMORY;
+		return GP_CUDA_ERROR_OUT_OF_MEMORY;
 	f->dev = current ? current->dev : 0;
-	*s = (CUstream)f;
-	return CUDA_SUCCESS;
+	*s = (gp_cu_stream)f;
+	return GP_CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuStreamDestroy_v2(CUstream s) { free(s); return CUDA_SUCCESS; }
-EXPORT CUresult cuStreamSynchronize(CUstream s) { (void)s; return CUDA_SUCCESS; }
+EXPORT gp_cu_result cuStreamDestroy_v2(gp_cu_stream s) { free(s); return GP_CUDA_SUCCESS; }
+EXPORT gp_cu_result cuStreamSynchronize(gp_cu_stream s) { (void)s; return GP_CUDA_SUCCESS; }
 
 /* The gate: every gated stream starts at one common virtual instant. */
-EXPORT CUresult cuStreamWaitValue32_v2(CUstream s, CUdeviceptr addr, cuuint32_t v, unsigned flags)
+EXPORT gp_cu_result cuStreamWaitValue32_v2(gp_cu_stream s, gp_cu_dptr addr, gp_cu_u32 v, unsigned flags)
 {
 	(void)addr, (void)v, (void)flags;
 	((struct fstream *)s)->t = 0;
-	return CUDA_SUCCESS;
+	return GP_CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuEventCreate(CUevent *e, unsigned flags)
+EXPORT gp_cu_result cuEventCreate(gp_cu_event *e, unsigned flags)
 {
 	(void)flags;
-	*e = (CUevent)calloc(1, sizeof(struct fevent));
-	return *e ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+	*e = (gp_cu_event)calloc(1, sizeof(struct fevent));
+	return *e ? GP_CUDA_SUCCESS : GP_CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-EXPORT CUresult cuEventDestroy_v2(CUevent e) { free(e); return CUDA_SUCCESS; }
+EXPORT gp_cu_result cuEventDestroy_v2(gp_cu_event e) { free(e); return GP_CUDA_SUCCESS; }
 
-EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
+EXPORT gp_cu_result cuEventRecord(gp_cu_event e, gp_cu_stream s)
 {
 	((struct fevent *)e)->t = ((struct fstream *)s)->t;
 	((struct fevent *)e)->recorded = 1;
-	return CUDA_SUCCESS;
+	return GP_CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuEventSynchronize(CUevent e) { (void)e; return CUDA_SUCCESS; }
+EXPORT gp_cu_result cuEventSynchronize(gp_cu_event e) { (void)e; return GP_CUDA_SUCCESS; }
 
-EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
+EXPORT gp_cu_result cuEventElapsedTime_v2(float *ms, gp_cu_event a, gp_cu_event b)
 {
 	if (!((struct fevent *)a)->recorded || !((struct fevent *)b)->recorded)
-		return CUDA_ERROR_INVALID_HANDLE;
+		return GP_CUDA_ERROR_INVALID_HANDLE;
 	*ms = (float)((((struct fevent *)b)->t - ((struct fevent *)a)->t) * 1e3);
-	return CUDA_SUCCESS;
+	return GP_CUDA_SUCCESS;
 }

@@ -1,0 +1,100 @@
+/* gpup2p — the part of the CUDA driver API that gpup2p calls (not installed). libcuda is loaded with
+ * dlopen at run time, so the build needs only these declarations, not the CUDA toolkit's cuda.h.
+ * Names are cuda.h's with a gp_/GP_ prefix (GP_CUDA_SUCCESS is cuda.h's CUDA_SUCCESS); struct tags
+ * are cuda.h's own, so the handle types are the very same pointer types. Linux ABI (CUDAAPI is empty
+ * there; __LP64__: CUdeviceptr is 64 bits). tests/fakecuda/abi_check.c compiles this header against
+ * a real cuda.h, when one is found, and fails on any value, size or signature that differs. */
+#ifndef GPUP2P_CUDA_DRV_H
+#define GPUP2P_CUDA_DRV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Handles and scalars (cuda.h: CUdevice, CUdeviceptr, CUcontext, CUstream, CUevent, cuuint32_t). */
+typedef int gp_cu_device;
+typedef unsigned long long gp_cu_dptr;
+typedef struct CUctx_st *gp_cu_context;
+typedef struct CUstream_st *gp_cu_stream;
+typedef struct CUevent_st *gp_cu_event;
+typedef uint32_t gp_cu_u32;
+
+/* CUresult values gpup2p and its test double name: X(cuda.h name, value) makes GP_<name>. */
+#define GP_CU_RESULTS(X) \
+	X(CUDA_SUCCESS, 0) \
+	X(CUDA_ERROR_INVALID_VALUE, 1) \
+	X(CUDA_ERROR_OUT_OF_MEMORY, 2) \
+	X(CUDA_ERROR_NOT_INITIALIZED, 3) \
+	X(CUDA_ERROR_NO_DEVICE, 100) \
+	X(CUDA_ERROR_INVALID_DEVICE, 101) \
+	X(CUDA_ERROR_INVALID_CONTEXT, 201) \
+	X(CUDA_ERROR_INVALID_HANDLE, 400) \
+	X(CUDA_ERROR_NOT_FOUND, 500) \
+	X(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, 704) \
+	X(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, 705) \
+	X(CUDA_ERROR_NOT_SUPPORTED, 801) \
+	X(CUDA_ERROR_UNKNOWN, 999)
+
+/* Flags and enum values passed to the calls below: X(cuda.h name, value) makes GP_<name>. */
+#define GP_CU_FLAGS(X) \
+	X(CU_MEMHOSTALLOC_PORTABLE, 0x01) \
+	X(CU_MEMHOSTALLOC_DEVICEMAP, 0x02) \
+	X(CU_STREAM_NON_BLOCKING, 0x1) \
+	X(CU_STREAM_WAIT_VALUE_GEQ, 0x0) \
+	X(CU_EVENT_DEFAULT, 0x0)
+
+/* CUmemRangeHandleType: X(cuda.h name, value) makes GP_<name>. */
+#define GP_CU_RANGE_TYPES(X) \
+	X(CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0x1) \
+	X(CU_MEM_RANGE_HANDLE_TYPE_MAX, 0x7fffffff)
+
+#define GP_CU_ENUMERATOR_(name, value) GP_##name = value,
+/* CUresult (cuda.h: enum cudaError_enum; no negative value, so the same size and signedness). */
+typedef enum gp_cu_result { GP_CU_RESULTS(GP_CU_ENUMERATOR_) } gp_cu_result;
+enum { GP_CU_FLAGS(GP_CU_ENUMERATOR_) };
+typedef enum gp_cu_mem_range_handle_type { GP_CU_RANGE_TYPES(GP_CU_ENUMERATOR_) } gp_cu_mem_range_handle_type;
+#undef GP_CU_ENUMERATOR_
+
+/* The entry points, X(API name, exported symbol, parameters), each returning gp_cu_result. The symbol
+ * is the version cuda.h binds the API name to (cuMemAlloc is cuMemAlloc_v2 since CUDA 3.2). */
+#define GP_CU_FUNCS(X) \
+	X(cuInit, cuInit, (unsigned)) \
+	X(cuDriverGetVersion, cuDriverGetVersion, (int *)) \
+	X(cuGetErrorName, cuGetErrorName, (gp_cu_result, const char **)) \
+	X(cuDeviceGetCount, cuDeviceGetCount, (int *)) \
+	X(cuDeviceGet, cuDeviceGet, (gp_cu_device *, int)) \
+	X(cuDeviceGetName, cuDeviceGetName, (char *, int, gp_cu_device)) \
+	X(cuDeviceGetPCIBusId, cuDeviceGetPCIBusId, (char *, int, gp_cu_device)) \
+	X(cuDeviceCanAccessPeer, cuDeviceCanAccessPeer, (int *, gp_cu_device, gp_cu_device)) \
+	X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, (gp_cu_context *, gp_cu_device)) \
+	X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, (gp_cu_device)) \
+	X(cuCtxSetCurrent, cuCtxSetCurrent, (gp_cu_context)) \
+	X(cuCtxEnablePeerAccess, cuCtxEnablePeerAccess, (gp_cu_context, unsigned)) \
+	X(cuCtxDisablePeerAccess, cuCtxDisablePeerAccess, (gp_cu_context)) \
+	X(cuMemAlloc, cuMemAlloc_v2, (gp_cu_dptr *, size_t)) \
+	X(cuMemFree, cuMemFree_v2, (gp_cu_dptr)) \
+	X(cuMemHostAlloc, cuMemHostAlloc, (void **, size_t, unsigned)) \
+	X(cuMemFreeHost, cuMemFreeHost, (void *)) \
+	X(cuMemHostGetDevicePointer, cuMemHostGetDevicePointer_v2, (gp_cu_dptr *, void *, unsigned)) \
+	X(cuMemcpyHtoDAsync, cuMemcpyHtoDAsync_v2, (gp_cu_dptr, const void *, size_t, gp_cu_stream)) \
+	X(cuMemcpyDtoHAsync, cuMemcpyDtoHAsync_v2, (void *, gp_cu_dptr, size_t, gp_cu_stream)) \
+	X(cuMemcpyPeerAsync, cuMemcpyPeerAsync, (gp_cu_dptr, gp_cu_context, gp_cu_dptr, gp_cu_context, size_t, \
+						 gp_cu_stream)) \
+	X(cuStreamCreate, cuStreamCreate, (gp_cu_stream *, unsigned)) \
+	X(cuStreamDestroy, cuStreamDestroy_v2, (gp_cu_stream)) \
+	X(cuStreamSynchronize, cuStreamSynchronize, (gp_cu_stream)) \
+	X(cuStreamWaitValue32, cuStreamWaitValue32_v2, (gp_cu_stream, gp_cu_dptr, gp_cu_u32, unsigned)) \
+	X(cuEventCreate, cuEventCreate, (gp_cu_event *, unsigned)) \
+	X(cuEventDestroy, cuEventDestroy_v2, (gp_cu_event)) \
+	X(cuEventRecord, cuEventRecord, (gp_cu_event, gp_cu_stream)) \
+	X(cuEventSynchronize, cuEventSynchronize, (gp_cu_event)) \
+	X(cuEventElapsedTime, cuEventElapsedTime_v2, (float *, gp_cu_event, gp_cu_event))
+
+/* Entry points gpup2p does without (older drivers): CUDA 11.7+. */
+#define GP_CU_FUNCS_OPTIONAL(X) \
+	X(cuMemGetHandleForAddressRange, cuMemGetHandleForAddressRange, \
+	  (void *, gp_cu_dptr, size_t, gp_cu_mem_range_handle_type, unsigned long long))
+
+/* Drivers before 12.8 export cuEventElapsedTime only under its first name: gpup2p falls back to it. */
+#define GP_CU_ELAPSED_V1 "cuEventElapsedTime"
+
+#endif
