@@ -12,13 +12,20 @@ CC ?= cc
 PKG_CONFIG ?= pkg-config
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
-WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-format-truncation
+# CPPFLAGS, CFLAGS, LDFLAGS and LDLIBS are the user's (GNU conventions): added after the project's own,
+# so that they can override. WERROR=1 (CI, tests) turns warnings into errors; a user's newer compiler
+# may warn where ours did not, and that must not break their build.
+WERROR ?=
+WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-format-truncation
+WARN += $(if $(filter-out 0 no,$(WERROR)),-Werror,)
 CFLAGS ?= -O2 -g
 # clang does not know gcc's -Wformat-truncation: let it ignore that one option
 WARN += $(if $(findstring clang,$(shell $(CC) --version 2>/dev/null)),-Wno-unknown-warning-option,)
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Ilibcore/include -Ilibcore \
-	-DGPUP2P_VERSION=\"$(VERSION)\" $(shell $(PKG_CONFIG) --cflags libpci libkmod 2>/dev/null)
-LIBS = $(shell $(PKG_CONFIG) --libs libpci libkmod 2>/dev/null || echo -lpci -lkmod) -ldl -lm -pthread
+PKGS = libpci libkmod
+ALL_CPPFLAGS = -D_GNU_SOURCE -Ilibcore/include -Ilibcore -DGPUP2P_VERSION=\"$(VERSION)\" \
+	$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null) $(CPPFLAGS)
+ALL_CFLAGS = -std=c11 $(ALL_CPPFLAGS) $(WARN) $(CFLAGS)
+LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lpci -lkmod) -ldl -lm -pthread $(LDLIBS)
 
 BUILD = build
 LIB_SRC = $(wildcard libcore/*.c libcore/doctor/*.c)
@@ -30,11 +37,20 @@ UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 LIBA = $(BUILD)/libgpup2p.a
 BIN = $(BUILD)/gpup2p
 
-.PHONY: all check check-only check-vm kmod run deps install uninstall clean fixtures
+.PHONY: all check check-only check-vm kmod run deps install uninstall clean fixtures pkgcheck
 
 all: $(BIN)
 
-$(BUILD)/%.o: %.c $(wildcard libcore/include/gpup2p/*.h) $(wildcard libcore/*.h) $(wildcard libcore/doctor/*.h) $(wildcard cli/*.h)
+# Before any compiler error about a missing kmod.h or pci.h: say which -dev package is missing.
+pkgcheck:
+	@command -v $(PKG_CONFIG) >/dev/null || { echo "gpup2p: $(PKG_CONFIG) not found: run 'make deps'" \
+		"(Debian: apt install pkg-config libpci-dev libkmod-dev)" >&2; exit 1; }
+	@m=; d=; for p in $(PKGS); do $(PKG_CONFIG) --exists $$p || { m="$$m $$p"; d="$$d $$p-dev"; }; done; \
+	[ -z "$$m" ] || { echo "gpup2p: no development files for$$m (pkg-config): run 'make deps'" \
+		"(Debian: apt install$$d)" >&2; exit 1; }
+
+$(BUILD)/%.o: %.c $(wildcard libcore/include/gpup2p/*.h) $(wildcard libcore/*.h) $(wildcard libcore/doctor/*.h) \
+		$(wildcard cli/*.h) | pkgcheck
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -46,19 +62,20 @@ $(LIBA): $(LIB_OBJ)
 
 $(BIN): $(CLI_OBJ) $(LIBA)
 	@echo "  LD      $@"
-	@$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(LIBA) $(LIBS)
+	@$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIBA) $(LIBS)
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h tests/unit/fx.h $(LIBA)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	@$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIBA) $(LIBS)
+	@$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
 
 # A test double of libcuda (tests/fakecuda): copy and bench run end to end without a GPU.
 FAKECUDA = $(BUILD)/tests/fakecuda/libcuda.so.1
 $(FAKECUDA): tests/fakecuda/fakecuda.c libcore/cuda_drv.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) -std=c11 -D_GNU_SOURCE -Ilibcore $(WARN) $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $<
+	@$(CC) -std=c11 -D_GNU_SOURCE -Ilibcore $(CPPFLAGS) $(WARN) $(CFLAGS) -fPIC -shared -fvisibility=hidden \
+		$(LDFLAGS) -o $@ $<
 
 # Fixture trees are generated from tests/fixtures/specs/*.spec.
 fixtures:

@@ -1,0 +1,59 @@
+#!/bin/bash
+# The Makefile as a user and a packager meet it: CPPFLAGS, CFLAGS and LDFLAGS reach the compiler and the
+# linker (GNU conventions), a warning is not an error unless WERROR=1 (CI), and missing -dev packages
+# are named up front ("run make deps") instead of a compiler's "kmod.h: No such file". Each case builds
+# one file in a copy of the build directory.
+set -u
+BUILD=${BUILD:-build}
+. tests/cli/lib.sh
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+[ -x "$BUILD/gpup2p" ] && [ -f "$BUILD/libgpup2p.a" ] || { nok "build $BUILD first"; exit 0; }
+cp -a "$BUILD" "$T/b"
+B=$T/b
+m() { make -s --no-print-directory BUILD="$B" "$@"; }
+# a header that makes any file warn (-Wunused-variable, from -Wall)
+printf 'static int gp_probe_unused_variable;\n' >"$T/warn.h"
+
+rm -f "$B/libcore/err.o"
+err=$(m CFLAGS="-O2 -include $T/warn.h" "$B/libcore/err.o" 2>&1 >/dev/null) && grep -q gp_probe_unused_variable <<<"$err" &&
+	ok "a warning does not stop the default build" || nok "a warning in the default build: $(head -3 <<<"$err")"
+rm -f "$B/libcore/err.o"
+err=$(m CPPFLAGS="-include $T/warn.h" "$B/libcore/err.o" 2>&1 >/dev/null)
+grep -q gp_probe_unused_variable <<<"$err" && ok "CPPFLAGS reach the compiler" || nok "CPPFLAGS ignored: $err"
+rm -f "$B/libcore/err.o"
+err=$(m WERROR=1 CPPFLAGS="-include $T/warn.h" "$B/libcore/err.o" 2>&1) &&
+	nok "WERROR=1 let a warning through" ||
+	{ grep -q 'gp_probe_unused_variable.*-Werror' <<<"$err" && ok "WERROR=1 makes warnings errors (CI)" ||
+		nok "WERROR=1 failed for another reason: $(head -3 <<<"$err")"; }
+rm -f "$B/libcore/err.o"
+err=$(m CPPFLAGS="-include $T/warn.h" CFLAGS="-O1 -Wno-unused-variable" "$B/libcore/err.o" 2>&1 >/dev/null) && [ -z "$err" ] &&
+	ok "CFLAGS come after the project's warnings (they can turn one off)" || nok "CFLAGS order: $err"
+
+rm -f "$B/gpup2p"
+m LDFLAGS="-Wl,-Map=$T/gpup2p.map" "$B/gpup2p" >/dev/null 2>&1
+[ -s "$T/gpup2p.map" ] && ok "LDFLAGS reach the link of gpup2p" || nok "LDFLAGS ignored linking gpup2p"
+rm -f "$B/tests/test_misc"
+m LDFLAGS="-Wl,-Map=$T/unit.map" "$B/tests/test_misc" >/dev/null 2>&1
+[ -s "$T/unit.map" ] && ok "LDFLAGS reach the link of the unit tests" || nok "LDFLAGS ignored linking unit tests"
+rm -f "$B/tests/fakecuda/libcuda.so.1"
+err=$(m CPPFLAGS="-include $T/warn.h" LDFLAGS="-Wl,-Map=$T/fake.map" "$B/tests/fakecuda/libcuda.so.1" 2>&1)
+[ -s "$T/fake.map" ] && grep -q gp_probe_unused_variable <<<"$err" && ok "CPPFLAGS and LDFLAGS reach the libcuda test double" ||
+	nok "flags ignored building the test double: $err"
+
+# Missing -dev packages: pkg-config finds no .pc file (an empty search path) or is not there at all.
+mkdir -p "$T/nopc" "$T/pc"
+rm -f "$B/libcore/err.o"
+err=$(PKG_CONFIG_LIBDIR=$T/nopc PKG_CONFIG_PATH= m "$B/libcore/err.o" 2>&1); rc=$?
+[ $rc -ne 0 ] && [ "$(head -1 <<<"$err")" = "gpup2p: no development files for libpci libkmod (pkg-config): run 'make deps' (Debian: apt install libpci-dev libkmod-dev)" ] &&
+	! grep -q "No such file" <<<"$err" &&
+	[ ! -e "$B/libcore/err.o" ] && ok "no libpci/libkmod .pc files: one line saying run make deps, nothing compiled" ||
+	nok "missing -dev packages: rc=$rc: $err"
+pc=$(pkg-config --variable=pcfiledir libpci 2>/dev/null)/libpci.pc
+cp "$pc" "$T/pc/" 2>/dev/null
+err=$(PKG_CONFIG_LIBDIR=$T/pc PKG_CONFIG_PATH= m "$B/libcore/err.o" 2>&1); rc=$?
+[ $rc -ne 0 ] && grep -q "no development files for libkmod (pkg-config): run 'make deps' (Debian: apt install libkmod-dev)" <<<"$err" &&
+	ok "only libkmod missing: named alone" || nok "libkmod missing: rc=$rc: $err ($pc)"
+err=$(m PKG_CONFIG=/nonexistent/pkg-config "$B/libcore/err.o" 2>&1); rc=$?
+[ $rc -ne 0 ] && grep -q "pkg-config not found: run 'make deps'" <<<"$err" && ok "no pkg-config: run make deps" ||
+	nok "no pkg-config: rc=$rc: $err"
