@@ -4,7 +4,12 @@ DESTDIR ?=
 BINDIR = $(PREFIX)/bin
 MANDIR = $(PREFIX)/share/man/man1
 BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
-ZSHCOMPDIR = $(PREFIX)/share/zsh/vendor-completions
+# zsh completions go where zsh's $fpath looks: $(PREFIX)/share/zsh/site-functions is zsh's default (and
+# Debian's for /usr/local); Debian's zsh has no /usr/share/zsh/site-functions but reads
+# /usr/share/zsh/vendor-completions. The zsh installed here decides, else Debian or not.
+ZSHCOMPDIR ?= $(firstword $(filter $(addprefix $(PREFIX)/share/zsh/,site-functions vendor-completions),\
+	$(shell zsh -fc 'print -l $$fpath' 2>/dev/null)) $(if $(and $(filter /usr,$(PREFIX)),\
+	$(wildcard /etc/debian_version)),$(PREFIX)/share/zsh/vendor-completions) $(PREFIX)/share/zsh/site-functions)
 SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system
 UDEVDIR ?= $(PREFIX)/lib/udev/rules.d
 

@@ -10,7 +10,7 @@ make -s --no-print-directory install PREFIX=/usr DESTDIR="$d" BUILD="$BUILD" >/d
 for f in usr/bin/gpup2p usr/share/man/man1/gpup2p.1 usr/share/man/man1/gpup2p-topo.1 \
 	usr/share/man/man1/gpup2p-bar.1 usr/share/man/man1/gpup2p-snapshot.1 \
 	usr/share/man/man1/gpup2p-acs.1 usr/lib/systemd/system/gpup2p-acs.service usr/lib/udev/rules.d/60-gpup2p.rules \
-	usr/share/bash-completion/completions/gpup2p usr/share/zsh/vendor-completions/_gpup2p; do
+	usr/share/bash-completion/completions/gpup2p; do
 	[ -f "$d/$f" ] && echo "ok - installed $f" || echo "not ok - missing $f"
 done
 [ -x "$d/usr/bin/gpup2p" ] && "$d/usr/bin/gpup2p" --version >/dev/null && echo "ok - installed binary runs" ||
@@ -29,6 +29,29 @@ if command -v systemd-analyze >/dev/null; then
 	systemd-analyze verify --man=no --root="$d" "$u" >/dev/null 2>&1 && echo "ok - systemd-analyze verify" ||
 		echo "not ok - systemd-analyze verify: $(systemd-analyze verify --man=no --root="$d" "$u" 2>&1 | head -3)"
 fi
+# zsh completion: where zsh's $fpath looks. Debian's zsh reads /usr/local/share/zsh/site-functions and
+# /usr/share/zsh/vendor-completions (it has no /usr/share/zsh/site-functions); zsh's own default is
+# $prefix/share/zsh/site-functions.
+zsh_fpath=$(zsh -fc 'print -l $fpath' 2>/dev/null)
+zsh_check() { # PREFIX DIR-WITHOUT-ZSH
+	local z
+	z=$(cd "$d" && find . -name _gpup2p | sed 's|^\.||')
+	if [ -n "$zsh_fpath" ]; then
+		[ -n "$z" ] && grep -qx "$(dirname "$z")" <<<"$zsh_fpath" &&
+			echo "ok - PREFIX=$1: zsh completion in zsh's fpath ($z)" ||
+			echo "not ok - PREFIX=$1: zsh completion at '$z', not in zsh's fpath: $(echo $zsh_fpath | head -c 200)"
+	else
+		[ "$z" = "$2/_gpup2p" ] && echo "ok - PREFIX=$1: zsh completion in $2 (no zsh here to ask)" ||
+			echo "not ok - PREFIX=$1: zsh completion at '$z', want $2"
+	fi
+}
+zsh_check /usr /usr/share/zsh/vendor-completions
 make -s --no-print-directory uninstall PREFIX=/usr DESTDIR="$d" BUILD="$BUILD" >/dev/null 2>&1
 n=$(find "$d" -type f | wc -l)
 [ "$n" -eq 0 ] && echo "ok - make uninstall removes every file" || echo "not ok - $n files left after uninstall"
+make -s --no-print-directory install PREFIX=/usr/local DESTDIR="$d" BUILD="$BUILD" >/dev/null 2>&1 &&
+	[ -x "$d/usr/local/bin/gpup2p" ] && echo "ok - make install PREFIX=/usr/local" || echo "not ok - make install PREFIX=/usr/local"
+zsh_check /usr/local /usr/local/share/zsh/site-functions
+make -s --no-print-directory uninstall PREFIX=/usr/local DESTDIR="$d" BUILD="$BUILD" >/dev/null 2>&1
+n=$(find "$d" -type f | wc -l)
+[ "$n" -eq 0 ] && echo "ok - make uninstall PREFIX=/usr/local removes every file" || echo "not ok - $n files left after uninstall"
