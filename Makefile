@@ -42,7 +42,7 @@ UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 LIBA = $(BUILD)/libgpup2p.a
 BIN = $(BUILD)/gpup2p
 
-.PHONY: all check check-only check-vm kmod run deps install uninstall clean fixtures pkgcheck
+.PHONY: all check check-only check-vm kmod run deps install uninstall clean fixtures pkgcheck version-sync
 
 all: $(BIN)
 
@@ -124,6 +124,13 @@ run:
 
 deps:
 	@bash tests/deps.sh
+
+# VERSION is the one source of the version: this copies it into the files that must state it literally
+# (man pages, the module, dkms.conf); tests/cli/test_version.sh fails while they differ.
+version-sync:
+	sed -i 's/^\(\.TH .* "gpup2p \)[^"]*"/\1$(VERSION)"/' man/*.1
+	sed -i 's/^MODULE_VERSION("[^"]*");/MODULE_VERSION("$(VERSION)");/' kmod/main.c
+	sed -i 's/^PACKAGE_VERSION="[^"]*"/PACKAGE_VERSION="$(VERSION)"/' kmod/dkms.conf
 
 install: $(BIN)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
