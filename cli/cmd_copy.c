@@ -19,7 +19,8 @@ void help_copy(FILE *f)
 		"  d2d          within GPU N\n"
 		"  peer         GPU N to GPU M, with peer access when the GPUs allow it\n"
 		"  --all-pairs  every GPU pair in both directions, peer access on where possible: catches\n"
-		"               \"P2P is reported but the data lands in the wrong place\"\n\n"
+		"               \"P2P is reported but the data lands in the wrong place\" (one GPU: no pair,\n"
+		"               copies within it)\n\n"
 		"  --gpu N      the GPU (default 0, PCI bus order)\n"
 		"  --to M       peer: the destination GPU (default the next one)\n"
 		"  --size S     bytes per copy (default 64M; K/M/G = powers of 1024)\n"
@@ -124,11 +125,11 @@ int cmd_copy(struct cli *c, int argc, char **argv)
 	if ((rc = xfer_open(c, &s)))
 		return rc;
 	if (o.gpu >= s.cuda.n || o.to >= s.cuda.n || (o.kind == GP_XFER_PEER && s.cuda.n < 2) ||
-	    (o.all && s.cuda.n < 2) || (o.kind == GP_XFER_PEER && o.to == o.gpu)) {
+	    (o.kind == GP_XFER_PEER && o.to == o.gpu)) {
 		int g = o.gpu >= s.cuda.n ? o.gpu : o.to, ng = s.cuda.n;
 
 		xfer_close(c, &s);
-		if (ng < 2 && (o.all || o.kind == GP_XFER_PEER))
+		if (ng < 2 && o.kind == GP_XFER_PEER)
 			return cli_usage("copy", "a peer copy needs two GPUs; CUDA sees %d", ng);
 		if (o.to == o.gpu)
 			return cli_usage("copy", "--to must name another GPU than --gpu (d2d copies within one)");
@@ -140,7 +141,15 @@ int cmd_copy(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "gpup2p: out of memory\n");
 		return EX_ERROR;
 	}
-	if (o.all) {
+	if (o.all && s.cuda.n < 2) {
+		/* no pair: check what there is, copies within the one GPU */
+		if (!c->quiet)
+			fprintf(stderr, "gpup2p: copy --all-pairs: CUDA sees one GPU, so there are no pairs; "
+				"checking copies within GPU0 (d2d)\n");
+		fill(&rows[0], "d2d", &o, 0);
+		rows[0].spec.kind = GP_XFER_D2D;
+		n = 1;
+	} else if (o.all) {
 		for (int a = 0; a < s.cuda.n; a++)
 			for (int b = 0; b < s.cuda.n; b++) {
 				if (a == b)

@@ -64,6 +64,14 @@ FAKECUDA_FAIL=cuMemAlloc_v2 expect 2 "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMOR
 FAKECUDA_GPUS=0 expect 69 "no GPU" bench
 GPUP2P_LIBCUDA=/nonexistent/libcuda.so.1 expect 69 "CUDA not available" copy h2d
 FAKECUDA_GPUS=1 expect 64 "a peer copy needs two GPUs; CUDA sees 1" copy peer
+# one GPU, --all-pairs: no pair to copy between; says so, checks copies within the GPU, exit 0
+out=$(FAKECUDA_GPUS=1 "$BIN" copy --all-pairs --size 64K --iters 2 --csv --no-header 2>"$T/e"); rc=$?
+[ $rc -eq 0 ] && [ "$(grep -c '' <<<"$out")" = 1 ] && grep -q '^d2d,d2d,GPU0,GPU0,.*,true,' <<<"$out" &&
+	grep -q "CUDA sees one GPU, so there are no pairs" "$T/e" &&
+	ok "copy --all-pairs on one GPU: no pairs, says so, d2d within it checked, exit 0" || nok "all-pairs, 1 GPU: rc=$rc $out $(cat "$T/e")"
+err=$(FAKECUDA_GPUS=1 FAKECUDA_CORRUPT=d2d "$BIN" copy --all-pairs --size 8K --iters 2 -q 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && grep -q "d2d GPU0->GPU0: data wrong at byte 4097" <<<"$err" && ! grep -q "no pairs" <<<"$err" &&
+	ok "copy --all-pairs on one GPU, corrupted: exit 2 (-q: no note)" || nok "all-pairs, 1 GPU, corrupt: rc=$rc $err"
 expect 64 "no GPU7: CUDA sees 2 GPU" copy h2d --gpu 7
 expect 64 "no GPU3: CUDA sees 2 GPU" bench --gpu 3
 
