@@ -2,6 +2,8 @@
 # make install PREFIX DESTDIR puts the binary, man pages and completions where they belong,
 # and make uninstall removes them.
 set -u
+# make check WERROR=1 (CI) passes its variables down in MAKEFLAGS: these builds choose their own
+unset MAKEFLAGS MFLAGS MAKELEVEL
 BUILD=${BUILD:-build}
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
