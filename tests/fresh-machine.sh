@@ -4,7 +4,7 @@
 # for the next run) and copied to DIR/run for each run; the current commit is cloned into a 0700
 # directory in it, and in the chroot, in a private mount namespace: no CUDA anywhere, a plain `make`
 # (says "run make deps"), then `make check WERROR=1`, which installs what is missing from Debian and
-# runs every test.
+# runs every test, then `make run`. The script's exit status is make check's.
 #   tests/fresh-machine.sh [DIR]     (default /var/tmp/gpup2p-bookworm)
 set -eu
 DIR=${1:-/var/tmp/gpup2p-bookworm}
@@ -46,6 +46,8 @@ apt-get update -qq && apt-get install -y -qq --no-install-recommends make gcc pk
 make; echo "exit $?"
 echo "== make check WERROR=1"
 make check WERROR=1; rc=$?
+echo "== make run (topo and bar of this machine, no GPU here)"
+make run; echo "exit $?"
 echo "== cuda.h or libcuda after make deps, outside the clone: [$(have)] (none expected)"
 exit $rc
 EOS

@@ -3,8 +3,6 @@
 # it literally (man pages' .TH lines, the module's MODULE_VERSION, dkms.conf) are copies written by
 # `make version-sync`, and this test fails while any of them differs.
 set -u
-# make check WERROR=1 (CI) passes its variables down in MAKEFLAGS: these builds choose their own
-unset MAKEFLAGS MFLAGS MAKELEVEL
 BUILD=${BUILD:-build}
 . tests/cli/lib.sh
 T=$(mktemp -d)
