@@ -4,8 +4,8 @@
 # are named up front ("run make deps") instead of a compiler's "kmod.h: No such file". Each case builds
 # one file in a copy of the build directory.
 set -u
-# make check WERROR=1 (CI) passes its variables down in MAKEFLAGS: these builds choose their own
-unset MAKEFLAGS MFLAGS MAKELEVEL
+# make check WERROR=1 (CI) hands its variables down (MAKEFLAGS, environment): builds here pick their own
+unset MAKEFLAGS MFLAGS MAKELEVEL WERROR CPPFLAGS CFLAGS LDFLAGS LDLIBS
 BUILD=${BUILD:-build}
 . tests/cli/lib.sh
 T=$(mktemp -d)

@@ -2,8 +2,8 @@
 # make install PREFIX DESTDIR puts the binary, man pages and completions where they belong,
 # and make uninstall removes them.
 set -u
-# make check WERROR=1 (CI) passes its variables down in MAKEFLAGS: these builds choose their own
-unset MAKEFLAGS MFLAGS MAKELEVEL
+# make check WERROR=1 (CI) hands its variables down (MAKEFLAGS, environment): builds here pick their own
+unset MAKEFLAGS MFLAGS MAKELEVEL WERROR CPPFLAGS CFLAGS LDFLAGS LDLIBS
 BUILD=${BUILD:-build}
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
