@@ -7,19 +7,22 @@
 void help_snapshot(FILE *f)
 {
 	fprintf(f,
-		"usage: gpup2p snapshot [--force] [--dir] FILE.tar.gz\n\n"
-		"Capture what topo and bar read (the PCI functions' sysfs files and config spaces, IOMMU\n"
-		"groups, NUMA nodes, RDMA devices, /proc/cmdline, /proc/driver/nvidia/version,\n"
-		"/proc/modules) and the NVML facts used (recorded in gpup2p/gpu-facts) into a gzip'ed tar\n"
-		"archive. Unpack it and pass the folder to --root: topo and bar print what they printed\n"
-		"on this machine. Run as root to include the extended config spaces (ACS, Resizable BAR).\n"
-		"Attach the archive to bug reports; it holds no memory contents or host names.\n\n"
+		"usage: gpup2p snapshot [--force] [--dir] [--no-hostname] FILE.tar.gz\n\n"
+		"Capture what topo, bar, acs and doctor read (the PCI functions' sysfs files, config spaces\n"
+		"and AER counters, IOMMU groups, NUMA nodes, RDMA devices and ports, /proc/cmdline,\n"
+		"/proc/modules, the NVIDIA driver's version, parameters and per-GPU information, the\n"
+		"nvidia_p2p_* symbols, a few sysctls, which device nodes exist, the host name) and the NVML\n"
+		"facts used (recorded in gpup2p/gpu-facts) into a gzip'ed tar archive. Unpack it and pass\n"
+		"the folder to --root: topo, bar and doctor report what they reported on this machine. Run\n"
+		"as root to include the extended config spaces (ACS, Resizable BAR). Attach the archive to\n"
+		"bug reports; it holds no memory contents, and no host name with --no-hostname.\n\n"
 		"A root that topo cannot read is refused with topo's error. The snapshot is written beside FILE\n"
 		"and renamed into place.\n\n"
 		"  --dir    write a directory FILE instead of an archive\n"
 		"  --force  replace FILE if it exists and is a snapshot: an archive (gzip) without --dir, a\n"
 		"           directory holding gpup2p/snapshot-info with --dir; never /, the current directory,\n"
 		"           $HOME or a folder holding one of them\n"
+		"  --no-hostname  leave /proc/sys/kernel/hostname out\n"
 		"  --root DIR: capture from DIR instead of the live system\n\n"
 		"Exit: 0 ok, 2 could not write, 3 the root's data is malformed, 64 usage or FILE may not be\n"
 		"replaced, 69 tar or PCI unavailable, 77 permission denied.\n");
@@ -31,7 +34,8 @@ int cmd_snapshot(struct cli *c, int argc, char **argv)
 	struct gp_snapshot_stats st;
 	const char *file = NULL;
 	char name[256];
-	int force = 0, as_dir = 0, done;
+	unsigned flags = 0;
+	int done;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -42,9 +46,11 @@ int cmd_snapshot(struct cli *c, int argc, char **argv)
 			continue;
 		}
 		if (!strcmp(a, "--force")) {
-			force = 1;
+			flags |= GP_SNAP_FORCE;
 		} else if (!strcmp(a, "--dir")) {
-			as_dir = 1;
+			flags |= GP_SNAP_DIR;
+		} else if (!strcmp(a, "--no-hostname")) {
+			flags |= GP_SNAP_NO_HOST;
 		} else if (a[0] == '-' && a[1]) {
 			return cli_usage("snapshot", "unknown option '%s'", a);
 		} else if (file) {
@@ -55,13 +61,13 @@ int cmd_snapshot(struct cli *c, int argc, char **argv)
 	}
 	if (!file)
 		return cli_usage("snapshot", "give the archive to write, e.g. gpup2p snapshot myhost.tar.gz");
-	if (gp_root_init(&c->root, c->root_dir, &e) || gp_snapshot_write(&c->root, file, as_dir, force, &st, &e))
+	if (gp_root_init(&c->root, c->root_dir, &e) || gp_snapshot_write(&c->root, file, flags, &st, &e))
 		return cli_fail(&e);
 	if (!c->quiet) {
 		fprintf(stderr, "gpup2p: wrote %s: %d PCI functions, %d files, NVML facts %s\n", file, st.devices,
 			st.files, st.gpu_facts ? "recorded" : "unavailable (recorded as such)");
 		gp_snapshot_top_name(file, name, sizeof(name));
-		if (!as_dir)
+		if (!(flags & GP_SNAP_DIR))
 			fprintf(stderr, "gpup2p: replay with: tar xzf %s && gpup2p --root %s topo\n", file, name);
 	}
 	return 0;

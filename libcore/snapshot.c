@@ -1,4 +1,6 @@
-/* gpup2p — capture a root's PCI/GPU state into a replayable directory (where it goes: snapshot_write.c). */
+/* gpup2p — capture a root's PCI/GPU state into a replayable directory: the PCI functions, IOMMU,
+ * NUMA and network links here; the files outside the PCI tree in snapshot_sys.c; where the
+ * snapshot goes in snapshot_write.c; its marker in snapshot_info.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -12,28 +14,24 @@
 
 #include "gpup2p/gpu.h"
 #include "gpup2p/pci.h"
-#include "gpup2p/snapshot.h"
+#include "snapshot_internal.h"
 
 /* How much of a file is copied: sysfs and /proc files are small, and no reader reads more than a
  * few KiB of one (config space: 4096 bytes), so a longer file replays the same from its start. */
 #define SNAP_FILE_MAX (1u << 20)
 
-/* The per-function files topo/bar read (and libpci's sysfs method reads). */
+/* The per-function files topo/bar read (and libpci's sysfs method reads), then the AER counters
+ * doctor reads (pcie.aer). */
 static const char *const dev_files[] = {
 	"vendor", "device", "class", "subsystem_vendor", "subsystem_device", "revision", "irq", "enable",
 	"resource", "numa_node", "local_cpulist", "local_cpus", "current_link_speed", "current_link_width",
 	"max_link_speed", "max_link_width", "config", "label", "ari_enabled", "msi_bus", "d3cold_allowed",
-};
-
-struct snap {
-	const struct gp_root *r;
-	const char *dir;
-	struct gp_snapshot_stats *st;
-	struct gp_err *e;
+	"aer_dev_correctable", "aer_dev_fatal", "aer_dev_nonfatal", "aer_rootport_total_err_cor",
+	"aer_rootport_total_err_fatal", "aer_rootport_total_err_nonfatal",
 };
 
 /* Host path of a live path inside the snapshot directory. */
-static int out_path(const struct snap *s, const char *live, char *buf, size_t n)
+static int out_path(const struct gp_snap *s, const char *live, char *buf, size_t n)
 {
 	int len = snprintf(buf, n, "%s%s", s->dir, live);
 
@@ -41,7 +39,7 @@ static int out_path(const struct snap *s, const char *live, char *buf, size_t n)
 }
 
 /* The host path of a live path in the snapshot, with its parent folder created. */
-static int out_path_parent(struct snap *s, const char *live, char *path, size_t n)
+static int out_path_parent(struct gp_snap *s, const char *live, char *path, size_t n)
 {
 	char dir[GP_PATH_MAX];
 	int rc;
@@ -53,7 +51,7 @@ static int out_path_parent(struct snap *s, const char *live, char *path, size_t 
 	return rc ? gp_err_set(s->e, GP_E_FAIL, -rc, "%s: %s", path, strerror(-rc)) : 0;
 }
 
-static int write_file(struct snap *s, const char *live, const void *data, size_t len)
+int gp_snap_write_file(struct gp_snap *s, const char *live, const void *data, size_t len)
 {
 	char path[GP_PATH_MAX];
 	int fd, rc;
@@ -72,7 +70,7 @@ static int write_file(struct snap *s, const char *live, const void *data, size_t
 	return 0;
 }
 
-static int make_dir(struct snap *s, const char *live)
+int gp_snap_make_dir(struct gp_snap *s, const char *live)
 {
 	char path[GP_PATH_MAX];
 	int rc;
@@ -83,21 +81,24 @@ static int make_dir(struct snap *s, const char *live)
 	return rc ? gp_err_set(s->e, GP_E_FAIL, -rc, "%s: %s", path, strerror(-rc)) : 0;
 }
 
-/* Copy one file as the commands read it. One they would find unreadable (absent, no permission, a
- * symlink out of the root, a device or pipe, a sysfs read error) is left out, so that the replay
- * finds it unreadable too; a directory where a file belongs stays a directory. */
-static int copy_file(struct snap *s, const char *live)
+/* One the commands would find unreadable (absent, no permission, a symlink out of the root, a
+ * device or pipe, a sysfs read error) is left out, so that the replay finds it unreadable too. */
+int gp_snap_copy_file(struct gp_snap *s, const char *live, size_t max, int *left_out)
 {
 	char *buf = NULL;
-	ssize_t n = gp_root_read_alloc(s->r, live, &buf, SNAP_FILE_MAX);
+	ssize_t n = gp_root_read_alloc(s->r, live, &buf, max ? max : SNAP_FILE_MAX);
 	int rc;
 
+	if (left_out)
+		*left_out = 0;
 	if (n < 0) {
 		switch ((int)-n) {
 		case EISDIR:
-			return make_dir(s, live);
+			return gp_snap_make_dir(s, live);
 		case ENOENT: case ENOTDIR: case EACCES: case EPERM: case EIO: case EINVAL: case ENODEV: case ENXIO:
 		case EXDEV: case ELOOP: case EAGAIN: case EMEDIUMTYPE:
+			if (left_out)
+				*left_out = (int)-n;
 			return 0;
 		case ENOMEM:
 			return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
@@ -106,13 +107,12 @@ static int copy_file(struct snap *s, const char *live)
 					  gp_root_strerror((int)-n));
 		}
 	}
-	rc = write_file(s, live, buf, (size_t)n);
+	rc = gp_snap_write_file(s, live, buf, (size_t)n);
 	free(buf);
 	return rc;
 }
 
-/* A symlink at live path `from` pointing at live path `to`, written relative as sysfs does. */
-static int make_link(struct snap *s, const char *from, const char *to)
+int gp_snap_make_link(struct gp_snap *s, const char *from, const char *to)
 {
 	char path[GP_PATH_MAX], rel[GP_PATH_MAX];
 	const char *f = from, *t = to;
@@ -139,20 +139,20 @@ static int make_link(struct snap *s, const char *from, const char *to)
 	return 0;
 }
 
-static int list_dirs(struct snap *s, const char *live, const char *under)
+static int list_dirs(struct gp_snap *s, const char *live, const char *under)
 {
 	char **names = NULL, p[GP_PATH_MAX];
 	int n = gp_root_list(s->r, live, &names), rc = 0;
 
 	for (int i = 0; i < n && !rc; i++) {
 		snprintf(p, sizeof(p), "%s/%s", under, names[i]);
-		rc = make_dir(s, p);
+		rc = gp_snap_make_dir(s, p);
 	}
 	gp_root_free_list(names);
 	return rc;
 }
 
-static int capture_device(struct snap *s, const char *bdf)
+static int capture_device(struct gp_snap *s, const char *bdf)
 {
 	char link[GP_PATH_MAX], real[GP_PATH_MAX], p[GP_PATH_MAX], q[GP_PATH_MAX], name[256];
 	int rc;
@@ -161,24 +161,24 @@ static int capture_device(struct snap *s, const char *bdf)
 	rc = gp_root_realpath(s->r, link, real, sizeof(real));
 	if (rc) /* the scan resolved it a moment ago */
 		return gp_err_set(s->e, GP_E_DATA, -rc, "%s%s: cannot resolve: %s", s->r->dir, link, gp_root_strerror(-rc));
-	if ((rc = make_dir(s, real)) || (rc = make_link(s, link, real)))
+	if ((rc = gp_snap_make_dir(s, real)) || (rc = gp_snap_make_link(s, link, real)))
 		return rc;
 	for (size_t i = 0; i < sizeof(dev_files) / sizeof(dev_files[0]); i++) {
 		snprintf(p, sizeof(p), "%s/%s", real, dev_files[i]);
-		if ((rc = copy_file(s, p)))
+		if ((rc = gp_snap_copy_file(s, p, 0, NULL)))
 			return rc;
 	}
 	/* the links libpci reads, to where they lead in the root (so the replay names the same) */
 	snprintf(p, sizeof(p), "%s/driver", real);
 	if (gp_root_link_target(s->r, p, q, sizeof(q), name, sizeof(name)) == 0 &&
-	    ((rc = make_dir(s, q)) || (rc = make_link(s, p, q))))
+	    ((rc = gp_snap_make_dir(s, q)) || (rc = gp_snap_make_link(s, p, q))))
 		return rc;
 	snprintf(p, sizeof(p), "%s/iommu_group", real);
 	if (gp_root_link_target(s->r, p, q, sizeof(q), name, sizeof(name)) == 0) {
-		if ((rc = make_dir(s, q)) || (rc = make_link(s, p, q)))
+		if ((rc = gp_snap_make_dir(s, q)) || (rc = gp_snap_make_link(s, p, q)))
 			return rc;
 		snprintf(link, sizeof(link), "%s/devices/%s", q, bdf);
-		if ((rc = make_link(s, link, real)))
+		if ((rc = gp_snap_make_link(s, link, real)))
 			return rc;
 	}
 	snprintf(p, sizeof(p), "%s/net", real);
@@ -191,7 +191,7 @@ static int capture_device(struct snap *s, const char *bdf)
 	return 0;
 }
 
-static int capture_misc(struct snap *s)
+static int capture_misc(struct gp_snap *s)
 {
 	char **names = NULL, p[GP_PATH_MAX], real[GP_PATH_MAX];
 	int n, rc = 0;
@@ -201,59 +201,65 @@ static int capture_misc(struct snap *s)
 	n = gp_root_list(s->r, "/sys/kernel/iommu_groups", &names);
 	for (int i = 0; i < n && !rc; i++) { /* every group counts, with or without a readable type */
 		snprintf(p, sizeof(p), "/sys/kernel/iommu_groups/%s", names[i]);
-		if (!(rc = make_dir(s, p))) {
+		if (!(rc = gp_snap_make_dir(s, p))) {
 			snprintf(p, sizeof(p), "/sys/kernel/iommu_groups/%s/type", names[i]);
-			rc = copy_file(s, p);
+			rc = gp_snap_copy_file(s, p, 0, NULL);
 		}
 	}
 	gp_root_free_list(names);
-	n = gp_root_list(s->r, "/sys/class/infiniband", &names);
-	for (int i = 0; i < n && !rc; i++) {
-		snprintf(p, sizeof(p), "/sys/class/infiniband/%s/device", names[i]);
-		if (gp_root_realpath(s->r, p, real, sizeof(real)) == 0)
-			rc = make_link(s, p, real);
-		snprintf(p, sizeof(p), "/sys/class/infiniband/%s/parent", names[i]); /* soft-RoCE: its netdev */
-		if (!rc)
-			rc = copy_file(s, p);
-	}
-	gp_root_free_list(names);
+	gp_snapshot_info_captured(&s->info, "iommu");
 	/* interfaces whose device is below a PCI function (virtio-net: .../0000:01:00.0/virtio0) */
 	n = gp_root_list(s->r, "/sys/class/net", &names);
 	for (int i = 0; i < n && !rc; i++) {
 		snprintf(p, sizeof(p), "/sys/class/net/%s/device", names[i]);
 		if (gp_root_realpath(s->r, p, real, sizeof(real)) == 0 && strncmp(real, "/sys/devices/pci", 16) == 0 &&
-		    !(rc = make_dir(s, real)))
-			rc = make_link(s, p, real);
+		    !(rc = gp_snap_make_dir(s, real)))
+			rc = gp_snap_make_link(s, p, real);
 	}
 	gp_root_free_list(names);
+	gp_snapshot_info_captured(&s->info, "net");
+	/* NUMA nodes: doctor tells a folder without nodes from no folder at all */
+	if (!gp_root_exists(s->r, "/sys/devices/system/node"))
+		gp_snap_unread(s, "/sys/devices/system/node", ENOENT);
+	else if (!rc)
+		rc = gp_snap_make_dir(s, "/sys/devices/system/node");
 	n = gp_root_list(s->r, "/sys/devices/system/node", &names);
 	for (int i = 0; i < n && !rc; i++) {
 		if (strncmp(names[i], "node", 4) != 0)
 			continue;
 		snprintf(p, sizeof(p), "/sys/devices/system/node/%s", names[i]);
-		if (!(rc = make_dir(s, p))) {
+		if (!(rc = gp_snap_make_dir(s, p))) {
 			snprintf(p, sizeof(p), "/sys/devices/system/node/%s/cpulist", names[i]);
-			rc = copy_file(s, p);
+			rc = gp_snap_copy_file(s, p, 0, NULL);
 		}
 	}
 	gp_root_free_list(names);
-	if (rc)
+	gp_snapshot_info_captured(&s->info, "numa");
+	if (rc || (rc = gp_snap_capture_rdma(s)) || (rc = gp_snap_make_dir(s, "/proc")) || (rc = gp_snap_capture_sys(s)))
 		return rc;
-	if ((rc = make_dir(s, "/proc")) || (rc = copy_file(s, "/proc/cmdline")) ||
-	    (rc = copy_file(s, "/proc/driver/nvidia/version")) || (rc = copy_file(s, "/proc/modules")))
-		return rc;
-	return make_dir(s, "/sys/bus/pci/devices");
+	return gp_snap_make_dir(s, "/sys/bus/pci/devices");
+}
+
+void gp_snap_unread(struct gp_snap *s, const char *path, int err)
+{
+	/* under a root, what is missing was not captured there, unless its own marker says the live
+	 * system behind it could not give it */
+	if (!s->r->live)
+		err = gp_snapshot_unreadable(&s->src, path);
+	if (err)
+		gp_snapshot_info_unread(&s->info, path, err);
 }
 
 /* The facts as loaded, then the marker (written last: a directory holding it is a whole snapshot). */
-static int capture_facts(struct snap *s, const struct gp_gpu_facts *f)
+static int capture_facts(struct gp_snap *s, const struct gp_gpu_facts *f)
 {
-	char *buf = NULL, info[512];
+	char *buf = NULL;
 	size_t len = 0;
 	struct utsname u;
 	time_t now = time(NULL);
 	struct tm tm;
 	FILE *m;
+	long n;
 	int rc;
 
 	m = open_memstream(&buf, &len);
@@ -264,36 +270,50 @@ static int capture_facts(struct snap *s, const struct gp_gpu_facts *f)
 		free(buf);
 		return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
 	}
-	rc = write_file(s, GP_GPU_FACTS_PATH, buf, len);
+	rc = gp_snap_write_file(s, GP_GPU_FACTS_PATH, buf, len);
 	free(buf);
 	s->st->gpu_facts = f->available;
 	if (rc)
 		return rc;
+	gp_snapshot_info_captured(&s->info, "nvml");
 	gmtime_r(&now, &tm);
 	if (uname(&u))
 		memset(&u, 0, sizeof(u));
-	len = (size_t)snprintf(info, sizeof(info),
-			       GP_SNAPSHOT_MAGIC "1\nwriter gpup2p %s\ncreated %04d-%02d-%02dT%02d:%02d:%02dZ\nsource %s\nkernel %s\n",
+	s->info.format = GP_SNAPSHOT_FORMAT;
+	snprintf(s->info.writer, sizeof(s->info.writer), "gpup2p %s",
 #ifdef GPUP2P_VERSION
-			       GPUP2P_VERSION,
+		 GPUP2P_VERSION
 #else
-			       "unknown",
+		 "unknown"
 #endif
-			       tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-			       s->r->live ? "live" : "root", s->r->live ? u.release : "unknown");
-	return write_file(s, GP_SNAPSHOT_MARKER, info, len);
+	);
+	snprintf(s->info.created, sizeof(s->info.created), "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	snprintf(s->info.source, sizeof(s->info.source), "%s", s->r->live ? "live" : "root");
+	snprintf(s->info.kernel, sizeof(s->info.kernel), "%s", s->r->live && u.release[0] ? u.release : "unknown");
+	if ((n = gp_snapshot_info_format(&s->info, &buf)) < 0)
+		return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
+	rc = gp_snap_write_file(s, GP_SNAPSHOT_MARKER, buf, (size_t)n);
+	free(buf);
+	return rc;
 }
 
-int gp_snapshot_capture(const struct gp_root *r, const char *dir, struct gp_snapshot_stats *st, struct gp_err *e)
+int gp_snapshot_capture(const struct gp_root *r, const char *dir, unsigned flags, struct gp_snapshot_stats *st,
+			struct gp_err *e)
 {
-	struct snap s = { r, dir, st, e };
+	struct gp_snap *s = calloc(1, sizeof(*s));
 	struct gp_gpu_facts *f = calloc(1, sizeof(*f));
 	struct gp_pci p;
 	int rc;
 
 	memset(st, 0, sizeof(*st));
-	if (!f)
-		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
+	memset(&p, 0, sizeof(p));
+	if (!f || !s) {
+		rc = gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
+		goto out;
+	}
+	*s = (struct gp_snap){ .r = r, .dir = dir, .flags = flags, .st = st, .e = e };
+	(void)gp_snapshot_info_read(r, &s->src); /* a snapshot of a snapshot keeps what its marker says */
 	/* what topo loads, and how it fails: a snapshot of a root topo refuses would replay as
 	 * something else (an empty bus, or facts its own reader refuses) */
 	if ((rc = gp_pci_scan(&p, r, e)) || (rc = gp_gpu_facts_load(r, f, e)))
@@ -303,15 +323,17 @@ int gp_snapshot_capture(const struct gp_root *r, const char *dir, struct gp_snap
 		goto out;
 	}
 	for (int i = 0; i < p.n && !rc; i++)
-		rc = capture_device(&s, p.devs[i].bdf);
+		rc = capture_device(s, p.devs[i].bdf);
+	gp_snapshot_info_captured(&s->info, "pci aer");
 	if (!rc)
-		rc = capture_misc(&s);
+		rc = capture_misc(s);
 	if (!rc)
-		rc = capture_facts(&s, f);
+		rc = capture_facts(s, f);
 	if (rc)
 		gp_snapshot_remove_tree(dir);
 out:
 	gp_pci_free(&p);
 	free(f);
+	free(s);
 	return rc;
 }

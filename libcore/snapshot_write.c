@@ -200,9 +200,10 @@ static int split_path(const char *path, char *parent, char *base, size_t n)
 	return 0;
 }
 
-int gp_snapshot_write(const struct gp_root *r, const char *path, int as_dir, int force,
-		      struct gp_snapshot_stats *st, struct gp_err *e)
+int gp_snapshot_write(const struct gp_root *r, const char *path, unsigned flags, struct gp_snapshot_stats *st,
+		      struct gp_err *e)
 {
+	int as_dir = !!(flags & GP_SNAP_DIR), force = !!(flags & GP_SNAP_FORCE);
 	char parent[GP_PATH_MAX], base[GP_PATH_MAX], tmp[GP_PATH_MAX], inner[GP_PATH_MAX], other[GP_PATH_MAX];
 	char name[256];
 	int exists, rc, keep = 0;
@@ -221,14 +222,14 @@ int gp_snapshot_write(const struct gp_root *r, const char *path, int as_dir, int
 	if (as_dir) {
 		snprintf(inner, sizeof(inner), "%s/new", tmp);
 		snprintf(other, sizeof(other), "%s/old", tmp);
-		rc = gp_snapshot_capture(r, inner, st, e);
+		rc = gp_snapshot_capture(r, inner, flags, st, e);
 		if (!rc)
 			rc = dir_into_place(inner, path, exists, other, &keep, e);
 	} else {
 		gp_snapshot_top_name(path, name, sizeof(name));
 		snprintf(inner, sizeof(inner), "%s/%s", tmp, name);
 		snprintf(other, sizeof(other), "%s/%s.tar.gz.part", tmp, name);
-		rc = gp_snapshot_capture(r, inner, st, e);
+		rc = gp_snapshot_capture(r, inner, flags, st, e);
 		if (!rc && gp_snapshot_pack(inner, other, e))
 			rc = e->cls == GP_E_FAIL ? gp_err_set(e, GP_E_FAIL, e->errnum, "tar failed writing %s", path) : -EIO;
 		if (!rc && rename(other, path))

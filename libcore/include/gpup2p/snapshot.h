@@ -1,8 +1,11 @@
-/* gpup2p — snapshots: the sysfs/proc files gpup2p reads, copied from a root
- * (usually the live system) into a directory laid out as that root, plus the
- * NVML facts in gpup2p/gpu-facts, so that `--root DIR` replays them exactly.
- * A snapshot either captures what the commands would read, or fails with the
- * error they give on that root; whatever it writes, --root reads back. */
+/* gpup2p — snapshots: the sysfs/proc files gpup2p reads (topo, bar, acs and
+ * doctor), copied from a root (usually the live system) into a directory laid
+ * out as that root, plus the NVML facts in gpup2p/gpu-facts, so that
+ * `--root DIR` replays them exactly. A snapshot either captures what the
+ * commands would read, or fails with the error they give on that root;
+ * whatever it writes, --root reads back. gpup2p/snapshot-info says which
+ * version wrote it, what it captured, and which files the live system could
+ * not give. */
 #ifndef GPUP2P_SNAPSHOT_H
 #define GPUP2P_SNAPSHOT_H
 
@@ -15,6 +18,32 @@
  * starts with GP_SNAPSHOT_MAGIC. */
 #define GP_SNAPSHOT_MARKER "/gpup2p/snapshot-info"
 #define GP_SNAPSHOT_MAGIC "gpup2p-snapshot "
+/* The format this version writes: 1 = PCI, IOMMU, NUMA, net/RDMA links, cmdline, modules, NVIDIA
+ * version, NVML facts (gpup2p 0.1.0); 2 adds what doctor reads and the "captured" and
+ * "unreadable" lines. */
+#define GP_SNAPSHOT_FORMAT 2
+
+/* gp_snapshot_write flags */
+#define GP_SNAP_DIR     0x1u   /* write a directory, not a gzip'ed tar archive */
+#define GP_SNAP_FORCE   0x2u   /* replace an existing snapshot of the same kind */
+#define GP_SNAP_NO_HOST 0x4u   /* leave the host name (/proc/sys/kernel/hostname) out */
+
+#define GP_SNAPSHOT_UNREAD_MAX 32
+
+/* What gpup2p/snapshot-info says. */
+struct gp_snapshot_info {
+	int format;              /* 1, 2, ...; 0 when unknown */
+	char writer[64];         /* "gpup2p 0.1.0" */
+	char created[32];        /* "2026-11-23T10:00:00Z" */
+	char source[16];         /* "live" or "root" */
+	char kernel[128];        /* uname -r of a live source, "unknown" */
+	char captured[512];      /* the groups looked for, space-separated (format 1: the fixed set it had) */
+	int nunread;
+	struct {                 /* files the source could not give (live: as the commands saw them) */
+		int err;         /* positive errno */
+		char path[112];
+	} unread[GP_SNAPSHOT_UNREAD_MAX];
+};
 
 struct gp_snapshot_stats {
 	int devices;       /* PCI functions captured */
@@ -24,15 +53,32 @@ struct gp_snapshot_stats {
 
 /* Copy the state under r into dir, which must not exist (it is created). The root is first
  * loaded as topo loads it: a root topo refuses is refused with topo's error. Files the commands
- * treat as unreadable are left out. On error the partial directory is removed. */
-int gp_snapshot_capture(const struct gp_root *r, const char *dir, struct gp_snapshot_stats *st, struct gp_err *e);
+ * treat as unreadable are left out (from a live source, the marker lists doctor's). flags:
+ * GP_SNAP_NO_HOST. On error the partial directory is removed. */
+int gp_snapshot_capture(const struct gp_root *r, const char *dir, unsigned flags, struct gp_snapshot_stats *st,
+			struct gp_err *e);
 
-/* Capture r into `path`: a directory (as_dir) or a gzip'ed tar archive. The snapshot is written
- * beside path (a hidden temporary sibling) and renamed into place. An existing path is replaced
- * only with force and only when it is a snapshot of the same kind (a directory holding the
- * marker, or a regular file); ".", "/", $HOME and folders holding them never are: GP_E_USAGE. */
-int gp_snapshot_write(const struct gp_root *r, const char *path, int as_dir, int force,
-		      struct gp_snapshot_stats *st, struct gp_err *e);
+/* Capture r into `path`: a directory (GP_SNAP_DIR) or a gzip'ed tar archive. The snapshot is
+ * written beside path (a hidden temporary sibling) and renamed into place. An existing path is
+ * replaced only with GP_SNAP_FORCE and only when it is a snapshot of the same kind (a directory
+ * holding the marker, or a regular file); ".", "/", $HOME and folders holding them never are:
+ * GP_E_USAGE. */
+int gp_snapshot_write(const struct gp_root *r, const char *path, unsigned flags, struct gp_snapshot_stats *st,
+		      struct gp_err *e);
+
+/* Read the marker of the snapshot at root r: 0, -ENOENT when r is live or holds no marker (a
+ * fixture tree), -EINVAL when the marker is not one, or another -errno. */
+int gp_snapshot_info_read(const struct gp_root *r, struct gp_snapshot_info *inf);
+
+/* The marker's text for inf (malloc'ed into *buf, its length returned), or -ENOMEM. */
+long gp_snapshot_info_format(const struct gp_snapshot_info *inf, char **buf);
+
+/* Add a captured group name, or a file the source could not give (err: positive errno). */
+void gp_snapshot_info_captured(struct gp_snapshot_info *inf, const char *group);
+void gp_snapshot_info_unread(struct gp_snapshot_info *inf, const char *path, int err);
+
+/* The errno with which the snapshot's source could not give path, 0 when it is not listed. */
+int gp_snapshot_unreadable(const struct gp_snapshot_info *inf, const char *path);
 
 /* The archive's top-level folder for a file name: "dgx.tar.gz" -> "dgx". */
 void gp_snapshot_top_name(const char *file, char *buf, size_t n);

@@ -1,0 +1,45 @@
+/* gpup2p — what the snapshot module's files share (not installed): the capture in progress and
+ * the helpers that write into the snapshot directory. */
+#ifndef GPUP2P_SNAPSHOT_INTERNAL_H
+#define GPUP2P_SNAPSHOT_INTERNAL_H
+
+#include <stddef.h>
+
+#include "gpup2p/snapshot.h"
+
+struct gp_snap {
+	const struct gp_root *r;
+	const char *dir;                    /* the snapshot directory being written */
+	unsigned flags;                     /* GP_SNAP_* */
+	struct gp_snapshot_stats *st;
+	struct gp_err *e;
+	struct gp_snapshot_info info;       /* the marker written last */
+	struct gp_snapshot_info src;        /* the source's own marker, when it is a snapshot */
+};
+
+/* Write a file of the snapshot at live path `live` (its folders created). 0 or an error set. */
+int gp_snap_write_file(struct gp_snap *s, const char *live, const void *data, size_t len);
+
+/* Create the folder `live` (and its parents) in the snapshot. */
+int gp_snap_make_dir(struct gp_snap *s, const char *live);
+
+/* A symlink at live path `from` pointing at live path `to`, written relative as sysfs does. */
+int gp_snap_make_link(struct gp_snap *s, const char *from, const char *to);
+
+/* Copy one file as the commands read it, at most max bytes (0: the default bound). One they
+ * would find unreadable is left out and its errno put in *left_out (NULL allowed; 0 when
+ * copied); a folder where a file belongs stays a folder. 0 or an error set. */
+int gp_snap_copy_file(struct gp_snap *s, const char *live, size_t max, int *left_out);
+
+/* A file doctor reads that the source could not give (err, positive errno): listed in the marker
+ * when the source is live, or when the source snapshot listed it. */
+void gp_snap_unread(struct gp_snap *s, const char *path, int err);
+
+/* The /proc and /sys files outside the PCI tree that doctor reads, the device nodes, the
+ * nvidia_p2p_* lines of kallsyms (snapshot_sys.c). */
+int gp_snap_capture_sys(struct gp_snap *s);
+
+/* RDMA devices: their links, and each port's state, rate, link layer and GID types. */
+int gp_snap_capture_rdma(struct gp_snap *s);
+
+#endif

@@ -1,0 +1,291 @@
+/* gpup2p — snapshot: what doctor reads outside the PCI tree. The /proc and /sys files no other
+ * module owns, the NVIDIA driver's per-GPU information, the nvidia_p2p_* lines of kallsyms, which
+ * device nodes exist, the RDMA devices and their ports. A device node is never opened: its
+ * presence is recorded as an empty file. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "snapshot_internal.h"
+
+/* Bounds: what a broken or hostile root could make endless. */
+#define MAX_ENTRIES 256                /* GPUs, device nodes, RDMA devices, ports, GID entries */
+#define SMALL_FILE (64u << 10)         /* no file of the table is larger on a real machine */
+#define KALLSYMS_MAX (256u << 20)      /* read at most this much of /proc/kallsyms */
+#define KALLSYMS_KEEP 64               /* nvidia_p2p_* lines kept */
+
+/* The single files, by group; each is one the doctor (or topo) reads. */
+static const struct sys_file {
+	const char *group;
+	const char *path;
+} sys_files[] = {
+	{ "cmdline", "/proc/cmdline" },
+	{ "modules", "/proc/modules" },
+	{ "nvidia-version", "/proc/driver/nvidia/version" },
+	{ "nvidia-params", "/proc/driver/nvidia/params" },
+	{ "sysctl", "/proc/sys/kernel/numa_balancing" },
+	{ "sysctl", "/proc/sys/kernel/modules_disabled" },
+	{ "sysmodule", "/sys/module/module/parameters/sig_enforce" },
+	{ "sysmodule", "/sys/module/gpup2p/version" },
+	{ "hostname", "/proc/sys/kernel/hostname" },
+};
+
+/* The device nodes doctor looks for under /dev (and /dev/infiniband). */
+static int wanted_node(const char *dir, const char *name)
+{
+	static const char *const fixed[] = { "nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset", "gpup2p" };
+
+	if (!strcmp(dir, "/dev/infiniband"))
+		return !strncmp(name, "uverbs", 6) || !strcmp(name, "rdma_cm");
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		if (!strcmp(name, fixed[i]))
+			return 1;
+	if (strncmp(name, "nvidia", 6) || !name[6])
+		return 0;
+	for (const char *p = name + 6; *p; p++)
+		if (!isdigit((unsigned char)*p))
+			return 0;
+	return 1;
+}
+
+static int capture_files(struct gp_snap *s)
+{
+	const char *last = NULL;
+	int rc, err;
+
+	for (size_t i = 0; i < sizeof(sys_files) / sizeof(sys_files[0]); i++) {
+		const struct sys_file *f = &sys_files[i];
+
+		if (!strcmp(f->group, "hostname") && (s->flags & GP_SNAP_NO_HOST))
+			continue;
+		if ((rc = gp_snap_copy_file(s, f->path, SMALL_FILE, &err)))
+			return rc;
+		if (err)
+			gp_snap_unread(s, f->path, err);
+		if (!last || strcmp(last, f->group))
+			gp_snapshot_info_captured(&s->info, f->group);
+		last = f->group;
+	}
+	return 0;
+}
+
+/* /proc/driver/nvidia/gpus/BDF/information: the minor number and "GPU Excluded" of each GPU. */
+static int capture_nvidia_gpus(struct gp_snap *s)
+{
+	char **names = NULL, p[GP_PATH_MAX];
+	int n = gp_root_list(s->r, "/proc/driver/nvidia/gpus", &names), rc = 0;
+
+	for (int i = 0; i < n && i < MAX_ENTRIES && !rc; i++) {
+		snprintf(p, sizeof(p), "/proc/driver/nvidia/gpus/%s/information", names[i]);
+		rc = gp_snap_copy_file(s, p, SMALL_FILE, NULL);
+	}
+	gp_root_free_list(names);
+	gp_snapshot_info_captured(&s->info, "nvidia-gpus");
+	return rc;
+}
+
+/* Keep line l ("address type name[\t[module]]") when its name starts with nvidia_p2p_, with the
+ * address zeroed (it tells where the kernel lies in memory; nothing reads it). */
+static void keep_p2p(char *l, FILE *out, int *kept)
+{
+	char *sp = strchr(l, ' '), *name = sp ? strchr(sp + 1, ' ') : NULL;
+
+	if (!name || strncmp(name + 1, "nvidia_p2p_", 11) || *kept >= KALLSYMS_KEEP)
+		return;
+	for (char *a = l; a < sp; a++)
+		*a = '0';
+	fprintf(out, "%s\n", l);
+	(*kept)++;
+}
+
+/* /proc/kallsyms is large (MBs): stream it and keep only the nvidia_p2p_* lines. An empty result
+ * is written too: it says the symbols were looked for and not there. */
+static int capture_kallsyms(struct gp_snap *s)
+{
+	char *buf = malloc(65536 + 1), *out = NULL, *l, *nl;
+	size_t have = 0, outlen = 0, total = 0;
+	int fd, kept = 0, rc = 0;
+	FILE *m;
+	ssize_t k;
+
+	gp_snapshot_info_captured(&s->info, "kallsyms");
+	if (!buf)
+		return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
+	fd = gp_root_open(s->r, "/proc/kallsyms", O_RDONLY);
+	if (fd < 0) {
+		free(buf);
+		gp_snap_unread(s, "/proc/kallsyms", -fd);
+		return 0;
+	}
+	m = open_memstream(&out, &outlen);
+	if (!m) {
+		close(fd);
+		free(buf);
+		return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
+	}
+	while (total < KALLSYMS_MAX && (k = read(fd, buf + have, 65536 - have)) > 0) {
+		total += (size_t)k;
+		have += (size_t)k;
+		buf[have] = '\0';
+		for (l = buf; (nl = strchr(l, '\n')); l = nl + 1) {
+			*nl = '\0';
+			keep_p2p(l, m, &kept);
+		}
+		have = (size_t)(buf + have - l);
+		memmove(buf, l, have);
+		if (have == 65536) /* a line longer than the buffer: no symbol line is */
+			have = 0;
+	}
+	if (have) {
+		buf[have] = '\0';
+		keep_p2p(buf, m, &kept);
+	}
+	close(fd);
+	free(buf);
+	if (fclose(m))
+		return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
+	rc = gp_snap_write_file(s, "/proc/kallsyms", out, outlen);
+	free(out);
+	return rc;
+}
+
+/* One device node: present (an empty file), or present but not usable by the capturing user on a
+ * live system ("not usable" in the file, as doctor reads it). A recorded node under a root is
+ * copied as recorded. Nothing else is written. */
+static int capture_node(struct gp_snap *s, const char *path)
+{
+	struct stat st;
+	char *buf = NULL;
+	ssize_t n;
+	int fd = gp_root_open(s->r, path, O_PATH), rc;
+
+	if (fd < 0)
+		return 0;
+	rc = fstat(fd, &st);
+	close(fd);
+	if (rc)
+		return 0;
+	if (s->r->live) {
+		static const char unusable[] = "not usable by the user who took the snapshot\n";
+
+		if (!S_ISCHR(st.st_mode))
+			return 0;
+		if (access(path, R_OK | W_OK))
+			rc = gp_snap_write_file(s, path, unusable, sizeof(unusable) - 1);
+		else
+			rc = gp_snap_write_file(s, path, "", 0);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode))
+		return gp_snap_write_file(s, path, "", 0);
+	n = gp_root_read_alloc(s->r, path, &buf, 256);
+	rc = gp_snap_write_file(s, path, n > 0 ? buf : "", n > 0 ? (size_t)n : 0);
+	free(buf);
+	return rc;
+}
+
+static int capture_dev(struct gp_snap *s)
+{
+	static const char *const dirs[] = { "/dev", "/dev/infiniband" };
+	char **names = NULL, p[GP_PATH_MAX];
+	int rc = 0;
+
+	gp_snapshot_info_captured(&s->info, "dev");
+	if (!gp_root_exists(s->r, "/dev")) {
+		gp_snap_unread(s, "/dev", ENOENT);
+		return 0;
+	}
+	if ((rc = gp_snap_make_dir(s, "/dev")))
+		return rc;
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]) && !rc; d++) {
+		int n = gp_root_list(s->r, dirs[d], &names), kept = 0;
+
+		for (int i = 0; i < n && kept < MAX_ENTRIES && !rc; i++) {
+			if (!wanted_node(dirs[d], names[i]))
+				continue;
+			snprintf(p, sizeof(p), "%s/%s", dirs[d], names[i]);
+			rc = capture_node(s, p);
+			kept++;
+		}
+		gp_root_free_list(names);
+	}
+	/* doctor says "nvidia-modprobe creates them" instead of "missing" when it is installed */
+	if (!rc && gp_root_exists(s->r, "/usr/bin/nvidia-modprobe"))
+		rc = gp_snap_write_file(s, "/usr/bin/nvidia-modprobe", "", 0);
+	return rc;
+}
+
+int gp_snap_capture_sys(struct gp_snap *s)
+{
+	int rc;
+
+	if ((rc = capture_files(s)) || (rc = capture_nvidia_gpus(s)) || (rc = capture_kallsyms(s)))
+		return rc;
+	return capture_dev(s);
+}
+
+/* One port of an RDMA device (base: its folder in the snapshot's layout). */
+static int capture_port(struct gp_snap *s, const char *base, const char *port)
+{
+	static const char *const files[] = { "state", "phys_state", "rate", "link_layer" };
+	char **names = NULL, p[GP_PATH_MAX];
+	int n, rc = 0;
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]) && !rc; i++) {
+		snprintf(p, sizeof(p), "%s/ports/%s/%s", base, port, files[i]);
+		rc = gp_snap_copy_file(s, p, SMALL_FILE, NULL);
+	}
+	/* the GID table: unused entries read as EINVAL and are left out */
+	snprintf(p, sizeof(p), "%s/ports/%s/gid_attrs/types", base, port);
+	n = gp_root_list(s->r, p, &names);
+	for (int i = 0; i < n && i < MAX_ENTRIES && !rc; i++) {
+		snprintf(p, sizeof(p), "%s/ports/%s/gid_attrs/types/%s", base, port, names[i]);
+		rc = gp_snap_copy_file(s, p, SMALL_FILE, NULL);
+	}
+	gp_root_free_list(names);
+	return rc;
+}
+
+/* /sys/class/infiniband/DEV: a link to the device's folder (below its PCI function, or virtual
+ * for soft-RoCE) as in sysfs, its device link, its parent (soft-RoCE: the netdev), its ports. */
+static int capture_ibdev(struct gp_snap *s, const char *dev)
+{
+	char cls[GP_PATH_MAX], base[GP_PATH_MAX], p[GP_PATH_MAX], real[GP_PATH_MAX];
+	char **ports = NULL;
+	int n, rc;
+
+	snprintf(cls, sizeof(cls), "/sys/class/infiniband/%s", dev);
+	if (gp_root_realpath(s->r, cls, base, sizeof(base)))
+		return 0;
+	if ((rc = gp_snap_make_dir(s, base)) || (strcmp(base, cls) && (rc = gp_snap_make_link(s, cls, base))))
+		return rc;
+	snprintf(p, sizeof(p), "%s/device", base);
+	if (gp_root_realpath(s->r, p, real, sizeof(real)) == 0 && (rc = gp_snap_make_link(s, p, real)))
+		return rc;
+	snprintf(p, sizeof(p), "%s/parent", base);
+	if ((rc = gp_snap_copy_file(s, p, SMALL_FILE, NULL)))
+		return rc;
+	snprintf(p, sizeof(p), "%s/ports", base);
+	n = gp_root_list(s->r, p, &ports);
+	for (int i = 0; i < n && i < MAX_ENTRIES && !rc; i++)
+		rc = capture_port(s, base, ports[i]);
+	gp_root_free_list(ports);
+	return rc;
+}
+
+int gp_snap_capture_rdma(struct gp_snap *s)
+{
+	char **names = NULL;
+	int n = gp_root_list(s->r, "/sys/class/infiniband", &names), rc = 0;
+
+	for (int i = 0; i < n && i < MAX_ENTRIES && !rc; i++)
+		rc = capture_ibdev(s, names[i]);
+	gp_root_free_list(names);
+	gp_snapshot_info_captured(&s->info, "rdma rdma-ports");
+	return rc;
+}
