@@ -158,6 +158,17 @@ static void print_finding(const struct cli *c, const struct gp_finding *f, int i
 	}
 }
 
+/* One line on the snapshot the root is: who wrote it, when, of what, and whether it is older. */
+static void print_snapshot(const struct gp_snapshot_info *i)
+{
+	int kernel = i->kernel[0] && strcmp(i->kernel, "unknown");
+
+	printf("snapshot: %s, %s, %s%s%s%s; format %d%s\n", i->writer[0] ? i->writer : "writer unknown",
+	       i->created[0] ? i->created : "date unknown", !strcmp(i->source, "live") ? "of a live system" : "of a root directory",
+	       kernel ? ", kernel " : "", kernel ? i->kernel : "", i->nunread ? ", with files it could not read" : "",
+	       i->format, i->format < GP_SNAPSHOT_FORMAT ? " (older: checks of what it lacks are skipped)" : "");
+}
+
 static void print_table(struct cli *c, struct gp_doctor_ctx *d, const struct doc_opts *o, const int sum[GP_SEV_N])
 {
 	static const enum gp_sev order[] = { GP_SEV_ERROR, GP_SEV_WARNING, GP_SEV_UNKNOWN, GP_SEV_INFO, GP_SEV_OK,
@@ -176,6 +187,8 @@ static void print_table(struct cli *c, struct gp_doctor_ctx *d, const struct doc
 			printf("%slive system\n", host ? ", " : "");
 		else
 			printf("%sroot %s (offline: live-only checks are skipped)\n", host ? ", " : "", d->root->dir);
+		if (d->src.snapshot)
+			print_snapshot(&d->src.snap);
 		printf("NVML: %s%s%s; CUDA: %s\n", d->src.nvml ? "available" : "not available (",
 		       d->src.nvml ? (d->facts->driver[0] ? ", driver " : "") : d->src.nvml_why,
 		       d->src.nvml ? d->facts->driver : ")", d->src.cuda ? "loaded" : d->src.cuda_why);
@@ -220,6 +233,34 @@ static void print_table(struct cli *c, struct gp_doctor_ctx *d, const struct doc
 		       sum[0] == 1 ? "" : "s", sum[1], sum[1] == 1 ? "" : "s", sum[2], sum[3], sum[4], sum[5]);
 }
 
+/* sources.snapshot: what the root's gpup2p/snapshot-info says, or null (live, or a tree that is no
+ * snapshot). "unreadable": files the snapshot's live source could not give (their checks say unknown). */
+static void json_snapshot(struct gp_json *j, const struct gp_doctor_sources *s)
+{
+	char groups[sizeof(s->snap.captured)], *save = NULL;
+
+	if (!s->snapshot) {
+		gp_json_null(j, "snapshot");
+		return;
+	}
+	gp_json_obj(j, "snapshot");
+	gp_json_int(j, "format", s->snap.format);
+	gp_json_str(j, "writer", s->snap.writer[0] ? s->snap.writer : NULL);
+	gp_json_str(j, "created", s->snap.created[0] ? s->snap.created : NULL);
+	gp_json_str(j, "source", s->snap.source[0] ? s->snap.source : NULL);
+	gp_json_str(j, "kernel", s->snap.kernel[0] ? s->snap.kernel : NULL);
+	gp_json_arr_flat(j, "captured");
+	snprintf(groups, sizeof(groups), "%s", s->snap.captured);
+	for (char *g = strtok_r(groups, " ", &save); g; g = strtok_r(NULL, " ", &save))
+		gp_json_str(j, NULL, g);
+	gp_json_end(j, ']');
+	gp_json_obj(j, "unreadable");
+	for (int i = 0; i < s->snap.nunread; i++)
+		gp_json_str(j, s->snap.unread[i].path, strerror(s->snap.unread[i].err));
+	gp_json_end(j, '}');
+	gp_json_end(j, '}');
+}
+
 static void print_json(struct cli *c, struct gp_doctor_ctx *d, int argc, char **argv, const int sum[GP_SEV_N], int rc)
 {
 	struct gp_json j;
@@ -237,6 +278,7 @@ static void print_json(struct cli *c, struct gp_doctor_ctx *d, int argc, char **
 	gp_json_bool(&j, "available", d->src.cuda);
 	gp_json_str(&j, "why", d->src.cuda ? NULL : d->src.cuda_why);
 	gp_json_end(&j, '}');
+	json_snapshot(&j, &d->src);
 	gp_json_end(&j, '}');
 	gp_json_obj(&j, "summary");
 	for (int s = 0; s < GP_SEV_N; s++)

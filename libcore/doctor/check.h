@@ -20,6 +20,7 @@ struct gp_finding *gp_doctor_add(struct gp_doctor_ctx *c, enum gp_sev sev, const
 	__attribute__((format(printf, 4, 5)));
 
 /* A source file the check needs is missing: "unknown" on a live system (could not be read: err),
+ * and under a snapshot whose marker says its live source could not give it either; otherwise
  * "skipped" under a root (not captured there). what names the file. */
 struct gp_finding *gp_doctor_missing(struct gp_doctor_ctx *c, const char *subject, const char *what, int err);
 
@@ -64,7 +65,8 @@ long gp_doctor_read(struct gp_doctor_ctx *c, const char *path, char *buf, size_t
 int gp_doctor_kallsyms_has(struct gp_doctor_ctx *c, const char *sym);
 
 /* A device node under the root's /dev: 1 present (*usable: this process may read and write it;
- * offline, a recorded node counts as usable), 0 missing, -ENOENT when the root has no /dev. */
+ * offline, a recorded node counts as usable unless it reads "not usable..."), 0 missing, -ENOENT
+ * when the root has no /dev. */
 int gp_doctor_devnode(struct gp_doctor_ctx *c, const char *path, int *usable);
 
 /* Free what the system-file readers cached. */

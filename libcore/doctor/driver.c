@@ -281,7 +281,7 @@ static void check_nodes(struct gp_doctor_ctx *c)
 		else if (rc && !usable && uu < sizeof(unusable))
 			uu += (size_t)snprintf(unusable + uu, sizeof(unusable) - uu, "%s%s", uu ? ", " : "", path);
 	}
-	if (um && c->root->live && gp_root_exists(c->root, "/usr/bin/nvidia-modprobe")) {
+	if (um && gp_root_exists(c->root, "/usr/bin/nvidia-modprobe")) { /* a snapshot records it too */
 		f = gp_doctor_add(c, GP_SEV_INFO, "/dev", "missing %s: nvidia-modprobe creates them on first CUDA use", missing);
 	} else if (um) {
 		f = gp_doctor_add(c, GP_SEV_ERROR, "/dev", "device nodes missing: %s", missing);

@@ -51,9 +51,13 @@ struct gp_finding *gp_doctor_add(struct gp_doctor_ctx *c, enum gp_sev sev, const
 
 struct gp_finding *gp_doctor_missing(struct gp_doctor_ctx *c, const char *subject, const char *what, int err)
 {
+	/* a snapshot taken live lists what that system could not give: unknown there, so here */
+	int at_source = c->root->live ? 0 : gp_snapshot_unreadable(&c->src.snap, what);
 	struct gp_finding *f;
 
-	if (c->root->live)
+	if (at_source)
+		err = at_source;
+	if (c->root->live || at_source)
 		f = gp_doctor_add(c, GP_SEV_UNKNOWN, subject, "%s could not be read: %s", what, strerror(err < 0 ? -err : err));
 	else
 		f = gp_doctor_add(c, GP_SEV_SKIPPED, subject, "%s is not in the root %s (not captured)", what, c->root->dir);

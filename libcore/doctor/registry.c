@@ -123,6 +123,7 @@ int gp_doctor_ctx_init(struct gp_doctor_ctx *c, const struct gp_root *r, const s
 	c->src.nvml = f->available;
 	snprintf(c->src.nvml_why, sizeof(c->src.nvml_why), "%s", f->available ? "" : f->why);
 	snprintf(c->src.cuda_why, sizeof(c->src.cuda_why), "not loaded: no check of this build needs it");
+	c->src.snapshot = gp_snapshot_info_read(r, &c->src.snap) == 0;
 	gp_iommu_read(r, &c->iommu);
 	c->bar = calloc((size_t)t->n + 1, sizeof(*c->bar));
 	if (!c->bar || gp_acs_audit(t, &c->acs)) {

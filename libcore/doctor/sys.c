@@ -248,7 +248,10 @@ int gp_doctor_devnode(struct gp_doctor_ctx *c, const char *path, int *usable)
 	if (gp_root_path(c->root, path, full, sizeof(full)) || stat(full, &st))
 		return 0;
 	if (!c->root->live) {
-		*usable = 1;      /* a snapshot records that the node existed */
+		char note[64];
+
+		/* a snapshot records that the node existed, and whether its taker could open it */
+		*usable = gp_root_read_text(c->root, path, note, sizeof(note)) <= 0 || strncmp(note, "not usable", 10);
 		return 1;
 	}
 	if (!S_ISCHR(st.st_mode))

@@ -15,6 +15,7 @@
 #include "gpup2p/iommu.h"
 #include "gpup2p/pci.h"
 #include "gpup2p/root.h"
+#include "gpup2p/snapshot.h"
 #include "gpup2p/topo.h"
 
 /* Severity, in the order the summary counts them. */
@@ -81,6 +82,8 @@ struct gp_doctor_sources {
 	char nvml_why[256];
 	int cuda;                /* libcuda loaded (no check of this build needs it yet) */
 	char cuda_why[128];
+	int snapshot;            /* 1 when the root is a snapshot and snap holds its marker */
+	struct gp_snapshot_info snap;
 };
 
 /* A few /proc and /sys facts no other module owns, read once on first use (doctor/sys.c). */
