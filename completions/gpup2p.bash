@@ -72,7 +72,7 @@ _gpup2p()
 	bar) COMPREPLY=($(compgen -W "--all --match $global" -- "$cur")) ;;
 	snapshot)
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--force --dir $global" -- "$cur"))
+			COMPREPLY=($(compgen -W "--force --dir --no-hostname $global" -- "$cur"))
 		else
 			_filedir 'tar.gz'
 		fi
