@@ -145,7 +145,7 @@ if "$BIN" -q snapshot --dir "$tmp/live" 2>"$tmp/err"; then
 	bad=$(find "$tmp/live/dev" -type f ! -empty ! -exec grep -q '^not usable' {} \; -print)
 	[ -z "$bad" ] && ok "live device nodes recorded as empty files" || nok "device node files: $bad"
 else
-	echo "# live capture not possible here: $(cat "$tmp/err")"
+	skip "no live PCI bus to snapshot"
 fi
 
 # snapshots of an earlier format load: what they lack is skipped, never unknown or an error

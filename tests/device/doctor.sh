@@ -17,15 +17,25 @@ check "doctor: no error on this machine (rc $rc)" '[ "$rc" -le 1 ]'
 rm -rf /tmp/snap && "$BIN" -q snapshot --dir /tmp/snap
 echo "== gpup2p --root SNAPSHOT doctor -v"; "$BIN" --root /tmp/snap doctor -v
 "$BIN" --root /tmp/snap doctor --json >"$OUT/doctor-snap.json"
-python3 - "$OUT/doctor.json" "$OUT/doctor-snap.json" <<'PY'
+cp /tmp/snap/gpup2p/snapshot-info "$OUT/"
+python3 - "$OUT/doctor.json" "$OUT/doctor-snap.json" >"$OUT/live-vs-snapshot.txt" <<'PY'
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
-key = lambda d: {(f["id"], f["subject"]): f["severity"] for f in d["findings"]}
+key = lambda d: {(f["id"], f["subject"]): (f["severity"], f["evidence"]) for f in d["findings"]}
 ka, kb = key(a), key(b)
+bad = 0
 for k in sorted(set(ka) | set(kb)):
     if ka.get(k) != kb.get(k):
-        print("live/offline differ: %s %s: live %s, snapshot %s" % (k[0], k[1], ka.get(k), kb.get(k)))
+        live_only = k[0].startswith("limits.")   # process limits: skipped offline by design
+        bad += not live_only
+        print("live/offline differ%s: %s %s: live %s, snapshot %s" % (" (live only)" if live_only else "", k[0], k[1],
+                                                                       ka.get(k), kb.get(k)))
+print("host: live %s, snapshot %s" % (a["host"], b["host"]))
+sys.exit(1 if bad or a["host"] != b["host"] else 0)
 PY
+live_same=$?
+cat "$OUT/live-vs-snapshot.txt"
+check "doctor on its own snapshot: same severity and evidence for every static finding, same host" '[ $live_same -eq 0 ]'
 echo "== timing (s): doctor, nvidia-smi -q"
 t() { python3 -c 'import subprocess, sys, time
 s = time.perf_counter(); subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
