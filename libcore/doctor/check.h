@@ -69,6 +69,12 @@ int gp_doctor_kallsyms_has(struct gp_doctor_ctx *c, const char *sym);
  * when the root has no /dev. */
 int gp_doctor_devnode(struct gp_doctor_ctx *c, const char *path, int *usable);
 
+/* Did the root capture `group` (a name of the snapshot marker's captured line: "aer", "rdma-ports",
+ * "nvidia-gpus", ...)? 1 live, on a tree that is no snapshot (a fixture: what is absent is absent)
+ * and on a snapshot that lists it; 0 on a snapshot that does not (an older format): a check whose
+ * files are folder listings says "skipped" then, not "ok". */
+int gp_doctor_captured(const struct gp_doctor_ctx *c, const char *group);
+
 /* Free what the system-file readers cached. */
 void gp_doctor_sys_free(struct gp_doctor_ctx *c);
 

@@ -271,6 +271,18 @@ const char *gp_doctor_host(struct gp_doctor_ctx *c)
 	return s->host_rc > 0 ? s->host : NULL;
 }
 
+int gp_doctor_captured(const struct gp_doctor_ctx *c, const char *group)
+{
+	size_t l = strlen(group);
+
+	if (c->root->live || !c->src.snapshot)
+		return 1;
+	for (const char *p = c->src.snap.captured; (p = strstr(p, group)); p += l)
+		if ((p == c->src.snap.captured || p[-1] == ' ') && (p[l] == ' ' || p[l] == '\0'))
+			return 1;
+	return 0;
+}
+
 void gp_doctor_sys_free(struct gp_doctor_ctx *c)
 {
 	struct gp_doctor_sys *s = c->sys;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "doctor/check.h"
 #include "gpup2p/snapshot.h"
 #include "unit.h"
 
@@ -91,6 +92,23 @@ int main(void)
 
 		CHECK(gp_root_init(&r, dir, &e) == 0 && gp_snapshot_info_read(&r, &b) == -ENOENT,
 		      "a tree without the marker (a fixture): -ENOENT");
+	}
+	/* doctor asks whether a group was captured: whole names only */
+	{
+		struct gp_doctor_ctx c;
+		struct gp_root r = { .live = 0 };
+
+		memset(&c, 0, sizeof(c));
+		c.root = &live;
+		CHECK(gp_doctor_captured(&c, "aer") == 1, "captured: live has everything");
+		c.root = &r;
+		CHECK(gp_doctor_captured(&c, "aer") == 1, "captured: a tree that is no snapshot (fixture) is taken as it is");
+		c.src.snapshot = 1;
+		strcpy(c.src.snap.captured, "pci iommu numa net rdma cmdline modules nvidia-version nvml");
+		CHECK(gp_doctor_captured(&c, "pci") && gp_doctor_captured(&c, "nvml") && gp_doctor_captured(&c, "rdma"),
+		      "captured: first, last and middle names found");
+		CHECK(!gp_doctor_captured(&c, "aer") && !gp_doctor_captured(&c, "rdma-ports") && !gp_doctor_captured(&c, "ci") &&
+		      !gp_doctor_captured(&c, "nvidia"), "captured: an older snapshot lacks aer, rdma-ports; no partial names");
 	}
 	for (int i = 0; i < GP_SNAPSHOT_UNREAD_MAX + 3; i++) {
 		snprintf(path, sizeof(path), "/f%d", i);
