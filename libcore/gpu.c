@@ -200,6 +200,56 @@ int gp_gpu_facts_parse(FILE *in, const char *name, struct gp_gpu_facts *f, struc
 	return 0;
 }
 
+void gp_gpu_facts_from_nvml(const struct gp_gpu_nvml *raw, struct gp_gpu_facts *f)
+{
+	memset(f, 0, sizeof(*f));
+	snprintf(f->why, sizeof(f->why), "%s", raw->why);
+	if (!raw->available)
+		return;
+	snprintf(f->driver, sizeof(f->driver), "%s", raw->driver);
+	for (int i = 0; i < raw->n && i < GP_GPU_MAX; i++)
+		f->gpus[f->n++] = raw->gpus[i].info;
+	/* Links to another GPU count for that pair (once: from the lower address); links to a switch,
+	 * or to an end NVML cannot name, join every GPU that has switch links (NVSwitch systems:
+	 * nvidia-smi shows NV# for those pairs). */
+	for (int i = 0; i < f->n; i++) {
+		const struct gp_gpu_nvml_gpu *rg = &raw->gpus[i];
+
+		for (int l = 0; l < rg->nlinks && l < GP_GPU_LINKS_PER_GPU; l++) {
+			const char *remote = rg->links[l].remote;
+			const struct gp_gpu_info *peer = remote[0] ? gp_gpu_find(f, remote) : NULL;
+
+			if (peer && rg->links[l].type != GP_NVLINK_REMOTE_SWITCH) {
+				if (strcmp(f->gpus[i].bdf, peer->bdf) < 0)
+					(void)gp_gpu_add_link(f, f->gpus[i].bdf, peer->bdf, 1);
+			} else if (rg->links[l].type == GP_NVLINK_REMOTE_SWITCH || !peer) {
+				f->gpus[i].switch_links++;
+			}
+		}
+	}
+	for (int i = 0; i < f->n; i++)
+		for (int j = i + 1; j < f->n; j++) {
+			int si = f->gpus[i].switch_links, sj = f->gpus[j].switch_links;
+
+			if (si && sj)
+				(void)gp_gpu_add_link(f, f->gpus[i].bdf, f->gpus[j].bdf, si < sj ? si : sj);
+		}
+	f->available = 1;
+}
+
+int gp_gpu_nvml_read(struct gp_gpu_facts *f, struct gp_err *e)
+{
+	struct gp_gpu_nvml *raw = malloc(sizeof(*raw));
+
+	memset(f, 0, sizeof(*f));
+	if (!raw)
+		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
+	gp_gpu_nvml_query(raw);
+	gp_gpu_facts_from_nvml(raw, f);
+	free(raw);
+	return 0;
+}
+
 int gp_gpu_facts_load(const struct gp_root *r, struct gp_gpu_facts *f, struct gp_err *e)
 {
 	char path[GP_PATH_MAX];

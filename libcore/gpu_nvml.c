@@ -1,7 +1,8 @@
 /* gpup2p — GPU facts from libnvidia-ml.so.1, loaded at run time.
  *
  * The few NVML entry points used are declared here from NVML's documented ABI
- * so that building needs no NVML header and running needs no NVML at all. */
+ * so that building needs no NVML header and running needs no NVML at all. This file only asks
+ * NVML; gpu.c turns the answers into facts (it calls nothing in gpu.c). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -28,8 +29,6 @@ struct nvml_bar1 {               /* nvmlBAR1Memory_t */
 
 #define NVML_OK 0
 #define NVML_NVLINK_LINKS 18     /* NVML_NVLINK_MAX_LINKS in current drivers */
-#define NVML_NVLINK_DEVICE_TYPE_GPU 0x00
-#define NVML_NVLINK_DEVICE_TYPE_SWITCH 0x02
 
 struct nvml_api {
 	void *lib;
@@ -89,55 +88,53 @@ static int nvml_open(struct nvml_api *a, char *why, size_t n)
 	return 0;
 }
 
-/* For each active NVLink of a GPU: the remote end's BDF and device type (-1 unknown). */
-static void read_links(struct nvml_api *a, nvml_dev dev, char remote[NVML_NVLINK_LINKS][GP_BDF_LEN], int *types)
+/* The active NVLinks of a GPU: each remote end's PCI address and device type. */
+static void read_links(struct nvml_api *a, nvml_dev dev, struct gp_gpu_nvml_gpu *g)
 {
-	for (unsigned l = 0; l < NVML_NVLINK_LINKS; l++) {
+	g->nlinks = 0;
+	for (unsigned l = 0; l < NVML_NVLINK_LINKS && l < GP_GPU_LINKS_PER_GPU; l++) {
 		struct nvml_pci_info pi;
 		int active = 0, type = -1;
 
-		remote[l][0] = '\0';
-		types[l] = -1;
 		if (a->link_state(dev, l, &active) != NVML_OK || !active)
 			continue;
 		memset(&pi, 0, sizeof(pi));
 		if (a->link_remote_type)
 			a->link_remote_type(dev, l, &type);
-		if (a->link_remote_pci(dev, l, &pi) == NVML_OK)
-			gp_pci_parse_bdf(pi.bus_id, remote[l]);
-		types[l] = type;
+		if (a->link_remote_pci(dev, l, &pi) != NVML_OK || gp_pci_parse_bdf(pi.bus_id, g->links[g->nlinks].remote))
+			g->links[g->nlinks].remote[0] = '\0';
+		g->links[g->nlinks++].type = type >= 0 && type <= GP_NVLINK_REMOTE_SWITCH ? (enum gp_nvlink_remote)type
+										: GP_NVLINK_REMOTE_UNKNOWN;
 	}
 }
 
-int gp_gpu_nvml_read(struct gp_gpu_facts *f, struct gp_err *e)
+int gp_gpu_nvml_query(struct gp_gpu_nvml *raw)
 {
-	static char remote[GP_GPU_MAX][NVML_NVLINK_LINKS][GP_BDF_LEN];
-	static int types[GP_GPU_MAX][NVML_NVLINK_LINKS];
 	struct nvml_api a;
 	unsigned count = 0;
 	nvml_ret rc;
 
-	(void)e;
-	memset(f, 0, sizeof(*f));
-	if (nvml_open(&a, f->why, sizeof(f->why)))
+	memset(raw, 0, sizeof(*raw));
+	if (nvml_open(&a, raw->why, sizeof(raw->why)))
 		return 0;
 	rc = a.init();
 	if (rc != NVML_OK) {
-		snprintf(f->why, sizeof(f->why), "NVML: %s", a.error_string(rc));
+		snprintf(raw->why, sizeof(raw->why), "NVML: %s", a.error_string(rc));
 		dlclose(a.lib);
 		return 0;
 	}
-	if (a.driver_version(f->driver, sizeof(f->driver)) != NVML_OK)
-		f->driver[0] = '\0';
+	if (a.driver_version(raw->driver, sizeof(raw->driver)) != NVML_OK)
+		raw->driver[0] = '\0';
 	rc = a.count(&count);
 	if (rc != NVML_OK) {
-		snprintf(f->why, sizeof(f->why), "NVML: nvmlDeviceGetCount: %s", a.error_string(rc));
+		snprintf(raw->why, sizeof(raw->why), "NVML: nvmlDeviceGetCount: %s", a.error_string(rc));
 		goto out;
 	}
 	if (count > GP_GPU_MAX)
 		count = GP_GPU_MAX;
 	for (unsigned i = 0; i < count; i++) {
-		struct gp_gpu_info *g = &f->gpus[f->n];
+		struct gp_gpu_nvml_gpu *rg = &raw->gpus[raw->n];
+		struct gp_gpu_info *g = &rg->info;
 		struct nvml_pci_info pi;
 		struct nvml_memory mem;
 		struct nvml_bar1 bar;
@@ -156,34 +153,10 @@ int gp_gpu_nvml_read(struct gp_gpu_facts *f, struct gp_err *e)
 			g->bar1 = bar.total;
 			g->bar1_free = bar.free;
 		}
-		read_links(&a, dev, remote[f->n], types[f->n]);
-		f->n++;
+		read_links(&a, dev, rg);
+		raw->n++;
 	}
-	/* Links to another GPU count for that pair; links to a switch join every GPU
-	 * that has switch links (NVSwitch systems: nvidia-smi shows NV# for those pairs). */
-	for (int i = 0; i < f->n; i++) {
-		for (int l = 0; l < NVML_NVLINK_LINKS; l++) {
-			const struct gp_gpu_info *peer;
-
-			if (types[i][l] < 0 && !remote[i][l][0])
-				continue;
-			peer = remote[i][l][0] ? gp_gpu_find(f, remote[i][l]) : NULL;
-			if (peer && types[i][l] != NVML_NVLINK_DEVICE_TYPE_SWITCH) {
-				if (strcmp(f->gpus[i].bdf, peer->bdf) < 0)
-					gp_gpu_add_link(f, f->gpus[i].bdf, peer->bdf, 1);
-			} else if (types[i][l] == NVML_NVLINK_DEVICE_TYPE_SWITCH || !peer) {
-				f->gpus[i].switch_links++;
-			}
-		}
-	}
-	for (int i = 0; i < f->n; i++)
-		for (int j = i + 1; j < f->n; j++) {
-			int si = f->gpus[i].switch_links, sj = f->gpus[j].switch_links;
-
-			if (si && sj)
-				gp_gpu_add_link(f, f->gpus[i].bdf, f->gpus[j].bdf, si < sj ? si : sj);
-		}
-	f->available = 1;
+	raw->available = 1;
 out:
 	a.shutdown();
 	dlclose(a.lib);
