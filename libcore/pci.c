@@ -40,46 +40,6 @@ static void lp_debug(char *msg, ...)
 	(void)msg;
 }
 
-int gp_pci_parse_bdf(const char *s, char out[GP_BDF_LEN])
-{
-	unsigned dom = 0, bus, dev, fn;
-	char tail;
-
-	if (!s || strspn(s, "0123456789abcdefABCDEF:.") != strlen(s))
-		return -EINVAL;
-	if (sscanf(s, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) == 4) {
-		if (strlen(s) > 16)
-			return -EINVAL;
-	} else if (sscanf(s, "%x:%x.%x%c", &bus, &dev, &fn, &tail) == 3) {
-		dom = 0;
-	} else {
-		return -EINVAL;
-	}
-	if (dom > 0xffff || bus > 0xff || dev > 0x1f || fn > 7)
-		return -EINVAL;
-	snprintf(out, GP_BDF_LEN, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
-	return 0;
-}
-
-int gp_pci_index(const struct gp_pci *p, const char *bdf)
-{
-	char norm[GP_BDF_LEN];
-
-	if (gp_pci_parse_bdf(bdf, norm))
-		return -1;
-	for (int i = 0; i < p->n; i++)
-		if (strcmp(p->devs[i].bdf, norm) == 0)
-			return i;
-	return -1;
-}
-
-const struct gp_pci_dev *gp_pci_find(const struct gp_pci *p, const char *bdf)
-{
-	int i = gp_pci_index(p, bdf);
-
-	return i < 0 ? NULL : &p->devs[i];
-}
-
 int64_t gp_pci_cfg_read(const struct gp_pci_dev *d, int off, int width)
 {
 	uint64_t v = 0;
@@ -119,11 +79,13 @@ int gp_pci_gen(double gts)
 	return 0;
 }
 
+/* Address order, as numbers: domain 10000 (Intel VMD) after ffff, not between 0000 and 2000. */
 static int cmp_dev(const void *a, const void *b)
 {
 	const struct gp_pci_dev *x = a, *y = b;
+	struct gp_pci_addr ax = { x->domain, x->bus, x->dev, x->func }, ay = { y->domain, y->bus, y->dev, y->func };
 
-	return strcmp(x->bdf, y->bdf);
+	return gp_pci_addr_cmp(&ax, &ay);
 }
 
 /* Read an extended capability's registers into the config image (64 bytes at most). */
@@ -298,27 +260,6 @@ void gp_pci_free(struct gp_pci *p)
 	memset(p, 0, sizeof(*p));
 }
 
-void gp_pci_warn(struct gp_pci *p, const char *fmt, ...)
-{
-	va_list ap;
-	char **nw, *s = NULL;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	if (!s)
-		return;
-	nw = realloc(p->warnings, (size_t)(p->nwarn + 2) * sizeof(*nw));
-	if (!nw) {
-		free(s);
-		return;
-	}
-	p->warnings = nw;
-	p->warnings[p->nwarn++] = s;
-	p->warnings[p->nwarn] = NULL;
-}
-
 int gp_pci_scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 {
 	struct pci_access *volatile a = NULL;
@@ -390,13 +331,15 @@ int gp_pci_scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 		char path[GP_PATH_MAX];
 		int known = pci_fill_info(d, PCI_FILL_IDENT | PCI_FILL_CLASS | PCI_FILL_BASES | PCI_FILL_SIZES |
 					     PCI_FILL_IO_FLAGS | PCI_FILL_CAPS | PCI_FILL_EXT_CAPS | PCI_FILL_SUBSYS);
+		/* d->domain, not d->domain_16: the latter is 0xffff for every domain above it */
+		struct gp_pci_addr ad = { d->domain, d->bus, d->dev, d->func };
 		char group[32];
 
 		g->domain = d->domain;
 		g->bus = d->bus;
 		g->dev = d->dev;
 		g->func = d->func;
-		snprintf(g->bdf, sizeof(g->bdf), "%04x:%02x:%02x.%x", d->domain, d->bus, d->dev, d->func);
+		gp_pci_addr_format(&ad, g->bdf);
 		g->vendor = d->vendor_id;
 		g->device = d->device_id;
 		g->subvendor = (known & PCI_FILL_SUBSYS) ? d->subsys_vendor_id : 0;

@@ -1,11 +1,33 @@
 /* gpup2p — sysfs facts about PCI functions that libpci does not keep. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpup2p/pci.h"
 #include "pci_internal.h"
+
+void gp_pci_warn(struct gp_pci *p, const char *fmt, ...)
+{
+	va_list ap;
+	char **nw, *s = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (!s)
+		return;
+	nw = realloc(p->warnings, (size_t)(p->nwarn + 2) * sizeof(*nw));
+	if (!nw) {
+		free(s);
+		return;
+	}
+	p->warnings = nw;
+	p->warnings[p->nwarn++] = s;
+	p->warnings[p->nwarn] = NULL;
+}
 
 /* "32.0 GT/s PCIe" → 32.0; "Unknown" or missing → 0. */
 static double parse_speed(const char *s)
@@ -70,6 +92,20 @@ static void read_numa(struct gp_pci *p, struct gp_pci_dev *g)
 	}
 }
 
+/* "pciDDDD:BB" (the domain up to 8 digits), as the kernel names a PCI host bridge's bus. */
+static int is_host_bridge(const char *tok)
+{
+	size_t nd, nb;
+
+	if (strncmp(tok, "pci", 3) != 0)
+		return 0;
+	nd = strspn(tok + 3, "0123456789abcdef");
+	if (nd < 4 || nd > 8 || tok[3 + nd] != ':')
+		return 0;
+	nb = strspn(tok + 4 + nd, "0123456789abcdef");
+	return nb == 2 && tok[4 + nd + nb] == '\0';
+}
+
 /* The realpath /sys/devices/.../pciDDDD:BB/BDF/BDF/... gives the host bridge and
  * the chain of upstream bridges. */
 static int read_chain(struct gp_pci *p, struct gp_pci_dev *g, struct gp_err *e)
@@ -84,18 +120,21 @@ static int read_chain(struct gp_pci *p, struct gp_pci_dev *g, struct gp_err *e)
 				  rc == -EXDEV ? "it points outside the root" : strerror(-rc));
 	snprintf(buf, sizeof(buf), "%s", g->sysfs_path);
 	g->chain_len = 0;
+	g->domain_below = 0;
 	g->host_bridge[0] = '\0';
 	for (tok = strtok_r(buf, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
 		char bdf[GP_BDF_LEN];
-		unsigned dom, bus;
-		char tail;
 
-		if (!g->host_bridge[0]) {
-			if (sscanf(tok, "pci%x:%x%c", &dom, &bus, &tail) == 2)
+		if (is_host_bridge(tok)) {
+			/* the first one is the host bridge; one further down is a domain that a function above
+			 * hosts (Intel VMD: .../0000:00:0e.0/pci10000:00/10000:00:02.0/...) */
+			if (!g->host_bridge[0])
 				snprintf(g->host_bridge, sizeof(g->host_bridge), "%s", tok);
+			else if (g->chain_len > 0)
+				g->domain_below |= 1u << (g->chain_len - 1);
 			continue;
 		}
-		if (gp_pci_parse_bdf(tok, bdf) || strcmp(bdf, tok) != 0)
+		if (!g->host_bridge[0] || gp_pci_parse_bdf(tok, bdf) || strcmp(bdf, tok) != 0)
 			continue;
 		if (strcmp(bdf, g->bdf) == 0)
 			break;
@@ -114,13 +153,14 @@ static int read_chain(struct gp_pci *p, struct gp_pci_dev *g, struct gp_err *e)
  * ancestor (a virtio-net netdev's device is .../0000:01:00.0/virtio0). -1 when none. */
 static int owner_of(const struct gp_pci *p, const char *real)
 {
-	char buf[512], *slash;
+	char buf[512], bdf[GP_BDF_LEN], *slash;
 
 	snprintf(buf, sizeof(buf), "%s", real);
 	while ((slash = strrchr(buf, '/')) != NULL) {
-		int idx = gp_pci_index(p, slash + 1);
+		/* a component named exactly as sysfs names a function */
+		int idx = gp_pci_parse_bdf(slash + 1, bdf) || strcmp(bdf, slash + 1) ? -1 : gp_pci_index(p, bdf);
 
-		if (idx >= 0 && strlen(slash + 1) == GP_BDF_LEN - 1)
+		if (idx >= 0)
 			return idx;
 		*slash = '\0';
 	}
@@ -171,9 +211,10 @@ static void read_rdma(struct gp_pci *p)
 		if (!gp_root_realpath(p->root, path, real, sizeof(real)))
 			idx = owner_of(p, real);
 		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/parent", names[i]);
-		for (int k = 0; idx < 0 && k < p->n && gp_root_read_text(p->root, path, parent, sizeof(parent)) > 0; k++)
-			if (!strcmp(p->devs[k].netdev, parent))
-				idx = k;
+		if (idx < 0 && gp_root_read_text(p->root, path, parent, sizeof(parent)) > 0)
+			for (int k = 0; idx < 0 && k < p->n; k++)
+				if (!strcmp(p->devs[k].netdev, parent))
+					idx = k;
 		if (idx >= 0 && !p->devs[idx].rdma[0])
 			snprintf(p->devs[idx].rdma, sizeof(p->devs[idx].rdma), "%s", names[i]);
 	}

@@ -9,7 +9,7 @@
 #include "gpup2p/err.h"
 #include "gpup2p/root.h"
 
-#define GP_BDF_LEN 13          /* "dddd:bb:dd.f" + NUL */
+#define GP_BDF_LEN 17          /* "dddd:bb:dd.f" + NUL, the domain up to 8 digits (Intel VMD: 10000 and up) */
 #define GP_CHAIN_MAX 16
 #define GP_CFG_MAX 4096
 
@@ -77,12 +77,15 @@ struct gp_pci_dev {
 	int chain_len;               /* bridges from the root port down, excluding self */
 	char chain[GP_CHAIN_MAX][GP_BDF_LEN];
 	int chain_idx[GP_CHAIN_MAX]; /* index in gp_pci.devs, -1 when not enumerated */
+	unsigned domain_below;       /* bit k: chain[k] is a function that hosts a PCI domain of its own
+	                                (a pciDDDD:BB below it in the path: Intel VMD), so paths that part
+	                                right below it cross a host bridge */
 	int parent;                  /* index of the upstream bridge, -1 on a host bridge */
 };
 
 struct gp_pci {
 	const struct gp_root *root;
-	struct gp_pci_dev *devs;     /* sorted by BDF */
+	struct gp_pci_dev *devs;     /* in address order (domain, bus, device, function as numbers) */
 	int n;
 	char **warnings;             /* non-fatal problems (malformed optional files), NULL-terminated */
 	int nwarn;
@@ -96,14 +99,29 @@ int gp_pci_scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e);
 /* Release everything gp_pci_scan allocated. */
 void gp_pci_free(struct gp_pci *p);
 
-/* The device with this BDF ("0000:00:06.0" or "00:06.0"), or NULL. */
+/* A PCI address as numbers. */
+struct gp_pci_addr {
+	int domain, bus, dev, func;
+};
+
+/* The device with this BDF ("0000:00:06.0", "00:06.0" or "10000:e1:00.0"), or NULL. */
 const struct gp_pci_dev *gp_pci_find(const struct gp_pci *p, const char *bdf);
 
-/* Index of the device with this BDF, or -1. */
+/* Index of the device with this BDF, or -1 (a binary search: p->devs is in address order). */
 int gp_pci_index(const struct gp_pci *p, const char *bdf);
 
-/* Normalise "bb:dd.f" / "dddd:bb:dd.f" (also NVML's 8-digit domain) to "dddd:bb:dd.f". 0 or -EINVAL. */
+/* Normalise "bb:dd.f" / "dddd:bb:dd.f" to "dddd:bb:dd.f": the domain 1 to 8 hex digits (NVML's
+ * "%08x"), printed with at least 4 as sysfs and lspci do ("10000:e1:00.0" under Intel VMD). 0 or -EINVAL. */
 int gp_pci_parse_bdf(const char *s, char out[GP_BDF_LEN]);
+
+/* Parse a BDF as gp_pci_parse_bdf does, into numbers. 0 or -EINVAL. */
+int gp_pci_addr_parse(const char *s, struct gp_pci_addr *a);
+
+/* Format an address as sysfs names it ("%04x:%02x:%02x.%x"). */
+void gp_pci_addr_format(const struct gp_pci_addr *a, char out[GP_BDF_LEN]);
+
+/* Order of two addresses: domain, bus, device, function as numbers (<0, 0, >0). */
+int gp_pci_addr_cmp(const struct gp_pci_addr *x, const struct gp_pci_addr *y);
 
 /* Little-endian reads from the captured config space; -1 if beyond config_len. */
 int64_t gp_pci_cfg_read(const struct gp_pci_dev *d, int off, int width);
