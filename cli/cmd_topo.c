@@ -43,11 +43,40 @@ static const char *code_color(const char *s)
 	return NULL;
 }
 
-static void print_cell(const struct cli *c, const char *s)
+/* One matrix row's cells ("\tPIX\t X \t..."), gathered in a buffer and written a few KiB at a time:
+ * a matrix of 4000 NICs has 16 million cells, too many for a printf each. */
+static void print_row(const struct cli *c, const struct gp_topo *t, int i)
 {
-	const char *sgr = c->color ? code_color(s) : NULL;
+	char buf[4096], code[16];
+	size_t used = 0;
 
-	printf("%s%s%s", sgr ? sgr : "", s, sgr ? "\033[0m" : "");
+	for (int j = 0; j < t->n; j++) {
+		const struct gp_topo_link *lk = gp_topo_link_at(t, i, j);
+		const char *s = lk->cls == GP_TC_NV ? gp_topo_code(lk, code, sizeof(code)) : gp_topo_class_name(lk->cls);
+		const char *sgr = c->color ? code_color(s) : NULL;
+		size_t l = strlen(s);
+
+		if (used + 32 > sizeof(buf)) { /* a cell: tab, spaces, colour on/off, "NV" and a count */
+			fwrite(buf, 1, used, stdout);
+			used = 0;
+		}
+		buf[used++] = '\t';
+		if (i == j)
+			buf[used++] = ' ';
+		if (sgr) {
+			memcpy(buf + used, sgr, strlen(sgr));
+			used += strlen(sgr);
+		}
+		memcpy(buf + used, s, l);
+		used += l;
+		if (sgr) {
+			memcpy(buf + used, "\033[0m", 4);
+			used += 4;
+		}
+		if (i == j)
+			buf[used++] = ' ';
+	}
+	fwrite(buf, 1, used, stdout);
 }
 
 static const char *numa_str(int node, char *buf, size_t n)
@@ -69,7 +98,7 @@ static void print_notes(const struct cli *c, const struct gp_topo *t, FILE *f)
 
 static void print_matrix(const struct cli *c, const struct gp_topo *t)
 {
-	char code[16], nb[16];
+	char nb[16];
 	int nics = 0;
 
 	for (int i = 0; i < t->n; i++)
@@ -78,16 +107,8 @@ static void print_matrix(const struct cli *c, const struct gp_topo *t)
 	for (int i = 0; i < t->n; i++) {
 		const struct gp_pci_dev *d = &t->pci->devs[t->devs[i].pci];
 
-		printf("%s", t->devs[i].name);
-		for (int j = 0; j < t->n; j++) {
-			gp_topo_code(gp_topo_link_at(t, i, j), code, sizeof(code));
-			putchar('\t');
-			if (i == j)
-				putchar(' ');
-			print_cell(c, code);
-			if (i == j)
-				putchar(' ');
-		}
+		fputs(t->devs[i].name, stdout);
+		print_row(c, t, i);
 		printf("\t%s\t%s\n", d->cpulist[0] ? d->cpulist : "N/A", numa_str(d->numa_node, nb, sizeof(nb)));
 	}
 	if (c->quiet)

@@ -1,5 +1,7 @@
 /* gpup2p — device selection and pair classification. */
+#include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,13 +52,21 @@ int gp_topo_is_nic(const struct gp_pci_dev *d)
 	return d->rdma[0] || d->vendor == VENDOR_MELLANOX;
 }
 
+/* The same bridge: by index when both were enumerated (the common case, and cheap), else by name. */
+static int same_bridge(const struct gp_pci_dev *a, const struct gp_pci_dev *b, int k)
+{
+	if (a->chain_idx[k] >= 0 && b->chain_idx[k] >= 0)
+		return a->chain_idx[k] == b->chain_idx[k];
+	return strcmp(a->chain[k], b->chain[k]) == 0;
+}
+
 int gp_topo_common_bridges(const struct gp_pci_dev *a, const struct gp_pci_dev *b)
 {
 	int k = 0;
 
 	if (strcmp(a->host_bridge, b->host_bridge) != 0)
 		return 0;
-	while (k < a->chain_len && k < b->chain_len && strcmp(a->chain[k], b->chain[k]) == 0)
+	while (k < a->chain_len && k < b->chain_len && same_bridge(a, b, k))
 		k++;
 	return k;
 }
@@ -75,7 +85,9 @@ enum gp_topo_class gp_topo_classify_pcie(const struct gp_pci *p, int ia, int ib,
 		return GP_TC_NODE;
 	}
 	k = gp_topo_common_bridges(a, b);
-	if (k == 0)
+	/* No bridge in common, or the last one hosts a PCI domain (Intel VMD) and the two part right
+	 * below it, on that domain's root ports: through a host bridge either way. */
+	if (k == 0 || (a->domain_below >> (k - 1) & 1u))
 		return GP_TC_PHB;
 	/* The lowest common bridge is one switch (or the root port); below it each side
 	 * crosses a downstream port, then (upstream, downstream) per further switch. */
@@ -101,10 +113,18 @@ const char *gp_topo_class_name(enum gp_topo_class c)
 
 const char *gp_topo_code(const struct gp_topo_link *l, char *buf, size_t n)
 {
-	if (l->cls == GP_TC_NV)
+	if (l->cls == GP_TC_NV) {
 		snprintf(buf, n, "NV%d", l->nvlinks);
-	else
-		snprintf(buf, n, "%s", gp_topo_class_name(l->cls));
+	} else if (n > 0) {
+		/* no snprintf for the common codes: a matrix of 4000 NICs has 16 million cells */
+		const char *name = gp_topo_class_name(l->cls);
+		size_t len = strlen(name);
+
+		if (len >= n)
+			len = n - 1;
+		memcpy(buf, name, len);
+		buf[len] = '\0';
+	}
 	return buf;
 }
 
@@ -115,10 +135,9 @@ const struct gp_topo_link *gp_topo_link_at(const struct gp_topo *t, int i, int j
 
 const struct gp_topo_dev *gp_topo_find(const struct gp_topo *t, int pci)
 {
-	for (int i = 0; i < t->n; i++)
-		if (t->devs[i].pci == pci)
-			return &t->devs[i];
-	return NULL;
+	if (pci < 0 || pci >= t->pci->n || !t->of_pci || t->of_pci[pci] < 0)
+		return NULL;
+	return &t->devs[t->of_pci[pci]];
 }
 
 const char *gp_topo_display_name(const struct gp_topo *t, int pci, char *buf, size_t n)
@@ -150,55 +169,138 @@ static void label_of(struct gp_topo_dev *td, const struct gp_pci_dev *d, const s
 	snprintf(td->label, sizeof(td->label), "%s", g ? g->name : "");
 }
 
+/* Natural order of two names: runs of digits compare as numbers ("mlx5_2" < "mlx5_10"). */
+int gp_topo_name_cmp(const char *a, const char *b)
+{
+	while (*a && *b) {
+		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+			size_t za = strspn(a, "0"), zb = strspn(b, "0"), la, lb;
+			int c;
+
+			a += za;
+			b += zb;
+			la = strspn(a, "0123456789");
+			lb = strspn(b, "0123456789");
+			if (la != lb)
+				return la < lb ? -1 : 1;
+			c = strncmp(a, b, la);
+			if (c)
+				return c;
+			a += la;
+			b += lb;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		a++;
+		b++;
+	}
+	return *a ? 1 : *b ? -1 : 0;
+}
+
+/* nvidia-smi's NIC order: by RDMA device name (the kernel hands out mlx5_N as devices register, which
+ * need not be bus order); NICs without an RDMA device, which nvidia-smi does not list, after them
+ * in bus order. */
+static int cmp_nic(const void *x, const void *y)
+{
+	const struct gp_pci_dev *a = *(const struct gp_pci_dev *const *)x, *b = *(const struct gp_pci_dev *const *)y;
+	int c;
+
+	if (!a->rdma[0] != !b->rdma[0])
+		return a->rdma[0] ? -1 : 1;
+	c = a->rdma[0] ? gp_topo_name_cmp(a->rdma, b->rdma) : 0;
+	return c ? c : (a > b) - (a < b); /* p->devs is in bus order */
+}
+
+static void classify_all(struct gp_topo *t, const struct gp_pci *p, const struct gp_gpu_facts *facts)
+{
+	int n = t->n;
+
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < n; j++) {
+			struct gp_topo_link *l = &t->links[(size_t)i * (size_t)n + (size_t)j];
+
+			/* the relation is symmetric: compute the upper triangle, mirror it */
+			if (j < i) {
+				*l = t->links[(size_t)j * (size_t)n + (size_t)i];
+				continue;
+			}
+			int sw, nv = -1;
+
+			l->pcie = (uint8_t)gp_topo_classify_pcie(p, t->devs[i].pci, t->devs[j].pci, &sw);
+			l->switches = (uint8_t)sw;
+			l->cls = l->pcie;
+			if (i != j && t->devs[i].kind == GP_TOPO_GPU && t->devs[j].kind == GP_TOPO_GPU) {
+				const char *a = p->devs[t->devs[i].pci].bdf, *b = p->devs[t->devs[j].pci].bdf;
+
+				nv = t->nvlink_checked ? gp_gpu_nvlinks(facts, a, b) : -1;
+				if (nv > 0)
+					l->cls = GP_TC_NV;
+			}
+			l->nvlinks = (int16_t)(nv > INT16_MAX ? INT16_MAX : nv);
+		}
+	}
+}
+
 int gp_topo_build(struct gp_topo *t, const struct gp_pci *p, const struct gp_gpu_facts *facts,
 		  const struct gp_topo_match *m, int nm, struct gp_err *e)
 {
+	size_t np = (size_t)(p->n ? p->n : 1);
+	const struct gp_pci_dev **nics;
 	int n = 0;
 
 	memset(t, 0, sizeof(*t));
 	t->pci = p;
 	t->facts = facts;
 	t->nvlink_checked = facts && facts->available;
-	t->devs = calloc((size_t)(p->n ? p->n : 1), sizeof(*t->devs));
-	if (!t->devs)
+	t->devs = calloc(np, sizeof(*t->devs));
+	t->of_pci = malloc(np * sizeof(*t->of_pci));
+	t->on_path = calloc(np, 1);
+	nics = malloc(np * sizeof(*nics));
+	if (!t->devs || !t->of_pci || !t->on_path || !nics) {
+		free(nics);
+		gp_topo_free(t);
 		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
-	/* p->devs is sorted by BDF: PCI bus order, as nvidia-smi and CUDA_DEVICE_ORDER=PCI_BUS_ID. */
-	for (int pass = 0; pass < 2; pass++) {
-		for (int i = 0; i < p->n; i++) {
-			const struct gp_pci_dev *d = &p->devs[i];
-			struct gp_topo_dev *td = &t->devs[n];
+	}
+	/* GPUs in PCI bus order (p->devs is in address order), as nvidia-smi and
+	 * CUDA_DEVICE_ORDER=PCI_BUS_ID; then the NICs in nvidia-smi's order. */
+	for (int i = 0; i < p->n; i++) {
+		const struct gp_pci_dev *d = &p->devs[i];
 
-			if (pass == 0 ? !gp_topo_is_gpu(d, m, nm) : (gp_topo_is_gpu(d, m, nm) || !gp_topo_is_nic(d)))
-				continue;
-			td->pci = i;
-			td->kind = pass == 0 ? GP_TOPO_GPU : GP_TOPO_NIC;
-			snprintf(td->name, sizeof(td->name), "%s%d", pass == 0 ? "GPU" : "NIC",
-				 pass == 0 ? t->ngpu++ : t->nnic++);
-			label_of(td, d, facts);
+		t->of_pci[i] = -1;
+		if (gp_topo_is_gpu(d, m, nm)) {
+			t->devs[n].pci = i;
+			t->devs[n].kind = GP_TOPO_GPU;
+			snprintf(t->devs[n].name, sizeof(t->devs[n].name), "GPU%d", t->ngpu++);
 			n++;
+		} else if (gp_topo_is_nic(d)) {
+			nics[t->nnic++] = d;
 		}
 	}
+	qsort(nics, (size_t)t->nnic, sizeof(*nics), cmp_nic);
+	for (int k = 0; k < t->nnic; k++, n++) {
+		t->devs[n].pci = (int)(nics[k] - p->devs);
+		t->devs[n].kind = GP_TOPO_NIC;
+		snprintf(t->devs[n].name, sizeof(t->devs[n].name), "NIC%d", k);
+	}
+	free(nics);
 	t->n = n;
-	t->links = calloc((size_t)(n ? n * n : 1), sizeof(*t->links));
+	for (int i = 0; i < n; i++) {
+		const struct gp_pci_dev *d = &p->devs[t->devs[i].pci];
+
+		label_of(&t->devs[i], d, facts);
+		t->of_pci[t->devs[i].pci] = i;
+		t->on_path[t->devs[i].pci] = 1;
+		for (int k = 0; k < d->chain_len; k++)
+			if (d->chain_idx[k] >= 0)
+				t->on_path[d->chain_idx[k]] = 1;
+	}
+	t->links = calloc((size_t)n * (size_t)n + 1, sizeof(*t->links));
 	if (!t->links) {
 		gp_topo_free(t);
 		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
 	}
-	for (int i = 0; i < n; i++) {
-		for (int j = 0; j < n; j++) {
-			struct gp_topo_link *l = &t->links[(size_t)i * (size_t)n + (size_t)j];
-			const struct gp_pci_dev *a = &p->devs[t->devs[i].pci], *b = &p->devs[t->devs[j].pci];
-
-			l->pcie = gp_topo_classify_pcie(p, t->devs[i].pci, t->devs[j].pci, &l->switches);
-			l->cls = l->pcie;
-			l->nvlinks = -1;
-			if (i != j && t->devs[i].kind == GP_TOPO_GPU && t->devs[j].kind == GP_TOPO_GPU) {
-				l->nvlinks = t->nvlink_checked ? gp_gpu_nvlinks(facts, a->bdf, b->bdf) : -1;
-				if (l->nvlinks > 0)
-					l->cls = GP_TC_NV;
-			}
-		}
-	}
+	classify_all(t, p, facts);
 	return 0;
 }
 
@@ -206,25 +308,18 @@ void gp_topo_free(struct gp_topo *t)
 {
 	free(t->devs);
 	free(t->links);
+	free(t->of_pci);
+	free(t->on_path);
 	t->devs = NULL;
 	t->links = NULL;
+	t->of_pci = NULL;
+	t->on_path = NULL;
 	t->n = 0;
 }
 
 int gp_topo_on_path(const struct gp_topo *t, int idx)
 {
-	const char *bdf = t->pci->devs[idx].bdf;
-
-	for (int i = 0; i < t->n; i++) {
-		const struct gp_pci_dev *d = &t->pci->devs[t->devs[i].pci];
-
-		if (t->devs[i].pci == idx)
-			return 1;
-		for (int k = 0; k < d->chain_len; k++)
-			if (strcmp(d->chain[k], bdf) == 0)
-				return 1;
-	}
-	return 0;
+	return idx >= 0 && idx < t->pci->n && t->on_path && t->on_path[idx];
 }
 
 int gp_topo_host_bridges(const struct gp_pci *p, char (*out)[32], int max)

@@ -40,20 +40,24 @@ struct gp_topo_dev {
 	char label[64];          /* NIC: RDMA name, else net device, else BDF; GPU: NVML name or "" */
 };
 
+/* One matrix cell; small, as there are n*n of them (16 million for 4000 NICs). */
 struct gp_topo_link {
-	enum gp_topo_class cls;  /* the code nvidia-smi prints */
-	enum gp_topo_class pcie; /* the PCIe class even when NVLink joins the pair */
-	int nvlinks;             /* NVLinks between the two, 0 none, -1 not known */
-	int switches;            /* PCIe switches crossed below the host bridge */
+	uint8_t cls;             /* enum gp_topo_class: the code nvidia-smi prints */
+	uint8_t pcie;            /* enum gp_topo_class: the PCIe class even when NVLink joins the pair */
+	uint8_t switches;        /* PCIe switches crossed below the host bridge */
+	int16_t nvlinks;         /* NVLinks between the two, 0 none, -1 not known */
 };
 
 struct gp_topo {
 	const struct gp_pci *pci;
 	const struct gp_gpu_facts *facts;
 	int n, ngpu, nnic;
-	struct gp_topo_dev *devs;    /* GPUs in PCI order, then NICs in PCI order */
+	struct gp_topo_dev *devs;    /* GPUs in PCI bus order, then NICs in nvidia-smi's order: by RDMA
+	                                device name (mlx5_2 before mlx5_10), those without one last */
 	struct gp_topo_link *links;  /* n*n, row-major */
 	int nvlink_checked;          /* 1 when NVML facts were available */
+	int *of_pci;                 /* per PCI function: its index in devs, -1 when not a GPU/NIC */
+	unsigned char *on_path;      /* per PCI function: 1 when on a GPU/NIC's path to its host bridge */
 };
 
 /* Parse "10de:2330", "1af4:1110" or "15b3:*" into m. 0 or -EINVAL. */
@@ -65,6 +69,9 @@ int gp_topo_is_gpu(const struct gp_pci_dev *d, const struct gp_topo_match *m, in
 /* 1 when the function is a NIC: network/InfiniBand class with an RDMA device, or a Mellanox/NVIDIA
  * networking (0x15b3) network function. */
 int gp_topo_is_nic(const struct gp_pci_dev *d);
+
+/* Compare names in natural order: digit runs as numbers ("mlx5_2" before "mlx5_10"). <0, 0, >0. */
+int gp_topo_name_cmp(const char *a, const char *b);
 
 /* Select GPUs and NICs and classify every pair. facts may be NULL (no NVLink information). */
 int gp_topo_build(struct gp_topo *t, const struct gp_pci *p, const struct gp_gpu_facts *facts,
