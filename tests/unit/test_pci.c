@@ -26,6 +26,22 @@ int main(void)
 	CHECK(gp_pci_parse_bdf("0000:00:01.8", bdf) < 0, "function 8 rejected");
 	CHECK(gp_pci_parse_bdf("banana", bdf) < 0, "garbage rejected");
 	CHECK(gp_pci_parse_bdf("0000:00:01.0x", bdf) < 0, "trailing junk rejected");
+	/* domains above 0xffff (Intel VMD), as sysfs and lspci print them: at least 4 digits */
+	CHECK(gp_pci_parse_bdf("10000:e1:00.0", bdf) == 0 && !strcmp(bdf, "10000:e1:00.0"), "VMD domain 10000");
+	CHECK(gp_pci_parse_bdf("00010000:E1:00.0", bdf) == 0 && !strcmp(bdf, "10000:e1:00.0"), "NVML's 8 digits of 10000");
+	CHECK(gp_pci_parse_bdf("7fffffff:ff:1f.7", bdf) == 0 && !strcmp(bdf, "7fffffff:ff:1f.7"), "largest domain libpci takes");
+	CHECK(gp_pci_parse_bdf("80000000:00:00.0", bdf) < 0, "domain beyond libpci's int rejected");
+	CHECK(gp_pci_parse_bdf("100000000:00:00.0", bdf) < 0, "9-digit domain rejected");
+	CHECK(gp_pci_parse_bdf("0000:100:00.0", bdf) < 0 && gp_pci_parse_bdf("0000:00:000.0", bdf) < 0 &&
+	      gp_pci_parse_bdf("0000:00:00.00", bdf) < 0, "3-digit bus, device, 2-digit function rejected");
+	CHECK(gp_pci_parse_bdf(":00:00.0", bdf) < 0 && gp_pci_parse_bdf("0000:00:00.", bdf) < 0 &&
+	      gp_pci_parse_bdf("0:0:0:0.0", bdf) < 0 && gp_pci_parse_bdf("", bdf) < 0, "empty fields rejected");
+	{
+		struct gp_pci_addr x = { 0xffff, 0xff, 0x1f, 7 }, y = { 0x10000, 0, 0, 0 };
+
+		CHECK(gp_pci_addr_cmp(&x, &y) < 0 && gp_pci_addr_cmp(&y, &x) > 0 && gp_pci_addr_cmp(&x, &x) == 0,
+		      "domain ffff before 10000 (numbers, not strings)");
+	}
 	CHECK(gp_pci_gen(32.0) == 5 && gp_pci_gen(2.5) == 1 && gp_pci_gen(0) == 0, "gen from GT/s");
 
 	/* the real H200 capture */
@@ -78,6 +94,33 @@ int main(void)
 	CHECK(d && d->numa_node == -1, "malformed numa_node is unknown");
 	d = gp_pci_find(&p, "0000:02:00.0");
 	CHECK(d && d->cpulist[0] == '\0' && d->cur_gts == 0, "missing cpulist, bad speed: unknown");
+	gp_pci_free(&p);
+
+	/* Intel VMD: domain 10000 below the VMD controller 0000:00:0e.0 */
+	CHECK(scan("vmd", &r, &p, &e) == 0, "vmd scans (%s)", e.msg);
+	CHECK(p.n == 16, "16 functions, got %d", p.n);
+	CHECK(p.n == 16 && !strcmp(p.devs[4].bdf, "0000:81:00.0") && !strcmp(p.devs[5].bdf, "c05b:00:00.0") &&
+	      !strcmp(p.devs[6].bdf, "10000:e0:02.0") && !strcmp(p.devs[15].bdf, "10000:e6:00.0"),
+	      "address order as numbers: 0000, c05b, then 10000");
+	CHECK(gp_pci_index(&p, "c05b:00:00.0") == 5 && gp_pci_index(&p, "10000:e6:00.0") == 15, "found by address");
+	d = gp_pci_find(&p, "10000:e1:00.0");
+	CHECK(d && d->domain == 0x10000 && d->bus == 0xe1 && d->vendor == 0x15b3 && !strcmp(d->rdma, "mlx5_1") &&
+	      !strcmp(d->netdev, "ens1np0"), "VMD NIC: address, ids, RDMA and net names");
+	CHECK(d && !strcmp(d->host_bridge, "pci0000:00") && d->chain_len == 2 && !strcmp(d->chain[0], "0000:00:0e.0") &&
+	      !strcmp(d->chain[1], "10000:e0:02.0"), "path through the VMD controller to host bridge pci0000:00");
+	CHECK(d && d->domain_below == 1u, "the VMD controller (chain[0]) hosts a domain");
+	CHECK(d && d->parent == gp_pci_index(&p, "10000:e0:02.0") && d->chain_idx[0] == gp_pci_index(&p, "0000:00:0e.0"),
+	      "parent and chain indices");
+	d = gp_pci_find(&p, "10000:e0:02.0");
+	CHECK(d && d->parent == gp_pci_index(&p, "0000:00:0e.0") && d->port_type == GP_PORT_ROOT && d->acs_cap > 0,
+	      "VMD root port: parent is the controller, ACS readable");
+	d = gp_pci_find(&p, "10000:e6:00.0");
+	CHECK(d && d->chain_len == 4 && d->domain_below == 1u && !strcmp(d->chain[3], "10000:e4:01.0"),
+	      "behind a switch in the VMD domain");
+	d = gp_pci_find(&p, "0000:01:00.0");
+	CHECK(d && d->domain_below == 0 && d->chain_len == 1, "outside VMD: no domain below");
+	CHECK(gp_pci_find(&p, "00010000:e5:00.0") == &p.devs[gp_pci_index(&p, "10000:e5:00.0")], "found by NVML's form");
+	CHECK(gp_pci_index(&p, "0000:e5:00.0") < 0 && gp_pci_index(&p, "e5:00.0") < 0, "not found in domain 0000");
 	gp_pci_free(&p);
 
 	memset(&e, 0, sizeof(e));

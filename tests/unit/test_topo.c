@@ -29,6 +29,47 @@ static void check_matrix(const char *name, const char *const *rows, int n)
 	fx_unload(&x);
 }
 
+/* NVLink facts from what NVML reported, without NVML: a direct link counted once for its pair,
+ * switch links joining every GPU that has some (the smaller count), an unnamed end taken for a switch. */
+static void check_nvml_facts(void)
+{
+	static struct gp_gpu_nvml raw;
+	static struct gp_gpu_facts f;
+	struct gp_gpu_nvml_gpu *a = &raw.gpus[0], *b = &raw.gpus[1], *c = &raw.gpus[2];
+
+	memset(&raw, 0, sizeof(raw));
+	raw.available = 1;
+	raw.n = 3;
+	snprintf(raw.driver, sizeof(raw.driver), "580.1");
+	snprintf(a->info.bdf, GP_BDF_LEN, "0000:01:00.0");
+	snprintf(b->info.bdf, GP_BDF_LEN, "0000:02:00.0");
+	snprintf(c->info.bdf, GP_BDF_LEN, "10000:e5:00.0");
+	snprintf(a->info.name, sizeof(a->info.name), "GPU A");
+	for (int l = 0; l < 8; l++) { /* A and B: 2 links to each other, 6 to switches */
+		snprintf(a->links[l].remote, GP_BDF_LEN, "%s", l < 2 ? "0000:02:00.0" : "");
+		a->links[l].type = l < 2 ? GP_NVLINK_REMOTE_GPU : GP_NVLINK_REMOTE_SWITCH;
+		snprintf(b->links[l].remote, GP_BDF_LEN, "%s", l < 2 ? "0000:01:00.0" : "");
+		b->links[l].type = l < 2 ? GP_NVLINK_REMOTE_GPU : GP_NVLINK_REMOTE_SWITCH;
+	}
+	a->nlinks = b->nlinks = 8;
+	for (int l = 0; l < 5; l++) { /* C: 4 links of unknown type to an unnamed end, 1 to a GPU NVML did not list */
+		snprintf(c->links[l].remote, GP_BDF_LEN, "%s", l < 4 ? "" : "0000:09:00.0");
+		c->links[l].type = l < 4 ? GP_NVLINK_REMOTE_UNKNOWN : GP_NVLINK_REMOTE_GPU;
+	}
+	c->nlinks = 5;
+	gp_gpu_facts_from_nvml(&raw, &f);
+	CHECK(f.available && f.n == 3 && !strcmp(f.driver, "580.1") && !strcmp(f.gpus[0].name, "GPU A"), "NVML facts: GPUs");
+	CHECK(f.gpus[0].switch_links == 6 && f.gpus[1].switch_links == 6 && f.gpus[2].switch_links == 5,
+	      "switch links 6, 6, 5");
+	CHECK(gp_gpu_nvlinks(&f, "0000:01:00.0", "0000:02:00.0") == 8, "A-B: 2 direct + 6 through switches = NV8");
+	CHECK(gp_gpu_nvlinks(&f, "0000:02:00.0", "10000:e5:00.0") == 5 && gp_gpu_nvlinks(&f, "10000:e5:00.0", "0000:01:00.0") == 5,
+	      "B-C and C-A: the smaller switch count, NV5");
+	raw.available = 0;
+	snprintf(raw.why, sizeof(raw.why), "libnvidia-ml.so.1 not found");
+	gp_gpu_facts_from_nvml(&raw, &f);
+	CHECK(!f.available && f.n == 0 && !strcmp(f.why, "libnvidia-ml.so.1 not found"), "NVML unavailable: why kept");
+}
+
 int main(void)
 {
 	struct gp_topo_match m;
@@ -110,6 +151,63 @@ int main(void)
 		CHECK(gp_topo_link_at(&x.t, 0, 1)->pcie == GP_TC_PHB, "H200 pair's PCIe class is PHB under NV18");
 		fx_unload(&x);
 	}
+	/* 7. Intel VMD (domain 10000 below the controller 0000:00:0e.0 on host bridge pci0000:00). In
+	 *    order: GPU0 0000:01:00.0, GPU1 10000:e5:00.0 (switch in the VMD domain), NIC0 mlx5_0 (same
+	 *    switch: PIX), NIC1 mlx5_1 (another VMD root port: the pair parts at the VMD controller,
+	 *    whose domain is a host bridge of its own: PHB, not PXB), NIC2 mlx5_2 (socket 1: SYS). */
+	{
+		const char *rows[] = {
+			"X PHB PHB PHB SYS", "PHB X PIX PHB SYS", "PHB PIX X PHB SYS", "PHB PHB PHB X SYS",
+			"SYS SYS SYS SYS X",
+		};
+		check_matrix("vmd", rows, 5);
+	}
+	/* 8. NICs numbered by RDMA name, numbers as numbers, as nvidia-smi does; mlx5_2 on a root port of
+	 *    its own (PHB), the NIC without an RDMA device last. */
+	{
+		const char *rows[] = {
+			"X PHB PIX PIX PIX PIX", "PHB X PHB PHB PHB PHB", "PIX PHB X PIX PIX PIX",
+			"PIX PHB PIX X PIX PIX", "PIX PHB PIX PIX X PIX", "PIX PHB PIX PIX PIX X",
+		};
+		check_matrix("nicorder", rows, 6);
+	}
+	if (load(&x, "nicorder", NULL, 0) == 0) {
+		static const char *const want[][2] = { { "mlx5_2", "0000:05:00.0" }, { "mlx5_3", "0000:04:00.0" },
+						       { "mlx5_10", "0000:04:00.1" }, { "mlx5_bond_0", "0000:07:00.0" },
+						       { "ens6np0", "0000:06:00.0" } };
+
+		for (int k = 0; k < 5 && x.t.n == 6; k++) {
+			CHECK_STR(x.t.devs[1 + k].label, want[k][0], "nicorder: NIC%d's name", k);
+			CHECK_STR(x.p.devs[x.t.devs[1 + k].pci].bdf, want[k][1], "nicorder: NIC%d's address", k);
+		}
+		fx_unload(&x);
+	}
+	CHECK(gp_topo_name_cmp("mlx5_2", "mlx5_10") < 0 && gp_topo_name_cmp("mlx5_10", "mlx5_9") > 0, "mlx5_2 < mlx5_9 < mlx5_10");
+	CHECK(gp_topo_name_cmp("mlx5_33", "mlx5_bond_1") < 0 && gp_topo_name_cmp("mlx5_bond_2", "mlx5_bond_10") < 0,
+	      "numbered before bonds, bonds by number");
+	CHECK(gp_topo_name_cmp("mlx5_1", "mlx5_1") == 0 && gp_topo_name_cmp("mlx5_1", "mlx5_1a") < 0 &&
+	      gp_topo_name_cmp("ibp2s0", "mlx5_0") < 0, "equal, prefix, letters");
+	if (load(&x, "vmd", NULL, 0) == 0) {
+		const struct gp_topo_dev *td = gp_topo_find(&x.t, gp_pci_index(&x.p, "10000:e1:00.0"));
+
+		CHECK(td && !strcmp(td->name, "NIC1") && !strcmp(td->label, "mlx5_1"), "VMD NIC found by its PCI index");
+		CHECK(gp_topo_find(&x.t, gp_pci_index(&x.p, "10000:e2:00.0")) == NULL, "the NVMe drive is neither GPU nor NIC");
+		CHECK(gp_topo_on_path(&x.t, gp_pci_index(&x.p, "0000:00:0e.0")), "the VMD controller is on GPU/NIC paths");
+		CHECK(!gp_topo_on_path(&x.t, gp_pci_index(&x.p, "10000:e0:03.0")), "the NVMe's root port is not");
+		CHECK(gp_topo_link_at(&x.t, 1, 3)->pcie == GP_TC_PHB && gp_topo_link_at(&x.t, 3, 1)->pcie == GP_TC_PHB,
+		      "GPU1-NIC1 parts at the VMD controller: PHB both ways");
+		fx_unload(&x);
+	}
+	m.vendor = 0x144d;
+	m.device = 0xa80a;
+	if (load(&x, "vmd", &m, 1) == 0) {
+		CHECK(x.t.ngpu == 4 && x.t.devs[1].pci == gp_pci_index(&x.p, "c05b:00:00.0") &&
+		      x.t.devs[2].pci == gp_pci_index(&x.p, "10000:e2:00.0"),
+		      "--match 144d:a80a: NVMe drives as GPU1 (segment c05b) and GPU2 (behind VMD): numeric bus order");
+		fx_unload(&x);
+	}
+	check_nvml_facts();
+
 	m.vendor = 0x1af4;
 	m.device = 0x1042;
 	if (load(&x, "h200x2", &m, 1) == 0) {
