@@ -1,0 +1,84 @@
+#!/bin/bash
+# Scale benchmark: a generated machine with N GPU/NIC functions and the time topo, topo --tree,
+# topo --json and snapshot take on it. 8 host bridges on 2 sockets, each with a PCIe switch holding
+# one GPU and one ConnectX PF; the rest of the N are the PFs' SR-IOV virtual functions, each an RDMA
+# device (mlx5_N) as on a real host, so every one of them is a NIC in the matrix.
+#
+# usage: BUILD=build tests/perf/scale.sh [N...]      time the commands (default N: 1000 4000)
+#        tests/perf/scale.sh --spec N                print the fixture spec
+#        tests/perf/scale.sh --fixture N DIR         generate the fixture into DIR, unless DIR already
+#                                                    holds the one this spec and gen.py make
+# Output: one line per N and command: "N=1000 topo: wall 0.21 s, user 0.09 s, sys 0.12 s" (the run
+# with the least user time of 3).
+set -u
+BUILD=${BUILD:-build}
+BIN=$BUILD/gpup2p
+
+spec() {
+	local n=$1 h b vfs per extra k rdma=8
+	vfs=$((n - 16))
+	per=$((vfs / 8))
+	extra=$((vfs % 8))
+	echo "numa 0 cpus=0-31"
+	echo "numa 1 cpus=32-63"
+	for h in 0 1 2 3 4 5 6 7; do
+		b=$((h * 32))
+		printf 'hostbridge pci0000:%02x numa=%d\n' $b $((h / 4))
+		printf 'dev 0000:%02x:01.0 parent=pci0000:%02x kind=rootport vendor=8086 device=352a class=060400 link=32:16 maxlink=32:16 acs=005f:0000\n' $b $b
+		printf 'dev 0000:%02x:00.0 parent=0000:%02x:01.0 kind=upstream vendor=1000 device=c030 class=060400 link=32:16 maxlink=32:16\n' $((b + 1)) $b
+		printf 'dev 0000:%02x:00.0 parent=0000:%02x:00.0 kind=downstream vendor=1000 device=c030 class=060400 link=32:16 maxlink=32:16 acs=005f:0000\n' $((b + 2)) $((b + 1))
+		printf 'dev 0000:%02x:01.0 parent=0000:%02x:00.0 kind=downstream vendor=1000 device=c030 class=060400 link=32:16 maxlink=32:16 acs=005f:0000\n' $((b + 2)) $((b + 1))
+		printf 'dev 0000:%02x:00.0 parent=0000:%02x:00.0 kind=endpoint vendor=10de device=2330 class=030200 link=32:16 maxlink=32:16 bar0=16M,64,pf bar2=128G,64,pf driver=nvidia\n' $((b + 3)) $((b + 2))
+		printf 'dev 0000:%02x:00.0 parent=0000:%02x:01.0 kind=endpoint vendor=15b3 device=1021 class=020700 link=32:16 maxlink=32:16 bar0=32M,64,pf driver=mlx5_core rdma=mlx5_%d\n' $((b + 4)) $((b + 2)) $h
+		# the VFs follow their PF on its bus and the next ones (routing IDs PF+1, PF+2, ...)
+		for ((k = 1; k <= per + (h < extra); k++)); do
+			printf 'dev 0000:%02x:%02x.%d parent=0000:%02x:01.0 kind=endpoint vendor=15b3 device=101e class=020700 driver=mlx5_core rdma=mlx5_%d\n' \
+				$((b + 4 + k / 256)) $(((k % 256) / 8)) $((k % 8)) $((b + 2)) $rdma
+			rdma=$((rdma + 1))
+		done
+	done
+}
+
+# fixture N DIR: generate (or keep) the tree; its stamp names what made it
+fixture() {
+	local n=$1 dir=$2 stamp
+	stamp=$( { spec "$n"; cat tests/fixtures/gen.py; } | cksum)
+	[ -f "$dir/.stamp" ] && [ "$(cat "$dir/.stamp")" = "$stamp" ] && return 0
+	mkdir -p "$(dirname "$dir")"
+	spec "$n" >"$dir.spec"
+	python3 tests/fixtures/gen.py "$dir.spec" "$dir" || return 2
+	echo "$stamp" >"$dir/.stamp"
+}
+
+# measure CMD...: "wall user sys" in seconds of the run with the least user time of 3
+measure() {
+	local best="" t TIMEFORMAT='%R %U %S'
+	for _ in 1 2 3; do
+		t=$( { time "$@" >/dev/null 2>&1; } 2>&1)
+		if [ -z "$best" ] || awk -v a="${t#* }" -v b="${best#* }" 'BEGIN { split(a, x, " "); split(b, y, " "); exit !(x[1] < y[1]) }'; then
+			best=$t
+		fi
+	done
+	echo "$best"
+}
+
+case ${1:-} in
+--spec) spec "$2"; exit 0 ;;
+--fixture) fixture "$2" "$3"; exit $? ;;
+--measure) shift; measure "$@"; exit 0 ;;
+esac
+[ -x "$BIN" ] || { echo "scale.sh: $BIN not built (run make)" >&2; exit 2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+[ $# -gt 0 ] || set -- 1000 4000
+for n in "$@"; do
+	fx=$BUILD/perf/fx$n
+	fixture "$n" "$fx" || exit 2
+	for a in "topo" "topo --tree" "topo --json"; do
+		# shellcheck disable=SC2086
+		read -r w u s < <(measure "$BIN" --root "$fx" $a)
+		echo "N=$n $a: wall $w s, user $u s, sys $s s"
+	done
+	read -r w u s < <(measure sh -c 'rm -rf "$2"; exec "$0" --root "$1" snapshot --dir "$2"' "$BIN" "$fx" "$tmp/snap")
+	echo "N=$n snapshot --dir: wall $w s, user $u s, sys $s s"
+done
