@@ -11,7 +11,7 @@ void help_topo(FILE *f)
 		"usage: gpup2p topo [--tree] [--all] [--match VENDOR:DEVICE]... [--json|--csv|--jsonl]\n\n"
 		"Which GPUs and NICs can talk directly: the matrix of `nvidia-smi topo -m` with the same\n"
 		"codes (X PIX PXB PHB NODE SYS NV#), CPU and NUMA affinity. GPUs are numbered in PCI bus\n"
-		"order, NICs likewise (NIC0: its RDMA device).\n\n"
+		"order; NICs as nvidia-smi numbers them, by RDMA device name (mlx5_2 before mlx5_10).\n\n"
 		"  --tree                 the PCIe tree from the host bridges down: bridges, link gen x width\n"
 		"                         (current and max), NUMA node, and each GPU/NIC\n"
 		"  --all                  with --tree: every PCI function, not only GPU/NIC paths\n"
