@@ -212,19 +212,14 @@ static int cmp_nic(const void *x, const void *y)
 	return c ? c : (a > b) - (a < b); /* p->devs is in bus order */
 }
 
+/* Every pair's link. The relation is symmetric: each pair is classified once, for both cells. */
 static void classify_all(struct gp_topo *t, const struct gp_pci *p, const struct gp_gpu_facts *facts)
 {
-	int n = t->n;
+	size_t n = (size_t)t->n;
 
-	for (int i = 0; i < n; i++) {
-		for (int j = 0; j < n; j++) {
-			struct gp_topo_link *l = &t->links[(size_t)i * (size_t)n + (size_t)j];
-
-			/* the relation is symmetric: compute the upper triangle, mirror it */
-			if (j < i) {
-				*l = t->links[(size_t)j * (size_t)n + (size_t)i];
-				continue;
-			}
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = i; j < n; j++) {
+			struct gp_topo_link *l = &t->links[i * n + j];
 			int sw, nv = -1;
 
 			l->pcie = (uint8_t)gp_topo_classify_pcie(p, t->devs[i].pci, t->devs[j].pci, &sw);
@@ -238,6 +233,7 @@ static void classify_all(struct gp_topo *t, const struct gp_pci *p, const struct
 					l->cls = GP_TC_NV;
 			}
 			l->nvlinks = (int16_t)(nv > INT16_MAX ? INT16_MAX : nv);
+			t->links[j * n + i] = *l;
 		}
 	}
 }
