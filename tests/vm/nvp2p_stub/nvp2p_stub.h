@@ -7,8 +7,13 @@
 #include <linux/types.h>
 
 #define NVP2P_STUB_VA_BASE 0x7e0000000000ULL /* "GPU virtual addresses" start here */
-#define NVP2P_STUB_SCATTER 0x1u               /* physical pages of the range in reverse order */
-#define NVP2P_STUB_NOMEM   0x2u               /* pinning the range fails with -ENOMEM (BAR1 exhausted) */
+#define NVP2P_STUB_SCATTER 0x1u  /* physical pages of the range in reverse order */
+#define NVP2P_STUB_NOMEM   0x2u  /* pinning the range fails with -ENOMEM (BAR1 exhausted) */
+/* The range is freed while it is being pinned: nvidia_p2p_get_pages registers the free callback,
+ * has another thread call it, and returns only when that callback has returned or after
+ * NVP2P_STUB_RACE_MS (a client whose callback waits for the pin to be complete). */
+#define NVP2P_STUB_FREE_IN_GET 0x4u
+#define NVP2P_STUB_RACE_MS 300
 
 struct nvp2p_stub_alloc {
 	__u64 len;      /* in: bytes (rounded up to 64 KiB) */
@@ -18,8 +23,17 @@ struct nvp2p_stub_alloc {
 	__u32 pad;
 };
 
+/* What the stub saw its client do wrong (each also logged). */
+struct nvp2p_stub_stats {
+	__u64 live;             /* page tables handed out and not yet given back */
+	__u64 callbacks;        /* free callbacks called */
+	__u64 put_after_free;   /* put_pages after the free callback (the driver freed the table) */
+	__u64 bad_calls;        /* calls the real driver refuses (NULL callback, wrong put, ...) */
+};
+
 #define NVP2P_STUB_ALLOC _IOWR('n', 1, struct nvp2p_stub_alloc)
-#define NVP2P_STUB_FREE  _IOW('n', 2, __u64)   /* fires the free callbacks of every pin of the range */
+#define NVP2P_STUB_FREE  _IOW('n', 2, __u64)   /* fires the free callbacks of the range's pins */
 #define NVP2P_STUB_LIVE  _IOR('n', 3, __u64)   /* page tables handed out and not yet given back */
+#define NVP2P_STUB_STATS _IOR('n', 4, struct nvp2p_stub_stats)
 
 #endif
