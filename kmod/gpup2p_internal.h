@@ -18,7 +18,7 @@
 
 #include "uapi/gpup2p_ioctl.h"
 
-#define GPUP2P_PIN_SHIFT 40          /* log2(GPUP2P_PIN_MAX): a pin's slot in the mmap offset space */
+#define GPUP2P_PIN_SHIFT 40 /* log2(GPUP2P_PIN_MAX): a pin's slot in the mmap offset space */
 #define GPUP2P_ALIGN_MASK (GPUP2P_GPU_PAGE_SIZE - 1)
 
 /* A mapping of BAR pages: not copied on fork, not expanded, not dumped. vm_flags became read-only
@@ -32,16 +32,23 @@ static inline void gp_vma_set_flags(struct vm_area_struct *vma)
 #endif
 }
 
-enum gp_state { GP_VALID = GPUP2P_STATE_VALID, GP_INVALID = GPUP2P_STATE_INVALIDATED, GP_UNPINNED = 3 };
+/* GP_NEW: being pinned (its lock held); GP_UNPINNED: being (or failed to be) unpinned. */
+enum gp_state {
+	GP_NEW = 0,
+	GP_VALID = GPUP2P_STATE_VALID,
+	GP_INVALID = GPUP2P_STATE_INVALIDATED,
+	GP_UNPINNED = 3,
+};
 
-/* One pinned range. Referenced by its file's list and by every VMA that maps it. */
+/* One pinned range. Referenced by its file's list, by every VMA that maps it and by a free callback
+ * at work. Its id (mmap offset id << GPUP2P_PIN_SHIFT) is taken until the last reference goes. */
 struct gp_pin {
 	struct kref ref;
 	struct list_head node;        /* in gp_file.pins, under gp_file.lock */
 	struct address_space *mapping;/* the device inode's: mappings are zapped through it */
 	u64 id, va, len;
 	u32 flags;
-	struct mutex lock;            /* state and pt; never held while calling into the NVIDIA driver */
+	struct mutex lock;            /* state, pt; held across get_pages, never across put_pages */
 	enum gp_state state;
 	struct nvidia_p2p_page_table *pt;
 	u64 pin_ns;
@@ -70,5 +77,6 @@ int gp_pin_info(struct gp_file *f, struct gpup2p_info *info);
 void gp_pin_release_all(struct gp_file *f);
 int gp_pin_mmap(struct gp_file *f, struct vm_area_struct *vma);
 u32 gp_map_type(void);
+bool gp_pin_persistent_supported(void);
 
 #endif

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * gpup2p.ko — /dev/gpup2p: pin GPU memory with the NVIDIA driver's nvidia_p2p_* API and map it into
- * the calling process. This file: the device, the ioctls, isolation, counters. Pins and mappings are
- * in pin.c; the interface in uapi/gpup2p_ioctl.h.
+ * gpup2p.ko — /dev/gpup2p: pin GPU memory with the NVIDIA driver's nvidia_p2p_* API and map it
+ * into the calling process. This file: the device, the ioctls, isolation, counters. Pins and
+ * mappings are in pin.c; the interface in uapi/gpup2p_ioctl.h.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/sched.h>
@@ -43,7 +45,7 @@ static int owner_only(const struct gp_file *f)
 {
 	if (current->tgid == f->tgid)
 		return 0;
-	pr_err_ratelimited("gpup2p: process %d used a /dev/gpup2p descriptor opened by process %d: refused\n",
+	pr_err_ratelimited("process %d used a descriptor opened by process %d: refused\n",
 			   current->tgid, f->tgid);
 	return -EACCES;
 }
@@ -167,9 +169,17 @@ static ssize_t abi_show(struct device *d, struct device_attribute *a, char *buf)
 }
 static DEVICE_ATTR_RO(abi);
 
+/* 1 when GPUP2P_PIN_PERSISTENT can work (the driver has a persistent-pin entry point), else 0 */
+static ssize_t persistent_show(struct device *d, struct device_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", gp_pin_persistent_supported());
+}
+static DEVICE_ATTR_RO(persistent);
+
 static struct attribute *gp_attrs[] = {
-	&dev_attr_pins.attr, &dev_attr_bytes_pinned.attr, &dev_attr_invalidations.attr, &dev_attr_maps.attr,
-	&dev_attr_pin_failures.attr, &dev_attr_abi.attr, NULL,
+	&dev_attr_pins.attr, &dev_attr_bytes_pinned.attr, &dev_attr_invalidations.attr,
+	&dev_attr_maps.attr, &dev_attr_pin_failures.attr, &dev_attr_abi.attr,
+	&dev_attr_persistent.attr, NULL,
 };
 ATTRIBUTE_GROUPS(gp);
 
@@ -186,9 +196,9 @@ static int __init gp_init(void)
 	int rc = misc_register(&gp_misc);
 
 	if (rc)
-		pr_err("gpup2p: cannot register /dev/gpup2p: %d\n", rc);
+		pr_err("cannot register /dev/gpup2p: %d\n", rc);
 	else
-		pr_info("gpup2p: /dev/gpup2p ready (ABI %d.%d)\n", GPUP2P_ABI_MAJOR, GPUP2P_ABI_MINOR);
+		pr_info("/dev/gpup2p ready (ABI %d.%d)\n", GPUP2P_ABI_MAJOR, GPUP2P_ABI_MINOR);
 	return rc;
 }
 
@@ -196,7 +206,8 @@ static void __exit gp_exit(void)
 {
 	/* open files hold the module, so no pin can remain; say so loudly if one does, never BUG */
 	if (atomic64_read(&gp_stats.pins))
-		pr_err("gpup2p: unloading with %lld pins outstanding\n", (long long)atomic64_read(&gp_stats.pins));
+		pr_err("unloading with %lld pins outstanding\n",
+		       (long long)atomic64_read(&gp_stats.pins));
 	misc_deregister(&gp_misc);
 }
 

@@ -1,16 +1,58 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * gpup2p.ko — pins: nvidia_p2p_get_pages, the free callback, unpin, and mapping BAR pages into user
- * space. Locking: gp_file.lock guards the list of pins; gp_pin.lock guards a pin's state and page
- * table and is never held across a call into the NVIDIA driver, which calls the free callback with its
- * own locks held (the callback takes only gp_pin.lock, and never calls put_pages).
+ * gpup2p.ko — pins: nvidia_p2p_get_pages, the free callback, unpin, and mapping BAR pages into
+ * user space. Locking: gp_file.lock guards the list of pins; gp_pin.lock guards a pin's state and
+ * page table. The NVIDIA driver may call the free callback as soon as get_pages has registered it,
+ * before get_pages returns: the pin's lock is held from before get_pages until the pin is complete
+ * and on its file's list, and the callback waits for it (as GDRCopy's gdrdrv does). It is never
+ * held across put_pages, which waits for a callback in flight. The driver calls back with its own
+ * locks held: the callback takes only the pin's lock and never calls put_pages.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/ktime.h>
+#include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/xarray.h>
 
 #include "gpup2p_internal.h"
 
-static atomic64_t next_id = ATOMIC64_INIT(0);
+/* Pin ids 1..pin_ids, handed out in turn and reused once free (mmap offsets stay below 2^63). */
+#define GP_PIN_IDS_MAX ((1U << (63 - GPUP2P_PIN_SHIFT)) - 1)
+static DEFINE_XARRAY_ALLOC1(pin_id_xa);
+static u32 next_id;
+static unsigned int pin_ids = GP_PIN_IDS_MAX;
+
+static int set_pin_ids(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+	int rc = kstrtouint(val, 0, &n);
+
+	if (rc)
+		return rc;
+	if (!n || n > GP_PIN_IDS_MAX)
+		return -ERANGE;
+	*(unsigned int *)kp->arg = n;
+	return 0;
+}
+
+static const struct kernel_param_ops pin_ids_ops = {
+	.set = set_pin_ids,
+	.get = param_get_uint,
+};
+module_param_cb(pin_ids, &pin_ids_ops, &pin_ids, 0444);
+MODULE_PARM_DESC(pin_ids, "how many pins may exist at once (1 to 8388607, the default)");
+
+/* The NVIDIA driver's symbols this module needs, for `gpup2p enable` to name a missing one. */
+#if defined(NVIDIA_P2P_CAP_GET_PAGES_PERSISTENT_API)
+#define GP_PERSISTENT_SYMS " nvidia_p2p_get_pages_persistent nvidia_p2p_put_pages_persistent"
+#elif defined(NVIDIA_P2P_CAP_PERSISTENT_PAGES)
+#define GP_PERSISTENT_SYMS " nvidia_p2p_cap_persistent_pages"
+#else
+#define GP_PERSISTENT_SYMS ""
+#endif
+MODULE_INFO(nvidia_p2p, "nvidia_p2p_get_pages nvidia_p2p_put_pages nvidia_p2p_free_page_table"
+	    GP_PERSISTENT_SYMS);
 
 u32 gp_map_type(void)
 {
@@ -18,6 +60,20 @@ u32 gp_map_type(void)
 	return GPUP2P_MAP_WC;
 #else
 	return GPUP2P_MAP_UC;
+#endif
+}
+
+/* Persistent pins (no free callback): nvidia_p2p_get_pages_persistent (driver 535+), or a NULL
+ * callback where the driver says it takes one (515-530); decided from the driver's header at build
+ * time, as GDRCopy does. */
+bool gp_pin_persistent_supported(void)
+{
+#if defined(NVIDIA_P2P_CAP_GET_PAGES_PERSISTENT_API)
+	return true;
+#elif defined(NVIDIA_P2P_CAP_PERSISTENT_PAGES)
+	return nvidia_p2p_cap_persistent_pages != 0;
+#else
+	return false;
 #endif
 }
 
@@ -35,6 +91,8 @@ static void pin_free(struct kref *ref)
 {
 	struct gp_pin *p = container_of(ref, struct gp_pin, ref);
 
+	if (p->id)
+		xa_erase(&pin_id_xa, p->id);
 	kfree(p);
 }
 
@@ -43,42 +101,120 @@ static void zap(struct gp_pin *p)
 	unmap_mapping_range(p->mapping, (loff_t)p->id << GPUP2P_PIN_SHIFT, p->len, 1);
 }
 
-/* Called by the NVIDIA driver when the pinned memory is freed (cudaFree, process exit). */
+/* Called by the NVIDIA driver when the pinned memory is freed (cudaFree, process exit), perhaps
+ * before get_pages has returned: the pin's lock makes it wait until the pin is complete. */
 static void gp_free_callback(void *data)
 {
 	struct gp_pin *p = data;
-	struct nvidia_p2p_page_table *pt = NULL;
+	struct nvidia_p2p_page_table *pt;
 
 	mutex_lock(&p->lock);
-	if (p->state == GP_VALID) {
-		p->state = GP_INVALID;
-		pt = p->pt;
-		p->pt = NULL;
+	if (p->state != GP_VALID) {
+		mutex_unlock(&p->lock);
+		return; /* being unpinned: its put_pages, waiting for us, does the rest */
 	}
+	p->state = GP_INVALID;
+	pt = p->pt;
+	p->pt = NULL;
+	kref_get(&p->ref); /* an unpin may drop the others as soon as the lock is free */
 	mutex_unlock(&p->lock);
-	if (!pt)
-		return; /* an unpin is under way: its put_pages does the rest */
 	zap(p);
 	nvidia_p2p_free_page_table(pt);
 	atomic64_inc(&gp_stats.invalidations);
 	atomic64_dec(&gp_stats.pins);
 	atomic64_sub(p->len, &gp_stats.bytes_pinned);
-	pr_info("gpup2p: pin %llu (va 0x%llx, %llu bytes) invalidated: the GPU memory was freed\n",
+	pr_info("pin %llu (va 0x%llx, %llu bytes) invalidated: the GPU memory was freed\n",
 		p->id, p->va, p->len);
+	kref_put(&p->ref, pin_free);
 }
 
-int gp_pin_create(struct gp_file *f, struct gpup2p_pin *req)
+static int get_pages(struct gp_pin *p)
 {
-	struct gp_pin *p;
-	ktime_t t0;
-	int rc;
+	if (!(p->flags & GPUP2P_PIN_PERSISTENT))
+		return nvidia_p2p_get_pages(0, 0, p->va, p->len, &p->pt, gp_free_callback, p);
+#if defined(NVIDIA_P2P_CAP_GET_PAGES_PERSISTENT_API)
+	return nvidia_p2p_get_pages_persistent(p->va, p->len, &p->pt, 0);
+#elif defined(NVIDIA_P2P_CAP_PERSISTENT_PAGES)
+	return nvidia_p2p_get_pages(0, 0, p->va, p->len, &p->pt, NULL, p);
+#else
+	return -EOPNOTSUPP;
+#endif
+}
 
+static int put_pages(struct gp_pin *p, struct nvidia_p2p_page_table *pt)
+{
+#if defined(NVIDIA_P2P_CAP_GET_PAGES_PERSISTENT_API)
+	if (p->flags & GPUP2P_PIN_PERSISTENT)
+		return nvidia_p2p_put_pages_persistent(p->va, pt, 0);
+#endif
+	return nvidia_p2p_put_pages(0, 0, p->va, pt);
+}
+
+static int check_request(const struct gpup2p_pin *req)
+{
 	if (req->flags & ~GPUP2P_PIN_FLAGS)
 		return -EINVAL;
 	if (!req->len || req->len > GPUP2P_PIN_MAX || (req->va | req->len) & GPUP2P_ALIGN_MASK)
 		return -EINVAL;
 	if (req->va + req->len < req->va)
 		return -EOVERFLOW;
+	if ((req->flags & GPUP2P_PIN_PERSISTENT) && !gp_pin_persistent_supported()) {
+		pr_err_ratelimited("persistent pin refused: built without %s\n",
+				   "nvidia_p2p_get_pages_persistent");
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* A get_pages error, logged with its likely cause; the kernel-only ENOTSUPP becomes EOPNOTSUPP. */
+static int get_pages_failed(const struct gp_pin *p, int rc)
+{
+	const char *why = "";
+
+	if (rc == -EINVAL)
+		why = " (not GPU memory of this process, or a GPU refusing pins)";
+	else if (rc == -ENOMEM)
+		why = " (BAR1 space exhausted?)";
+	else if (rc == -ENOTSUPP)
+		why = " (not supported: MIG or vGPU?)";
+	atomic64_inc(&gp_stats.pin_failures);
+	pr_err_ratelimited("nvidia_p2p_get_pages%s(va 0x%llx, %llu bytes) failed: %d%s\n",
+			   p->flags & GPUP2P_PIN_PERSISTENT ? "_persistent" : "", p->va, p->len, rc,
+			   why);
+	return rc == -ENOTSUPP ? -EOPNOTSUPP : rc;
+}
+
+/* Under the pin's lock: page size and physically contiguous runs of the table get_pages gave. */
+static int read_table(struct gp_pin *p)
+{
+	const struct nvidia_p2p_page_table *pt = p->pt;
+
+	p->page_size = page_bytes(pt);
+	p->npages = pt->entries;
+	if (pt->version >> 16 != 1 || !p->page_size || !p->npages ||
+	    (u64)p->npages * p->page_size < p->len) {
+		pr_err("page table of va 0x%llx unusable (version 0x%x, page size %u, %u pages)\n",
+		       p->va, pt->version, pt->page_size, pt->entries);
+		return -EIO;
+	}
+	p->nruns = 1;
+	for (u32 i = 1; i < p->npages; i++)
+		if (pt->pages[i]->physical_address !=
+		    pt->pages[i - 1]->physical_address + p->page_size)
+			p->nruns++;
+	return 0;
+}
+
+int gp_pin_create(struct gp_file *f, struct gpup2p_pin *req)
+{
+	struct gp_pin *p;
+	bool pinned = false;
+	ktime_t t0;
+	u32 id;
+	int rc = check_request(req);
+
+	if (rc)
+		return rc;
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
@@ -89,44 +225,43 @@ int gp_pin_create(struct gp_file *f, struct gpup2p_pin *req)
 	p->va = req->va;
 	p->len = req->len;
 	p->flags = req->flags;
-	p->id = (u64)atomic64_inc_return(&next_id);
-	if (p->id >= (1ULL << (63 - GPUP2P_PIN_SHIFT))) {
-		kfree(p);
-		return -ENOSPC;
+	p->state = GP_NEW;
+	rc = xa_alloc_cyclic(&pin_id_xa, &id, p, XA_LIMIT(1, pin_ids), &next_id, GFP_KERNEL);
+	if (rc < 0) {
+		if (rc == -EBUSY)
+			rc = -ENOSPC;
+		goto out;
 	}
+	p->id = id;
+	mutex_lock(&p->lock);
 	t0 = ktime_get();
-	rc = nvidia_p2p_get_pages(0, 0, p->va, p->len, &p->pt,
-				  (req->flags & GPUP2P_PIN_PERSISTENT) ? NULL : gp_free_callback, p);
+	rc = get_pages(p);
 	p->pin_ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
 	if (rc) {
-		atomic64_inc(&gp_stats.pin_failures);
-		pr_err_ratelimited("gpup2p: nvidia_p2p_get_pages(va 0x%llx, %llu bytes) failed: %d%s\n", p->va, p->len,
-				   rc, rc == -EINVAL ? " (not GPU memory of this process, or a GPU that refuses pinning)" :
-				   rc == -ENOMEM ? " (BAR1 space exhausted?)" : "");
-		kfree(p);
-		return rc;
+		rc = get_pages_failed(p, rc);
+	} else {
+		pinned = true;
+		rc = read_table(p);
 	}
-	p->page_size = page_bytes(p->pt);
-	p->npages = p->pt->entries;
-	if (!p->page_size || !p->npages || (u64)p->npages * p->page_size < p->len) {
-		pr_err("gpup2p: page table of va 0x%llx unusable (page size %u, %u entries)\n", p->va, p->pt->page_size,
-		       p->pt->entries);
-		nvidia_p2p_put_pages(0, 0, p->va, p->pt);
-		kfree(p);
-		return -EIO;
+	if (!rc) {
+		p->state = GP_VALID;
+		mutex_lock(&f->lock);
+		list_add_tail(&p->node, &f->pins); /* the list holds the first reference */
+		mutex_unlock(&f->lock);
+		atomic64_inc(&gp_stats.pins);
+		atomic64_add(p->len, &gp_stats.bytes_pinned);
+		req->handle = p->id;
+	} else {
+		p->state = GP_UNPINNED; /* a callback waiting for the lock leaves the table alone */
 	}
-	p->nruns = 1;
-	for (u32 i = 1; i < p->npages; i++)
-		if (p->pt->pages[i]->physical_address != p->pt->pages[i - 1]->physical_address + p->page_size)
-			p->nruns++;
-	p->state = GP_VALID;
-	mutex_lock(&f->lock);
-	list_add_tail(&p->node, &f->pins);
-	mutex_unlock(&f->lock);
-	atomic64_inc(&gp_stats.pins);
-	atomic64_add(p->len, &gp_stats.bytes_pinned);
-	req->handle = p->id;
-	return 0;
+	mutex_unlock(&p->lock);
+	if (!rc)
+		return 0;
+	if (pinned)
+		put_pages(p, p->pt);
+out:
+	kref_put(&p->ref, pin_free);
+	return rc;
 }
 
 /* Find a pin of the file: with take, remove it from the list (the list's reference passes to the
@@ -158,14 +293,16 @@ static void unpin(struct gp_pin *p)
 	mutex_lock(&p->lock);
 	was = p->state;
 	pt = p->pt;
+	p->pt = NULL;
 	p->state = GP_UNPINNED;
 	mutex_unlock(&p->lock);
 	zap(p);
 	if (was == GP_VALID) {
-		int rc = nvidia_p2p_put_pages(0, 0, p->va, pt);
+		int rc = put_pages(p, pt); /* waits for a free callback in flight */
 
 		if (rc)
-			pr_err("gpup2p: nvidia_p2p_put_pages(va 0x%llx) failed: %d\n", p->va, rc);
+			pr_err_ratelimited("put_pages(va 0x%llx) failed: %d (freed meanwhile?)\n",
+					   p->va, rc);
 		atomic64_dec(&gp_stats.pins);
 		atomic64_sub(p->len, &gp_stats.bytes_pinned);
 	}
@@ -255,13 +392,14 @@ static int map_range(struct gp_pin *p, struct vm_area_struct *vma, u64 off, u64 
 	unsigned long addr = vma->vm_start;
 
 	while (size) {
+		struct nvidia_p2p_page **pages = p->pt->pages;
 		u64 pg = off / p->page_size, in = off % p->page_size;
-		phys_addr_t phys = p->pt->pages[pg]->physical_address + in;
+		phys_addr_t phys = pages[pg]->physical_address + in;
 		u64 run = p->page_size - in;
 		int rc;
 
-		while (run < size && pg + 1 < p->npages &&
-		       p->pt->pages[pg + 1]->physical_address == p->pt->pages[pg]->physical_address + p->page_size) {
+		while (run < size && pg + 1 < p->npages && pages[pg + 1]->physical_address ==
+		       pages[pg]->physical_address + p->page_size) {
 			pg++;
 			run += p->page_size;
 		}
@@ -279,8 +417,9 @@ static int map_range(struct gp_pin *p, struct vm_area_struct *vma, u64 off, u64 
 
 int gp_pin_mmap(struct gp_file *f, struct vm_area_struct *vma)
 {
-	u64 id = vma->vm_pgoff >> (GPUP2P_PIN_SHIFT - PAGE_SHIFT);
-	u64 off = (u64)(vma->vm_pgoff & ((1UL << (GPUP2P_PIN_SHIFT - PAGE_SHIFT)) - 1)) << PAGE_SHIFT;
+	const unsigned int shift = GPUP2P_PIN_SHIFT - PAGE_SHIFT;
+	u64 id = vma->vm_pgoff >> shift;
+	u64 off = (u64)(vma->vm_pgoff & ((1UL << shift) - 1)) << PAGE_SHIFT;
 	u64 size = vma->vm_end - vma->vm_start;
 	struct gp_pin *p = lookup(f, id, 0);
 	int rc;
@@ -292,8 +431,10 @@ int gp_pin_mmap(struct gp_file *f, struct vm_area_struct *vma)
 		return -EINVAL;
 	}
 	gp_vma_set_flags(vma);
-	vma->vm_page_prot = gp_map_type() == GPUP2P_MAP_WC ? pgprot_writecombine(vma->vm_page_prot)
-							   : pgprot_noncached(vma->vm_page_prot);
+	if (gp_map_type() == GPUP2P_MAP_WC)
+		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
+	else
+		vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
 	mutex_lock(&p->lock);
 	rc = p->state == GP_VALID ? map_range(p, vma, off, size) : -ENOENT;
 	mutex_unlock(&p->lock);

@@ -3,8 +3,8 @@
  * gpup2p — the interface between gpup2p.ko (/dev/gpup2p) and user space, shared by the driver and
  * libcore. Every structure starts with its size and a flags word: the driver rejects a size it does
  * not know and any flag it does not know. The ioctl numbers encode the real structure sizes (no
- * pointers in them). A caller first exchanges versions with GPUP2P_IOC_VERSION; each side states the
- * oldest ABI of the other it accepts.
+ * pointers in them). A caller first exchanges versions with GPUP2P_IOC_VERSION; each side states
+ * the oldest ABI of the other it accepts.
  *
  * Pinned memory is mapped with mmap(2) on the same file descriptor: the offset is the pin's
  * mmap_offset (from GPUP2P_IOC_INFO) plus a multiple of 4 KiB inside the pinned range; any number
@@ -39,7 +39,10 @@ struct gpup2p_version {
 };
 
 /* Pin flags */
-#define GPUP2P_PIN_PERSISTENT 0x1u  /* no free callback: stays pinned until unpinned (not on MIG/vGPU) */
+/* No free callback: stays pinned until unpinned. EOPNOTSUPP where the NVIDIA driver has no
+ * persistent pins (before 515, or gpup2p.ko built without its header or Module.symvers: see
+ * /sys/class/misc/gpup2p/persistent) or refuses them (MIG, vGPU). */
+#define GPUP2P_PIN_PERSISTENT 0x1u
 #define GPUP2P_PIN_FLAGS      (GPUP2P_PIN_PERSISTENT)
 
 struct gpup2p_pin {
