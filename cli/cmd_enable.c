@@ -27,7 +27,7 @@ void help_enable(FILE *f)
 		"  --dry-run      say what would be done; change nothing\n"
 		"  --json, -q: see gpup2p --help\n\n"
 		"Exit: 0 done (or nothing to do), 2 a load or unload failed, 64 usage, 69 module not\n"
-		"installed, 77 not root.\n");
+		"installed or a module it needs not loaded (the NVIDIA driver), 77 not root.\n");
 }
 
 struct eopts {

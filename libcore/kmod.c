@@ -1,6 +1,7 @@
 /* gpup2p — kernel modules through libkmod. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -48,39 +49,122 @@ const char *gp_kmod_state_name(enum gp_mod_state s)
 	return s <= GP_MOD_BUILTIN ? n[s] : "?";
 }
 
-/* 1 when the running kernel has the symbol (/proc/kallsyms lists names to every reader). */
-static int kernel_has(const char *sym)
+#define MAX_SYMS 64
+
+struct syms {
+	char name[MAX_SYMS][128];
+	int found[MAX_SYMS];
+	int n;
+};
+
+static void syms_add(struct syms *s, const char *name)
+{
+	for (int i = 0; i < s->n; i++)
+		if (!strcmp(s->name[i], name))
+			return;
+	if (s->n < MAX_SYMS && strlen(name) < sizeof(s->name[0]))
+		snprintf(s->name[s->n++], sizeof(s->name[0]), "%s", name);
+}
+
+/* The symbols module m needs from elsewhere, as far as its file says: its __versions table and, for
+ * gpup2p.ko, the "nvidia_p2p" modinfo field listing the NVIDIA driver's symbols it calls. */
+static void syms_needed(struct kmod_module *m, struct syms *s)
+{
+	struct kmod_list *l = NULL, *it;
+
+	if (kmod_module_get_info(m, &l) >= 0) {
+		kmod_list_foreach(it, l) {
+			const char *v = kmod_module_info_get_value(it);
+			char buf[1024], *save = NULL;
+
+			if (strcmp(kmod_module_info_get_key(it), "nvidia_p2p") || !v)
+				continue;
+			snprintf(buf, sizeof(buf), "%s", v);
+			for (char *t = strtok_r(buf, " ,", &save); t; t = strtok_r(NULL, " ,", &save))
+				syms_add(s, t);
+		}
+		kmod_module_info_free_list(l);
+	}
+	l = NULL;
+	if (kmod_module_get_dependency_symbols(m, &l) >= 0) {
+		kmod_list_foreach(it, l)
+			syms_add(s, kmod_module_dependency_symbol_get_symbol(it));
+		kmod_module_dependency_symbols_free_list(l);
+	}
+}
+
+/* Mark the symbols the running kernel has (/proc/kallsyms lists names to every reader). */
+static void syms_find(struct syms *s)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");
 	char line[512];
-	size_t l = strlen(sym);
-	int found = 0;
 
-	while (f && !found && fgets(line, sizeof(line), f)) {
+	while (f && fgets(line, sizeof(line), f)) {
 		char *p = strrchr(line, ' '), *q = strchr(line, '\t');
 
 		/* "addr type name[\tmodule]" */
 		if (q)
 			*q = '\0';
-		found = p && !strncmp(p + 1, sym, l) && (p[1 + l] == '\0' || p[1 + l] == '\n');
+		if (!p)
+			continue;
+		p[strcspn(p, "\n")] = '\0';
+		for (int i = 0; i < s->n; i++)
+			s->found[i] |= !strcmp(p + 1, s->name[i]);
 	}
 	if (f)
 		fclose(f);
-	return found;
+}
+
+/* A module that could not load because the kernel lacks symbols it needs: GP_E_UNAVAIL naming them
+ * and the module that provides them (the NVIDIA driver's nvidia_p2p_*); 0 when none is missing. */
+static int missing_symbols(struct kmod_module *m, const char *what, struct gp_err *e)
+{
+	struct syms *s = calloc(1, sizeof(*s));
+	char list[1024] = "";
+	int nmiss = 0, nvidia = 1, core = 1, rc = 0;
+
+	if (!s)
+		return 0;
+	syms_needed(m, s);
+	syms_find(s);
+	for (int i = 0; i < s->n; i++) {
+		size_t used = strlen(list);
+
+		if (s->found[i])
+			continue;
+		nmiss++;
+		nvidia &= !strncmp(s->name[i], "nvidia_p2p_", 11);
+		core &= strcmp(s->name[i], "nvidia_p2p_get_pages") != 0;
+		if (used < sizeof(list) - 1)
+			snprintf(list + used, sizeof(list) - used, "%s%s", used ? ", " : "", s->name[i]);
+	}
+	if (nmiss && nvidia && !core)
+		rc = gp_err_set(e, GP_E_UNAVAIL, ENOENT, "loading %s: the NVIDIA driver (module nvidia) is not loaded "
+				"(the kernel has no nvidia_p2p_get_pages): load it first (modprobe nvidia)", what);
+	else if (nmiss && nvidia)
+		rc = gp_err_set(e, GP_E_UNAVAIL, ENOENT, "loading %s: the loaded NVIDIA driver (module nvidia) lacks %s, "
+				"which this gpup2p.ko was built for: rebuild it against the loaded driver (make kmod, "
+				"or dkms)", what, list);
+	else if (nmiss)
+		rc = gp_err_set(e, GP_E_UNAVAIL, ENOENT, "loading %s: the kernel lacks %s: load the module%s providing "
+				"them first", what, list, nmiss > 1 ? "s" : "");
+	free(s);
+	return rc;
 }
 
 int gp_kmod_load(const char *name, const char *path, struct gp_err *e)
 {
 	struct kmod_ctx *ctx = ctx_new();
 	struct kmod_module *m = NULL;
-	int rc;
+	const char *what = path ? path : name;
+	int rc, mrc = 0;
 
 	if (!ctx)
 		return gp_err_set(e, GP_E_FAIL, ENOMEM, "libkmod: cannot start");
 	rc = path ? kmod_module_new_from_path(ctx, path, &m) : kmod_module_new_from_name(ctx, name, &m);
 	if (rc) {
 		kmod_unref(ctx);
-		return gp_err_set(e, GP_E_UNAVAIL, -rc, "%s: %s", path ? path : name, strerror(-rc));
+		return gp_err_set(e, GP_E_UNAVAIL, -rc, "%s: %s", what, strerror(-rc));
 	}
 	if (!path && !kmod_module_get_path(m) && gp_kmod_state(name) == GP_MOD_ABSENT) {
 		kmod_module_unref(m);
@@ -94,27 +178,31 @@ int gp_kmod_load(const char *name, const char *path, struct gp_err *e)
 		rc = kmod_module_insert_module(m, 0, NULL);
 	else
 		rc = kmod_module_probe_insert_module(m, KMOD_PROBE_FAIL_ON_LOADED, NULL, NULL, NULL, NULL);
+	/* a module needing symbols the kernel lacks fails with ENOENT: name them */
+	if (rc && rc != -EEXIST && rc != -EPERM && rc != -EACCES)
+		mrc = missing_symbols(m, what, e);
 	kmod_module_unref(m);
 	kmod_unref(ctx);
+	if (mrc)
+		return mrc;
 	if (rc == -EEXIST || rc == 0)
 		return 0;
-	if (!strcmp(name, "gpup2p") && !kernel_has("nvidia_p2p_get_pages"))
-		return gp_err_set(e, GP_E_FAIL, -rc, "loading %s: the NVIDIA driver is not loaded (the kernel has no "
-				  "nvidia_p2p_get_pages): load it first (modprobe nvidia)", path ? path : name);
 	switch (-rc) {
 	case ENOENT: /* init_module: a symbol it needs is not there */
+		return gp_err_set(e, GP_E_UNAVAIL, ENOENT, "loading %s: a symbol it needs is not in the kernel (dmesg "
+				  "names it): load the module that provides it first", what);
 	case EPERM:
 	case EACCES:
 		return gp_err_set(e, GP_E_PERM, -rc, "loading %s: permission denied (root needed; or module loading is "
 				  "locked down, e.g. Secure Boot with an unsigned module)", name);
 	case EINVAL:
-		return gp_err_set(e, GP_E_FAIL, -rc, "loading %s: unknown symbols (is the NVIDIA driver loaded? dmesg "
-				  "names them)", path ? path : name);
+		return gp_err_set(e, GP_E_FAIL, -rc, "loading %s: invalid (a symbol version that disagrees with the "
+				  "loaded module providing it, or a bad parameter: dmesg says which)", what);
 	case ENOEXEC:
-		return gp_err_set(e, GP_E_FAIL, ENOEXEC, "loading %s: not a module for this kernel (%s)", path ? path : name,
+		return gp_err_set(e, GP_E_FAIL, ENOEXEC, "loading %s: not a module for this kernel (%s)", what,
 				  strerror(ENOEXEC));
 	default:
-		return gp_err_set(e, GP_E_FAIL, -rc, "loading %s: %s", path ? path : name, strerror(-rc));
+		return gp_err_set(e, GP_E_FAIL, -rc, "loading %s: %s", what, strerror(-rc));
 	}
 }
 

@@ -16,7 +16,7 @@ const char *gp_kmod_state_name(enum gp_mod_state s);
 
 /* Load a module: by name from the installed tree (with its dependencies), or from a .ko file when
  * path is set (its dependencies must be loaded). Loaded already ⇒ 0. Errors name the module and say
- * why (unknown symbols ⇒ "load the NVIDIA driver first"). */
+ * why; symbols the kernel lacks ⇒ GP_E_UNAVAIL naming them (nvidia_p2p_*: "load module nvidia"). */
 int gp_kmod_load(const char *name, const char *path, struct gp_err *e);
 
 /* Unload a module; absent ⇒ 0; in use ⇒ GP_E_FAIL "in use: close the programs using it". */
