@@ -14,10 +14,11 @@ void help_pin(FILE *f)
 		"then release everything.\n\n"
 		"  --gpu N         the GPU (default 0, PCI bus order)\n"
 		"  --size S        bytes (default 2M; rounded up to 64 KiB)\n"
-		"  --persistent    pin without a free callback (not on MIG or vGPU)\n"
+		"  --persistent    pin without a free callback (NVIDIA driver 515+; not on MIG or vGPU)\n"
 		"  --json, -q: see gpup2p --help\n\n"
 		"Exit: 0 ok, 2 pin failed (the reason: GPU refuses pinning, BAR space exhausted, ...),\n"
-		"64 usage, 69 no CUDA / no GPU / gpup2p.ko not loaded, 77 no permission on /dev/gpup2p.\n");
+		"64 usage, 69 no CUDA / no GPU / gpup2p.ko not loaded / no persistent pins (--persistent),\n"
+		"77 no permission on /dev/gpup2p.\n");
 }
 
 void help_map(FILE *f)

@@ -106,6 +106,13 @@ int gp_pin_range(struct gp_pin_dev *d, uint64_t va, uint64_t len, uint32_t flags
 					  "its size; a small BAR holds ~220 MiB of pins)", (unsigned long long)len);
 		case EACCES:
 			return gp_err_set(e, GP_E_PERM, err, "/dev/gpup2p refused: the descriptor belongs to another process");
+		case EOPNOTSUPP:
+			if (flags & GPUP2P_PIN_PERSISTENT)
+				return gp_err_set(e, GP_E_UNAVAIL, err, "persistent pins are not available: gpup2p.ko was built "
+						  "for an NVIDIA driver without nvidia_p2p_get_pages_persistent (before 535), or "
+						  "the GPU refuses them (MIG, vGPU): pin without --persistent");
+			return gp_err_set(e, GP_E_UNAVAIL, err, "the NVIDIA driver does not support pinning 0x%llx+%llu "
+					  "(MIG or vGPU?)", (unsigned long long)va, (unsigned long long)len);
 		default:
 			return gp_err_set(e, GP_E_FAIL, err, "pinning 0x%llx+%llu failed: %s", (unsigned long long)va,
 					  (unsigned long long)len, strerror(err));

@@ -30,7 +30,8 @@ int gp_pin_open(struct gp_pin_dev *d, const char *path, struct gp_err *e);
 /* Close the device (pins of this descriptor are released by the driver). */
 void gp_pin_close(struct gp_pin_dev *d);
 
-/* Pin [va, va+len) of GPU memory (64 KiB aligned); r is filled from GET_INFO. */
+/* Pin [va, va+len) of GPU memory (64 KiB aligned); r is filled from GET_INFO. Persistent pins where
+ * the driver has none (EOPNOTSUPP) ⇒ GP_E_UNAVAIL. */
 int gp_pin_range(struct gp_pin_dev *d, uint64_t va, uint64_t len, uint32_t flags, struct gp_pin_region *r,
 		 struct gp_err *e);
 
