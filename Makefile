@@ -103,7 +103,7 @@ check-only: $(BIN) $(UNIT_BIN) $(FAKECUDA) fixtures
 
 # The QEMU guest harness (tests/vm): Debian's kernel under software emulation, topo/bar/acs against
 # a real kernel's sysfs and config space. Installs qemu and fetches the kernel on first use.
-check-vm: $(BIN)
+check-vm: $(BIN) $(FAKECUDA)
 	@BUILD=$(BUILD) bash tests/vm/check.sh
 
 # gpup2p.ko for the running kernel (or KVER=/KDIR=); NVIDIA_SRC_DIR= to use the driver's nv-p2p.h

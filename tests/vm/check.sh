@@ -7,6 +7,22 @@ export BUILD
 bash tests/vm/setup.sh || { echo "0 passed, 1 failed (vm setup)"; exit 1; }
 bash tests/vm/build-kmod.sh || { echo "0 passed, 1 failed (building the modules)"; exit 1; }
 pass=0 fail=0
+# kernel style: no line of the driver or the stub over 100 columns (tabs as 8)
+long=$(python3 - kmod/*.[ch] kmod/uapi/*.h tests/vm/nvp2p_stub/*.[ch] <<'PY'
+import sys
+for f in sys.argv[1:]:
+    for i, l in enumerate(open(f, encoding="utf-8"), 1):
+        if len(l.rstrip("\n").expandtabs(8)) > 100:
+            print(f"{f}:{i}")
+PY
+)
+if [ -z "$long" ]; then
+	echo "ok - kmod/ and the stub: no line over 100 columns"
+	pass=$((pass + 1))
+else
+	echo "not ok - lines over 100 columns: $long"
+	fail=$((fail + 1))
+fi
 out=$(bash tests/vm/test_dkms.sh)
 echo "$out" | sed 's/^/[dkms] /'
 pass=$((pass + $(grep -c '^ok ' <<<"$out")))
@@ -15,7 +31,7 @@ fail=$((fail + $(grep -c '^not ok ' <<<"$out")))
 guest() {
 	local g=$1 start rc ws out
 	start=$(date +%s)
-	bash tests/vm/run.sh "$g" "tests/vm/guest_$g.sh" 180
+	bash tests/vm/run.sh "$g" "tests/vm/guest_$g.sh" 420
 	rc=$?
 	ws=$BUILD/${GPUP2P_VM:-vm}/ws-$g
 	out=$(cat "$ws/out.txt" 2>/dev/null)

@@ -255,19 +255,70 @@ static void free_tests(int fd)
 	      "unpin after invalidation: no put_pages, no page table left in the GPU driver");
 }
 
-/* A persistent pin has no free callback: it stays valid until unpinned. */
-static void persistent_tests(int fd)
+static struct nvp2p_stub_stats stub_stats(void)
+{
+	struct nvp2p_stub_stats st;
+
+	memset(&st, 0xff, sizeof(st));
+	ioctl(stub, NVP2P_STUB_STATS, &st);
+	return st;
+}
+
+/* A persistent pin has no free callback: it stays valid until unpinned. `want`: whether the NVIDIA
+ * driver gpup2p.ko was built against has persistent pins (the stub's flavour, said by the harness). */
+static void persistent_tests(int fd, int want)
 {
 	struct nvp2p_stub_alloc a = alloc_fake(64 << 10, 0);
+	struct nvp2p_stub_stats st = stub_stats();
 	struct gpup2p_info in;
 	uint64_t h, live = 1;
+	int rc;
 
-	CHECK(pin(fd, a.va, 64 << 10, GPUP2P_PIN_PERSISTENT, &h) == 0 && info(fd, h, &in) == 0 &&
-	      in.pin_flags == GPUP2P_PIN_PERSISTENT, "persistent pin (no free callback)");
-	CHECK(ioctl(stub, NVP2P_STUB_FREE, &a.va) == 0 && info(fd, h, &in) == 0 && in.state == GPUP2P_STATE_VALID,
-	      "persistent pin: still valid after the range is freed (no callback to fire)");
-	CHECK(unpin(fd, h) == 0 && ioctl(stub, NVP2P_STUB_LIVE, &live) == 0 && live == 0,
-	      "persistent pin: unpin gives the page table back");
+	CHECK(counter("persistent") == want, "/sys/class/misc/gpup2p/persistent says %d", want);
+	rc = pin(fd, a.va, 64 << 10, GPUP2P_PIN_PERSISTENT, &h);
+	if (!want) {
+		CHECK(rc == -EOPNOTSUPP, "persistent pin without a persistent entry point: EOPNOTSUPP (%d)", rc);
+		CHECK(pin(fd, a.va, 64 << 10, 0, &h) == 0 && unpin(fd, h) == 0,
+		      "a pin with a free callback still works");
+	} else {
+		CHECK(rc == 0 && info(fd, h, &in) == 0 && in.pin_flags == GPUP2P_PIN_PERSISTENT,
+		      "persistent pin (no free callback) (%d)", rc);
+		CHECK(ioctl(stub, NVP2P_STUB_FREE, &a.va) == 0 && info(fd, h, &in) == 0 &&
+		      in.state == GPUP2P_STATE_VALID,
+		      "persistent pin: still valid after the range is freed (no callback to fire)");
+		CHECK(unpin(fd, h) == 0 && ioctl(stub, NVP2P_STUB_LIVE, &live) == 0 && live == 0,
+		      "persistent pin: unpin gives the page table back");
+	}
+	CHECK(stub_stats().bad_calls == st.bad_calls,
+	      "persistent pins: no call the NVIDIA driver refuses (NULL callback, wrong put function)");
+}
+
+/* The GPU memory is freed while it is being pinned: the driver calls the free callback (from another
+ * thread) before get_pages has returned. The pin must come out invalidated, not valid over freed
+ * memory, and its page table must not be used or given back after the callback. */
+static void race_tests(int fd)
+{
+	struct nvp2p_stub_alloc a = alloc_fake(128 << 10, NVP2P_STUB_FREE_IN_GET);
+	struct nvp2p_stub_stats st = stub_stats();
+	long inv = counter("invalidations"), pins = counter("pins");
+	struct gpup2p_info in = { 0 };
+	uint64_t h = 0, live = 1;
+	int rc = pin(fd, a.va, 128 << 10, 0, &h);
+
+	CHECK(rc == 0, "pin while the memory is freed from under get_pages: pinned (%d)", rc);
+	for (int i = 0; i < 300 && rc == 0; i++) {
+		if (info(fd, h, &in) || in.state != GPUP2P_STATE_VALID)
+			break;
+		usleep(10000);
+	}
+	CHECK(rc == 0 && in.state == GPUP2P_STATE_INVALIDATED && counter("invalidations") == inv + 1 &&
+	      counter("pins") == pins, "... then invalidated by the callback that waited for it, counted");
+	CHECK(rc == 0 && mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, (off_t)in.mmap_offset) == MAP_FAILED &&
+	      errno == ENOENT, "... and cannot be mapped (ENOENT)");
+	CHECK(rc == 0 && unpin(fd, h) == 0 && ioctl(stub, NVP2P_STUB_LIVE, &live) == 0 && live == 0,
+	      "... unpin: no page table left in the GPU driver");
+	CHECK(stub_stats().put_after_free == st.put_after_free && stub_stats().callbacks == st.callbacks + 1,
+	      "... the callback ran once, and its page table was never given back after it");
 }
 
 /* Another process never gets in: a forked child, or a process the descriptor was passed to. */
@@ -396,6 +447,61 @@ static void close_tests(void)
 	CHECK(counter("pins") == 0 && counter("maps") == 0, "after munmap: the last reference goes, the pin is released");
 }
 
+/* "ids N" (gpup2p.ko loaded with pin_ids=N): pin ids are reused once free, and an id stays taken
+ * while a mapping of its pin exists. */
+static int id_tests(int fd, int n)
+{
+	struct nvp2p_stub_alloc a = alloc_fake(64 << 10, 0);
+	uint64_t h[64], extra, hm;
+	struct gpup2p_info in;
+	int ok = 1, distinct = 1, cycles = 0;
+	uint8_t *m, b;
+
+	if (n < 2 || n > 64 || !a.va)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		ok &= pin(fd, a.va, 64 << 10, 0, &h[i]) == 0 && h[i] >= 1 && h[i] <= (uint64_t)n;
+		for (int j = 0; j < i; j++)
+			distinct &= h[i] != h[j];
+	}
+	CHECK(ok && distinct, "pin_ids=%d: %d pins get %d distinct ids in 1..%d", n, n, n, n);
+	CHECK(pin(fd, a.va, 64 << 10, 0, &extra) == -ENOSPC, "pin %d: ENOSPC, every id is taken", n + 1);
+	CHECK(unpin(fd, h[1]) == 0 && pin(fd, a.va, 64 << 10, 0, &extra) == 0 && extra == h[1],
+	      "unpin id %llu, pin again: the freed id is handed out again", (unsigned long long)h[1]);
+	h[1] = extra;
+	m = info(fd, extra, &in) ? MAP_FAILED :
+	    mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)in.mmap_offset);
+	if (m != MAP_FAILED) {
+		m[7] = 0x5a;
+		CHECK(touch(m + 7, &b) == 0 && b == 0x5a, "the reused id's mmap offset maps the new pin");
+		munmap(m, 4096);
+	} else {
+		CHECK(0, "the reused id's mmap offset maps the new pin");
+	}
+	for (int i = 0; i < n; i++)
+		unpin(fd, h[i]);
+	for (int i = 0; i < 5 * n; i++)
+		if (pin(fd, a.va, 64 << 10, 0, &extra) == 0 && unpin(fd, extra) == 0)
+			cycles++;
+	CHECK(cycles == 5 * n && counter("pins") == 0, "%d pin/unpin cycles through %d ids: all pinned",
+	      5 * n, n);
+	/* a mapping outliving its pin keeps the id */
+	ok = pin(fd, a.va, 64 << 10, 0, &hm) == 0 && info(fd, hm, &in) == 0;
+	m = ok ? mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, (off_t)in.mmap_offset) : MAP_FAILED;
+	ok &= m != MAP_FAILED && unpin(fd, hm) == 0;
+	for (int i = 0; ok && i < n - 1; i++)
+		ok &= pin(fd, a.va, 64 << 10, 0, &h[i]) == 0 && h[i] != hm;
+	CHECK(ok && pin(fd, a.va, 64 << 10, 0, &extra) == -ENOSPC,
+	      "an unpinned pin still mapped keeps its id: %d more pins fit, not %d", n - 1, n);
+	if (m != MAP_FAILED)
+		munmap(m, 4096);
+	CHECK(pin(fd, a.va, 64 << 10, 0, &extra) == 0 && extra == hm, "after munmap its id is free again");
+	unpin(fd, extra);
+	for (int i = 0; i < n - 1; i++)
+		unpin(fd, h[i]);
+	return failed ? 1 : 0;
+}
+
 /* "hold": pin something, say so, and wait to be killed (the unload test). */
 static int hold(void)
 {
@@ -413,31 +519,46 @@ static int hold(void)
 	return 0;
 }
 
+/* kmod_test: every scenario (the stub standing in for a driver with persistent pins);
+ * kmod_test persistent yes|no: the persistent-pin checks alone; kmod_test ids N; kmod_test hold. */
 int main(int argc, char **argv)
 {
 	char path[512];
 	const char *ws = getenv("GPUP2P_VM_WS");
+	const char *mode = argc > 1 ? argv[1] : "all";
 	int fd;
 
-	if (argc > 1 && !strcmp(argv[1], "hold"))
+	if (!strcmp(mode, "hold"))
 		return hold();
 	signal(SIGBUS, on_bus);
 	signal(SIGSEGV, on_bus);
 	snprintf(path, sizeof(path), "%s/expect.txt", ws ? ws : "/tmp");
-	expect_f = fopen(path, "w");
+	expect_f = fopen(path, strcmp(mode, "all") ? "a" : "w");
 	stub = open("/dev/nvp2p_stub", O_RDWR | O_CLOEXEC);
 	fd = open(GPUP2P_DEVICE, O_RDWR | O_CLOEXEC);
 	CHECK(stub >= 0 && fd >= 0 && expect_f, "open /dev/gpup2p and /dev/nvp2p_stub");
 	if (stub < 0 || fd < 0 || !expect_f)
 		return 1;
-	version_tests(fd);
-	map_tests(fd);
-	scatter_tests(fd);
-	free_tests(fd);
-	persistent_tests(fd);
-	isolation_tests(fd);
-	thread_tests(fd);
-	close_tests();
+	if (!strcmp(mode, "persistent") && argc > 2) {
+		persistent_tests(fd, !strcmp(argv[2], "yes"));
+	} else if (!strcmp(mode, "ids") && argc > 2) {
+		id_tests(fd, atoi(argv[2]));
+	} else {
+		struct nvp2p_stub_stats st;
+
+		version_tests(fd);
+		map_tests(fd);
+		scatter_tests(fd);
+		free_tests(fd);
+		race_tests(fd);
+		persistent_tests(fd, 1);
+		isolation_tests(fd);
+		thread_tests(fd);
+		close_tests();
+		st = stub_stats();
+		CHECK(st.bad_calls == 0 && st.put_after_free == 0,
+		      "the GPU driver saw no call it refuses and no put_pages after a free callback");
+	}
 	fclose(expect_f);
 	close(fd);
 	return failed ? 1 : 0;
