@@ -15,10 +15,42 @@ void gp_json_init(struct gp_json *j, FILE *f, int pretty)
 	j->pretty = pretty;
 }
 
+/* Length of the well-formed UTF-8 sequence at p (1 to 4 bytes, RFC 3629: no overlong forms, no
+ * surrogates, nothing above U+10FFFF), or 0 when the bytes there are not one. Stops at a NUL. */
+static int utf8_len(const unsigned char *p)
+{
+	unsigned c = p[0], lo = 0x80, hi = 0xbf;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		return p[1] >= lo && p[1] <= hi ? 2 : 0;
+	if (c >= 0xe0 && c <= 0xef) {
+		if (c == 0xe0)
+			lo = 0xa0; /* overlong below U+0800 */
+		if (c == 0xed)
+			hi = 0x9f; /* surrogates U+D800..U+DFFF */
+		return p[1] >= lo && p[1] <= hi && p[2] >= 0x80 && p[2] <= 0xbf ? 3 : 0;
+	}
+	if (c >= 0xf0 && c <= 0xf4) {
+		if (c == 0xf0)
+			lo = 0x90; /* overlong below U+10000 */
+		if (c == 0xf4)
+			hi = 0x8f; /* above U+10FFFF */
+		return p[1] >= lo && p[1] <= hi && p[2] >= 0x80 && p[2] <= 0xbf && p[3] >= 0x80 && p[3] <= 0xbf ? 4 : 0;
+	}
+	return 0;
+}
+
+/* A JSON string: sysfs text is bytes, JSON is UTF-8. Well-formed UTF-8 passes through; control
+ * characters and DEL are escaped; each byte that does not start a well-formed sequence becomes
+ * U+FFFD, so the document stays valid whatever a driver, a label or the command line holds. */
 static void json_string(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		int n = utf8_len(p);
+
 		switch (*p) {
 		case '"': fputs("\\\"", f); break;
 		case '\\': fputs("\\\\", f); break;
@@ -26,11 +58,14 @@ static void json_string(FILE *f, const char *s)
 		case '\t': fputs("\\t", f); break;
 		case '\r': fputs("\\r", f); break;
 		default:
-			if (*p < 0x20)
+			if (!n)
+				fputs("\\ufffd", f);
+			else if (*p < 0x20 || *p == 0x7f)
 				fprintf(f, "\\u%04x", *p);
 			else
-				fputc(*p, f);
+				fwrite(p, 1, (size_t)n, f);
 		}
+		p += n ? n : 1;
 	}
 	fputc('"', f);
 }
