@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "gpup2p/bar.h"
+#include "gpup2p/buf.h"
 #include "gpup2p/iommu.h"
 #include "gpup2p/topo.h"
 
@@ -43,24 +44,27 @@ static int selected(const struct bar_ctx *b, int pci)
 	return b->all || gpu_name(&b->t, pci) != NULL;
 }
 
-static const char *rebar_text(const struct gp_bar_report *r, char *buf, size_t n)
+/* The Resizable BAR line into buf (reset first); a reserved size encoding is shown as such. */
+static const char *rebar_text(const struct gp_bar_report *r, struct gp_buf *buf)
 {
-	char cur[32], sizes[512];
-	size_t used = 0;
+	char cur[48], sizes[512]; /* sizes: at most 44 entries of 6 characters */
 
+	gp_buf_reset(buf);
 	if (r->rebar.known == GP_UNKNOWN)
-		return snprintf(buf, n, "unknown (extended config space not readable: run as root)"), buf;
-	if (r->rebar.known == GP_ABSENT)
-		return snprintf(buf, n, "not supported"), buf;
-	buf[0] = '\0';
-	for (int i = 0; i < r->rebar.n; i++) {
+		gp_buf_addf(buf, "unknown (extended config space not readable: run as root)");
+	else if (r->rebar.known == GP_ABSENT)
+		gp_buf_addf(buf, "not supported");
+	for (int i = 0; i < r->rebar.n && r->rebar.known == GP_PRESENT; i++) {
 		const struct gp_rebar_entry *e = &r->rebar.e[i];
 
-		used += (size_t)snprintf(buf + used, used < n ? n - used : 0, "%sBAR %d current %s, supported %s",
-					 i ? "; " : "", e->bar, gp_bar_size_str(1ULL << (20 + e->cur_log), cur, sizeof(cur)),
-					 gp_bar_sizes_str(e->sizes, sizes, sizeof(sizes)));
+		if (e->cur_size)
+			gp_bar_size_str(e->cur_size, cur, sizeof(cur));
+		else
+			snprintf(cur, sizeof(cur), "reserved (size code %d)", e->cur_log);
+		gp_buf_addf(buf, "%sBAR %d current %s, supported %s", i ? "; " : "", e->bar, cur,
+			    gp_bar_sizes_str(e->sizes, sizes, sizeof(sizes)));
 	}
-	return buf;
+	return buf->oom ? "(out of memory)" : gp_buf_str(buf);
 }
 
 static void bar_type(const struct gp_bar *b, char *buf, size_t n)
@@ -81,7 +85,8 @@ static const char *iommu_type(const struct bar_ctx *b, const struct gp_pci_dev *
 static void print_table(struct bar_ctx *b)
 {
 	const struct gp_pci *p = &b->c->pci;
-	char s1[32], s2[32], txt[1024], nbuf[160];
+	struct gp_buf txt = GP_BUF_INIT;
+	char s1[32], s2[32], nbuf[160];
 	int shown = 0;
 
 	for (int i = 0; i < p->n; i++) {
@@ -135,7 +140,7 @@ static void print_table(struct bar_ctx *b)
 			if (r.driver_bar1)
 				printf("  driver BAR1 %s\n", gp_bar_size_str(r.driver_bar1, s1, sizeof(s1)));
 		}
-		printf("  Resizable BAR: %s\n", rebar_text(&r, txt, sizeof(txt)));
+		printf("  Resizable BAR: %s\n", rebar_text(&r, &txt));
 		if (d->iommu_group >= 0)
 			printf("  IOMMU group %d, type %s\n", d->iommu_group, iommu_type(b, d));
 		else
@@ -143,6 +148,7 @@ static void print_table(struct bar_ctx *b)
 		if (r.advice[0] && !b->c->quiet)
 			printf("  advice: %s\n", r.advice);
 	}
+	gp_buf_free(&txt);
 	if (!shown && !b->c->quiet)
 		printf("No GPU found (NVIDIA class 03xx or --match); --all lists every function.\n");
 	printf("%sIOMMU: %s", shown ? "\n" : "", gp_iommu_mode_name(b->io.mode));
@@ -207,11 +213,13 @@ static void json_device(struct bar_ctx *b, struct gp_json *j, int i)
 	for (int k = 0; k < r.rebar.n; k++) {
 		gp_json_obj(j, NULL);
 		gp_json_int(j, "bar", r.rebar.e[k].bar);
-		gp_json_u64(j, "current", 1ULL << (20 + r.rebar.e[k].cur_log));
+		json_u64_or_null(j, "current", r.rebar.e[k].cur_size);
+		if (!r.rebar.e[k].cur_size) /* a reserved encoding: say which */
+			gp_json_int(j, "current_code", r.rebar.e[k].cur_log);
 		gp_json_arr_flat(j, "supported");
-		for (int s = 0; s < 44; s++)
+		for (int s = 0; s <= GP_REBAR_LOG_MAX; s++)
 			if (r.rebar.e[k].sizes & (1ULL << s))
-				gp_json_u64(j, NULL, 1ULL << (20 + s));
+				gp_json_u64(j, NULL, gp_bar_rebar_size(s));
 		gp_json_end(j, ']');
 		gp_json_end(j, '}');
 	}
@@ -292,8 +300,8 @@ static void print_csv(struct bar_ctx *b)
 		gp_csv_field(stdout, r.vram ? num : "", ',');
 		gp_csv_field(stdout, gp_bar_verdict_name(r.verdict), ',');
 		gp_csv_field(stdout, r.rebar.known == GP_UNKNOWN ? "unknown" : r.rebar.known == GP_ABSENT ? "absent" : "present", ',');
-		snprintf(num, sizeof(num), "%" PRIu64, re ? (uint64_t)1 << (20 + re->cur_log) : 0);
-		gp_csv_field(stdout, re ? num : "", ',');
+		snprintf(num, sizeof(num), "%" PRIu64, re ? re->cur_size : 0);
+		gp_csv_field(stdout, re && re->cur_size ? num : "", ','); /* empty: no entry, or a reserved size code */
 		snprintf(num, sizeof(num), "%" PRIu64, r.rebar_max);
 		gp_csv_field(stdout, r.rebar_max ? num : "", ',');
 		snprintf(num, sizeof(num), "%d", d->iommu_group);

@@ -7,6 +7,11 @@
 
 #define MIB (1ULL << 20)
 
+uint64_t gp_bar_rebar_size(int log)
+{
+	return log >= 0 && log <= GP_REBAR_LOG_MAX ? MIB << log : 0;
+}
+
 void gp_bar_rebar_decode(const struct gp_pci_dev *d, struct gp_rebar *rb)
 {
 	int64_t ctl0;
@@ -42,6 +47,7 @@ void gp_bar_rebar_decode(const struct gp_pci_dev *d, struct gp_rebar *rb)
 		en->sizes = ((uint64_t)cap >> 4) & 0x0fffffffULL;
 		en->sizes |= (((uint64_t)ctl >> 16) & 0xffffULL) << 28;
 		en->cur_log = (int)((ctl >> 8) & 0x3f);
+		en->cur_size = gp_bar_rebar_size(en->cur_log);
 		rb->n++;
 	}
 }
@@ -90,7 +96,7 @@ const char *gp_bar_sizes_str(uint64_t sizes, char *buf, size_t n)
 	char one[32];
 
 	buf[0] = '\0';
-	for (int k = 0; k < 44; k++) {
+	for (int k = 0; k <= GP_REBAR_LOG_MAX; k++) {
 		if (!(sizes & (1ULL << k)))
 			continue;
 		gp_bar_size_str(MIB << k, one, sizeof(one));
@@ -125,7 +131,7 @@ void gp_bar_report(const struct gp_pci_dev *d, const struct gp_gpu_facts *facts,
 	for (int i = 0; i < r->rebar.n; i++) {
 		if (r->rebar.e[i].bar != r->aperture_bar)
 			continue;
-		for (int k = 43; k >= 0; k--) {
+		for (int k = GP_REBAR_LOG_MAX; k >= 0; k--) {
 			if (r->rebar.e[i].sizes & (1ULL << k)) {
 				r->rebar_max = MIB << k;
 				break;

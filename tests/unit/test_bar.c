@@ -44,6 +44,21 @@ int main(void)
 	gp_bar_rebar_decode(&d, &rb);
 	CHECK(rb.n == 1 && (rb.e[0].sizes & (1ULL << 28)), "control bit 16 = 256 TiB");
 
+	/* size encodings: 0 = 1 MiB … 43 = 8 EiB (2^63 bytes); 44 … 63 are reserved: no size, no shift past 64 bits */
+	CHECK(gp_bar_rebar_size(0) == 1ULL << 20 && gp_bar_rebar_size(8) == 256ULL << 20 &&
+	      gp_bar_rebar_size(43) == 1ULL << 63, "size encodings 0, 8, 43: 1M, 256M, 8E");
+	CHECK(gp_bar_rebar_size(44) == 0 && gp_bar_rebar_size(63) == 0 && gp_bar_rebar_size(-1) == 0,
+	      "size encodings 44, 63, -1: reserved (0)");
+	set32(&d, 0x208, 1 | (1 << 5) | (63u << 8));
+	gp_bar_rebar_decode(&d, &rb);
+	CHECK(rb.n == 1 && rb.e[0].cur_log == 63 && rb.e[0].cur_size == 0, "current size code 63: kept, size 0 (reserved)");
+	set32(&d, 0x208, 1 | (1 << 5) | (43u << 8));
+	gp_bar_rebar_decode(&d, &rb);
+	CHECK(rb.n == 1 && rb.e[0].cur_size == 1ULL << 63, "current size code 43: 8 EiB");
+	set32(&d, 0x208, 1 | (1 << 5) | (8u << 8));
+	gp_bar_rebar_decode(&d, &rb);
+	CHECK(rb.e[0].cur_size == 256ULL << 20, "current size code 8: 256 MiB");
+
 	d.rebar_cap = -1;
 	gp_bar_rebar_decode(&d, &rb);
 	CHECK(rb.known == GP_UNKNOWN, "unreadable extended space: unknown, not absent");

@@ -11,11 +11,13 @@
 #include "gpup2p/pci.h"
 
 #define GP_REBAR_MAX 6
+#define GP_REBAR_LOG_MAX 43      /* largest defined size encoding: 1 MiB << 43 = 8 EiB; above: reserved */
 
 struct gp_rebar_entry {
 	int bar;                 /* BAR index the entry controls */
 	uint64_t sizes;          /* bit k set: 1 MiB << k supported (k = 0 … 43) */
-	int cur_log;             /* current size = 1 MiB << cur_log */
+	int cur_log;             /* size encoding of the control register (6 bits, 0 … 63) */
+	uint64_t cur_size;       /* current size in bytes (1 MiB << cur_log); 0 when cur_log is reserved */
 };
 
 struct gp_rebar {
@@ -43,6 +45,9 @@ struct gp_bar_report {
 	uint64_t rebar_max;      /* largest size the aperture's ReBAR entry supports, 0 none/unknown */
 	char advice[256];        /* what a small or unassigned BAR limits and how to fix it, "" none */
 };
+
+/* Bytes of a ReBAR size encoding (0 = 1 MiB … 43 = 8 EiB), or 0 for a reserved encoding (< 0, > 43). */
+uint64_t gp_bar_rebar_size(int log);
 
 /* Decode the Resizable BAR capability of a function. */
 void gp_bar_rebar_decode(const struct gp_pci_dev *d, struct gp_rebar *rb);
