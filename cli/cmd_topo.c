@@ -143,13 +143,32 @@ static void link_str(const struct gp_pci_dev *d, char *buf, size_t n)
 		snprintf(buf, n, "Gen%d x%d", cg, d->cur_width);
 }
 
+/* 1 when PCI function i is shown in the tree. */
+static int shown(const struct gp_topo *t, int i, int all)
+{
+	return all || gp_topo_on_path(t, i);
+}
+
+/* The last function shown below bridge `parent` (-1: on host bridge hb), or -1 when none: children
+ * are walked in place, so a bridge with any number of functions below it (SR-IOV) shows them all. */
+static int last_child(const struct gp_topo *t, int parent, const char *hb, int all)
+{
+	int last = -1;
+
+	for (int i = 0; i < t->pci->n; i++)
+		if (t->pci->devs[i].parent == parent && (parent >= 0 || !strcmp(t->pci->devs[i].host_bridge, hb)) &&
+		    shown(t, i, all))
+			last = i;
+	return last;
+}
+
 static void print_node(const struct cli *c, const struct gp_topo *t, int idx, const char *prefix, int last, int all)
 {
 	const struct gp_pci_dev *d = &t->pci->devs[idx];
 	const struct gp_topo_dev *td = gp_topo_find(t, idx);
 	const char *name = td ? td->name : NULL;
 	char link[96], sub[256];
-	int kids[512], nk = 0;
+	int lk;
 
 	link_str(d, link, sizeof(link));
 	printf("%s%s%s", prefix, last ? "`-- " : "|-- ", d->bdf);
@@ -172,34 +191,38 @@ static void print_node(const struct cli *c, const struct gp_topo *t, int idx, co
 		printf(" %s", d->rdma);
 	putchar('\n');
 	(void)c;
-	for (int i = 0; i < t->pci->n && nk < 512; i++)
-		if (t->pci->devs[i].parent == idx && (all || gp_topo_on_path(t, i)))
-			kids[nk++] = i;
+	lk = last_child(t, idx, NULL, all);
 	snprintf(sub, sizeof(sub), "%s%s", prefix, last ? "    " : "|   ");
-	for (int k = 0; k < nk; k++)
-		print_node(c, t, kids[k], sub, k == nk - 1, all);
+	for (int i = 0; i <= lk; i++)
+		if (t->pci->devs[i].parent == idx && shown(t, i, all))
+			print_node(c, t, i, sub, i == lk, all);
 }
 
-static void print_tree(const struct cli *c, const struct gp_topo *t, int all)
+static int print_tree(const struct cli *c, const struct gp_topo *t, int all)
 {
-	char hbs[64][32], nb[16];
-	int nh = gp_topo_host_bridges(t->pci, hbs, 64);
+	/* at most one host bridge per function: sized by the machine, not by a constant */
+	char (*hbs)[32] = malloc((size_t)(t->pci->n ? t->pci->n : 1) * sizeof(*hbs)), nb[16];
+	int nh;
 
+	if (!hbs) {
+		fprintf(stderr, "gpup2p: topo: out of memory\n");
+		return EX_ERROR;
+	}
+	nh = gp_topo_host_bridges(t->pci, hbs, t->pci->n);
 	for (int h = 0; h < nh; h++) {
-		int kids[512], nk = 0;
+		int lk = last_child(t, -1, hbs[h], all);
 
-		for (int i = 0; i < t->pci->n && nk < 512; i++)
-			if (t->pci->devs[i].parent < 0 && !strcmp(t->pci->devs[i].host_bridge, hbs[h]) &&
-			    (all || gp_topo_on_path(t, i)))
-				kids[nk++] = i;
-		if (!nk)
+		if (lk < 0)
 			continue;
 		printf("%s host bridge, NUMA %s\n", hbs[h], numa_str(gp_topo_host_bridge_numa(t->pci, hbs[h]), nb, sizeof(nb)));
-		for (int k = 0; k < nk; k++)
-			print_node(c, t, kids[k], "", k == nk - 1, all);
+		for (int i = 0; i <= lk; i++)
+			if (t->pci->devs[i].parent < 0 && !strcmp(t->pci->devs[i].host_bridge, hbs[h]) && shown(t, i, all))
+				print_node(c, t, i, "", i == lk, all);
 	}
+	free(hbs);
 	if (!c->quiet)
 		print_notes(c, t, stdout);
+	return 0;
 }
 
 static void json_dev(struct gp_json *j, const struct gp_topo *t, int i)
@@ -345,11 +368,11 @@ int cmd_topo(struct cli *c, int argc, char **argv)
 	case GP_OUT_CSV: print_csv(c, &t); break;
 	case GP_OUT_TABLE:
 		if (tree)
-			print_tree(c, &t, all);
+			rc = print_tree(c, &t, all);
 		else
 			print_matrix(c, &t);
 		break;
 	}
 	gp_topo_free(&t);
-	return 0;
+	return rc;
 }
