@@ -1,4 +1,5 @@
 /* gpup2p bench — bandwidth and latency of every copy path, verified, in pipeline-ready formats. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,7 +42,7 @@ struct opts {
 	struct gp_bench_opts b;
 	struct gp_threshold t[GP_THRESH_MAX];
 	int nt;
-	uint64_t size, min, max;
+	uint64_t size, min, max, sizes[GP_SWEEP_MAX];
 	double factor;
 	int size_set, iters_set;
 };
@@ -143,15 +144,19 @@ static int finish(struct opts *o)
 	if (o->factor && !o->min)
 		return cli_usage("bench", "--factor goes with --min and --max");
 	if (o->min) {
-		int n = gp_size_sweep(o->min, o->max, o->factor ? o->factor : 2, o->b.sizes, GP_SWEEP_MAX);
+		int n = gp_size_sweep(o->min, o->max, o->factor ? o->factor : 2, o->sizes, GP_SWEEP_MAX);
 
+		if (n == -E2BIG)
+			return cli_usage("bench", "this sweep has more than %d sizes: use a larger --factor or a narrower "
+					 "--min/--max", GP_SWEEP_MAX);
 		if (n < 0)
 			return cli_usage("bench", "--min must not be above --max");
 		o->b.nsizes = n;
 	} else {
-		o->b.sizes[0] = o->size_set && !lat_only ? o->size : 256ULL << 20;
+		o->sizes[0] = o->size_set && !lat_only ? o->size : 256ULL << 20;
 		o->b.nsizes = 1;
 	}
+	o->b.sizes = o->sizes;
 	o->b.lat_size = lat_only && o->size_set ? o->size : 4;
 	o->b.lat_iters = lat_only && o->iters_set ? o->b.iters : 1000;
 	o->b.lat_reps = o->b.reps;

@@ -84,17 +84,18 @@ int gp_size_sweep(uint64_t min, uint64_t max, double factor, uint64_t *out, int 
 
 	if (min == 0 || min > max || !(factor > 1.0) || maxn < 1)
 		return -EINVAL;
-	for (uint64_t v = min; k < maxn;) {
+	for (uint64_t v = min;;) {
 		double next;
 
+		if (k == maxn)
+			return -E2BIG;
 		out[k++] = v;
 		if (v >= max)
 			break;
 		next = (double)v * factor;
 		if (next >= (double)max) {
-			if (k < maxn)
-				out[k++] = max;
-			break;
+			v = max;
+			continue;
 		}
 		v = (uint64_t)next > v ? (uint64_t)next : v + 1; /* small sizes, small factors: one byte at least */
 	}

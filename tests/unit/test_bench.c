@@ -55,7 +55,11 @@ static void size_tests(void)
 	n = gp_size_sweep(100, 100, 2, sw, GP_SWEEP_MAX);
 	CHECK(n == 1 && sw[0] == 100, "min == max: one size");
 	n = gp_size_sweep(1, 1ULL << 40, 2, sw, 8);
-	CHECK(n == 8, "sweep stops at the array size");
+	CHECK(n == -E2BIG && sw[7] == 128, "1..1T x2 is 41 sizes: more than 8 is refused, not cut at 8");
+	n = gp_size_sweep(1, 1ULL << 40, 2, sw, 41);
+	CHECK(n == 41 && sw[40] == 1ULL << 40, "1..1T x2 in 41 places: every size, the last one 1T");
+	n = gp_size_sweep(1, 1ULL << 40, 1.1, sw, GP_SWEEP_MAX);
+	CHECK(n > 64 && sw[n - 1] == 1ULL << 40, "a sweep of more than 64 sizes is whole (%d sizes, ends at 1T)", n);
 	n = gp_size_sweep(10, 20, 1.01, sw, GP_SWEEP_MAX);
 	CHECK(n > 2 && sw[n - 1] == 20 && sw[1] > sw[0], "factor 1.01 still grows by whole bytes (%d sizes)", n);
 	CHECK(gp_size_sweep(10, 5, 2, sw, 4) == -EINVAL && gp_size_sweep(1, 5, 1, sw, 4) == -EINVAL,
@@ -127,7 +131,7 @@ static int count(const struct gp_bench_row *r, int n, const char *mode, int skip
 static void plan_tests(void)
 {
 	int numa[3] = { 0, 1, -1 };
-	struct gp_bench_opts o = { .modes = GP_BENCH_ALL, .gpus = { 0, 1, 2 }, .ngpus = 3, .sizes = { 1 << 20, 1 << 22 },
+	struct gp_bench_opts o = { .modes = GP_BENCH_ALL, .gpus = { 0, 1, 2 }, .ngpus = 3, .sizes = (const uint64_t[]){ 1 << 20, 1 << 22 },
 				   .nsizes = 2, .lat_size = 4, .iters = 10, .reps = 5, .lat_iters = 1000, .lat_reps = 5,
 				   .mem = GP_MEM_PINNED | GP_MEM_PAGEABLE, .numa = -1, .gpu_numa = numa,
 				   .can_peer = peer_01 };

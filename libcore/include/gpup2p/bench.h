@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GP_SWEEP_MAX 64
+#define GP_SWEEP_MAX 10000  /* sizes in one sweep: a longer one is refused (-E2BIG), never cut */
 #define GP_THRESH_MAX 16
 
 struct gp_stats {
@@ -27,7 +27,8 @@ int gp_size_parse(const char *s, uint64_t *out);
 const char *gp_size_str(uint64_t v, char *buf, size_t n);
 
 /* nccl-tests-style sweep: min, min*factor, ... up to and including max (the last size is max itself
- * when the steps do not land on it). factor > 1; each step grows by one byte at least. Returns the count (<= maxn), or -EINVAL (min > max, factor <= 1). */
+ * when the steps do not land on it). factor > 1; each step grows by one byte at least. Returns the count,
+ * -EINVAL (min > max, factor <= 1) or -E2BIG (more than maxn sizes: out holds the first maxn). */
 int gp_size_sweep(uint64_t min, uint64_t max, double factor, uint64_t *out, int maxn);
 
 /* A --min-bw threshold: "GBPS" for every mode or "MODE=GBPS". */

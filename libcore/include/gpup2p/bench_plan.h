@@ -19,7 +19,7 @@ struct gp_bench_opts {
 	int modes;                      /* GP_BENCH_* bits */
 	int gpus[GP_CUDA_MAX_GPUS];     /* the GPUs to measure (indexes), in order */
 	int ngpus;
-	uint64_t sizes[GP_SWEEP_MAX];   /* bandwidth sizes */
+	const uint64_t *sizes;          /* bandwidth sizes (nsizes of them, the caller's array) */
 	int nsizes;
 	uint64_t lat_size;              /* latency copy size */
 	int iters, reps;                /* bandwidth batches */
