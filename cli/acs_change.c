@@ -162,7 +162,8 @@ int acs_change(struct cli *c, const struct acs_opts *o, struct gp_topo *t)
 	struct gp_err e = { 0 }, refusal = { 0 };
 	struct gp_acs_audit a;
 	struct gp_acs_plan pl;
-	char state[GP_PATH_MAX], bp[4096];
+	struct gp_buf bp = GP_BUF_INIT; /* the boot parameter: every bridge, however many */
+	char state[GP_PATH_MAX];
 	int rc;
 
 	if (o->state)
@@ -173,12 +174,11 @@ int acs_change(struct cli *c, const struct acs_opts *o, struct gp_topo *t)
 			gp_root_strerror(-rc));
 		return EX_UNKNOWN;
 	}
-	bp[0] = '\0';
 	if (o->restore) {
 		rc = gp_acs_plan_restore(t->pci, &io, state, &pl, &e);
 		if (rc && e.cls == GP_E_UNAVAIL) {
 			if (c->fmt != GP_OUT_TABLE) /* an empty plan, in the format asked for */
-				print_plan(c, o, t, &pl, state, bp, NULL);
+				print_plan(c, o, t, &pl, state, "", NULL);
 			else if (!c->quiet)
 				printf("Nothing to restore: no state file %s (no 'gpup2p acs --disable' since boot, or it "
 				       "used --state).\n", state);
@@ -203,9 +203,10 @@ int acs_change(struct cli *c, const struct acs_opts *o, struct gp_topo *t)
 		/* the IOMMU translating or VFIO below a bridge: refused unless --force; a dry run shows it too */
 		if (!o->force && gp_acs_plan_check(t->pci, &pl, &refusal)) {
 			if (o->dry_run) {
-				gp_acs_plan_boot_param(&pl, o->mode, bp, sizeof(bp));
-				print_plan(c, o, t, &pl, state, bp, refusal.msg);
+				gp_acs_plan_boot_param(&pl, o->mode, &bp);
+				print_plan(c, o, t, &pl, state, gp_buf_str(&bp), refusal.msg);
 			}
+			gp_buf_free(&bp);
 			gp_acs_plan_free(&pl);
 			return cli_fail(&refusal);
 		}
@@ -214,10 +215,11 @@ int acs_change(struct cli *c, const struct acs_opts *o, struct gp_topo *t)
 	if (!o->dry_run) /* disable re-reads every bridge; restore also drops a file with nothing left to do */
 		rc = o->restore ? gp_acs_restore(t->pci, &pl, &io, state, &e)
 				: gp_acs_disable(t->pci, &pl, o->mode, &io, state, &e);
-	if (o->disable) /* after the run: the plan then holds the values the bridges had */
-		gp_acs_plan_boot_param(&pl, o->mode, bp, sizeof(bp));
-	print_plan(c, o, t, &pl, state, bp, NULL);
-	print_notes(c, o, &pl, state, bp, rc != 0);
+	if (o->disable && gp_acs_plan_boot_param(&pl, o->mode, &bp)) /* after the run: the values the bridges had */
+		fprintf(stderr, "gpup2p: warning: out of memory: the boot parameter below is incomplete\n");
+	print_plan(c, o, t, &pl, state, gp_buf_str(&bp), NULL);
+	print_notes(c, o, &pl, state, gp_buf_str(&bp), rc != 0);
+	gp_buf_free(&bp);
 	gp_acs_plan_free(&pl);
 	return rc ? cli_fail(&e) : 0;
 }

@@ -44,14 +44,16 @@ void help_acs(FILE *f)
 		"or VFIO: --force) or usage, 77 not root; 69 no PCI/root.\n");
 }
 
-static void pair_list(const struct gp_topo *t, const struct gp_acs_bridge *b, char *buf, size_t n)
-{
-	size_t used = 0;
+/* The lists below are built in a gp_buf (reset first; returned as text): a bridge on the path of
+ * every pair of a large machine names them all. Out of memory shows in buf->oom, checked by cmd_acs. */
 
-	buf[0] = '\0';
+/* Every pair whose path crosses the bridge: "GPU0-GPU1 GPU0-NIC0". */
+static const char *pair_list(const struct gp_topo *t, const struct gp_acs_bridge *b, struct gp_buf *buf)
+{
+	gp_buf_reset(buf);
 	for (int k = 0; k < b->npairs; k++)
-		used += (size_t)snprintf(buf + used, used < n ? n - used : 0, "%s%s-%s", k ? " " : "",
-					 t->devs[b->pairs[k][0]].name, t->devs[b->pairs[k][1]].name);
+		gp_buf_addf(buf, "%s%s-%s", k ? " " : "", t->devs[b->pairs[k][0]].name, t->devs[b->pairs[k][1]].name);
+	return gp_buf_str(buf);
 }
 
 static const char *pair_code(const struct gp_topo *t, const struct gp_acs_bridge *b, int k, char *buf, size_t n)
@@ -60,24 +62,22 @@ static const char *pair_code(const struct gp_topo *t, const struct gp_acs_bridge
 }
 
 /* The pair classes in the order of the pairs ("SYS PXB ..."), for CSV. */
-static void class_list(const struct gp_topo *t, const struct gp_acs_bridge *b, char *buf, size_t n)
+static const char *class_list(const struct gp_topo *t, const struct gp_acs_bridge *b, struct gp_buf *buf)
 {
-	size_t used = 0;
 	char code[16];
 
-	buf[0] = '\0';
+	gp_buf_reset(buf);
 	for (int k = 0; k < b->npairs; k++)
-		used += (size_t)snprintf(buf + used, used < n ? n - used : 0, "%s%s", k ? " " : "",
-					 pair_code(t, b, k, code, sizeof(code)));
+		gp_buf_addf(buf, "%s%s", k ? " " : "", pair_code(t, b, k, code, sizeof(code)));
+	return gp_buf_str(buf);
 }
 
 /* The pairs grouped by class, closest first: "PXB GPU1-GPU2 GPU1-GPU3; SYS GPU0-GPU1". */
-static void pairs_by_class(const struct gp_topo *t, const struct gp_acs_bridge *b, char *buf, size_t n)
+static const char *pairs_by_class(const struct gp_topo *t, const struct gp_acs_bridge *b, struct gp_buf *buf)
 {
-	size_t used = 0;
 	char code[16], other[16];
 
-	buf[0] = '\0';
+	gp_buf_reset(buf);
 	for (int c = GP_TC_NV; c <= GP_TC_SYS; c++)
 		for (int k = 0; k < b->npairs; k++) {
 			int seen = 0;
@@ -89,24 +89,23 @@ static void pairs_by_class(const struct gp_topo *t, const struct gp_acs_bridge *
 				seen = !strcmp(pair_code(t, b, x, other, sizeof(other)), code);
 			if (seen)
 				continue;
-			used += (size_t)snprintf(buf + used, used < n ? n - used : 0, "%s%s", used ? "; " : "", code);
+			gp_buf_addf(buf, "%s%s", buf->len ? "; " : "", code);
 			for (int x = k; x < b->npairs; x++)
 				if (!strcmp(pair_code(t, b, x, other, sizeof(other)), code))
-					used += (size_t)snprintf(buf + used, used < n ? n - used : 0, " %s-%s",
-								 t->devs[b->pairs[x][0]].name, t->devs[b->pairs[x][1]].name);
+					gp_buf_addf(buf, " %s-%s", t->devs[b->pairs[x][0]].name, t->devs[b->pairs[x][1]].name);
 		}
+	return gp_buf_str(buf);
 }
 
 /* The pairs whose traffic would stay below the host bridge: "GPU1-GPU2 GPU1-GPU3". */
-static void local_pairs(const struct gp_topo *t, const struct gp_acs_bridge *b, char *buf, size_t n)
+static const char *local_pairs(const struct gp_topo *t, const struct gp_acs_bridge *b, struct gp_buf *buf)
 {
-	size_t used = 0;
-
-	buf[0] = '\0';
+	gp_buf_reset(buf);
 	for (int k = 0; k < b->npairs; k++)
 		if (gp_acs_pair_local(t, b->pairs[k][0], b->pairs[k][1]))
-			used += (size_t)snprintf(buf + used, used < n ? n - used : 0, "%s%s-%s", used ? " " : "",
-						 t->devs[b->pairs[k][0]].name, t->devs[b->pairs[k][1]].name);
+			gp_buf_addf(buf, "%s%s-%s", buf->len ? " " : "", t->devs[b->pairs[k][0]].name,
+				    t->devs[b->pairs[k][1]].name);
+	return gp_buf_str(buf);
 }
 
 static const char *redirect_word(const struct gp_acs_bridge *b)
@@ -114,12 +113,13 @@ static const char *redirect_word(const struct gp_acs_bridge *b)
 	return b->redirects < 0 ? "unknown" : b->redirects ? "yes" : "no";
 }
 
-static void print_bridge(const struct cli *c, const struct gp_topo *t, const struct gp_acs_bridge *b)
+static void print_bridge(const struct cli *c, const struct gp_topo *t, const struct gp_acs_bridge *b,
+			 struct gp_buf *list)
 {
 	const struct gp_pci_dev *d = &t->pci->devs[b->pci];
 	const char *sgr = !c->color ? "" : b->impact == GP_ACS_IMPACT_HIGH ? "\033[31m" : b->impact == GP_ACS_IMPACT_LOW ?
 			  "\033[33m" : b->redirects == 0 ? "\033[32m" : "";
-	char buf[256], list[8192];
+	char buf[256];
 
 	printf("%s %s [%04x:%04x]  redirects peer traffic: %s%s%s\n", d->bdf, gp_pci_port_name(d->port_type),
 	       d->vendor, d->device, sgr, redirect_word(b), *sgr ? "\033[0m" : "");
@@ -130,22 +130,20 @@ static void print_bridge(const struct cli *c, const struct gp_topo *t, const str
 	} else {
 		printf("  ACS: unknown (extended config space not readable: run as root)\n");
 	}
-	pairs_by_class(t, b, list, sizeof(list));
-	printf("  on the path of: %s\n", b->npairs ? list : "no GPU/NIC pair");
+	printf("  on the path of: %s\n", b->npairs ? pairs_by_class(t, b, list) : "no GPU/NIC pair");
 	if (b->impact == GP_ACS_IMPACT_HIGH) {
-		local_pairs(t, b, list, sizeof(list));
-		printf("  impact: high: %s would stay below the host bridge without the redirect\n", list);
+		printf("  impact: high: %s would stay below the host bridge without the redirect\n",
+		       local_pairs(t, b, list));
 	} else if (b->impact == GP_ACS_IMPACT_LOW) {
 		printf("  impact: low: these pairs cross the root complex anyway (PHB/NODE/SYS) or use NVLink\n");
 	}
 }
 
-static void print_table(const struct cli *c, const struct gp_topo *t, const struct gp_acs_audit *a)
+static void print_table(const struct cli *c, const struct gp_topo *t, const struct gp_acs_audit *a,
+			struct gp_buf *buf)
 {
-	char bp[2048];
-
 	for (int i = 0; i < a->n; i++)
-		print_bridge(c, t, &a->b[i]);
+		print_bridge(c, t, &a->b[i], buf);
 	if (!a->n)
 		printf("No bridge with an ACS capability.\n");
 	if (c->quiet)
@@ -157,9 +155,11 @@ static void print_table(const struct cli *c, const struct gp_topo *t, const stru
 	if (a->redirect_low)
 		printf("%d bridge(s) redirect only pairs whose traffic crosses the root complex anyway (PHB/NODE/SYS) or "
 		       "uses NVLink: lower impact.\n", a->redirect_low);
-	if (a->on_path_redirecting)
-		printf("Boot parameter that clears the redirection: %s\n", gp_acs_boot_param(t, a, bp, sizeof(bp)));
-	else if (a->on_path_unknown)
+	if (a->on_path_redirecting) {
+		gp_buf_reset(buf);
+		gp_acs_boot_param(t, a, buf);
+		printf("Boot parameter that clears the redirection: %s\n", gp_buf_str(buf));
+	} else if (a->on_path_unknown)
 		printf("ACS of %d bridge(s) on GPU/NIC paths could not be read: run as root.\n", a->on_path_unknown);
 	else
 		printf("No bridge on a GPU/NIC path redirects peer traffic.\n");
@@ -201,10 +201,9 @@ static void json_bridge(struct gp_json *j, const struct gp_topo *t, const struct
 	gp_json_end(j, ']');
 }
 
-static void print_json(const struct gp_topo *t, const struct gp_acs_audit *a, int lines)
+static void print_json(const struct gp_topo *t, const struct gp_acs_audit *a, int lines, struct gp_buf *bp)
 {
 	struct gp_json j;
-	char bp[2048];
 
 	if (!lines) {
 		gp_json_init(&j, stdout, 1);
@@ -214,8 +213,9 @@ static void print_json(const struct gp_topo *t, const struct gp_acs_audit *a, in
 		gp_json_int(&j, "on_path_unknown", a->on_path_unknown);
 		gp_json_int(&j, "redirect_high", a->redirect_high);
 		gp_json_int(&j, "redirect_low", a->redirect_low);
-		gp_acs_boot_param(t, a, bp, sizeof(bp));
-		gp_json_str(&j, "boot_parameter", bp[0] ? bp : NULL);
+		gp_buf_reset(bp);
+		gp_acs_boot_param(t, a, bp);
+		gp_json_str(&j, "boot_parameter", bp->len ? gp_buf_str(bp) : NULL);
 		gp_json_arr(&j, "bridges");
 	}
 	for (int i = 0; i < a->n; i++) {
@@ -233,9 +233,9 @@ static void print_json(const struct gp_topo *t, const struct gp_acs_audit *a, in
 	}
 }
 
-static void print_csv(const struct cli *c, const struct gp_topo *t, const struct gp_acs_audit *a)
+static void print_csv(const struct cli *c, const struct gp_topo *t, const struct gp_acs_audit *a, struct gp_buf *list)
 {
-	char num[16], list[8192];
+	char num[16];
 
 	if (!c->no_header)
 		printf("bdf,role,state,cap,ctl,redirects,pairs,pair_classes,impact\n");
@@ -250,10 +250,8 @@ static void print_csv(const struct cli *c, const struct gp_topo *t, const struct
 		snprintf(num, sizeof(num), "0x%04x", b->ctl);
 		gp_csv_field(stdout, b->state == GP_PRESENT ? num : "", ',');
 		gp_csv_field(stdout, redirect_word(b), ',');
-		pair_list(t, b, list, sizeof(list));
-		gp_csv_field(stdout, list, ',');
-		class_list(t, b, list, sizeof(list));
-		gp_csv_field(stdout, list, ',');
+		gp_csv_field(stdout, pair_list(t, b, list), ',');
+		gp_csv_field(stdout, class_list(t, b, list), ',');
 		gp_csv_field(stdout, gp_acs_impact_name(b->impact), '\n');
 	}
 }
@@ -315,6 +313,7 @@ int cmd_acs(struct cli *c, int argc, char **argv)
 	struct gp_topo_match m[GP_TOPO_MATCH_MAX];
 	struct acs_opts o = { 0 };
 	const char *mode_seen = NULL;
+	struct gp_buf buf = GP_BUF_INIT;
 	struct gp_topo t;
 	struct gp_acs_audit a;
 	int nm = 0, rc, done;
@@ -353,14 +352,19 @@ int cmd_acs(struct cli *c, int argc, char **argv)
 		return EX_ERROR;
 	}
 	switch (c->fmt) {
-	case GP_OUT_JSON: print_json(&t, &a, 0); break;
-	case GP_OUT_JSONL: print_json(&t, &a, 1); break;
-	case GP_OUT_CSV: print_csv(c, &t, &a); break;
-	case GP_OUT_TABLE: print_table(c, &t, &a); break;
+	case GP_OUT_JSON: print_json(&t, &a, 0, &buf); break;
+	case GP_OUT_JSONL: print_json(&t, &a, 1, &buf); break;
+	case GP_OUT_CSV: print_csv(c, &t, &a, &buf); break;
+	case GP_OUT_TABLE: print_table(c, &t, &a, &buf); break;
 	}
 	/* a redirect that keeps PIX/PXB traffic from staying below the host bridge is the warning; one on
 	 * pairs that cross the root complex anyway is reported, ranked lower, and does not fail the audit */
 	rc = a.redirect_high ? EX_WARN : a.on_path_unknown ? EX_UNKNOWN : 0;
+	if (buf.oom) {
+		fprintf(stderr, "gpup2p: acs: out of memory: a list above is incomplete\n");
+		rc = EX_ERROR;
+	}
+	gp_buf_free(&buf);
 	gp_acs_audit_free(&a);
 	gp_topo_free(&t);
 	return rc;

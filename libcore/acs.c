@@ -185,16 +185,16 @@ int gp_acs_audit(const struct gp_topo *t, struct gp_acs_audit *a)
 	return 0;
 }
 
-const char *gp_acs_boot_param(const struct gp_topo *t, const struct gp_acs_audit *a, char *buf, size_t n)
+int gp_acs_boot_param(const struct gp_topo *t, const struct gp_acs_audit *a, struct gp_buf *b)
 {
-	size_t used = 0;
+	int first = 1;
 
-	buf[0] = '\0';
 	for (int i = 0; i < a->n; i++) {
 		if (!a->b[i].npairs || a->b[i].redirects <= 0)
 			continue;
-		used += (size_t)snprintf(buf + used, used < n ? n - used : 0, "%s%s",
-					 used ? ";" : "pci=disable_acs_redir=", t->pci->devs[a->b[i].pci].bdf);
+		if (gp_buf_addf(b, "%s%s", first ? "pci=disable_acs_redir=" : ";", t->pci->devs[a->b[i].pci].bdf))
+			return -ENOMEM;
+		first = 0;
 	}
-	return buf;
+	return 0;
 }

@@ -99,21 +99,19 @@ int gp_acs_plan_disable(const struct gp_topo *t, const struct gp_acs_audit *a, e
 	return 0;
 }
 
-const char *gp_acs_plan_boot_param(const struct gp_acs_plan *pl, enum gp_acs_mode mode, char *buf, size_t n)
+int gp_acs_plan_boot_param(const struct gp_acs_plan *pl, enum gp_acs_mode mode, struct gp_buf *b)
 {
-	size_t used = 0;
+	const char *head = mode == GP_ACS_ZERO ? "pci=config_acs=" : "pci=disable_acs_redir=";
+	int first = 1;
 
-	buf[0] = '\0';
 	for (int i = 0; i < pl->n; i++) {
-		const char *head = mode == GP_ACS_ZERO ? "pci=config_acs=" : "pci=disable_acs_redir=";
-
 		if (pl->c[i].before == pl->c[i].after)
 			continue;
-
-		used += (size_t)snprintf(buf + used, used < n ? n - used : 0, "%s%s%s", used ? ";" : head,
-					 mode == GP_ACS_ZERO ? "0000000@" : "", pl->c[i].bdf);
+		if (gp_buf_addf(b, "%s%s%s", first ? head : ";", mode == GP_ACS_ZERO ? "0000000@" : "", pl->c[i].bdf))
+			return -ENOMEM;
+		first = 0;
 	}
-	return buf;
+	return 0;
 }
 
 /* Write `v` and read it back. 0, or a negative errno with what went wrong in why. */

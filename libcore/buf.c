@@ -56,7 +56,6 @@ const char *gp_buf_str(const struct gp_buf *b)
 void gp_buf_reset(struct gp_buf *b)
 {
 	b->len = 0;
-	b->oom = 0;
 	if (b->s)
 		b->s[0] = '\0';
 }

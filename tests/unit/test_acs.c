@@ -27,6 +27,15 @@ static int dev_index(const struct fx *x, const char *name)
 }
 
 /* Which Intel root ports the quirk covers: the kernel's id ranges, edges included, nothing else. */
+/* The audit's boot parameter as text (valid until the next call). */
+static const char *audit_bp(const struct gp_topo *t, const struct gp_acs_audit *a)
+{
+	static struct gp_buf b = GP_BUF_INIT;
+
+	gp_buf_reset(&b);
+	return gp_acs_boot_param(t, a, &b) ? "(out of memory)" : gp_buf_str(&b);
+}
+
 static void quirk_ids(void)
 {
 	static const struct {
@@ -190,7 +199,7 @@ int main(void)
 		b = bridge(&x, "0000:02:08.0");
 		CHECK(b && b->npairs == 1 && b->pairs[0][0] == 0 && b->pairs[0][1] == 1, "downstream port on GPU0-GPU1");
 		CHECK(x.a.on_path_redirecting == 2 && x.a.on_path_unknown == 0, "2 on-path bridges redirect");
-		CHECK_STR(gp_acs_boot_param(&x.t, &x.a, buf, sizeof(buf)), "pci=disable_acs_redir=0000:02:08.0;0000:02:10.0",
+		CHECK_STR(audit_bp(&x.t, &x.a), "pci=disable_acs_redir=0000:02:08.0;0000:02:10.0",
 			  "boot parameter names only on-path redirecting bridges");
 		fx_unload(&x);
 	}
@@ -211,7 +220,7 @@ int main(void)
 	/* DGX: every ACS control is 0 */
 	if (load(&x, "dgx-h100") == 0) {
 		CHECK(x.a.n == 20 && x.a.on_path_redirecting == 0 && x.a.on_path_unknown == 0, "DGX: 20 bridges, none redirect");
-		CHECK(gp_acs_boot_param(&x.t, &x.a, buf, sizeof(buf))[0] == '\0', "no boot parameter needed");
+		CHECK(audit_bp(&x.t, &x.a)[0] == '\0', "no boot parameter needed");
 		fx_unload(&x);
 	}
 	/* non-root: never "off" */

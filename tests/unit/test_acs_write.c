@@ -115,12 +115,20 @@ static int inj_write(void *ctx, const struct gp_pci_dev *d, int off, uint16_t v)
 	return in->real.write16(in->real.ctx, d, off, v);
 }
 
+/* A plan's boot parameter as text (valid until the next call). */
+static const char *plan_bp(const struct gp_acs_plan *pl, enum gp_acs_mode mode)
+{
+	static struct gp_buf b = GP_BUF_INIT;
+
+	gp_buf_reset(&b);
+	return gp_acs_plan_boot_param(pl, mode, &b) ? "(out of memory)" : gp_buf_str(&b);
+}
+
 static void plan_tests(void)
 {
 	static struct fx x;
 	struct gp_acs_plan pl;
 	struct gp_err e = { 0 };
-	char bp[512];
 	const char *bad[] = { "zz:1" }, *absent[] = { "0000:09:00.0" }, *gpu[] = { "03:00.0" },
 		   *rp[] = { "00:01.0" };
 
@@ -133,15 +141,15 @@ static void plan_tests(void)
 	      pl.n == 2 && !strcmp(pl.c[0].bdf, "0000:02:08.0") && !strcmp(pl.c[1].bdf, "0000:02:10.0") &&
 	      pl.nwrite == 2 && pl.c[0].off == 0x106 && pl.c[0].before == 0x1d && pl.c[0].after == 0x11,
 	      "default scope: the two downstream ports on GPU0-GPU1, not the root port on no path");
-	CHECK_STR(gp_acs_plan_boot_param(&pl, GP_ACS_CLEAR_REDIRECT, bp, sizeof(bp)),
+	CHECK_STR(plan_bp(&pl, GP_ACS_CLEAR_REDIRECT),
 		  "pci=disable_acs_redir=0000:02:08.0;0000:02:10.0", "boot parameter, redirect mode");
-	CHECK_STR(gp_acs_plan_boot_param(&pl, GP_ACS_ZERO, bp, sizeof(bp)),
+	CHECK_STR(plan_bp(&pl, GP_ACS_ZERO),
 		  "pci=config_acs=0000000@0000:02:08.0;0000000@0000:02:10.0", "boot parameter, zero mode");
 	pl.c[1].after = pl.c[1].before;
-	CHECK_STR(gp_acs_plan_boot_param(&pl, GP_ACS_CLEAR_REDIRECT, bp, sizeof(bp)),
+	CHECK_STR(plan_bp(&pl, GP_ACS_CLEAR_REDIRECT),
 		  "pci=disable_acs_redir=0000:02:08.0", "boot parameter names only bridges the plan changes");
 	pl.c[0].after = pl.c[0].before;
-	CHECK_STR(gp_acs_plan_boot_param(&pl, GP_ACS_CLEAR_REDIRECT, bp, sizeof(bp)), "",
+	CHECK_STR(plan_bp(&pl, GP_ACS_CLEAR_REDIRECT), "",
 		  "boot parameter empty when nothing changes");
 	gp_acs_plan_free(&pl);
 	CHECK(gp_acs_plan_disable(&x.t, &x.a, GP_ACS_SCOPE_ALL, NULL, 0, GP_ACS_ZERO, &pl, &e) == 0 && pl.n == 3 &&

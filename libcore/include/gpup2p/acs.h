@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpup2p/buf.h"
 #include "gpup2p/topo.h"
 
 #define GP_ACS_SV 0x01   /* SrcValid */
@@ -84,8 +85,9 @@ int gp_acs_audit(const struct gp_topo *t, struct gp_acs_audit *a);
 /* Release what gp_acs_audit allocated. */
 void gp_acs_audit_free(struct gp_acs_audit *a);
 
-/* The kernel parameter that clears RR/CR/EC at boot on the redirecting on-path bridges
- * ("pci=disable_acs_redir=0000:00:01.0;0000:02:08.0"), "" when none. Returns buf. */
-const char *gp_acs_boot_param(const struct gp_topo *t, const struct gp_acs_audit *a, char *buf, size_t n);
+/* Append the kernel parameter that clears RR/CR/EC at boot on the redirecting on-path bridges
+ * ("pci=disable_acs_redir=0000:00:01.0;0000:02:08.0", every one of them), nothing when none.
+ * 0 or -ENOMEM. */
+int gp_acs_boot_param(const struct gp_topo *t, const struct gp_acs_audit *a, struct gp_buf *b);
 
 #endif

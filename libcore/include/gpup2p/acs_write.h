@@ -66,10 +66,11 @@ int gp_acs_plan_disable(const struct gp_topo *t, const struct gp_acs_audit *a, e
  * function and why. Reads the groups' types through p's root. */
 int gp_acs_plan_check(const struct gp_pci *p, const struct gp_acs_plan *pl, struct gp_err *e);
 
-/* The boot parameter that makes a plan permanent, for the bridges whose value it changes (before !=
- * after): "pci=disable_acs_redir=A;B" for GP_ACS_CLEAR_REDIRECT, "pci=config_acs=0000000@A;0000000@B"
- * (kernel >= 6.11) for GP_ACS_ZERO; "" when it changes nothing. Returns buf. */
-const char *gp_acs_plan_boot_param(const struct gp_acs_plan *pl, enum gp_acs_mode mode, char *buf, size_t n);
+/* Append the boot parameter that makes a plan permanent, for every bridge whose value it changes
+ * (before != after): "pci=disable_acs_redir=A;B" for GP_ACS_CLEAR_REDIRECT,
+ * "pci=config_acs=0000000@A;0000000@B" (kernel >= 6.11) for GP_ACS_ZERO; nothing when it changes
+ * nothing. 0 or -ENOMEM. */
+int gp_acs_plan_boot_param(const struct gp_acs_plan *pl, enum gp_acs_mode mode, struct gp_buf *b);
 
 /* Carry out a disable plan: re-read every bridge's control register (the plan follows the live value),
  * record the values to be replaced in the state file (merged with one already there: the first value

@@ -20,7 +20,7 @@ int gp_buf_addf(struct gp_buf *b, const char *fmt, ...) __attribute__((format(pr
 /* The text so far: "" while empty, never NULL. Valid until the next append or gp_buf_free. */
 const char *gp_buf_str(const struct gp_buf *b);
 
-/* Forget the text but keep the memory for reuse. */
+/* Forget the text but keep the memory for reuse; oom stays set (something written since was incomplete). */
 void gp_buf_reset(struct gp_buf *b);
 
 /* Release the memory; b is empty (GP_BUF_INIT) afterwards. */
