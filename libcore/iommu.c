@@ -60,7 +60,7 @@ static int iommu_token(const char *t)
 
 static void read_cmdline(const struct gp_root *r, struct gp_iommu *io, int *asks_on, int *asks_off)
 {
-	char buf[4096], *save = NULL, *t;
+	char buf[sizeof(io->cmdline)], *save = NULL, *t; /* the tokens kept always fit: never cut */
 	size_t used = 0;
 
 	*asks_on = *asks_off = 0;
@@ -75,10 +75,7 @@ static void read_cmdline(const struct gp_root *r, struct gp_iommu *io, int *asks
 			*asks_on = 1;
 		if (strstr(t, "_iommu=off") || strcmp(t, "iommu=off") == 0)
 			*asks_off = 1;
-		if (used + strlen(t) + 2 < sizeof(io->cmdline)) {
-			used += (size_t)snprintf(io->cmdline + used, sizeof(io->cmdline) - used, "%s%s",
-						 used ? " " : "", t);
-		}
+		used += (size_t)snprintf(io->cmdline + used, sizeof(io->cmdline) - used, "%s%s", used ? " " : "", t);
 	}
 }
 
@@ -97,9 +94,14 @@ void gp_iommu_read(const struct gp_root *r, struct gp_iommu *io)
 	if (io->groups < 0)
 		io->groups = 0;
 	for (int i = 0; i < io->units; i++) {
-		size_t l = strlen(io->unit_names);
+		size_t l = strlen(io->unit_names), room = sizeof(io->unit_names) - l;
 
-		snprintf(io->unit_names + l, sizeof(io->unit_names) - l, "%s%s", l ? "," : "", units[i]);
+		/* a name that does not fit is not cut: the list ends saying how many were left out */
+		if (strlen(units[i]) + 1 + 16 >= room) {
+			snprintf(io->unit_names + l, room, "%s+%d more", l ? "," : "", io->units - i);
+			break;
+		}
+		snprintf(io->unit_names + l, room, "%s%s", l ? "," : "", units[i]);
 	}
 	for (int i = 0; i < io->groups; i++) {
 		enum gp_iommu_mode m = gp_iommu_group_mode(r, atoi(groups[i]));

@@ -21,8 +21,9 @@ struct gp_iommu {
 	enum gp_iommu_mode mode;
 	int units;             /* entries in /sys/class/iommu */
 	int groups;            /* entries in /sys/kernel/iommu_groups */
-	char unit_names[256];  /* "dmar0,dmar1" */
-	char cmdline[512];     /* IOMMU-related /proc/cmdline tokens, space separated */
+	char unit_names[256];  /* "dmar0,dmar1"; when they do not fit, the last entry is "+N more" */
+	char cmdline[4096];    /* IOMMU-related /proc/cmdline tokens, space separated (as long as the
+	                          kernel's command line can be: COMMAND_LINE_SIZE is 4096 at most) */
 	char note[256];        /* a disagreement worth telling (cmdline asks for on, none registered) */
 };
 
