@@ -150,16 +150,14 @@ link=r+b"/sys/class/infiniband/mlx5_0"; tgt=os.readlink(link); os.unlink(link)
 os.symlink(tgt[:-len(b"mlx5_0")]+bad, r+b"/sys/class/infiniband/"+bad)
 os.makedirs(r+b"/proc", exist_ok=True)
 open(r+b"/proc/cmdline","wb").write(b"ro intel_iommu=on\xe9\xc0\xaf iommu=pt\x80\n")' "$T/bad8"
-for c in "topo --json" "topo --jsonl" "bar --json" "bar --jsonl"; do
+for c in "topo --json" "topo --jsonl" "bar --json"; do
 	# shellcheck disable=SC2086
 	"$BIN" --root "$T/bad8" $c >"$T/j" 2>/dev/null
-	if [ "${c#*--}" = jsonl ]; then
-		ok_=1; while IFS= read -r l; do printf '%s' "$l" | python3 -m json.tool >/dev/null 2>&1 || ok_=0; done <"$T/j"
-	else
-		python3 -m json.tool "$T/j" >/dev/null 2>&1 && ok_=1 || ok_=0
-	fi
-	[ -s "$T/j" ] && [ $ok_ = 1 ] && ok "$c with invalid UTF-8 in sysfs: valid JSON (python3 -m json.tool)" ||
-		nok "$c with invalid UTF-8: not valid JSON: $(python3 -m json.tool "$T/j" 2>&1 | tail -1)"
+	lines=; [ "${c#*--}" = jsonl ] && lines=--json-lines
+	# json.tool reads a named file as strict UTF-8 (stdin would be read with surrogateescape)
+	[ -s "$T/j" ] && python3 -m json.tool $lines "$T/j" >/dev/null 2>&1 &&
+		ok "$c with invalid UTF-8 in sysfs: valid JSON (python3 -m json.tool $lines)" ||
+		nok "$c with invalid UTF-8: not valid JSON: $(python3 -m json.tool $lines "$T/j" 2>&1 | tail -1)"
 done
 "$BIN" --root "$T/bad8" topo --json | py 'import json,sys
 d=json.load(sys.stdin); n=[x for x in d["devices"] if x["bdf"]=="0000:02:00.0"][0]
