@@ -82,6 +82,8 @@ $(FAKECUDA): tests/fakecuda/fakecuda.c libcore/cuda_drv.h
 	@$(CC) -std=c11 -D_GNU_SOURCE -Ilibcore $(CPPFLAGS) $(WARN) $(CFLAGS) -fPIC -shared -fvisibility=hidden \
 		$(LDFLAGS) -o $@ $<
 
+include tests/fuzz/fuzz.mk
+
 # Fixture trees are generated from tests/fixtures/specs/*.spec.
 fixtures:
 	@mkdir -p $(BUILD)/fixtures
@@ -98,7 +100,7 @@ check:
 	@bash tests/deps.sh
 	@$(MAKE) --no-print-directory check-only
 
-check-only: $(BIN) $(UNIT_BIN) $(FAKECUDA) fixtures
+check-only: $(BIN) $(UNIT_BIN) $(FAKECUDA) $(FUZZ_BIN) fixtures
 	@BUILD=$(BUILD) bash tests/run.sh
 
 # The QEMU guest harness (tests/vm): Debian's kernel under software emulation, topo/bar/acs against
