@@ -42,7 +42,7 @@ int gp_cpulist_parse(const char *s, cpu_set_t *set)
 
 int gp_numa_bind(int node, struct gp_numa_saved *sv, struct gp_err *e)
 {
-	char path[96], buf[1024];
+	char path[96], buf[4096]; /* a node's cpulist: up to a page (interleaved numbering: 0,2,4,...) */
 	unsigned long mask[16] = { 0 };
 	struct gp_root live;
 	cpu_set_t cpus;

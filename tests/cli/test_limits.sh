@@ -139,6 +139,17 @@ assert e["current"] is None and e["current_code"] == 63 and e["supported"][0] ==
 r=next(csv.reader(sys.stdin)); assert r[6] == "present" and r[7] == "" and r[8] == str(64 << 30), r' &&
 	ok "bar --csv: reserved ReBAR size: rebar_current empty" || nok "bar --csv reserved ReBAR"
 
+# --- interleaved CPU numbering: a NUMA node of CPUs 0,2,4,...,510 (1 000 characters in local_cpulist)
+cpus=$(seq -s, 0 2 510)
+sed -e "s/^numa 0 cpus=.*/numa 0 cpus=$cpus/" -e 's/ rebar=[^ ]*//' "$T/rebar.spec" >"$T/cpus.spec"
+python3 tests/fixtures/gen.py "$T/cpus.spec" "$T/cpus"
+"$BIN" --root "$T/cpus" topo --json | py 'import json,sys
+d=json.load(sys.stdin)["devices"][0]; want=",".join(str(c) for c in range(0, 511, 2))
+assert d["cpu_affinity"] == want, (len(d["cpu_affinity"] or ""), len(want))' &&
+	ok "topo --json: a ${#cpus}-character CPU affinity whole" || nok "topo --json: long local_cpulist cut"
+[ "$("$BIN" --root "$T/cpus" topo | awk -F'\t' '/^GPU0/ {print $(NF-1)}')" = "$cpus" ] &&
+	ok "topo: the CPU Affinity column whole" || nok "topo: CPU Affinity column cut"
+
 # --- sysfs strings that are not UTF-8 (an RDMA device name, the kernel command line) give valid JSON
 cp -a "$BUILD/fixtures/seed4x2" "$T/bad8"
 py 'import os,sys

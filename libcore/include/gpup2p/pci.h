@@ -66,7 +66,8 @@ struct gp_pci_dev {
 	int cur_width, max_width;    /* lanes, 0 unknown */
 
 	int numa_node;               /* -1 unknown */
-	char cpulist[256];           /* local_cpulist, "" unknown */
+	char cpulist[4096];          /* local_cpulist, "" unknown (sysfs writes up to a page: interleaved CPU
+	                                numbering gives lists like 0,2,4,...,254 of any length) */
 	char driver[64];             /* bound driver, "" none */
 	int iommu_group;             /* -1 none */
 	char rdma[64];               /* RDMA device (/sys/class/infiniband), "" none */
