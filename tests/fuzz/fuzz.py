@@ -95,7 +95,10 @@ class Runner:
     def check(self, argv):
         """Run one command and judge it. None, or (class, signature, detail)."""
         snap = os.path.join(self.work, "snap")
-        shutil.rmtree(snap, ignore_errors=True)
+        if os.path.isdir(snap) and not os.path.islink(snap):
+            shutil.rmtree(snap, ignore_errors=True)
+        elif os.path.lexists(snap):
+            os.unlink(snap)  # `snapshot @work/snap` without --dir writes an archive there
         rc, out, err = self.run(argv)
         found = judge(argv, rc, out, err)
         if not found:

@@ -190,6 +190,27 @@ def _pick_dev(rng, root, devs):
     return rng.choice(hot if hot and rng.random() < 0.8 else devs)
 
 
+TOP = ["sys", "sys/bus/pci/devices", "sys/bus/pci", "sys/devices", "sys/class/infiniband", "sys/class/net",
+       "sys/kernel/iommu_groups", "sys/class/iommu", "sys/devices/system/node", "proc", "proc/cmdline", "gpup2p",
+       "gpup2p/gpu-facts"]
+DEVHOT = ["", "/config", "/resource", "/driver", "/iommu_group", "/infiniband", "/net", "/class", "/vendor"]
+
+
+def _hot(rng, root, everything, devs):
+    """A path whose loss or replacement matters: the directories the scan lists, a function's own
+    directory, config or links, its entry in sys/bus/pci/devices; now and then anything."""
+    if rng.random() < 0.3 or not devs:
+        return rng.choice(everything)
+    if rng.random() < 0.4:
+        top = [t for t in TOP if os.path.lexists(os.path.join(root, t))]
+        if top:
+            return rng.choice(top)
+    d = _pick_dev(rng, root, devs)
+    if rng.random() < 0.2:
+        return "sys/bus/pci/devices/" + os.path.basename(d)
+    return d + rng.choice(DEVHOT)
+
+
 def generate(rng, root):
     files, links, devs = inventory(root)
     ops = []
@@ -205,18 +226,17 @@ def generate(rng, root):
         elif r < 0.65:
             op = _text_op(rng, root, files, devs)
         elif r < 0.75:
-            path = rng.choice(files + links + devs)
-            others = files + devs + ["sys", "sys/bus/pci/devices"]
-            tgt = rng.choice(["@decoy", "@outside", "loop", "nowhere", "other"])
+            path = _hot(rng, root, files + links + devs, devs)
+            tgt = rng.choice(["@decoy", "@outside", "loop", "nowhere", "other", "other"])
             if tgt == "loop":
                 tgt = os.path.basename(path)
             elif tgt == "other":
-                tgt = os.path.relpath(rng.choice(others), os.path.dirname(path))
+                tgt = os.path.relpath(_hot(rng, root, files + devs, devs), os.path.dirname(path))
             op = {"op": "symlink", "path": path, "target": tgt}
         elif r < 0.8:
-            op = {"op": "remove", "path": rng.choice(files + devs + ["sys/bus/pci/devices", "proc", "sys/class"])}
+            op = {"op": "remove", "path": _hot(rng, root, files + devs, devs)}
         elif r < 0.83:
-            op = {"op": "mkdir", "path": rng.choice(files)}
+            op = {"op": "mkdir", "path": _hot(rng, root, files, devs)}
         elif r < 0.89 and devs:
             op = _clone_op(rng, root, devs)
         elif r < 0.93 and devs:
