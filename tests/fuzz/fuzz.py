@@ -42,12 +42,21 @@ UB = re.compile(r"(\S+?):\d+:\d+: runtime error: ([a-z -]+)")
 FRAME = re.compile(r"#\d+ 0x[0-9a-f]+ in (\S+) \S*?((?:libcore|cli)/[^ :]+):\d+")
 
 
+def scratch():
+    """/dev/shm when it has room for a few hundred MB of trees (a container's may have 64 MB), else TMPDIR."""
+    try:
+        st = os.statvfs("/dev/shm")
+        return "/dev/shm" if st.f_bavail * st.f_frsize > 512 << 20 else None
+    except OSError:
+        return None
+
+
 class Runner:
     def __init__(self, args):
         self.bin = os.path.abspath(args.bin)
         self.fixtures = os.path.abspath(args.fixtures)
         self.timeout = args.timeout
-        self.work = tempfile.mkdtemp(prefix="gpup2p-fuzz.", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+        self.work = tempfile.mkdtemp(prefix="gpup2p-fuzz.", dir=scratch())
         os.chmod(self.work, 0o755)  # acs commands run as nobody when we are root
         self.decoy = os.path.join(self.work, "outside", "decoy")
         os.makedirs(os.path.dirname(self.decoy))
