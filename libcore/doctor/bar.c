@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "gpup2p/bar.h"
+#include "gpup2p/buf.h"
 #include "check.h"
 
 #define LEGACY_BAR (256ULL << 20)
@@ -77,27 +78,27 @@ static void check_unassigned(struct gp_doctor_ctx *c)
 		return;
 	for (int i = 0; i < c->topo->n; i++) {
 		const struct gp_pci_dev *d = gp_doctor_dev(c, i);
-		char list[64] = "", sz[32];
-		size_t used = 0;
+		struct gp_buf list = GP_BUF_INIT; /* six BARs of "1023.9P" do not fit 64 bytes */
+		char sz[32];
 		struct gp_finding *f;
 
 		for (int k = 0; k < 6; k++) {
 			const struct gp_bar *b = &d->bars[k];
 
 			if (b->size && !b->is_io && !b->assigned)
-				used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%d (%s)", used ? ", " : "", k,
-							 gp_bar_size_str(b->size, sz, sizeof(sz)));
+				gp_buf_addf(&list, "%s%d (%s)", list.len ? ", " : "", k, gp_bar_size_str(b->size, sz, sizeof(sz)));
 		}
-		if (used) {
+		if (list.len) {
 			f = gp_doctor_add(c, GP_SEV_ERROR, d->bdf, "%s: BAR %s has no address (firmware ran out of MMIO space)",
-					  c->topo->devs[i].name, list);
+					  c->topo->devs[i].name, gp_buf_str(&list));
 			gp_finding_fix(f, "enable \"Above 4G Decoding\" (and \"MMIO High\"/\"MMIOH\" size) in firmware, or boot "
 				       "with pci=realloc");
-			gp_finding_ev(f, "resource", "unassigned BAR %s", list);
+			gp_finding_ev(f, "resource", "unassigned BAR %s", gp_buf_str(&list));
 		} else {
 			f = gp_doctor_add(c, GP_SEV_OK, d->bdf, "%s: every memory BAR has an address", c->topo->devs[i].name);
 		}
 		gp_finding_bdf(f, d->bdf);
+		gp_buf_free(&list);
 	}
 }
 

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "check.h"
+#include "gpup2p/buf.h"
 
 /* GPUs bound to driver `drv` (NULL: to any driver other than nvidia). */
 static int gpus_bound(const struct gp_doctor_ctx *c, const char *drv)
@@ -251,8 +252,8 @@ static int gpu_minor(struct gp_doctor_ctx *c, int i, int rank)
 
 static void check_nodes(struct gp_doctor_ctx *c)
 {
-	char missing[512] = "", unusable[512] = "", path[64];
-	size_t um = 0, uu = 0;
+	struct gp_buf missing = GP_BUF_INIT, unusable = GP_BUF_INIT; /* one node per GPU, however many */
+	char path[64];
 	int n = 0, rank = 0, usable, rc;
 	struct gp_finding *f;
 
@@ -273,31 +274,36 @@ static void check_nodes(struct gp_doctor_ctx *c)
 		rc = gp_doctor_devnode(c, path, &usable);
 		if (rc < 0) {
 			gp_doctor_missing(c, "/dev", "/dev", rc);
+			gp_buf_free(&missing);
+			gp_buf_free(&unusable);
 			return;
 		}
 		n++;
-		if (!rc && um < sizeof(missing))
-			um += (size_t)snprintf(missing + um, sizeof(missing) - um, "%s%s", um ? ", " : "", path);
-		else if (rc && !usable && uu < sizeof(unusable))
-			uu += (size_t)snprintf(unusable + uu, sizeof(unusable) - uu, "%s%s", uu ? ", " : "", path);
+		if (!rc)
+			gp_buf_addf(&missing, "%s%s", missing.len ? ", " : "", path);
+		else if (!usable)
+			gp_buf_addf(&unusable, "%s%s", unusable.len ? ", " : "", path);
 	}
-	if (um && gp_root_exists(c->root, "/usr/bin/nvidia-modprobe")) { /* a snapshot records it too */
-		f = gp_doctor_add(c, GP_SEV_INFO, "/dev", "missing %s: nvidia-modprobe creates them on first CUDA use", missing);
-	} else if (um) {
-		f = gp_doctor_add(c, GP_SEV_ERROR, "/dev", "device nodes missing: %s", missing);
+	if (missing.len && gp_root_exists(c->root, "/usr/bin/nvidia-modprobe")) { /* a snapshot records it too */
+		f = gp_doctor_add(c, GP_SEV_INFO, "/dev", "missing %s: nvidia-modprobe creates them on first CUDA use",
+				  gp_buf_str(&missing));
+	} else if (missing.len) {
+		f = gp_doctor_add(c, GP_SEV_ERROR, "/dev", "device nodes missing: %s", gp_buf_str(&missing));
 		gp_finding_fix(f, "nvidia-modprobe -c 0 -u (one -c per GPU minor), or the driver package's udev rules; "
 			       "then restart the CUDA programs");
-	} else if (uu) {
-		f = gp_doctor_add(c, GP_SEV_WARNING, "/dev", "this user cannot open %s", unusable);
+	} else if (unusable.len) {
+		f = gp_doctor_add(c, GP_SEV_WARNING, "/dev", "this user cannot open %s", gp_buf_str(&unusable));
 		gp_finding_fix(f, "check NVreg_DeviceFileMode/DeviceFileGID (default 0666) or add the user to the "
 			       "group owning the nodes");
 	} else {
 		f = gp_doctor_add(c, GP_SEV_OK, "/dev", "%d NVIDIA device nodes present%s", n, c->root->live ? " and usable" : "");
 	}
-	if (um)
-		gp_finding_ev(f, "missing", "%s", missing);
-	if (uu)
-		gp_finding_ev(f, "not usable", "%s", unusable);
+	if (missing.len)
+		gp_finding_ev(f, "missing", "%s", gp_buf_str(&missing));
+	if (unusable.len)
+		gp_finding_ev(f, "not usable", "%s", gp_buf_str(&unusable));
+	gp_buf_free(&missing);
+	gp_buf_free(&unusable);
 }
 
 static const struct gp_doctor_check checks[] = {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "gpup2p/buf.h"
 
 static int translated(enum gp_iommu_mode m)
 {
@@ -15,8 +16,7 @@ static int translated(enum gp_iommu_mode m)
 static void check_mode(struct gp_doctor_ctx *c)
 {
 	enum gp_iommu_mode sys = c->iommu.mode;
-	char list[512] = "";
-	size_t used = 0;
+	struct gp_buf list = GP_BUF_INIT; /* every translated GPU and NIC, however many */
 	int n = 0;
 	struct gp_finding *f;
 
@@ -25,9 +25,7 @@ static void check_mode(struct gp_doctor_ctx *c)
 
 		if (d->iommu_group >= 0 && translated(gp_iommu_group_mode(c->root, d->iommu_group))) {
 			n++;
-			if (used < sizeof(list))
-				used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", used ? ", " : "",
-							 c->topo->devs[i].name);
+			gp_buf_addf(&list, "%s%s", list.len ? ", " : "", c->topo->devs[i].name);
 		}
 	}
 	if (sys == GP_IOMMU_OFF) {
@@ -37,7 +35,7 @@ static void check_mode(struct gp_doctor_ctx *c)
 
 		f = gp_doctor_add(c, p2p ? GP_SEV_WARNING : GP_SEV_INFO, "system",
 				  "the IOMMU translates DMA (%s)%s%s%s: peer-to-peer and GPUDirect traffic is translated or "
-				  "blocked", gp_iommu_mode_name(sys), n ? " for " : "", list, p2p ? "" : " (one device: no P2P here)");
+				  "blocked", gp_iommu_mode_name(sys), n ? " for " : "", gp_buf_str(&list), p2p ? "" : " (one device: no P2P here)");
 		for (int i = 0; i < c->topo->n; i++)
 			if (gp_doctor_dev(c, i)->iommu_group >= 0 &&
 			    translated(gp_iommu_group_mode(c->root, gp_doctor_dev(c, i)->iommu_group)))
@@ -53,6 +51,7 @@ static void check_mode(struct gp_doctor_ctx *c)
 				  gp_iommu_mode_name(sys));
 	}
 	gp_finding_ev(f, "iommu", "%s, %d units, %d groups", gp_iommu_mode_name(sys), c->iommu.units, c->iommu.groups);
+	gp_buf_free(&list);
 }
 
 static void check_cmdline(struct gp_doctor_ctx *c)
@@ -82,8 +81,7 @@ static void check_group_shared(struct gp_doctor_ctx *c)
 
 	for (int i = 0; i < c->topo->ngpu; i++) {
 		const struct gp_pci_dev *d = gp_doctor_dev(c, i);
-		char list[256] = "";
-		size_t used = 0;
+		struct gp_buf list = GP_BUF_INIT; /* a group without ACS may hold a whole switch, VFs included */
 		struct gp_finding *f;
 
 		if (d->iommu_group < 0)
@@ -96,19 +94,19 @@ static void check_group_shared(struct gp_doctor_ctx *c)
 			if (o == d || o->is_bridge || o->iommu_group != d->iommu_group ||
 			    (o->domain == d->domain && o->bus == d->bus && o->dev == d->dev))
 				continue;
-			if (used < sizeof(list))
-				used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", used ? ", " : "", o->bdf);
+			gp_buf_addf(&list, "%s%s", list.len ? ", " : "", o->bdf);
 		}
-		if (used) {
+		if (list.len) {
 			f = gp_doctor_add(c, GP_SEV_INFO, d->bdf, "%s shares IOMMU group %d with %s: VFIO must take them "
-					  "together", c->topo->devs[i].name, d->iommu_group, list);
+					  "together", c->topo->devs[i].name, d->iommu_group, gp_buf_str(&list));
 			gp_finding_fix(f, "to give the GPU alone to a VM, put it behind a port with ACS (another slot)");
-			gp_finding_ev(f, "iommu_group", "%d: %s", d->iommu_group, list);
+			gp_finding_ev(f, "iommu_group", "%d: %s", d->iommu_group, gp_buf_str(&list));
 		} else {
 			f = gp_doctor_add(c, GP_SEV_OK, d->bdf, "%s is alone in IOMMU group %d", c->topo->devs[i].name,
 					  d->iommu_group);
 		}
 		gp_finding_bdf(f, d->bdf);
+		gp_buf_free(&list);
 	}
 	if (!any)
 		gp_doctor_add(c, GP_SEV_SKIPPED, "system", c->topo->ngpu ? "no IOMMU groups" : "no NVIDIA GPU on the PCI bus");

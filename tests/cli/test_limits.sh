@@ -15,7 +15,8 @@ py() { python3 -c "$1" "${@:2}"; }
 
 # --- the wide machine: host bridge h (PCI domain h) holds root port -> switch -> switch -> GPU; ACS
 # redirect set on the root port and on both downstream ports; host bridge 0 has 32 GPUs below its
-# second switch. The kernel command line names the 110 root ports (1452 characters).
+# second switch, all in IOMMU group 0; every GPU's group translates (DMA). The kernel command line
+# names the 110 root ports (1452 characters).
 py 'import sys
 N = 110
 out = ["numa 0 cpus=0-3", "cmdline ro quiet intel_iommu=on pci=disable_acs_redir=" + ";".join("%04x:00:01.0" % h for h in range(N))]
@@ -33,7 +34,7 @@ for h in range(N):
     for k in range(32 if h == 0 else 1):
         dev("%s:04:%02x.0" % (d, k), d + ":03:00.0", "downstream", "acs=005f:001d")
         dev("%s:%02x:00.0" % (d, 0x10 + k), "%s:04:%02x.0" % (d, k), "endpoint",
-            "bar0=16M bar1=64G,64,pf bar3=32M,64,pf driver=nvidia")
+            "bar0=16M bar1=64G,64,pf bar3=32M,64,pf driver=nvidia iommu_group=%d iommu_type=DMA" % (h + 1 if h else 0))
 open(sys.argv[1], "w").write("\n".join(out) + "\n")' "$T/wide.spec"
 python3 tests/fixtures/gen.py "$T/wide.spec" "$T/wide" || nok "generating the wide fixture"
 W=$T/wide
@@ -66,21 +67,47 @@ assert bp.startswith("pci=disable_acs_redir="), bp[:40]
 got=sorted(bp.split("=",2)[2].split(";")); want=open(sys.argv[2]).read().split()
 assert got==want, (len(got), len(want))' "$T/acs.json" "$T/want-acs" && [ $rc -eq 1 ] &&
 	ok "acs --json: boot_parameter whole" || nok "acs --json boot_parameter cut (rc=$rc)"
-"$BIN" --root "$W" acs --disable --dry-run >"$T/dis"; rc=$?
+"$BIN" --root "$W" acs --disable --dry-run --force >"$T/dis"; rc=$?
 tail -1 "$T/dis" | sed 's/^  pci=disable_acs_redir=//' | tr ';' '\n' | sort >"$T/got-dis"
 [ $rc -eq 0 ] && cmp -s "$T/want-acs" "$T/got-dis" && ok "acs --disable --dry-run: the boot parameter names all 361 bridges" ||
 	nok "acs --disable --dry-run boot parameter: rc=$rc, $(wc -l <"$T/got-dis") of 361"
-"$BIN" --root "$W" acs --disable --dry-run --mode zero >"$T/dis0"
+"$BIN" --root "$W" acs --disable --dry-run --force --mode zero >"$T/dis0"
 tail -1 "$T/dis0" | sed 's/^  pci=config_acs=//' | tr ';' '\n' | sed 's/^0000000@//' | sort >"$T/got-dis0"
 cmp -s "$T/want-acs" "$T/got-dis0" && ok "acs --disable --mode zero --dry-run: config_acs names all 361 bridges" ||
 	nok "config_acs boot parameter: $(wc -l <"$T/got-dis0") of 361"
 # the root port above host bridge 0's 32 GPUs carries every pair of one of them with one of the
 # 109 GPUs elsewhere: 32 * 109 = 3488 pairs (about 40000 characters)
-n=$(sed -n '/^0000:00:01.0 root port/,/on the path of/p' "$T/acs" | sed -n 's/^  on the path of: //p' | wc -w)
+n=$(sed -n '/^0000:00:01.0 root port/,/on the path of/p' "$T/acs" | sed -n 's/^  on the path of: //p' | grep -oE 'GPU[0-9]+-GPU[0-9]+' | wc -l)
 [ "$n" = 3488 ] && ok "acs: all 3488 pairs across one root port listed" || nok "acs pair list of 0000:00:01.0: $n of 3488"
 n=$("$BIN" --root "$W" acs --csv --no-header | py 'import csv,sys
 print(next(len(r[6].split()) for r in csv.reader(sys.stdin) if r[0]=="0000:00:01.0"))')
 [ "$n" = 3488 ] && ok "acs --csv: all 3488 pairs in the pairs field" || nok "acs --csv pairs of 0000:00:01.0: $n of 3488"
+
+# doctor: every GPU the IOMMU translates named (141 names, about 900 characters); GPU0's group
+# shared with the 31 other GPUs of host bridge 0 (434 characters), every one named
+"$BIN" --root "$W" doctor --json >"$T/doc.json"
+py 'import json,re,sys
+f=json.load(open(sys.argv[1]))["findings"]
+m=[x["message"] for x in f if x["id"]=="iommu.mode"][0]
+names=re.search(r"\) for (.*): peer-to-peer", m).group(1).split(", ")
+assert sorted(names)==sorted("GPU%d" % i for i in range(int(sys.argv[2]))), (len(names), m[-80:])
+g=[x["message"] for x in f if x["id"]=="iommu.group_shared" and x["subject"]=="0000:10:00.0"][0]
+got=re.search(r"group 0 with (.*): VFIO", g).group(1).split(", ")
+assert got==["0000:%02x:00.0" % (0x10 + k) for k in range(1, 32)], (len(got), g[-80:])' "$T/doc.json" "$(cat "$T/want-ngpu")" &&
+	ok "doctor: iommu.mode names all $(cat "$T/want-ngpu") GPUs, iommu.group_shared all 31 group members" ||
+	nok "doctor on the wide machine: a list cut"
+# six unassigned BARs of 1048575 bytes ("1024.0K" each): all six named (they did not fit 64 bytes)
+cat >"$T/unset.spec" <<'EOF'
+numa 0 cpus=0-3
+hostbridge pci0000:00 numa=0
+dev 0000:00:01.0 parent=pci0000:00 kind=rootport vendor=8086 device=2030 class=060400 link=16:16 maxlink=16:16
+dev 0000:01:00.0 parent=0000:00:01.0 kind=endpoint vendor=10de device=2330 class=030200 link=16:16 maxlink=16:16 bar0=1048575,unset bar1=1048575,unset bar2=1048575,unset bar3=1048575,unset bar4=1048575,unset bar5=1048575,unset driver=nvidia
+EOF
+python3 tests/fixtures/gen.py "$T/unset.spec" "$T/unset"
+"$BIN" --root "$T/unset" doctor --json | py 'import json,sys
+m=[x["message"] for x in json.load(sys.stdin)["findings"] if x["id"]=="bar.unassigned"][0]
+assert m.startswith("GPU0: BAR " + ", ".join("%d (1024.0K)" % k for k in range(6)) + " has no address"), m' &&
+	ok "doctor: bar.unassigned names all six BARs" || nok "doctor bar.unassigned: a BAR left out"
 
 # IOMMU: the command line token naming 110 bridges is kept whole; 110 units do not fit the fixed field:
 # the list says how many it leaves out
