@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""gpup2p's own fuzz driver: mutated sysfs roots and command-line values fed to topo, bar, acs and
-snapshot, built with AddressSanitizer and UndefinedBehaviorSanitizer.
+"""gpup2p's own fuzz driver: mutated sysfs roots and command-line values fed to topo, bar, acs,
+snapshot and doctor, built with AddressSanitizer and UndefinedBehaviorSanitizer.
 
 Each round copies a generated fixture tree (build/fixtures/NAME) to a scratch directory, applies a few
 random mutations (config bytes, capability loops, truncated or grown config spaces, resource lines,
@@ -150,7 +150,7 @@ def judge(argv, rc, out, err):
     if rc not in EXITS:
         return ("exit", "exit-%d" % rc, text[-1000:])
     fmts = [a for a in argv if a in ("--json", "--jsonl", "--csv")]
-    cmd = next((a for a in argv if a in ("topo", "bar", "acs", "snapshot")), None)
+    cmd = next((a for a in argv if a in ("topo", "bar", "acs", "snapshot", "doctor")), None)
     if rc in (0, 1) and fmts and fmts[-1] != "--csv" and cmd != "snapshot":
         try:
             doc = out.decode("utf-8")
@@ -179,6 +179,7 @@ def commands(rng, root):
         ["acs", "--dry-run", "--disable"], ["acs", "--dry-run", "--disable", "--all", "--mode", "zero"],
         ["acs", "--dry-run", "--restore", "--state", "@work/state"],
         ["snapshot", "--dir", "@work/snap"],
+        ["doctor"], ["doctor", "-v"], ["doctor", "--json"], ["doctor", "--strict", "-q"],
     ]
     out = []
     for _ in range(rng.randint(3, 6)):
