@@ -187,11 +187,13 @@ static int has_p2p_key(const char *s)
 
 static void check_params(struct gp_doctor_ctx *c)
 {
-	char dw[1024], dwd[1024], rebar[32], msg[1400];
+	/* a value is at most as long as the params file read (8 KiB): a P2P key at its end is still seen */
+	char dw[8192], dwd[8192];
+	struct gp_buf msg = GP_BUF_INIT; /* both values quoted: longer than any fixed message */
+	char rebar[32];
 	struct gp_finding *f;
 	enum gp_sev sev = GP_SEV_OK;
 	int missing, rc, r2, r3;
-	size_t used = 0;
 
 	if (gp_doctor_no_gpu(c))
 		return;
@@ -207,26 +209,25 @@ static void check_params(struct gp_doctor_ctx *c)
 	if (r2)
 		dwd[0] = '\0';
 	r3 = gp_doctor_nv_param(c, "EnableResizableBar", rebar, sizeof(rebar), &missing);
-	msg[0] = '\0';
 	if (has_p2p_key(dw) || has_p2p_key(dwd)) {
 		sev = GP_SEV_WARNING;
-		used += (size_t)snprintf(msg, sizeof(msg), "registry keys force P2P behaviour (RegistryDwords \"%s\"%s%s%s)", dw,
-					 dwd[0] ? ", per device \"" : "", dwd, dwd[0] ? "\"" : "");
+		gp_buf_addf(&msg, "registry keys force P2P behaviour (RegistryDwords \"%s\"%s%s%s)", dw,
+			    dwd[0] ? ", per device \"" : "", dwd, dwd[0] ? "\"" : "");
 	} else if (dw[0] || dwd[0]) {
 		sev = GP_SEV_INFO;
-		used += (size_t)snprintf(msg, sizeof(msg), "registry keys set: RegistryDwords \"%s\"%s%s%s", dw,
-					 dwd[0] ? ", per device \"" : "", dwd, dwd[0] ? "\"" : "");
+		gp_buf_addf(&msg, "registry keys set: RegistryDwords \"%s\"%s%s%s", dw, dwd[0] ? ", per device \"" : "",
+			    dwd, dwd[0] ? "\"" : "");
 	}
 	if (!r3 && strcmp(rebar, "0")) {
 		if (sev == GP_SEV_OK)
 			sev = GP_SEV_INFO;
-		snprintf(msg + used, sizeof(msg) - used, "%sEnableResizableBar=%s: the driver resizes BAR1 itself",
-			 used ? "; " : "", rebar);
+		gp_buf_addf(&msg, "%sEnableResizableBar=%s: the driver resizes BAR1 itself", msg.len ? "; " : "", rebar);
 	}
 	if (sev == GP_SEV_OK)
 		f = gp_doctor_add(c, GP_SEV_OK, "nvidia", "no registry overrides; EnableResizableBar %s", r3 ? "not listed" : rebar);
 	else
-		f = gp_doctor_add(c, sev, "nvidia", "%s", msg);
+		f = gp_doctor_add(c, sev, "nvidia", "%s", gp_buf_str(&msg));
+	gp_buf_free(&msg);
 	gp_finding_ev(f, "RegistryDwords", "%s", dw);
 	if (dwd[0])
 		gp_finding_ev(f, "RegistryDwordsPerDevice", "%s", dwd);

@@ -109,6 +109,21 @@ m=[x["message"] for x in json.load(sys.stdin)["findings"] if x["id"]=="bar.unass
 assert m.startswith("GPU0: BAR " + ", ".join("%d (1024.0K)" % k for k in range(6)) + " has no address"), m' &&
 	ok "doctor: bar.unassigned names all six BARs" || nok "doctor bar.unassigned: a BAR left out"
 
+# the driver's registry keys: RegistryDwords of 1040 characters with a P2P key at its end, a long
+# per-device list and EnableResizableBar=1: the P2P key seen, every part of the message there
+cp -a "$BUILD/fixtures/doctor/drv-params-rebar" "$T/params"
+py 'import sys
+p=sys.argv[1] + "/proc/driver/nvidia/params"; t=open(p).read()
+t=t.replace("RegistryDwords: \"\"", "RegistryDwords: \"" + "RmFoo=0;" * 130 + "RMForceP2PType=1\"", 1)
+t=t.replace("RegistryDwordsPerDevice: \"\"", "RegistryDwordsPerDevice: \"" + "pci=0000:01:00.0;RmBar=1;" * 40 + "\"", 1)
+open(p, "w").write(t)' "$T/params"
+"$BIN" --root "$T/params" doctor --json | py 'import json,sys
+m=[x["message"] for x in json.load(sys.stdin)["findings"] if x["id"]=="driver.params"][0]
+assert m.startswith("registry keys force P2P behaviour") and "RMForceP2PType=1\", per device" in m and \
+	m.count("RmBar=1;") == 40 and m.endswith("; EnableResizableBar=1: the driver resizes BAR1 itself"), m[-120:]' &&
+	ok "doctor: driver.params sees a P2P key after 1040 characters, names both lists and EnableResizableBar" ||
+	nok "doctor driver.params: a long RegistryDwords cut"
+
 # IOMMU: the command line token naming 110 bridges is kept whole; 110 units do not fit the fixed field:
 # the list says how many it leaves out
 "$BIN" --root "$W" bar --json >"$T/bar.json"; rc=$?

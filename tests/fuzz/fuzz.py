@@ -243,9 +243,21 @@ def replay(r, path):
     return r.check(case["argv"])
 
 
+def fixtures(top):
+    """Fixture trees under top (a folder holding sys/), one level of grouping allowed (doctor/NAME)."""
+    out = []
+    for n in sorted(os.listdir(top)):
+        p = os.path.join(top, n)
+        if os.path.isdir(os.path.join(p, "sys")):
+            out.append(n)
+        elif os.path.isdir(p):
+            out += [n + "/" + m for m in sorted(os.listdir(p)) if os.path.isdir(os.path.join(p, m, "sys"))]
+    return out
+
+
 def fuzz(r, args):
     rng = random.Random(args.seed)
-    names = sorted(n for n in os.listdir(r.fixtures) if os.path.isdir(os.path.join(r.fixtures, n)))
+    names = fixtures(r.fixtures)
     end = time.time() + args.time
     seen, rounds = {}, 0
     pending = {}

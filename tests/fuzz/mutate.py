@@ -26,7 +26,7 @@ NASTY = [b"", b"\n", b"0", b"-1", b"0x", b"0xffff\n", b"0x10000", b"999999999999
          b"-2147483648", b" 1", b"1 2", b"\xff\xfe\n", b"1\x002", b"%s%n%x", b"16.0 GT/s PCIe\n", b"2.5 GT/s",
          b"Unknown\n", b"0-3,,5", b"1-0", b"0-99999999", b"0-4095", b"8.0 GT/s", b"32", b"0x030200\n",
          b"0xffffffff", b"nan", b"1e9999", b"\n\n\n", b"0x10de\n", b"caf\xc3\xa9\xed\xa0\x80"]
-TEXTS = ["proc/cmdline", "gpup2p/gpu-facts", "proc/driver/nvidia/version", "proc/modules"]
+TEXTS = ("proc/", "gpup2p/", "sys/module/", "sys/kernel/", "sys/devices/system/", "sys/class/")  # text read by doctor & co
 
 
 def _rel(root, p):
@@ -147,13 +147,29 @@ def _resource_op(rng, root, dev):
     return {"op": "write", "path": path, "hex": b"\n".join(lines).hex()}
 
 
+def _long_value(rng, text):
+    """One "Key: value" or "key=value" line of text with its value made long: (new text) or None."""
+    lines = text.split(b"\n")
+    keyed = [i for i, l in enumerate(lines) if re.match(rb"^[\w.-]+(: |=)", l)]
+    if not keyed:
+        return None
+    i = rng.choice(keyed)
+    key, sep, _ = re.split(rb"(: |=)", lines[i], maxsplit=1)
+    unit = rng.choice([b"RmEnableFoo=1;", b"A", b"0,", b"x "])
+    lines[i] = key + sep + b'"' + unit * rng.choice([40, 300, 3000]) + b'"'
+    return b"\n".join(lines)
+
+
 def _text_op(rng, root, files, devs):
-    cands = [t for t in TEXTS if t in files]
-    cands += [f for f in files if f.startswith(("sys/kernel/iommu_groups/", "sys/devices/system/node/"))]
-    if devs and (not cands or rng.random() < 0.75):
+    cands = [f for f in files if f.startswith(TEXTS) and "/config" not in f]
+    if devs and (not cands or rng.random() < 0.6):
         path = rng.choice(devs) + "/" + rng.choice(DEVFILES)
     else:
         path = rng.choice(cands)
+        if rng.random() < 0.4:
+            data = _long_value(rng, _read(root, path))
+            if data is not None:
+                return {"op": "write", "path": path, "hex": data.hex()}
     if rng.random() < 0.15:  # far longer than any buffer
         unit = rng.choice([b"A", b"0,", b"\xff", b"1-2,", b"gpu 0000:01:00.0 vram=1 bar1=1 name=x\n",
                            b"nvlink 0000:01:00.0 0000:02:00.0 4\n"])
