@@ -82,7 +82,7 @@ $(FAKECUDA): tests/fakecuda/fakecuda.c libcore/cuda_drv.h
 	@$(CC) -std=c11 -D_GNU_SOURCE -Ilibcore $(CPPFLAGS) $(WARN) $(CFLAGS) -fPIC -shared -fvisibility=hidden \
 		$(LDFLAGS) -o $@ $<
 
-include tests/fuzz/fuzz.mk
+-include tests/fuzz/fuzz.mk
 
 # Fixture trees are generated from tests/fixtures/specs/*.spec.
 fixtures:
