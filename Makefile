@@ -82,6 +82,14 @@ $(FAKECUDA): tests/fakecuda/fakecuda.c libcore/cuda_drv.h
 	@$(CC) -std=c11 -D_GNU_SOURCE -Ilibcore $(CPPFLAGS) $(WARN) $(CFLAGS) -fPIC -shared -fvisibility=hidden \
 		$(LDFLAGS) -o $@ $<
 
+# A test double of the NVML calls gpu_state.c makes (tests/fakenvml), for tests/unit/test_doctor.c.
+FAKENVML = $(BUILD)/tests/fakenvml/libnvidia-ml.so.1
+$(FAKENVML): tests/fakenvml/fakenvml.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) -std=c11 $(CPPFLAGS) $(WARN) $(CFLAGS) -Wno-missing-prototypes -fPIC -shared -fvisibility=hidden \
+		$(LDFLAGS) -o $@ $<
+
 # Fixture trees are generated from tests/fixtures/specs/*.spec.
 fixtures:
 	@mkdir -p $(BUILD)/fixtures
@@ -98,7 +106,7 @@ check:
 	@bash tests/deps.sh
 	@$(MAKE) --no-print-directory check-only
 
-check-only: $(BIN) $(UNIT_BIN) $(FAKECUDA) fixtures
+check-only: $(BIN) $(UNIT_BIN) $(FAKECUDA) $(FAKENVML) fixtures
 	@BUILD=$(BUILD) bash tests/run.sh
 
 # The QEMU guest harness (tests/vm): Debian's kernel under software emulation, topo/bar/acs against

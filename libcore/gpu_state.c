@@ -1,7 +1,7 @@
 /* gpup2p — a GPU's state and health from NVML (persistence, MIG, virtualization, compute mode, ECC
  * retirement and row remapping, PCIe replays, NVLink state and errors, NVSwitch fabric state), and
  * its recorded form: numeric keys on the GPU's line of the facts file, so that older readers, which
- * skip unknown numeric keys, still load it. Every entry point is looked up on its own: a driver that
+ * skip unknown numeric keys, still load it; "na" is a bit mask of the fields the GPU does not support. Every entry point is looked up on its own: a driver that
  * lacks one leaves that field GP_GPU_NA. The NVML calls are declared from NVML's documented ABI. */
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -26,6 +26,7 @@ struct nvml_fabric {             /* nvmlGpuFabricInfo_t */
 	unsigned char state;
 };
 
+/* The recorded keys. Append only: bit k of the "na" mask stands for keys[k]. */
 static const struct {
 	const char *key;
 	size_t off;
@@ -69,6 +70,12 @@ void gp_gpu_state_init(struct gp_gpu_state *s)
 
 int gp_gpu_state_key(struct gp_gpu_state *s, const char *key, uint64_t v)
 {
+	if (!strcmp(key, "na")) { /* the fields this GPU does not support, bit k for keys[k] */
+		for (size_t k = 0; k < NKEYS; k++)
+			if (v & (1ULL << k))
+				put(s, k, GP_GPU_NA);
+		return 1;
+	}
 	for (size_t k = 0; k < NKEYS; k++) {
 		if (strcmp(keys[k].key, key))
 			continue;
@@ -81,13 +88,21 @@ int gp_gpu_state_key(struct gp_gpu_state *s, const char *key, uint64_t v)
 
 void gp_gpu_state_write(const struct gp_gpu_state *s, FILE *out)
 {
-	for (size_t k = 0; k < NKEYS; k++)
+	uint64_t na = 0;
+
+	for (size_t k = 0; k < NKEYS; k++) {
 		if (get(s, k) >= 0)
 			fprintf(out, " %s=%lld", keys[k].key, get(s, k));
+		else if (get(s, k) == GP_GPU_NA)
+			na |= 1ULL << k;
+	}
+	if (na)
+		fprintf(out, " na=%" PRIu64, na);
 }
 
 /* The value of a call's answer: v when it succeeded, GP_GPU_NA when the GPU or driver does not
- * support it, GP_GPU_UNKNOWN on any other failure. */
+ * support it, GP_GPU_UNKNOWN on any other failure. Call it with rc saved first: the order in which
+ * a function's arguments are evaluated is unspecified, so answer(call(&v), v) may read v too early. */
 static long long answer(nvml_ret rc, long long v)
 {
 	if (rc == NVML_OK)
@@ -125,8 +140,24 @@ static void load(void *lib, struct api *a)
 static long long read_replay(const struct api *a, nvml_dev dev)
 {
 	unsigned v = 0;
+	nvml_ret rc;
 
-	return a->replay ? answer(a->replay(dev, &v), v) : GP_GPU_NA;
+	if (!a->replay)
+		return GP_GPU_NA;
+	rc = a->replay(dev, &v);
+	return answer(rc, v);
+}
+
+/* One int-valued query (an enum or a flag): its answer, or GP_GPU_NA when the library lacks it. */
+static int read_int(nvml_ret (*fn)(nvml_dev, int *), nvml_dev dev)
+{
+	int v = 0;
+	nvml_ret rc;
+
+	if (!fn)
+		return GP_GPU_NA;
+	rc = fn(dev, &v);
+	return (int)answer(rc, v);
 }
 
 /* NVLink states into s (active, inactive); active[l] set for the links that are up. */
@@ -175,7 +206,7 @@ void gp_gpu_nvml_state(void *lib, void *dev, struct gp_gpu_state *s)
 	struct api a;
 	struct nvml_fabric fab;
 	unsigned cur = 0, pend = 0, corr = 0, unc = 0, rpend = 0, rfail = 0;
-	int v = 0, active[NVML_LINKS];
+	int active[NVML_LINKS];
 	long long replay2, err2;
 
 	gp_gpu_state_init(s);
@@ -184,11 +215,17 @@ void gp_gpu_nvml_state(void *lib, void *dev, struct gp_gpu_state *s)
 	s->replay = read_replay(&a, dev);
 	read_links(&a, dev, s, active);
 	s->nvl_errors = s->nvl_active > 0 ? read_link_errors(&a, dev, active) : GP_GPU_NA;
-	s->persistence = a.persistence ? (int)answer(a.persistence(dev, &v), v) : GP_GPU_NA;
-	s->mig = a.mig ? (int)answer(a.mig(dev, &cur, &pend), cur) : GP_GPU_NA;
-	s->virt = a.virt ? (int)answer(a.virt(dev, &v), v) : GP_GPU_NA;
-	s->compute = a.compute ? (int)answer(a.compute(dev, &v), v) : GP_GPU_NA;
-	s->retired_pending = a.retired_pending ? (int)answer(a.retired_pending(dev, &v), v) : GP_GPU_NA;
+	s->persistence = read_int(a.persistence, dev);
+	s->virt = read_int(a.virt, dev);
+	s->compute = read_int(a.compute, dev);
+	s->retired_pending = read_int(a.retired_pending, dev);
+	if (a.mig) {
+		nvml_ret rc = a.mig(dev, &cur, &pend);
+
+		s->mig = (int)answer(rc, cur);
+	} else {
+		s->mig = GP_GPU_NA;
+	}
 	if (a.remapped) {
 		nvml_ret rc = a.remapped(dev, &corr, &unc, &rpend, &rfail);
 

@@ -319,7 +319,7 @@ int gp_doctor_state_missing(struct gp_doctor_ctx *c, int i, long long v, const c
 		f = gp_doctor_add(c, GP_SEV_UNKNOWN, d->bdf, "%s: NVML did not report the %s", name, what);
 	else
 		f = gp_doctor_add(c, GP_SEV_SKIPPED, d->bdf, "%s: the %s is not recorded in the snapshot (taken by an "
-				  "older gpup2p, or not supported by this GPU)", name, what);
+				  "older gpup2p, or NVML did not answer)", name, what);
 	gp_finding_bdf(f, d->bdf);
 	return 1;
 }

@@ -2,6 +2,7 @@
  * fires and one where it stays quiet; the registry walk at the end fails an id that lacks either.
  * Fixtures: the specs in tests/fixtures/doctor/ (healthy.spec plus one planted fault each) and the shared
  * specs; the expectations below were worked out from the spec lines, not copied from output. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
 
@@ -195,7 +196,7 @@ static const struct dcase cases[] = {
 	{ D("pcie-ro"), NULL, "pcie.relaxed_ordering", FIRE, GP_SEV_INFO, "0000:36:00.0" },
 	{ D("healthy"), NULL, "pcie.relaxed_ordering", QUIET, 0, NULL },
 	{ D("pcie-replay"), NULL, "pcie.replay", FIRE, GP_SEV_WARNING, "0000:13:00.0" }, /* rising */
-	{ D("pcie-replay"), NULL, "pcie.replay", FIRE, GP_SEV_INFO, "0000:14:00.0" },    /* steady */
+	{ D("pcie-replay"), NULL, "pcie.replay", FIRE, GP_SEV_OK, "0000:14:00.0" },      /* steady: no alarm */
 	{ D("healthy"), NULL, "pcie.replay", QUIET, 0, NULL },
 	{ "h200x2", NULL, "pcie.replay", FIRE, GP_SEV_SKIPPED, "0000:00:06.0" },         /* not recorded */
 	/* topo */
@@ -211,7 +212,7 @@ static const struct dcase cases[] = {
 	{ D("nvlink-down"), NULL, "nvlink.down", FIRE, GP_SEV_ERROR, "0000:34:00.0" },
 	{ D("healthy"), NULL, "nvlink.down", QUIET, 0, NULL },
 	{ D("nvlink-errors"), NULL, "nvlink.errors", FIRE, GP_SEV_WARNING, "0000:b3:00.0" }, /* rising */
-	{ D("nvlink-errors"), NULL, "nvlink.errors", FIRE, GP_SEV_INFO, "0000:b4:00.0" },    /* steady */
+	{ D("nvlink-errors"), NULL, "nvlink.errors", FIRE, GP_SEV_OK, "0000:b4:00.0" },      /* steady: no alarm */
 	{ D("healthy"), NULL, "nvlink.errors", QUIET, 0, NULL },
 	/* numa */
 	{ D("numa-unknown"), NULL, "numa.unknown", FIRE, GP_SEV_WARNING, "0000:93:00.0" },
@@ -364,7 +365,7 @@ static void facts_state(void)
 {
 	static const char text[] = "gpup2p-gpu-facts 1\nsource nvml\n"
 				   "gpu 00:06.0 vram=10 bar1=20 persistence=1 replay=37 replay_rise=5 fabric=3 "
-				   "fabric_status=0 future_key=9 name=A B\ngpu 00:07.0 vram=10 bar1=20 name=C\n";
+				   "fabric_status=0 future_key=9 name=A B\ngpu 00:07.0 vram=10 bar1=20 na=1536 name=C\n";
 	static struct gp_gpu_facts f;
 	struct gp_err e = { 0 };
 	char out[1024] = "";
@@ -376,13 +377,49 @@ static void facts_state(void)
 	      "state keys read");
 	CHECK(a->mig == GP_GPU_UNKNOWN && a->nvl_active == GP_GPU_UNKNOWN && b->persistence == GP_GPU_UNKNOWN &&
 	      b->replay == GP_GPU_UNKNOWN, "keys not recorded stay unknown");
+	CHECK(b->nvl_active == GP_GPU_NA && b->nvl_inactive == GP_GPU_NA && b->nvl_errors == GP_GPU_UNKNOWN,
+	      "na=1536 (bits 9 and 10: nvlink_active, nvlink_inactive): not supported");
 	gp_gpu_facts_write(&f, o);
 	fclose(o);
 	CHECK(strstr(out, "gpu 0000:00:06.0 vram=10 bar1=20 persistence=1 replay=37 replay_rise=5 fabric=3 fabric_status=0 "
-		      "name=A B\n") && strstr(out, "gpu 0000:00:07.0 vram=10 bar1=20 name=C\n"),
+		      "name=A B\n") && strstr(out, "gpu 0000:00:07.0 vram=10 bar1=20 na=1536 name=C\n"),
 	      "written back: known keys only, numeric (older readers skip them)");
 	if (in)
 		fclose(in);
+}
+
+/* Reading the state from NVML: the test double (tests/fakenvml) answers each call with a value of its
+ * own, so a field filled from the wrong call, or read before its call returned, shows. */
+static void nvml_state(void)
+{
+	char path[1024];
+	const char *fx = getenv("GPUP2P_FIXTURES");
+	void *lib;
+	struct gp_gpu_state a, b;
+
+	snprintf(path, sizeof(path), "%s/../tests/fakenvml/libnvidia-ml.so.1", fx ? fx : "build/fixtures");
+	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	CHECK(lib != NULL, "the NVML test double loads (%s)", lib ? path : dlerror());
+	if (!lib)
+		return;
+	gp_gpu_nvml_state(lib, (void *)1, &a);
+	gp_gpu_nvml_state(lib, (void *)2, &b);
+	CHECK(a.persistence == 1 && a.virt == 2 && a.compute == 3, "persistence 1, virtualization 2, compute mode 3 "
+	      "(%d, %d, %d)", a.persistence, a.virt, a.compute);
+	CHECK(a.mig == GP_GPU_NA && a.retired_pending == GP_GPU_NA, "MIG not supported, retired pages call missing: NA "
+	      "(%d, %d)", a.mig, a.retired_pending);
+	CHECK(a.remap_pending == 1 && a.remap_failed == 0, "row remapping pending, not failed");
+	CHECK(a.replay == 9 && a.replay_rise == 2, "replay counter read twice: 9, rose by 2 (%lld, %lld)", a.replay,
+	      a.replay_rise);
+	CHECK(a.nvl_active == 12 && a.nvl_inactive == 4, "NVLinks 12 up, 4 down, none beyond (%d, %d)", a.nvl_active,
+	      a.nvl_inactive);
+	CHECK(a.nvl_errors == 2 && a.nvl_errors_rise == 1, "NVLink errors read twice: 2, rose by 1 (%lld, %lld)",
+	      a.nvl_errors, a.nvl_errors_rise);
+	CHECK(a.fabric == 3 && a.fabric_status == 0, "fabric completed, success");
+	CHECK(b.persistence == GP_GPU_UNKNOWN && b.virt == GP_GPU_NA && b.compute == GP_GPU_NA && b.replay == GP_GPU_NA &&
+	      b.nvl_active == GP_GPU_NA && b.nvl_errors == GP_GPU_NA && b.fabric == GP_GPU_NA && b.remap_failed == GP_GPU_NA,
+	      "a GPU that supports nothing: NA; a failing call: unknown");
+	dlclose(lib);
 }
 
 static void selection(void)
@@ -413,6 +450,7 @@ static void selection(void)
 int main(void)
 {
 	facts_state();
+	nvml_state();
 	selection();
 	registry_walk();
 	for (int i = 0; i < NCASES; i++)

@@ -132,7 +132,8 @@ void gp_gpu_state_init(struct gp_gpu_state *s);
 /* Take key=v of a recorded gpu line into s: 1 when key is a state field, 0 when it is not. */
 int gp_gpu_state_key(struct gp_gpu_state *s, const char *key, uint64_t v);
 
-/* Write the known fields of s as " key=v" (what gp_gpu_state_key reads back). */
+/* Write the known fields of s as " key=v", and those not supported as " na=MASK" (what
+ * gp_gpu_state_key reads back). */
 void gp_gpu_state_write(const struct gp_gpu_state *s, FILE *out);
 
 /* Ask NVML (lib: the dlopen'ed libnvidia-ml, dev: an nvmlDevice_t) for a GPU's state; entry points the
