@@ -178,11 +178,13 @@ static const struct dcase cases[] = {
 	{ D("pcie-width"), NULL, "pcie.link_width", FIRE, GP_SEV_WARNING, "0000:14:00.0" },
 	{ D("healthy"), NULL, "pcie.link_width", QUIET, 0, NULL },
 	{ "h200x2", NULL, "pcie.link_width", QUIET, 0, NULL },
+	{ D("pcie-slot"), NULL, "pcie.link_width", QUIET, 0, NULL },    /* x16 GPU in an x8 slot: trained x8 */
 	{ D("pcie-speed-nic"), NULL, "pcie.link_speed", FIRE, GP_SEV_WARNING, "0000:15:00.0" },  /* NIC */
 	{ D("pcie-speed-nic"), NULL, "pcie.link_speed", FIRE, GP_SEV_WARNING, "0000:91:00.0" },  /* switch */
 	{ D("pcie-gpu-idle"), NULL, "pcie.link_speed", FIRE, GP_SEV_INFO, "0000:13:00.0" },      /* idle GPU */
 	{ D("healthy"), NULL, "pcie.link_speed", QUIET, 0, NULL },
 	{ "h200x2", NULL, "pcie.link_speed", QUIET, 0, NULL },
+	{ D("pcie-slot"), NULL, "pcie.link_speed", QUIET, 0, NULL },    /* Gen5 GPU in a Gen4 slot */
 	{ D("pcie-aer"), NULL, "pcie.aer", FIRE, GP_SEV_ERROR, "0000:13:00.0" },   /* fatal */
 	{ D("pcie-aer"), NULL, "pcie.aer", FIRE, GP_SEV_WARNING, "0000:15:00.0" }, /* non-fatal */
 	{ D("pcie-aer"), NULL, "pcie.aer", FIRE, GP_SEV_WARNING, "0000:92:00.0" }, /* 250 correctable */
