@@ -115,6 +115,11 @@ int gp_doctor_gpu_excluded(struct gp_doctor_ctx *c, const char *bdf);
  * none (bound to another driver or excluded: skipped; not in NVML's list: unknown, see gpu.visible). */
 const struct gp_gpu_info *gp_doctor_gpu_nvml(struct gp_doctor_ctx *c, int i);
 
+/* Call one(c, i, g) for each topology GPU i with NVML facts g; no GPU, no NVML facts, and a GPU without
+ * facts get the finding that says why (gp_doctor_no_gpu, gp_doctor_no_nvml, gp_doctor_gpu_nvml). */
+void gp_doctor_each_nvml_gpu(struct gp_doctor_ctx *c,
+			     void (*one)(struct gp_doctor_ctx *c, int i, const struct gp_gpu_info *g));
+
 /* A state field (struct gp_gpu_state) of topology GPU i that a check needs is GP_GPU_NA or
  * GP_GPU_UNKNOWN: add the finding saying why (what names it) and return 1; else 0. */
 int gp_doctor_state_missing(struct gp_doctor_ctx *c, int i, long long v, const char *what);

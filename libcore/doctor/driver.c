@@ -335,7 +335,7 @@ static const struct gp_doctor_check checks[] = {
 	  0, gp_doctor_check_version,
 	  "Compares the kernel module's version (/proc/driver/nvidia/version) with NVML's. Error when they differ "
 	  "(after an upgrade without reboot: CUDA and NVML fail with a version mismatch). Info for a driver before "
-	  "R470 (no nvidia-peermem, no dma-buf export). Shows the CUDA driver API version when libcuda was probed." },
+	  "R470 (no nvidia-peermem, no dma-buf export); driver.cuda_init shows the CUDA driver API version." },
 	{ "driver.persistence", "persistence mode off", GP_SRC_NVML, 0, gp_doctor_check_persistence,
 	  "Reads each GPU's persistence mode (NVML). Warning when off: the driver tears the GPU down when its last "
 	  "client exits, so each job's first CUDA call pays seconds of initialisation. Fix: nvidia-persistenced." },

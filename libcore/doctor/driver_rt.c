@@ -57,73 +57,67 @@ void gp_doctor_check_version(struct gp_doctor_ctx *c)
 		gp_finding_ev(f, "/proc/driver/nvidia/version", "%s", kernel);
 	if (user[0])
 		gp_finding_ev(f, "nvml", "%s", user);
-	if (c->cuda_probe && c->cuda_probe->driver_version) /* driver.cuda_init ran */
-		gp_finding_ev(f, "cuda driver API", "%d", c->cuda_probe->driver_version);
+}
+
+static void persistence_one(struct gp_doctor_ctx *c, int i, const struct gp_gpu_info *g)
+{
+	const char *name = c->topo->devs[i].name;
+	struct gp_finding *f;
+
+	if (gp_doctor_state_missing(c, i, g->st.persistence, "persistence mode"))
+		return;
+	if (g->st.persistence) {
+		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: persistence mode on", name);
+	} else {
+		f = gp_doctor_add(c, GP_SEV_WARNING, g->bdf, "%s: persistence mode off: the driver tears the GPU down "
+				  "when the last client exits (each job's first CUDA call pays seconds, state such "
+				  "as application clocks is lost)", name);
+		gp_finding_fix(f, "systemctl enable --now nvidia-persistenced (or nvidia-smi -pm 1 until reboot)");
+	}
+	gp_finding_bdf(f, g->bdf);
+	gp_finding_ev(f, "persistence mode", "%s", g->st.persistence ? "Enabled" : "Disabled");
 }
 
 void gp_doctor_check_persistence(struct gp_doctor_ctx *c)
 {
-	if (gp_doctor_no_gpu(c) || gp_doctor_no_nvml(c, "system"))
-		return;
-	for (int i = 0; i < c->topo->ngpu; i++) {
-		const struct gp_gpu_info *g = gp_doctor_gpu_nvml(c, i);
-		const char *name = c->topo->devs[i].name;
-		struct gp_finding *f;
+	gp_doctor_each_nvml_gpu(c, persistence_one);
+}
 
-		if (!g || gp_doctor_state_missing(c, i, g->st.persistence, "persistence mode"))
-			continue;
-		if (g->st.persistence) {
-			f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: persistence mode on", name);
-		} else {
-			f = gp_doctor_add(c, GP_SEV_WARNING, g->bdf, "%s: persistence mode off: the driver tears the GPU down "
-					  "when the last client exits (each job's first CUDA call pays seconds, state such "
-					  "as application clocks is lost)", name);
-			gp_finding_fix(f, "systemctl enable --now nvidia-persistenced (or nvidia-smi -pm 1 until reboot)");
-		}
-		gp_finding_bdf(f, g->bdf);
-		gp_finding_ev(f, "persistence mode", "%s", g->st.persistence ? "Enabled" : "Disabled");
+static void fabric_one(struct gp_doctor_ctx *c, int i, const struct gp_gpu_info *g)
+{
+	static const char *const states[] = { "not supported", "not started", "in progress", "completed" };
+	const char *name = c->topo->devs[i].name;
+	struct gp_finding *f;
+	int s = g->st.fabric;
+
+	if (s == GP_GPU_NA || s == 0 || gp_doctor_state_missing(c, i, s, "NVSwitch fabric state"))
+		return; /* not an NVSwitch system: said once, by the caller */
+	if (s == 3 && g->st.fabric_status == 0) {
+		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: NVSwitch fabric registration completed", name);
+	} else if (s == 3) {
+		f = gp_doctor_add(c, GP_SEV_ERROR, g->bdf, "%s: NVSwitch fabric registration completed with an error "
+				  "(NVML status %d): P2P over NVLink is unavailable", name, g->st.fabric_status);
+		gp_finding_fix(f, "journalctl -u nvidia-fabricmanager says why; restart it, then reset the GPUs");
+	} else if (s == 2) {
+		f = gp_doctor_add(c, GP_SEV_WARNING, g->bdf, "%s: NVSwitch fabric registration in progress: CUDA waits "
+				  "or fails until it completes", name);
+		gp_finding_fix(f, "wait a minute and run doctor again; if it stays: journalctl -u nvidia-fabricmanager");
+	} else {
+		f = gp_doctor_add(c, GP_SEV_ERROR, g->bdf, "%s: NVSwitch fabric %s: nvidia-fabricmanager has not "
+				  "registered this GPU, so CUDA cannot use it", name, s < 4 ? states[s] : "state unknown");
+		gp_finding_fix(f, "systemctl enable --now nvidia-fabricmanager (its version must match the driver's)");
 	}
+	gp_finding_bdf(f, g->bdf);
+	gp_finding_ev(f, "fabric state", "%s (%d)", s < 4 ? states[s] : "?", s);
+	if (g->st.fabric_status >= 0)
+		gp_finding_ev(f, "fabric status", "%d", g->st.fabric_status);
 }
 
 void gp_doctor_check_fabric(struct gp_doctor_ctx *c)
 {
-	static const char *const states[] = { "not supported", "not started", "in progress", "completed" };
 	int before = c->out.n;
 
-	if (gp_doctor_no_gpu(c) || gp_doctor_no_nvml(c, "system"))
-		return;
-	for (int i = 0; i < c->topo->ngpu; i++) {
-		const struct gp_gpu_info *g = gp_doctor_gpu_nvml(c, i);
-		const char *name = c->topo->devs[i].name;
-		struct gp_finding *f;
-		int s;
-
-		if (!g || (g->st.fabric != GP_GPU_NA && g->st.fabric != 0 &&
-			   gp_doctor_state_missing(c, i, g->st.fabric, "NVSwitch fabric state")))
-			continue;
-		s = g->st.fabric;
-		if (s == GP_GPU_NA || s == 0)
-			continue; /* not an NVSwitch system: said once below */
-		if (s == 3 && g->st.fabric_status == 0) {
-			f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: NVSwitch fabric registration completed", name);
-		} else if (s == 3) {
-			f = gp_doctor_add(c, GP_SEV_ERROR, g->bdf, "%s: NVSwitch fabric registration completed with an error "
-					  "(NVML status %d): P2P over NVLink is unavailable", name, g->st.fabric_status);
-			gp_finding_fix(f, "journalctl -u nvidia-fabricmanager says why; restart it, then reset the GPUs");
-		} else if (s == 2) {
-			f = gp_doctor_add(c, GP_SEV_WARNING, g->bdf, "%s: NVSwitch fabric registration in progress: CUDA waits "
-					  "or fails until it completes", name);
-			gp_finding_fix(f, "wait a minute and run doctor again; if it stays: journalctl -u nvidia-fabricmanager");
-		} else {
-			f = gp_doctor_add(c, GP_SEV_ERROR, g->bdf, "%s: NVSwitch fabric %s: nvidia-fabricmanager has not "
-					  "registered this GPU, so CUDA cannot use it", name, s < 4 ? states[s] : "state unknown");
-			gp_finding_fix(f, "systemctl enable --now nvidia-fabricmanager (its version must match the driver's)");
-		}
-		gp_finding_bdf(f, g->bdf);
-		gp_finding_ev(f, "fabric state", "%s (%d)", s < 4 ? states[s] : "?", s);
-		if (g->st.fabric_status >= 0)
-			gp_finding_ev(f, "fabric status", "%d", g->st.fabric_status);
-	}
+	gp_doctor_each_nvml_gpu(c, fabric_one);
 	if (c->out.n == before)
 		gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no NVSwitch fabric (NVML: not supported on these GPUs)");
 }

@@ -70,68 +70,66 @@ static void check_excluded(struct gp_doctor_ctx *c)
 		gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no GPU bound to nvidia (see driver.gpu_bound)");
 }
 
+static void ecc_one(struct gp_doctor_ctx *c, int i, const struct gp_gpu_info *g)
+{
+	const char *name = c->topo->devs[i].name;
+	const struct gp_gpu_state *s;
+	struct gp_finding *f;
+
+	s = &g->st;
+	/* Ampere and later remap rows; older GPUs retire pages: one of the two applies */
+	if (s->remap_failed < 0 && s->retired_pending < 0) {
+		gp_doctor_state_missing(c, i, s->remap_failed > s->retired_pending ? s->remap_failed : s->retired_pending,
+					"ECC row remapping or page retirement state");
+		return;
+	}
+	if (s->remap_failed > 0) {
+		f = gp_doctor_add(c, GP_SEV_ERROR, g->bdf, "%s: an ECC row remapping failed: the memory has more bad "
+				  "rows than spares", name);
+		gp_finding_fix(f, "drain the node and have the GPU replaced (RMA); nvidia-smi -q -d ROW_REMAPPER "
+			       "shows the counts");
+	} else if (s->remap_pending > 0 || s->retired_pending > 0) {
+		f = gp_doctor_add(c, GP_SEV_WARNING, g->bdf, "%s: %s waits for a GPU reset", name,
+				  s->remap_pending > 0 ? "an ECC row remapping" : "an ECC page retirement");
+		gp_finding_fix(f, "drain the GPU, then nvidia-smi -r -i %s (or reboot) to apply it", g->bdf);
+	} else {
+		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: no pending or failed ECC %s", name,
+				  s->remap_failed >= 0 ? "row remapping" : "page retirement");
+	}
+	gp_finding_bdf(f, g->bdf);
+	if (s->remap_failed >= 0)
+		gp_finding_ev(f, "row remapper", "pending %d, failure %d", s->remap_pending, s->remap_failed);
+	if (s->retired_pending >= 0)
+		gp_finding_ev(f, "retired pages pending", "%d", s->retired_pending);
+}
+
 static void check_ecc(struct gp_doctor_ctx *c)
 {
-	if (gp_doctor_no_gpu(c) || gp_doctor_no_nvml(c, "system"))
-		return;
-	for (int i = 0; i < c->topo->ngpu; i++) {
-		const struct gp_gpu_info *g = gp_doctor_gpu_nvml(c, i);
-		const char *name = c->topo->devs[i].name;
-		const struct gp_gpu_state *s;
-		struct gp_finding *f;
+	gp_doctor_each_nvml_gpu(c, ecc_one);
+}
 
-		if (!g)
-			continue;
-		s = &g->st;
-		/* Ampere and later remap rows; older GPUs retire pages: one of the two applies */
-		if (s->remap_failed < 0 && s->retired_pending < 0) {
-			gp_doctor_state_missing(c, i, s->remap_failed > s->retired_pending ? s->remap_failed : s->retired_pending,
-						"ECC row remapping or page retirement state");
-			continue;
-		}
-		if (s->remap_failed > 0) {
-			f = gp_doctor_add(c, GP_SEV_ERROR, g->bdf, "%s: an ECC row remapping failed: the memory has more bad "
-					  "rows than spares", name);
-			gp_finding_fix(f, "drain the node and have the GPU replaced (RMA); nvidia-smi -q -d ROW_REMAPPER "
-				       "shows the counts");
-		} else if (s->remap_pending > 0 || s->retired_pending > 0) {
-			f = gp_doctor_add(c, GP_SEV_WARNING, g->bdf, "%s: %s waits for a GPU reset", name,
-					  s->remap_pending > 0 ? "an ECC row remapping" : "an ECC page retirement");
-			gp_finding_fix(f, "drain the GPU, then nvidia-smi -r -i %s (or reboot) to apply it", g->bdf);
-		} else {
-			f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: no pending or failed ECC %s", name,
-					  s->remap_failed >= 0 ? "row remapping" : "page retirement");
-		}
-		gp_finding_bdf(f, g->bdf);
-		if (s->remap_failed >= 0)
-			gp_finding_ev(f, "row remapper", "pending %d, failure %d", s->remap_pending, s->remap_failed);
-		if (s->retired_pending >= 0)
-			gp_finding_ev(f, "retired pages pending", "%d", s->retired_pending);
+static void mig_one(struct gp_doctor_ctx *c, int i, const struct gp_gpu_info *g)
+{
+	const char *name = c->topo->devs[i].name;
+	struct gp_finding *f;
+
+	if (gp_doctor_state_missing(c, i, g->st.mig, "MIG mode"))
+		return;
+	if (g->st.mig == 1) {
+		f = gp_doctor_add(c, GP_SEV_INFO, g->bdf, "%s: MIG enabled: CUDA sees MIG instances, and there is no "
+				  "P2P between them or with other GPUs", name);
+		gp_finding_fix(f, "for P2P: nvidia-smi -i %s -mig 0 (with no process on the GPU), then reset it",
+			       g->bdf);
+	} else {
+		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: MIG disabled", name);
 	}
+	gp_finding_bdf(f, g->bdf);
+	gp_finding_ev(f, "mig", "%d", g->st.mig);
 }
 
 static void check_mig(struct gp_doctor_ctx *c)
 {
-	if (gp_doctor_no_gpu(c) || gp_doctor_no_nvml(c, "system"))
-		return;
-	for (int i = 0; i < c->topo->ngpu; i++) {
-		const struct gp_gpu_info *g = gp_doctor_gpu_nvml(c, i);
-		const char *name = c->topo->devs[i].name;
-		struct gp_finding *f;
-
-		if (!g || gp_doctor_state_missing(c, i, g->st.mig, "MIG mode"))
-			continue;
-		if (g->st.mig == 1) {
-			f = gp_doctor_add(c, GP_SEV_INFO, g->bdf, "%s: MIG enabled: CUDA sees MIG instances, and there is no "
-					  "P2P between them or with other GPUs", name);
-			gp_finding_fix(f, "for P2P: nvidia-smi -i %s -mig 0 (with no process on the GPU), then reset it",
-				       g->bdf);
-		} else {
-			f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: MIG disabled", name);
-		}
-		gp_finding_bdf(f, g->bdf);
-		gp_finding_ev(f, "mig", "%d", g->st.mig);
-	}
+	gp_doctor_each_nvml_gpu(c, mig_one);
 }
 
 /* 1 when every pair of GPUs is joined by NVLink (or there is one GPU). */
@@ -144,70 +142,70 @@ static int all_nvlinked(const struct gp_doctor_ctx *c)
 	return 1;
 }
 
-static void check_virtualization(struct gp_doctor_ctx *c)
+static void virtualization_one(struct gp_doctor_ctx *c, int i, const struct gp_gpu_info *g)
 {
 	static const char *const modes[] = { "none (bare metal)", "pass-through", "vGPU guest", "vGPU host",
 					     "vSGA host" };
 
-	if (gp_doctor_no_gpu(c) || gp_doctor_no_nvml(c, "system"))
-		return;
-	for (int i = 0; i < c->topo->ngpu; i++) {
-		const struct gp_gpu_info *g = gp_doctor_gpu_nvml(c, i);
-		const char *name = c->topo->devs[i].name, *mode;
-		struct gp_finding *f;
-		int v;
+	const char *name = c->topo->devs[i].name, *mode;
+	struct gp_finding *f;
+	int v;
 
-		if (!g || gp_doctor_state_missing(c, i, g->st.virt, "virtualization mode"))
-			continue;
-		v = g->st.virt;
-		mode = v < (int)(sizeof(modes) / sizeof(modes[0])) ? modes[v] : "unknown";
-		if (v == 0) {
-			f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: not virtualized", name);
-		} else if (v == 1 && all_nvlinked(c) && !c->topo->nnic) {
-			/* in a VM, but P2P runs over NVLink, which the hypervisor does not sit on */
-			f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: pass-through to this VM; %s", name,
-					  c->topo->ngpu > 1 ? "every GPU pair is NVLink-joined, so P2P does not cross the "
-							      "hypervisor's PCIe" : "no PCIe P2P to depend on");
-		} else {
-			f = gp_doctor_add(c, GP_SEV_INFO, g->bdf, "%s: %s: PCIe P2P and GPUDirect RDMA depend on the "
-					  "hypervisor (ACS, IOMMU and the virtual PCIe topology it exposes)", name, mode);
-			gp_finding_fix(f, "if P2P fails here: ask the hypervisor for the GPUs (and NICs) on one virtual "
-				       "switch with ATS/ACS set up for P2P, or use NVLink");
-		}
-		gp_finding_bdf(f, g->bdf);
-		gp_finding_ev(f, "virtualization mode", "%s (%d)", mode, v);
+	if (gp_doctor_state_missing(c, i, g->st.virt, "virtualization mode"))
+		return;
+	v = g->st.virt;
+	mode = v < (int)(sizeof(modes) / sizeof(modes[0])) ? modes[v] : "unknown";
+	if (v == 0) {
+		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: not virtualized", name);
+	} else if (v == 1 && all_nvlinked(c) && !c->topo->nnic) {
+		/* in a VM, but P2P runs over NVLink, which the hypervisor does not sit on */
+		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: pass-through to this VM; %s", name,
+				  c->topo->ngpu > 1 ? "every GPU pair is NVLink-joined, so P2P does not cross the "
+						      "hypervisor's PCIe" : "no PCIe P2P to depend on");
+	} else {
+		f = gp_doctor_add(c, GP_SEV_INFO, g->bdf, "%s: %s: PCIe P2P and GPUDirect RDMA depend on the "
+				  "hypervisor (ACS, IOMMU and the virtual PCIe topology it exposes)", name, mode);
+		gp_finding_fix(f, "if P2P fails here: ask the hypervisor for the GPUs (and NICs) on one virtual "
+			       "switch with ATS/ACS set up for P2P, or use NVLink");
 	}
+	gp_finding_bdf(f, g->bdf);
+	gp_finding_ev(f, "virtualization mode", "%s (%d)", mode, v);
+}
+
+static void check_virtualization(struct gp_doctor_ctx *c)
+{
+	gp_doctor_each_nvml_gpu(c, virtualization_one);
+}
+
+static void compute_mode_one(struct gp_doctor_ctx *c, int i, const struct gp_gpu_info *g)
+{
+	static const char *const modes[] = { "Default", "Exclusive_Thread", "Prohibited", "Exclusive_Process" };
+
+	const char *name = c->topo->devs[i].name, *mode;
+	struct gp_finding *f;
+
+	if (gp_doctor_state_missing(c, i, g->st.compute, "compute mode"))
+		return;
+	mode = g->st.compute < 4 ? modes[g->st.compute] : "unknown";
+	if (g->st.compute == 0) {
+		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: compute mode Default", name);
+	} else if (g->st.compute == 2) {
+		f = gp_doctor_add(c, GP_SEV_WARNING, g->bdf, "%s: compute mode Prohibited: no process can create a "
+				  "CUDA context on it", name);
+		gp_finding_fix(f, "nvidia-smi -i %s -c DEFAULT (as root)", g->bdf);
+	} else {
+		/* a scheduler's choice (one process per GPU); P2P from that process still works */
+		f = gp_doctor_add(c, GP_SEV_INFO, g->bdf, "%s: compute mode %s: one process at a time may use it "
+				  "(another one fails to create a context)", name, mode);
+		gp_finding_fix(f, "if that is not the scheduler's intent: nvidia-smi -i %s -c DEFAULT", g->bdf);
+	}
+	gp_finding_bdf(f, g->bdf);
+	gp_finding_ev(f, "compute mode", "%s (%d)", mode, g->st.compute);
 }
 
 static void check_compute_mode(struct gp_doctor_ctx *c)
 {
-	static const char *const modes[] = { "Default", "Exclusive_Thread", "Prohibited", "Exclusive_Process" };
-
-	if (gp_doctor_no_gpu(c) || gp_doctor_no_nvml(c, "system"))
-		return;
-	for (int i = 0; i < c->topo->ngpu; i++) {
-		const struct gp_gpu_info *g = gp_doctor_gpu_nvml(c, i);
-		const char *name = c->topo->devs[i].name, *mode;
-		struct gp_finding *f;
-
-		if (!g || gp_doctor_state_missing(c, i, g->st.compute, "compute mode"))
-			continue;
-		mode = g->st.compute < 4 ? modes[g->st.compute] : "unknown";
-		if (g->st.compute == 0) {
-			f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: compute mode Default", name);
-		} else if (g->st.compute == 2) {
-			f = gp_doctor_add(c, GP_SEV_WARNING, g->bdf, "%s: compute mode Prohibited: no process can create a "
-					  "CUDA context on it", name);
-			gp_finding_fix(f, "nvidia-smi -i %s -c DEFAULT (as root)", g->bdf);
-		} else {
-			/* a scheduler's choice (one process per GPU); P2P from that process still works */
-			f = gp_doctor_add(c, GP_SEV_INFO, g->bdf, "%s: compute mode %s: one process at a time may use it "
-					  "(another one fails to create a context)", name, mode);
-			gp_finding_fix(f, "if that is not the scheduler's intent: nvidia-smi -i %s -c DEFAULT", g->bdf);
-		}
-		gp_finding_bdf(f, g->bdf);
-		gp_finding_ev(f, "compute mode", "%s (%d)", mode, g->st.compute);
-	}
+	gp_doctor_each_nvml_gpu(c, compute_mode_one);
 }
 
 static const struct gp_doctor_check checks[] = {

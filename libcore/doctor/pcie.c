@@ -80,7 +80,10 @@ static void append(char *buf, size_t n, const char *s)
 		snprintf(buf + l, n - l, "%s%s", l ? ", " : "", s);
 }
 
-static void check_width(struct gp_doctor_ctx *c)
+/* Call one(c, idx, best speed, best width) for the link above each GPU, NIC and switch upstream port
+ * on their paths; those whose link state sysfs lacks (speed or width, as asked) get one finding. */
+static void each_link(struct gp_doctor_ctx *c, int speed, void (*one)(struct gp_doctor_ctx *c, int idx, double gts,
+								  int width))
 {
 	int *idx, n, best_w;
 	double best_s;
@@ -91,72 +94,73 @@ static void check_width(struct gp_doctor_ctx *c)
 	n = path_devs(c, idx, 1);
 	for (int k = 0; k < n; k++) {
 		const struct gp_pci_dev *d = &c->pci->devs[idx[k]];
-		struct gp_finding *f;
 
 		link_best(c, idx[k], &best_s, &best_w);
-		if (!d->cur_width || !best_w) {
+		if (speed ? d->cur_gts <= 0 || best_s <= 0 : !d->cur_width || !best_w)
 			append(none, sizeof(none), d->bdf);
-			continue;
-		}
-		if (d->cur_width < best_w) {
-			f = gp_doctor_add(c, GP_SEV_WARNING, d->bdf, "%s: link at x%d, both ends support x%d: a lane or "
-					  "the slot failed to train", role(c, idx[k]), d->cur_width, best_w);
-			gp_finding_fix(f, "reseat the card (and its riser or cable), check the slot's bifurcation setting in "
-				       "firmware; if it stays narrow, swap slots to find the faulty part");
-		} else {
-			f = gp_doctor_add(c, GP_SEV_OK, d->bdf, "%s: link at x%d", role(c, idx[k]), d->cur_width);
-		}
-		gp_finding_bdf(f, d->bdf);
-		gp_finding_ev(f, "current_link_width", "%d", d->cur_width);
-		gp_finding_ev(f, "max_link_width", "%d (this end), x%d (the most both ends support)", d->max_width, best_w);
+		else
+			one(c, idx[k], best_s, best_w);
 	}
-	link_unknown(c, none, "link width");
+	link_unknown(c, none, speed ? "link speed" : "link width");
 	free(idx);
+}
+
+static void width_one(struct gp_doctor_ctx *c, int idx, double best_s, int best_w)
+{
+	const struct gp_pci_dev *d = &c->pci->devs[idx];
+	struct gp_finding *f;
+
+	(void)best_s;
+	if (d->cur_width < best_w) {
+		f = gp_doctor_add(c, GP_SEV_WARNING, d->bdf, "%s: link at x%d, both ends support x%d: a lane or the slot "
+				  "failed to train", role(c, idx), d->cur_width, best_w);
+		gp_finding_fix(f, "reseat the card (and its riser or cable), check the slot's bifurcation setting in "
+			       "firmware; if it stays narrow, swap slots to find the faulty part");
+	} else {
+		f = gp_doctor_add(c, GP_SEV_OK, d->bdf, "%s: link at x%d", role(c, idx), d->cur_width);
+	}
+	gp_finding_bdf(f, d->bdf);
+	gp_finding_ev(f, "current_link_width", "%d", d->cur_width);
+	gp_finding_ev(f, "max_link_width", "%d (this end), x%d (the most both ends support)", d->max_width, best_w);
+}
+
+static void check_width(struct gp_doctor_ctx *c)
+{
+	each_link(c, 0, width_one);
+}
+
+static void speed_one(struct gp_doctor_ctx *c, int idx, double best_s, int best_w)
+{
+	const struct gp_pci_dev *d = &c->pci->devs[idx];
+	const struct gp_topo_dev *t = gp_topo_find(c->topo, idx);
+	struct gp_finding *f;
+
+	(void)best_w;
+	if (d->cur_gts + 0.1 >= best_s) {
+		f = gp_doctor_add(c, GP_SEV_OK, d->bdf, "%s: link at %.1f GT/s (Gen%d)", role(c, idx), d->cur_gts,
+				  gp_pci_gen(d->cur_gts));
+	} else if (t && t->kind == GP_TOPO_GPU) {
+		/* GPUs lower the link speed when idle and raise it under load: not an alarm on its own */
+		f = gp_doctor_add(c, GP_SEV_INFO, d->bdf, "%s: link at %.1f GT/s (Gen%d), both ends support %.1f GT/s "
+				  "(Gen%d): normal for an idle GPU (it lowers the speed to save power)", t->name, d->cur_gts,
+				  gp_pci_gen(d->cur_gts), best_s, gp_pci_gen(best_s));
+		gp_finding_fix(f, "check again under load (nvidia-smi -q -d PCIE while a job runs); if it stays low: "
+			       "reseat the GPU, check the riser and the slot's speed setting in firmware");
+	} else {
+		f = gp_doctor_add(c, GP_SEV_WARNING, d->bdf, "%s: link at %.1f GT/s (Gen%d), both ends support %.1f GT/s "
+				  "(Gen%d)", role(c, idx), d->cur_gts, gp_pci_gen(d->cur_gts), best_s, gp_pci_gen(best_s));
+		gp_finding_fix(f, "check the slot's PCIe speed setting in firmware, reseat the card and its riser or "
+			       "cable; a retimer or signal-integrity fault keeps a link at a lower speed");
+	}
+	gp_finding_bdf(f, d->bdf);
+	gp_finding_ev(f, "current_link_speed", "%.1f GT/s", d->cur_gts);
+	gp_finding_ev(f, "max_link_speed", "%.1f GT/s (this end), %.1f GT/s (the most both ends support)", d->max_gts,
+		      best_s);
 }
 
 static void check_speed(struct gp_doctor_ctx *c)
 {
-	int *idx, n, best_w;
-	double best_s;
-	char none[512] = "";
-
-	if (gp_doctor_no_device(c) || !(idx = calloc((size_t)c->pci->n + 1, sizeof(*idx))))
-		return;
-	n = path_devs(c, idx, 1);
-	for (int k = 0; k < n; k++) {
-		const struct gp_pci_dev *d = &c->pci->devs[idx[k]];
-		const struct gp_topo_dev *t = gp_topo_find(c->topo, idx[k]);
-		struct gp_finding *f;
-
-		link_best(c, idx[k], &best_s, &best_w);
-		if (d->cur_gts <= 0 || best_s <= 0) {
-			append(none, sizeof(none), d->bdf);
-			continue;
-		}
-		if (d->cur_gts + 0.1 >= best_s) {
-			f = gp_doctor_add(c, GP_SEV_OK, d->bdf, "%s: link at %.1f GT/s (Gen%d)", role(c, idx[k]), d->cur_gts,
-					  gp_pci_gen(d->cur_gts));
-		} else if (t && t->kind == GP_TOPO_GPU) {
-			/* GPUs lower the link speed when idle and raise it under load: not an alarm on its own */
-			f = gp_doctor_add(c, GP_SEV_INFO, d->bdf, "%s: link at %.1f GT/s (Gen%d), both ends support %.1f GT/s "
-					  "(Gen%d): normal for an idle GPU (it lowers the speed to save power)", t->name,
-					  d->cur_gts, gp_pci_gen(d->cur_gts), best_s, gp_pci_gen(best_s));
-			gp_finding_fix(f, "check again under load (nvidia-smi -q -d PCIE while a job runs); if it stays low: "
-				       "reseat the GPU, check the riser and the slot's speed setting in firmware");
-		} else {
-			f = gp_doctor_add(c, GP_SEV_WARNING, d->bdf, "%s: link at %.1f GT/s (Gen%d), both ends support %.1f GT/s "
-					  "(Gen%d)", role(c, idx[k]), d->cur_gts, gp_pci_gen(d->cur_gts), best_s,
-					  gp_pci_gen(best_s));
-			gp_finding_fix(f, "check the slot's PCIe speed setting in firmware, reseat the card and its riser or "
-				       "cable; a retimer or signal-integrity fault keeps a link at a lower speed");
-		}
-		gp_finding_bdf(f, d->bdf);
-		gp_finding_ev(f, "current_link_speed", "%.1f GT/s", d->cur_gts);
-		gp_finding_ev(f, "max_link_speed", "%.1f GT/s (this end), %.1f GT/s (the most both ends support)", d->max_gts,
-			      best_s);
-	}
-	link_unknown(c, none, "link speed");
-	free(idx);
+	each_link(c, 1, speed_one);
 }
 
 /* One aer_dev_* file: the TOTAL_ line's count into *total and the non-zero error names into names.
@@ -405,36 +409,36 @@ static void check_ro(struct gp_doctor_ctx *c)
 	}
 }
 
+static void replay_one(struct gp_doctor_ctx *c, int i, const struct gp_gpu_info *g)
+{
+	const char *name = c->topo->devs[i].name;
+	struct gp_finding *f;
+
+	if (gp_doctor_state_missing(c, i, g->st.replay, "PCIe replay counter"))
+		return;
+	if (g->st.replay_rise > 0) {
+		f = gp_doctor_add(c, GP_SEV_WARNING, g->bdf, "%s: PCIe replay counter at %lld and rising (+%lld between "
+				  "two reads): the link retransmits now, a marginal link", name, g->st.replay,
+				  g->st.replay_rise);
+		gp_finding_fix(f, "reseat the GPU, check its riser/cable and retimer; lower the slot's speed in "
+			       "firmware if it persists");
+	} else if (g->st.replay > 0) {
+		/* replays happen now and then on a sound link; only a rising count is a fault */
+		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: %lld PCIe replay%s since the driver loaded, not rising "
+				  "(a count that grows between runs would mean a marginal link)", name, g->st.replay,
+				  g->st.replay > 1 ? "s" : "");
+	} else {
+		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: no PCIe replay", name);
+	}
+	gp_finding_bdf(f, g->bdf);
+	gp_finding_ev(f, "nvml replay counter", "%lld", g->st.replay);
+	if (g->st.replay_rise >= 0)
+		gp_finding_ev(f, "rise between two reads", "%lld", g->st.replay_rise);
+}
+
 static void check_replay(struct gp_doctor_ctx *c)
 {
-	if (gp_doctor_no_gpu(c) || gp_doctor_no_nvml(c, "system"))
-		return;
-	for (int i = 0; i < c->topo->ngpu; i++) {
-		const struct gp_gpu_info *g = gp_doctor_gpu_nvml(c, i);
-		const char *name = c->topo->devs[i].name;
-		struct gp_finding *f;
-
-		if (!g || gp_doctor_state_missing(c, i, g->st.replay, "PCIe replay counter"))
-			continue;
-		if (g->st.replay_rise > 0) {
-			f = gp_doctor_add(c, GP_SEV_WARNING, g->bdf, "%s: PCIe replay counter at %lld and rising (+%lld between "
-					  "two reads): the link retransmits now, a marginal link", name, g->st.replay,
-					  g->st.replay_rise);
-			gp_finding_fix(f, "reseat the GPU, check its riser/cable and retimer; lower the slot's speed in "
-				       "firmware if it persists");
-		} else if (g->st.replay > 0) {
-			/* replays happen now and then on a sound link; only a rising count is a fault */
-			f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: %lld PCIe replay%s since the driver loaded, not rising "
-					  "(a count that grows between runs would mean a marginal link)", name, g->st.replay,
-					  g->st.replay > 1 ? "s" : "");
-		} else {
-			f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: no PCIe replay", name);
-		}
-		gp_finding_bdf(f, g->bdf);
-		gp_finding_ev(f, "nvml replay counter", "%lld", g->st.replay);
-		if (g->st.replay_rise >= 0)
-			gp_finding_ev(f, "rise between two reads", "%lld", g->st.replay_rise);
-	}
+	gp_doctor_each_nvml_gpu(c, replay_one);
 }
 
 static const struct gp_doctor_check checks[] = {

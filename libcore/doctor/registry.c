@@ -323,3 +323,16 @@ int gp_doctor_state_missing(struct gp_doctor_ctx *c, int i, long long v, const c
 	gp_finding_bdf(f, d->bdf);
 	return 1;
 }
+
+void gp_doctor_each_nvml_gpu(struct gp_doctor_ctx *c,
+			     void (*one)(struct gp_doctor_ctx *c, int i, const struct gp_gpu_info *g))
+{
+	if (gp_doctor_no_gpu(c) || gp_doctor_no_nvml(c, "system"))
+		return;
+	for (int i = 0; i < c->topo->ngpu; i++) {
+		const struct gp_gpu_info *g = gp_doctor_gpu_nvml(c, i);
+
+		if (g)
+			one(c, i, g);
+	}
+}
