@@ -103,8 +103,12 @@ int gp_doctor_rdma_nics(const struct gp_doctor_ctx *c);
 /* 1 when the machine does P2P or GPUDirect: two GPUs, or a GPU and a NIC. */
 int gp_doctor_does_p2p(const struct gp_doctor_ctx *c);
 
-/* No NVML facts: add a finding saying so (unknown with NVML's reason live, skipped under a root
- * without recorded facts) and return 1; else 0. */
+/* 1 when NVML's answer is known: live, or a root whose facts file records it (facts, or the reason
+ * NVML was unavailable when the snapshot was taken); 0 for a root without the facts file. */
+int gp_doctor_nvml_recorded(const struct gp_doctor_ctx *c);
+
+/* No NVML facts: add a finding saying so (unknown with NVML's reason, live or as a snapshot recorded
+ * it; skipped under a root without recorded facts) and return 1; else 0. */
 int gp_doctor_no_nvml(struct gp_doctor_ctx *c, const char *subject);
 
 /* "GPU Excluded:" of the GPU's /proc/driver/nvidia/gpus/BDF/information: 1 yes, 0 no, 2 no such line

@@ -67,8 +67,10 @@ static void link_unknown(struct gp_doctor_ctx *c, const char *list, const char *
 
 	if (!list[0])
 		return;
-	f = c->root->live ? gp_doctor_add(c, GP_SEV_UNKNOWN, "system", "no %s in sysfs for %s", what, list)
-			  : gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no %s under the root for %s", what, list);
+	if (gp_doctor_captured(c, "pci")) /* live, or a snapshot that looked for the files */
+		f = gp_doctor_add(c, GP_SEV_UNKNOWN, "system", "no %s in sysfs for %s", what, list);
+	else
+		f = gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no %s under the root for %s", what, list);
 	gp_finding_ev(f, "missing", "%s", list);
 }
 
@@ -242,7 +244,7 @@ static void check_aer(struct gp_doctor_ctx *c)
 			gp_finding_ev(f, files[i], "%lld%s%s%s", cnt[i], names[i][0] ? " (" : "", names[i], names[i][0] ? ")" : "");
 	}
 	if (none[0]) {
-		struct gp_finding *f = c->root->live
+		struct gp_finding *f = gp_doctor_captured(c, "aer")
 			? gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no AER counters for %s (no AER capability, AER "
 					"handled by the firmware, or a kernel without CONFIG_PCIEAER)", none)
 			: gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no AER counters under the root for %s (not captured)",

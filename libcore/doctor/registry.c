@@ -254,14 +254,22 @@ int gp_doctor_no_device(struct gp_doctor_ctx *c)
 	return 1;
 }
 
+int gp_doctor_nvml_recorded(const struct gp_doctor_ctx *c)
+{
+	/* gpu.c's loader says "no NVML facts recorded under the root" when the file is missing; a file
+	 * that records "unavailable REASON" keeps what the live system answered */
+	return c->root->live || c->facts->available || !strstr(c->facts->why, "no NVML facts recorded");
+}
+
 int gp_doctor_no_nvml(struct gp_doctor_ctx *c, const char *subject)
 {
 	struct gp_finding *f;
 
 	if (c->facts->available)
 		return 0;
-	if (c->root->live)
-		f = gp_doctor_add(c, GP_SEV_UNKNOWN, subject, "NVML not available: %s", c->facts->why);
+	if (gp_doctor_nvml_recorded(c))
+		f = gp_doctor_add(c, GP_SEV_UNKNOWN, subject, "NVML not available%s: %s", c->root->live ? "" : " (recorded)",
+				  c->facts->why);
 	else
 		f = gp_doctor_add(c, GP_SEV_SKIPPED, subject, "no NVML facts recorded under the root %s", c->root->dir);
 	gp_finding_ev(f, "nvml", "%s", c->facts->why);

@@ -102,7 +102,8 @@ static void check_sys_pairs(struct gp_doctor_ctx *c)
 			       "bridges");
 		gp_finding_ev(f, "SYS pairs", "%s", pairs);
 	} else if (nu) {
-		f = c->root->live ? gp_doctor_add(c, GP_SEV_UNKNOWN, "system", "%d GPU pairs cross SYS; NVLink unknown (%s): %s",
+		f = gp_doctor_nvml_recorded(c) ? gp_doctor_add(c, GP_SEV_UNKNOWN, "system", "%d GPU pairs cross SYS; NVLink "
+							       "unknown (%s): %s",
 						  nu, c->facts->why, unknown)
 				  : gp_doctor_add(c, GP_SEV_SKIPPED, "system", "%d GPU pairs cross SYS; NVLink not recorded under "
 						  "the root: %s", nu, unknown);

@@ -119,6 +119,7 @@ static const struct dcase cases[] = {
 	{ "h200x2", NULL, "driver.persistence", QUIET, 0, NULL },      /* nvidia-smi -q: Enabled */
 	{ "seed4x2", NULL, "driver.persistence", FIRE, GP_SEV_SKIPPED, NULL }, /* no NVML facts recorded */
 	{ "seed4x2", live, "driver.persistence", FIRE, GP_SEV_UNKNOWN, NULL }, /* ... live: NVML absent */
+	{ D("drv-mismatch"), NULL, "driver.persistence", FIRE, GP_SEV_UNKNOWN, "system" }, /* recorded: unavailable */
 	{ D("drv-fabric"), NULL, "driver.fabric", FIRE, GP_SEV_ERROR, "0000:13:00.0" },   /* not started */
 	{ D("drv-fabric"), NULL, "driver.fabric", FIRE, GP_SEV_WARNING, "0000:14:00.0" }, /* in progress */
 	{ D("healthy"), NULL, "driver.fabric", QUIET, 0, NULL },
