@@ -244,11 +244,11 @@ static void check_aer(struct gp_doctor_ctx *c)
 			gp_finding_ev(f, files[i], "%lld%s%s%s", cnt[i], names[i][0] ? " (" : "", names[i], names[i][0] ? ")" : "");
 	}
 	if (none[0]) {
-		struct gp_finding *f = gp_doctor_captured(c, "aer")
+		struct gp_finding *f = c->root->live
 			? gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no AER counters for %s (no AER capability, AER "
 					"handled by the firmware, or a kernel without CONFIG_PCIEAER)", none)
-			: gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no AER counters under the root for %s (not captured)",
-					none);
+			: gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no AER counters under the root for %s (none on the "
+					"machine, or a snapshot that predates them)", none);
 		gp_finding_ev(f, "aer_dev_*", "missing for %s", none);
 	}
 	if (bad[0])
