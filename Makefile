@@ -84,6 +84,14 @@ $(FAKECUDA): tests/fakecuda/fakecuda.c libcore/cuda_drv.h
 
 -include tests/fuzz/fuzz.mk
 
+# A test double of the NVML calls gpu_state.c makes (tests/fakenvml), for tests/unit/test_doctor.c.
+FAKENVML = $(BUILD)/tests/fakenvml/libnvidia-ml.so.1
+$(FAKENVML): tests/fakenvml/fakenvml.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) -std=c11 $(CPPFLAGS) $(WARN) $(CFLAGS) -Wno-missing-prototypes -fPIC -shared -fvisibility=hidden \
+		$(LDFLAGS) -o $@ $<
+
 # Fixture trees are generated from tests/fixtures/specs/*.spec.
 fixtures:
 	@mkdir -p $(BUILD)/fixtures
@@ -100,7 +108,7 @@ check:
 	@bash tests/deps.sh
 	@$(MAKE) --no-print-directory check-only
 
-check-only: $(BIN) $(UNIT_BIN) $(FAKECUDA) $(FUZZ_BIN) fixtures
+check-only: $(BIN) $(UNIT_BIN) $(FAKECUDA) $(FAKENVML) $(FUZZ_BIN) fixtures
 	@BUILD=$(BUILD) bash tests/run.sh
 
 # The QEMU guest harness (tests/vm): Debian's kernel under software emulation, topo/bar/acs against

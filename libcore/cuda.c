@@ -339,3 +339,29 @@ void gp_cuda_event_free(struct gp_cuda *c, void *ev)
 	if (ev)
 		(void)cu.p_cuEventDestroy((gp_cu_event)ev);
 }
+
+void gp_cuda_probe(struct gp_cuda_probe *p)
+{
+	static struct gp_cuda c;
+	struct gp_err e = { 0 };
+	const char *name = NULL;
+	gp_cu_result r;
+	int n = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->devices = -1;
+	if (load(&c, &e)) {
+		snprintf(p->why, sizeof(p->why), "%s", e.msg);
+		return;
+	}
+	p->loaded = 1;
+	r = cu.p_cuInit(0);
+	p->init = (int)r;
+	if (cu.p_cuGetErrorName(r, &name) != GP_CUDA_SUCCESS || !name)
+		name = "unknown CUDA error";
+	snprintf(p->init_name, sizeof(p->init_name), "%s", name);
+	if (cu.p_cuDriverGetVersion(&p->driver_version) != GP_CUDA_SUCCESS)
+		p->driver_version = 0;
+	if (r == GP_CUDA_SUCCESS && cu.p_cuDeviceGetCount(&n) == GP_CUDA_SUCCESS)
+		p->devices = n;
+}

@@ -80,6 +80,7 @@ int gp_gpu_facts_write(const struct gp_gpu_facts *f, FILE *out)
 		fprintf(out, "gpu %s vram=%" PRIu64 " bar1=%" PRIu64, g->bdf, g->vram, g->bar1);
 		if (g->switch_links)
 			fprintf(out, " switch_links=%d", g->switch_links);
+		gp_gpu_state_write(&g->st, out);
 		fprintf(out, " name=%s\n", g->name);
 	}
 	for (int i = 0; i < f->nlinks; i++)
@@ -101,6 +102,7 @@ static int parse_gpu(char *rest, struct gp_gpu_info *g)
 	char *name = strstr(rest, " name=");
 	char *save = NULL, *tok;
 
+	gp_gpu_state_init(&g->st);
 	if (!name)
 		return -1;
 	*name = '\0';
@@ -121,7 +123,8 @@ static int parse_gpu(char *rest, struct gp_gpu_info *g)
 			g->bar1 = v;
 		else if (strcmp(tok, "switch_links") == 0 && v < 1000)
 			g->switch_links = (int)v;
-		/* unknown keys: a newer writer; ignore */
+		else
+			gp_gpu_state_key(&g->st, tok, v); /* other unknown keys: a newer writer; ignore */
 	}
 	return 0;
 }

@@ -154,6 +154,7 @@ int gp_gpu_nvml_query(struct gp_gpu_nvml *raw)
 			g->bar1_free = bar.free;
 		}
 		read_links(&a, dev, rg);
+		gp_gpu_nvml_state(a.lib, dev, &g->st);
 		raw->n++;
 	}
 	raw->available = 1;

@@ -11,8 +11,9 @@
 	const struct gp_doctor_family var = { name, title, table, (int)(sizeof(table) / sizeof(table[0])) }
 
 /* The families (one file each). */
-extern const struct gp_doctor_family gp_doctor_fam_driver, gp_doctor_fam_bar, gp_doctor_fam_iommu,
-	gp_doctor_fam_numa, gp_doctor_fam_peermem, gp_doctor_fam_kmod, gp_doctor_fam_limits;
+extern const struct gp_doctor_family gp_doctor_fam_driver, gp_doctor_fam_gpu, gp_doctor_fam_bar,
+	gp_doctor_fam_iommu, gp_doctor_fam_pcie, gp_doctor_fam_topo, gp_doctor_fam_numa, gp_doctor_fam_nvlink,
+	gp_doctor_fam_peermem, gp_doctor_fam_kmod, gp_doctor_fam_limits;
 
 /* Add a finding of the check being run (c->cur). Returns it, or NULL when out of memory (the
  * gp_finding_* helpers accept NULL). */
@@ -35,6 +36,12 @@ void gp_finding_ev(struct gp_finding *f, const char *key, const char *fmt, ...) 
 
 /* Release a findings list. */
 void gp_findings_free(struct gp_findings *f);
+
+/* driver.* checks that ask NVML and libcuda (doctor/driver_rt.c), listed in driver.c's table. */
+void gp_doctor_check_version(struct gp_doctor_ctx *c);
+void gp_doctor_check_persistence(struct gp_doctor_ctx *c);
+void gp_doctor_check_cuda_init(struct gp_doctor_ctx *c);
+void gp_doctor_check_fabric(struct gp_doctor_ctx *c);
 
 /* --- system files (doctor/sys.c) ------------------------------------------------------------- */
 
@@ -95,5 +102,30 @@ int gp_doctor_rdma_nics(const struct gp_doctor_ctx *c);
 
 /* 1 when the machine does P2P or GPUDirect: two GPUs, or a GPU and a NIC. */
 int gp_doctor_does_p2p(const struct gp_doctor_ctx *c);
+
+/* 1 when NVML's answer is known: live, or a root whose facts file records it (facts, or the reason
+ * NVML was unavailable when the snapshot was taken); 0 for a root without the facts file. */
+int gp_doctor_nvml_recorded(const struct gp_doctor_ctx *c);
+
+/* No NVML facts: add a finding saying so (unknown with NVML's reason, live or as a snapshot recorded
+ * it; skipped under a root without recorded facts) and return 1; else 0. */
+int gp_doctor_no_nvml(struct gp_doctor_ctx *c, const char *subject);
+
+/* "GPU Excluded:" of the GPU's /proc/driver/nvidia/gpus/BDF/information: 1 yes, 0 no, 2 no such line
+ * (a driver before GPU exclusion), or -errno when the file could not be read. */
+int gp_doctor_gpu_excluded(struct gp_doctor_ctx *c, const char *bdf);
+
+/* The NVML facts of topology GPU i, or NULL after adding a finding for it that says why there are
+ * none (bound to another driver or excluded: skipped; not in NVML's list: unknown, see gpu.visible). */
+const struct gp_gpu_info *gp_doctor_gpu_nvml(struct gp_doctor_ctx *c, int i);
+
+/* Call one(c, i, g) for each topology GPU i with NVML facts g; no GPU, no NVML facts, and a GPU without
+ * facts get the finding that says why (gp_doctor_no_gpu, gp_doctor_no_nvml, gp_doctor_gpu_nvml). */
+void gp_doctor_each_nvml_gpu(struct gp_doctor_ctx *c,
+			     void (*one)(struct gp_doctor_ctx *c, int i, const struct gp_gpu_info *g));
+
+/* A state field (struct gp_gpu_state) of topology GPU i that a check needs is GP_GPU_NA or
+ * GP_GPU_UNKNOWN: add the finding saying why (what names it) and return 1; else 0. */
+int gp_doctor_state_missing(struct gp_doctor_ctx *c, int i, long long v, const char *what);
 
 #endif

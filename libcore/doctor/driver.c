@@ -334,6 +334,21 @@ static const struct gp_doctor_check checks[] = {
 	  "Looks for /dev/nvidiactl, /dev/nvidia-uvm (when nvidia_uvm is loaded) and /dev/nvidiaN for each GPU (N from "
 	  "/proc/driver/nvidia/gpus/BDF/information). Error when one is missing (info when nvidia-modprobe will "
 	  "create it), warning when this user cannot open it. Offline it uses the nodes a snapshot recorded." },
+	{ "driver.cuda_init", "cuInit fails (no device, driver mismatch)", GP_SRC_CUDA, 0, gp_doctor_check_cuda_init,
+	  "Loads libcuda and calls cuInit, cuDriverGetVersion and cuDeviceGetCount (no context: cheap). Error when "
+	  "cuInit fails or finds no device, with the CUDA error decoded (CUDA_VISIBLE_DEVICES hiding every GPU, "
+	  "libcuda and the kernel module from different drivers). Unknown when libcuda cannot be loaded; live only." },
+	{ "driver.version", "kernel module and user-space driver versions, and what they support", GP_SRC_PROC | GP_SRC_NVML,
+	  0, gp_doctor_check_version,
+	  "Compares the kernel module's version (/proc/driver/nvidia/version) with NVML's. Error when they differ "
+	  "(after an upgrade without reboot: CUDA and NVML fail with a version mismatch). Info for a driver before "
+	  "R470 (no nvidia-peermem, no dma-buf export); driver.cuda_init shows the CUDA driver API version." },
+	{ "driver.persistence", "persistence mode off", GP_SRC_NVML, 0, gp_doctor_check_persistence,
+	  "Reads each GPU's persistence mode (NVML). Warning when off: the driver tears the GPU down when its last "
+	  "client exits, so each job's first CUDA call pays seconds of initialisation. Fix: nvidia-persistenced." },
+	{ "driver.fabric", "NVSwitch fabric registration not completed", GP_SRC_NVML, 0, gp_doctor_check_fabric,
+	  "Reads each GPU's NVSwitch fabric state (NVML). Error when registration has not started (nvidia-fabricmanager "
+	  "not running) or completed with an error; warning while in progress. Skipped on GPUs without NVSwitch." },
 };
 
 GP_DOCTOR_FAMILY(gp_doctor_fam_driver, "driver", "the NVIDIA kernel driver", checks);

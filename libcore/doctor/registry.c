@@ -11,8 +11,9 @@
 
 /* Add a family: one file in libcore/doctor/ and one line here. */
 const struct gp_doctor_family *const gp_doctor_families[] = {
-	&gp_doctor_fam_driver, &gp_doctor_fam_bar, &gp_doctor_fam_iommu, &gp_doctor_fam_numa,
-	&gp_doctor_fam_peermem, &gp_doctor_fam_kmod, &gp_doctor_fam_limits,
+	&gp_doctor_fam_driver, &gp_doctor_fam_gpu, &gp_doctor_fam_bar, &gp_doctor_fam_iommu, &gp_doctor_fam_pcie,
+	&gp_doctor_fam_topo, &gp_doctor_fam_numa, &gp_doctor_fam_nvlink, &gp_doctor_fam_peermem,
+	&gp_doctor_fam_kmod, &gp_doctor_fam_limits,
 };
 const int gp_doctor_nfamilies = (int)(sizeof(gp_doctor_families) / sizeof(gp_doctor_families[0]));
 
@@ -122,7 +123,8 @@ int gp_doctor_ctx_init(struct gp_doctor_ctx *c, const struct gp_root *r, const s
 	c->src.live = r->live;
 	c->src.nvml = f->available;
 	snprintf(c->src.nvml_why, sizeof(c->src.nvml_why), "%s", f->available ? "" : f->why);
-	snprintf(c->src.cuda_why, sizeof(c->src.cuda_why), "not loaded: no check of this build needs it");
+	snprintf(c->src.cuda_why, sizeof(c->src.cuda_why), "%s", r->live ? "not loaded: driver.cuda_init not run"
+										 : "not loaded: offline");
 	c->src.snapshot = gp_snapshot_info_read(r, &c->src.snap) == 0;
 	gp_iommu_read(r, &c->iommu);
 	c->bar = calloc((size_t)t->n + 1, sizeof(*c->bar));
@@ -161,6 +163,8 @@ void gp_doctor_ctx_free(struct gp_doctor_ctx *c)
 	c->acs_ok = 0;
 	free(c->bar);
 	c->bar = NULL;
+	free(c->cuda_probe);
+	c->cuda_probe = NULL;
 	gp_findings_free(&c->out);
 	gp_doctor_sys_free(c);
 }
@@ -248,4 +252,95 @@ int gp_doctor_no_device(struct gp_doctor_ctx *c)
 		return 0;
 	gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no GPU or NIC on the PCI bus");
 	return 1;
+}
+
+int gp_doctor_nvml_recorded(const struct gp_doctor_ctx *c)
+{
+	/* gpu.c's loader says "no NVML facts recorded under the root" when the file is missing; a file
+	 * that records "unavailable REASON" keeps what the live system answered */
+	return c->root->live || c->facts->available || !strstr(c->facts->why, "no NVML facts recorded");
+}
+
+int gp_doctor_no_nvml(struct gp_doctor_ctx *c, const char *subject)
+{
+	struct gp_finding *f;
+
+	if (c->facts->available)
+		return 0;
+	if (gp_doctor_nvml_recorded(c))
+		f = gp_doctor_add(c, GP_SEV_UNKNOWN, subject, "NVML not available%s: %s", c->root->live ? "" : " (recorded)",
+				  c->facts->why);
+	else
+		f = gp_doctor_add(c, GP_SEV_SKIPPED, subject, "no NVML facts recorded under the root %s", c->root->dir);
+	gp_finding_ev(f, "nvml", "%s", c->facts->why);
+	return 1;
+}
+
+int gp_doctor_gpu_excluded(struct gp_doctor_ctx *c, const char *bdf)
+{
+	char path[128], buf[2048];
+	const char *p;
+	long n;
+
+	snprintf(path, sizeof(path), "/proc/driver/nvidia/gpus/%s/information", bdf);
+	n = gp_doctor_read(c, path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	if (!(p = strstr(buf, "GPU Excluded:")))
+		return 2;
+	p += 13;
+	p += strspn(p, " \t");
+	return !strncmp(p, "Yes", 3);
+}
+
+const struct gp_gpu_info *gp_doctor_gpu_nvml(struct gp_doctor_ctx *c, int i)
+{
+	const struct gp_pci_dev *d = gp_doctor_dev(c, i);
+	const struct gp_gpu_info *g = gp_gpu_find(c->facts, d->bdf);
+	struct gp_finding *f;
+
+	if (g)
+		return g;
+	if (strcmp(d->driver, "nvidia"))
+		f = gp_doctor_add(c, GP_SEV_SKIPPED, d->bdf, "%s is bound to %s, not nvidia (see driver.gpu_bound)",
+				  c->topo->devs[i].name, d->driver[0] ? d->driver : "no driver");
+	else if (gp_doctor_gpu_excluded(c, d->bdf) == 1)
+		f = gp_doctor_add(c, GP_SEV_SKIPPED, d->bdf, "%s is excluded by the driver (see gpu.excluded)",
+				  c->topo->devs[i].name);
+	else
+		f = gp_doctor_add(c, GP_SEV_UNKNOWN, d->bdf, "%s is not in NVML's list (see gpu.visible)", c->topo->devs[i].name);
+	gp_finding_bdf(f, d->bdf);
+	return NULL;
+}
+
+int gp_doctor_state_missing(struct gp_doctor_ctx *c, int i, long long v, const char *what)
+{
+	const struct gp_pci_dev *d = gp_doctor_dev(c, i);
+	const char *name = c->topo->devs[i].name;
+	struct gp_finding *f;
+
+	if (v >= 0)
+		return 0;
+	if (v == GP_GPU_NA)
+		f = gp_doctor_add(c, GP_SEV_SKIPPED, d->bdf, "%s: no %s (not supported by this GPU or driver)", name, what);
+	else if (c->root->live)
+		f = gp_doctor_add(c, GP_SEV_UNKNOWN, d->bdf, "%s: NVML did not report the %s", name, what);
+	else
+		f = gp_doctor_add(c, GP_SEV_SKIPPED, d->bdf, "%s: the %s is not recorded in the snapshot (taken by an "
+				  "older gpup2p, or NVML did not answer)", name, what);
+	gp_finding_bdf(f, d->bdf);
+	return 1;
+}
+
+void gp_doctor_each_nvml_gpu(struct gp_doctor_ctx *c,
+			     void (*one)(struct gp_doctor_ctx *c, int i, const struct gp_gpu_info *g))
+{
+	if (gp_doctor_no_gpu(c) || gp_doctor_no_nvml(c, "system"))
+		return;
+	for (int i = 0; i < c->topo->ngpu; i++) {
+		const struct gp_gpu_info *g = gp_doctor_gpu_nvml(c, i);
+
+		if (g)
+			one(c, i, g);
+	}
 }

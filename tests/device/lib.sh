@@ -15,3 +15,10 @@ device_setup() {
 check() {
 	if eval "$2"; then echo "PASS $1 [${SECONDS}s]"; pass=$((pass + 1)); else echo "FAIL $1 [${SECONDS}s]"; fail=$((fail + 1)); fi
 }
+
+# wall CMD...: the seconds CMD took (its output discarded)
+wall() {
+	python3 -c 'import subprocess, sys, time
+s = time.perf_counter(); subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print("%.3f" % (time.perf_counter() - s))' "$@"
+}

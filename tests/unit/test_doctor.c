@@ -2,6 +2,7 @@
  * fires and one where it stays quiet; the registry walk at the end fails an id that lacks either.
  * Fixtures: the specs in tests/fixtures/doctor/ (healthy.spec plus one planted fault each) and the shared
  * specs; the expectations below were worked out from the spec lines, not copied from output. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
 
@@ -42,6 +43,40 @@ static void shm_64m(struct fx *x, struct gp_doctor_ctx *c)
 	c->proc.shm_size = 64ULL << 20;
 }
 
+/* libcuda: the test double (tests/fakecuda, built next to the fixtures) with two GPUs, with none, or
+ * a library that is not there. */
+static void cuda_lib(const char *lib, const char *gpus)
+{
+	static char path[1024];
+	const char *fx = getenv("GPUP2P_FIXTURES");
+
+	snprintf(path, sizeof(path), "%s/../tests/fakecuda/libcuda.so.1", fx ? fx : "build/fixtures");
+	setenv("GPUP2P_LIBCUDA", lib ? lib : path, 1);
+	if (gpus)
+		setenv("FAKECUDA_GPUS", gpus, 1);
+	else
+		unsetenv("FAKECUDA_GPUS");
+	unsetenv("CUDA_VISIBLE_DEVICES");
+}
+
+static void cuda_ok(struct fx *x, struct gp_doctor_ctx *c)
+{
+	live(x, c);
+	cuda_lib(NULL, NULL);
+}
+
+static void cuda_nodev(struct fx *x, struct gp_doctor_ctx *c)
+{
+	live(x, c);
+	cuda_lib(NULL, "0");
+}
+
+static void cuda_missing(struct fx *x, struct gp_doctor_ctx *c)
+{
+	live(x, c);
+	cuda_lib("/nonexistent/libcuda.so.1", NULL);
+}
+
 #define D(name) "doctor/" name
 static const struct dcase cases[] = {
 	/* driver */
@@ -71,6 +106,45 @@ static const struct dcase cases[] = {
 	{ D("healthy"), NULL, "driver.device_nodes", QUIET, 0, NULL },
 	{ D("drv-no-uvm"), NULL, "driver.device_nodes", QUIET, 0, NULL },  /* no uvm: its node is not needed */
 	{ "h200x2", NULL, "driver.device_nodes", FIRE, GP_SEV_SKIPPED, NULL },
+	{ D("healthy"), cuda_nodev, "driver.cuda_init", FIRE, GP_SEV_ERROR, "libcuda" },    /* CUDA_ERROR_NO_DEVICE */
+	{ D("healthy"), cuda_missing, "driver.cuda_init", FIRE, GP_SEV_UNKNOWN, "libcuda" },
+	{ D("healthy"), cuda_ok, "driver.cuda_init", QUIET, 0, NULL },
+	{ D("healthy"), NULL, "driver.cuda_init", FIRE, GP_SEV_SKIPPED, NULL },             /* offline */
+	{ D("drv-mismatch"), NULL, "driver.version", FIRE, GP_SEV_ERROR, "nvidia" },
+	{ D("drv-old"), NULL, "driver.version", FIRE, GP_SEV_INFO, "nvidia" },
+	{ D("healthy"), NULL, "driver.version", QUIET, 0, NULL },
+	{ "h200x2", NULL, "driver.version", QUIET, 0, NULL },          /* from the NVML facts: 580.159.04 */
+	{ D("drv-persistence"), NULL, "driver.persistence", FIRE, GP_SEV_WARNING, "0000:93:00.0" },
+	{ D("healthy"), NULL, "driver.persistence", QUIET, 0, NULL },
+	{ "h200x2", NULL, "driver.persistence", QUIET, 0, NULL },      /* nvidia-smi -q: Enabled */
+	{ "seed4x2", NULL, "driver.persistence", FIRE, GP_SEV_SKIPPED, NULL }, /* no NVML facts recorded */
+	{ "seed4x2", live, "driver.persistence", FIRE, GP_SEV_UNKNOWN, NULL }, /* ... live: NVML absent */
+	{ D("drv-mismatch"), NULL, "driver.persistence", FIRE, GP_SEV_UNKNOWN, "system" }, /* recorded: unavailable */
+	{ D("drv-fabric"), NULL, "driver.fabric", FIRE, GP_SEV_ERROR, "0000:13:00.0" },   /* not started */
+	{ D("drv-fabric"), NULL, "driver.fabric", FIRE, GP_SEV_WARNING, "0000:14:00.0" }, /* in progress */
+	{ D("healthy"), NULL, "driver.fabric", QUIET, 0, NULL },
+	{ "h200x2", NULL, "driver.fabric", QUIET, 0, NULL },          /* nvidia-smi -q: Completed, Success */
+	/* gpu */
+	{ D("gpu-visible"), NULL, "gpu.visible", FIRE, GP_SEV_ERROR, "0000:94:00.0" },
+	{ D("gpu-excluded"), NULL, "gpu.visible", FIRE, GP_SEV_SKIPPED, "0000:94:00.0" }, /* excluded, not lost */
+	{ D("healthy"), NULL, "gpu.visible", QUIET, 0, NULL },
+	{ "h200x2", NULL, "gpu.visible", QUIET, 0, NULL },
+	{ D("gpu-excluded"), NULL, "gpu.excluded", FIRE, GP_SEV_WARNING, "0000:94:00.0" },
+	{ D("gpu-excluded"), NULL, "driver.persistence", FIRE, GP_SEV_SKIPPED, "0000:94:00.0" },
+	{ D("healthy"), NULL, "gpu.excluded", QUIET, 0, NULL },
+	{ "h200x2", NULL, "gpu.excluded", FIRE, GP_SEV_SKIPPED, NULL }, /* /proc/driver/nvidia/gpus not captured */
+	{ D("gpu-ecc"), NULL, "gpu.ecc", FIRE, GP_SEV_ERROR, "0000:13:00.0" },   /* remapping failed */
+	{ D("gpu-ecc"), NULL, "gpu.ecc", FIRE, GP_SEV_WARNING, "0000:14:00.0" }, /* remapping pending */
+	{ D("healthy"), NULL, "gpu.ecc", QUIET, 0, NULL },
+	{ D("gpu-mig"), NULL, "gpu.mig", FIRE, GP_SEV_INFO, "0000:33:00.0" },
+	{ D("healthy"), NULL, "gpu.mig", QUIET, 0, NULL },
+	{ "h200x2", NULL, "gpu.mig", QUIET, 0, NULL },
+	{ D("gpu-virt"), NULL, "gpu.virtualization", FIRE, GP_SEV_INFO, "0000:13:00.0" },
+	{ D("healthy"), NULL, "gpu.virtualization", QUIET, 0, NULL },
+	{ "h200x2", NULL, "gpu.virtualization", QUIET, 0, NULL },     /* pass-through, NVLink-joined, no NIC */
+	{ D("gpu-compute"), NULL, "gpu.compute_mode", FIRE, GP_SEV_WARNING, "0000:13:00.0" }, /* Prohibited */
+	{ D("gpu-compute"), NULL, "gpu.compute_mode", FIRE, GP_SEV_INFO, "0000:14:00.0" },    /* Exclusive_Process */
+	{ D("healthy"), NULL, "gpu.compute_mode", QUIET, 0, NULL },
 	/* bar */
 	{ D("bar-small"), NULL, "bar.small", FIRE, GP_SEV_ERROR, "0000:13:00.0" },   /* NICs on its switch */
 	{ "workstation", NULL, "bar.small", FIRE, GP_SEV_WARNING, "0000:03:00.0" }, /* no NIC */
@@ -101,6 +175,48 @@ static const struct dcase cases[] = {
 	{ D("healthy"), NULL, "iommu.group_shared", FIRE, GP_SEV_SKIPPED, NULL },    /* no IOMMU groups */
 	{ D("vfio"), NULL, "iommu.vfio", FIRE, GP_SEV_INFO, "0000:14:00.0" },
 	{ D("healthy"), NULL, "iommu.vfio", QUIET, 0, NULL },
+	/* pcie */
+	{ D("pcie-width"), NULL, "pcie.link_width", FIRE, GP_SEV_WARNING, "0000:14:00.0" },
+	{ D("healthy"), NULL, "pcie.link_width", QUIET, 0, NULL },
+	{ "h200x2", NULL, "pcie.link_width", QUIET, 0, NULL },
+	{ D("pcie-slot"), NULL, "pcie.link_width", QUIET, 0, NULL },    /* x16 GPU in an x8 slot: trained x8 */
+	{ D("pcie-speed-nic"), NULL, "pcie.link_speed", FIRE, GP_SEV_WARNING, "0000:15:00.0" },  /* NIC */
+	{ D("pcie-speed-nic"), NULL, "pcie.link_speed", FIRE, GP_SEV_WARNING, "0000:91:00.0" },  /* switch */
+	{ D("pcie-gpu-idle"), NULL, "pcie.link_speed", FIRE, GP_SEV_INFO, "0000:13:00.0" },      /* idle GPU */
+	{ D("healthy"), NULL, "pcie.link_speed", QUIET, 0, NULL },
+	{ "h200x2", NULL, "pcie.link_speed", QUIET, 0, NULL },
+	{ D("pcie-slot"), NULL, "pcie.link_speed", QUIET, 0, NULL },    /* Gen5 GPU in a Gen4 slot */
+	{ D("pcie-aer"), NULL, "pcie.aer", FIRE, GP_SEV_ERROR, "0000:13:00.0" },   /* fatal */
+	{ D("pcie-aer"), NULL, "pcie.aer", FIRE, GP_SEV_WARNING, "0000:15:00.0" }, /* non-fatal */
+	{ D("pcie-aer"), NULL, "pcie.aer", FIRE, GP_SEV_WARNING, "0000:92:00.0" }, /* 250 correctable */
+	{ D("pcie-aer"), NULL, "pcie.aer", FIRE, GP_SEV_OK, "0000:94:00.0" },      /* 3 correctable */
+	{ D("healthy"), NULL, "pcie.aer", QUIET, 0, NULL },
+	{ "h200x2", NULL, "pcie.aer", FIRE, GP_SEV_SKIPPED, "system" },            /* not captured */
+	{ D("pcie-mps"), NULL, "pcie.mps", FIRE, GP_SEV_INFO, "0000:13:00.0" },
+	{ D("pcie-mps"), NULL, "pcie.mps", FIRE, GP_SEV_INFO, "0000:14:00.0" },
+	{ D("healthy"), NULL, "pcie.mps", QUIET, 0, NULL },
+	{ "h200x2", NULL, "pcie.mps", FIRE, GP_SEV_SKIPPED, "system" },            /* no NIC */
+	{ D("pcie-ro"), NULL, "pcie.relaxed_ordering", FIRE, GP_SEV_INFO, "0000:36:00.0" },
+	{ D("healthy"), NULL, "pcie.relaxed_ordering", QUIET, 0, NULL },
+	{ D("pcie-replay"), NULL, "pcie.replay", FIRE, GP_SEV_WARNING, "0000:13:00.0" }, /* rising */
+	{ D("pcie-replay"), NULL, "pcie.replay", FIRE, GP_SEV_OK, "0000:14:00.0" },      /* steady: no alarm */
+	{ D("healthy"), NULL, "pcie.replay", QUIET, 0, NULL },
+	{ "h200x2", NULL, "pcie.replay", FIRE, GP_SEV_SKIPPED, "0000:00:06.0" },         /* not recorded */
+	/* topo */
+	{ D("topo-nic"), NULL, "topo.nic_distance", FIRE, GP_SEV_WARNING, "0000:33:00.0" },
+	{ "seed4x2", NULL, "topo.nic_distance", FIRE, GP_SEV_INFO, "0000:01:00.0" },     /* no GPU has one near */
+	{ D("healthy"), NULL, "topo.nic_distance", QUIET, 0, NULL },
+	{ "h200x2", NULL, "topo.nic_distance", FIRE, GP_SEV_SKIPPED, NULL },             /* no NIC */
+	{ D("topo-sys"), NULL, "topo.sys_pairs", FIRE, GP_SEV_INFO, "system" },
+	{ "seed4x2", NULL, "topo.sys_pairs", FIRE, GP_SEV_SKIPPED, "system" },           /* NVLink not recorded */
+	{ D("healthy"), NULL, "topo.sys_pairs", QUIET, 0, NULL },                          /* SYS pairs, NVLinked */
+	{ "h200x2", NULL, "topo.sys_pairs", QUIET, 0, NULL },
+	/* nvlink */
+	{ D("nvlink-down"), NULL, "nvlink.down", FIRE, GP_SEV_ERROR, "0000:34:00.0" },
+	{ D("healthy"), NULL, "nvlink.down", QUIET, 0, NULL },
+	{ D("nvlink-errors"), NULL, "nvlink.errors", FIRE, GP_SEV_WARNING, "0000:b3:00.0" }, /* rising */
+	{ D("nvlink-errors"), NULL, "nvlink.errors", FIRE, GP_SEV_OK, "0000:b4:00.0" },      /* steady: no alarm */
+	{ D("healthy"), NULL, "nvlink.errors", QUIET, 0, NULL },
 	/* numa */
 	{ D("numa-unknown"), NULL, "numa.unknown", FIRE, GP_SEV_WARNING, "0000:93:00.0" },
 	{ D("healthy"), NULL, "numa.unknown", QUIET, 0, NULL },
@@ -246,6 +362,69 @@ static void healthy(const char *fixture)
 	done(&x, &c);
 }
 
+/* GPU state in the recorded facts: keys read back as written, unknown ones left at GP_GPU_UNKNOWN (an
+ * older snapshot), unknown keys of a newer writer ignored. */
+static void facts_state(void)
+{
+	static const char text[] = "gpup2p-gpu-facts 1\nsource nvml\n"
+				   "gpu 00:06.0 vram=10 bar1=20 persistence=1 replay=37 replay_rise=5 fabric=3 "
+				   "fabric_status=0 future_key=9 name=A B\ngpu 00:07.0 vram=10 bar1=20 na=1536 name=C\n";
+	static struct gp_gpu_facts f;
+	struct gp_err e = { 0 };
+	char out[1024] = "";
+	FILE *in = fmemopen((void *)text, sizeof(text) - 1, "r"), *o = fmemopen(out, sizeof(out), "w");
+	const struct gp_gpu_state *a = &f.gpus[0].st, *b = &f.gpus[1].st;
+
+	CHECK(in && o && gp_gpu_facts_parse(in, "t", &f, &e) == 0 && f.n == 2, "facts with state keys parse (%s)", e.msg);
+	CHECK(a->persistence == 1 && a->replay == 37 && a->replay_rise == 5 && a->fabric == 3 && a->fabric_status == 0,
+	      "state keys read");
+	CHECK(a->mig == GP_GPU_UNKNOWN && a->nvl_active == GP_GPU_UNKNOWN && b->persistence == GP_GPU_UNKNOWN &&
+	      b->replay == GP_GPU_UNKNOWN, "keys not recorded stay unknown");
+	CHECK(b->nvl_active == GP_GPU_NA && b->nvl_inactive == GP_GPU_NA && b->nvl_errors == GP_GPU_UNKNOWN,
+	      "na=1536 (bits 9 and 10: nvlink_active, nvlink_inactive): not supported");
+	gp_gpu_facts_write(&f, o);
+	fclose(o);
+	CHECK(strstr(out, "gpu 0000:00:06.0 vram=10 bar1=20 persistence=1 replay=37 replay_rise=5 fabric=3 fabric_status=0 "
+		      "name=A B\n") && strstr(out, "gpu 0000:00:07.0 vram=10 bar1=20 na=1536 name=C\n"),
+	      "written back: known keys only, numeric (older readers skip them)");
+	if (in)
+		fclose(in);
+}
+
+/* Reading the state from NVML: the test double (tests/fakenvml) answers each call with a value of its
+ * own, so a field filled from the wrong call, or read before its call returned, shows. */
+static void nvml_state(void)
+{
+	char path[1024];
+	const char *fx = getenv("GPUP2P_FIXTURES");
+	void *lib;
+	struct gp_gpu_state a, b;
+
+	snprintf(path, sizeof(path), "%s/../tests/fakenvml/libnvidia-ml.so.1", fx ? fx : "build/fixtures");
+	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	CHECK(lib != NULL, "the NVML test double loads (%s)", lib ? path : dlerror());
+	if (!lib)
+		return;
+	gp_gpu_nvml_state(lib, (void *)1, &a);
+	gp_gpu_nvml_state(lib, (void *)2, &b);
+	CHECK(a.persistence == 1 && a.virt == 2 && a.compute == 3, "persistence 1, virtualization 2, compute mode 3 "
+	      "(%d, %d, %d)", a.persistence, a.virt, a.compute);
+	CHECK(a.mig == GP_GPU_NA && a.retired_pending == GP_GPU_NA, "MIG not supported, retired pages call missing: NA "
+	      "(%d, %d)", a.mig, a.retired_pending);
+	CHECK(a.remap_pending == 1 && a.remap_failed == 0, "row remapping pending, not failed");
+	CHECK(a.replay == 9 && a.replay_rise == 2, "replay counter read twice: 9, rose by 2 (%lld, %lld)", a.replay,
+	      a.replay_rise);
+	CHECK(a.nvl_active == 12 && a.nvl_inactive == 4, "NVLinks 12 up, 4 down, none beyond (%d, %d)", a.nvl_active,
+	      a.nvl_inactive);
+	CHECK(a.nvl_errors == 2 && a.nvl_errors_rise == 1, "NVLink errors read twice: 2, rose by 1 (%lld, %lld)",
+	      a.nvl_errors, a.nvl_errors_rise);
+	CHECK(a.fabric == 3 && a.fabric_status == 0, "fabric completed, success");
+	CHECK(b.persistence == GP_GPU_UNKNOWN && b.virt == GP_GPU_NA && b.compute == GP_GPU_NA && b.replay == GP_GPU_NA &&
+	      b.nvl_active == GP_GPU_NA && b.nvl_errors == GP_GPU_NA && b.fabric == GP_GPU_NA && b.remap_failed == GP_GPU_NA,
+	      "a GPU that supports nothing: NA; a failing call: unknown");
+	dlclose(lib);
+}
+
 static void selection(void)
 {
 	int n = gp_doctor_count(), on_n = 0, i;
@@ -273,6 +452,8 @@ static void selection(void)
 
 int main(void)
 {
+	facts_state();
+	nvml_state();
 	selection();
 	registry_walk();
 	for (int i = 0; i < NCASES; i++)
@@ -280,6 +461,8 @@ int main(void)
 	healthy(D("healthy"));
 	healthy(D("iommu-pt"));
 	healthy(D("kmod-loaded"));
+	healthy(D("pcie-gpu-idle"));   /* idle GPUs at Gen1: info, never a warning */
+	healthy(D("gpu-mig"));
 	healthy("h200x2");
 	return unit_done();
 }

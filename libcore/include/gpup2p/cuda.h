@@ -32,6 +32,20 @@ struct gp_cuda {
 	size_t scratch_n;
 };
 
+/* What gp_cuda_probe found. */
+struct gp_cuda_probe {
+	int loaded;                    /* libcuda and its entry points could be loaded */
+	char why[256];                 /* why not */
+	int init;                      /* cuInit's CUresult: 0 success */
+	char init_name[64];            /* its name (cuGetErrorName) */
+	int driver_version;            /* cuDriverGetVersion (13000 = 13.0), 0 unknown */
+	int devices;                   /* cuDeviceGetCount after a successful cuInit, else -1 */
+};
+
+/* Load libcuda and call cuInit, cuDriverGetVersion and cuDeviceGetCount only: no context is created.
+ * Never fails: p says what happened. The library stays loaded (unloading it after cuInit is unsafe). */
+void gp_cuda_probe(struct gp_cuda_probe *p);
+
 /* Load libcuda, cuInit, list the GPUs in PCI bus order and retain their primary contexts.
  * No library ⇒ GP_E_UNAVAIL "CUDA not available (...)"; no GPU ⇒ GP_E_UNAVAIL "no GPU";
  * any failing call ⇒ GP_E_FAIL naming it and its CUDA error. */

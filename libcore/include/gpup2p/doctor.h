@@ -35,6 +35,7 @@ enum gp_sev { GP_SEV_ERROR = 0, GP_SEV_WARNING, GP_SEV_INFO, GP_SEV_OK, GP_SEV_U
 
 struct gp_doctor_ctx;
 struct gp_doctor_check;
+struct gp_cuda_probe;
 
 /* One entry of the registry. A family file exports a table of these. */
 struct gp_doctor_check {
@@ -80,7 +81,7 @@ struct gp_doctor_sources {
 	int live;                /* 1 live system, 0 a root directory (snapshot, fixture) */
 	int nvml;                /* NVML facts (live or recorded) available */
 	char nvml_why[256];
-	int cuda;                /* libcuda loaded (no check of this build needs it yet) */
+	int cuda;                /* libcuda loaded (driver.cuda_init, live only) */
 	char cuda_why[128];
 	int snapshot;            /* 1 when the root is a snapshot and snap holds its marker */
 	struct gp_snapshot_info snap;
@@ -110,6 +111,7 @@ struct gp_doctor_ctx {
 	struct gp_doctor_sources src;
 	struct gp_doctor_proc proc;
 	struct gp_doctor_sys *sys;   /* lazily loaded system files */
+	struct gp_cuda_probe *cuda_probe; /* libcuda's cuInit, probed on first use (live only) */
 	int active;                  /* --active given */
 	struct gp_findings out;
 	const struct gp_doctor_check *cur;

@@ -17,6 +17,31 @@
 #define GP_GPU_NVLINKS_MAX 64     /* most NVLinks a recorded pair may have (NVML has 18 per GPU today) */
 #define GP_GPU_FACTS_PATH "/gpup2p/gpu-facts"
 
+/* A GPU's state and health as NVML reports it (libcore/gpu_state.c), recorded as numeric keys of its
+ * gpu line. Each field: GP_GPU_UNKNOWN not known (NVML failed, or the snapshot's writer did not
+ * record it), GP_GPU_NA not supported by this GPU (live NVML only), else the value. */
+#define GP_GPU_UNKNOWN (-1)
+#define GP_GPU_NA (-2)
+struct gp_gpu_state {
+	int persistence;              /* 1 persistence mode on */
+	int mig;                      /* current MIG mode: 1 enabled */
+	int virt;                     /* nvmlGpuVirtualizationMode_t: 0 none, 1 pass-through, 2 vGPU guest,
+	                                 3 host vGPU, 4 host vSGA */
+	int compute;                  /* nvmlComputeMode_t: 0 default, 1 exclusive thread, 2 prohibited,
+	                                 3 exclusive process */
+	int retired_pending;          /* 1: ECC page retirement waits for a GPU reset (before Ampere) */
+	int remap_pending;            /* 1: a row remapping waits for a GPU reset (Ampere and later) */
+	int remap_failed;             /* 1: a row remapping has failed */
+	long long replay;             /* PCIe replay counter (since the driver loaded) */
+	long long replay_rise;        /* its rise between two reads */
+	int nvl_active, nvl_inactive; /* NVLinks up, and supported but down */
+	long long nvl_errors;         /* NVLink replay + recovery + CRC counters, every link */
+	long long nvl_errors_rise;    /* their rise between two reads */
+	int fabric;                   /* nvmlGpuFabricState_t: 0 not supported, 1 not started, 2 in progress,
+	                                 3 completed */
+	int fabric_status;            /* the fabric's nvmlReturn_t once completed: 0 success */
+};
+
 struct gp_gpu_info {
 	char bdf[GP_BDF_LEN];
 	char name[96];
@@ -24,6 +49,7 @@ struct gp_gpu_info {
 	uint64_t bar1;            /* bytes of BAR1 as the driver reports it, 0 unknown */
 	uint64_t bar1_free;       /* bytes of BAR1 free now (live NVML only; not recorded) */
 	int switch_links;         /* active NVLinks to an NVSwitch */
+	struct gp_gpu_state st;   /* state and health (NVML) */
 };
 
 struct gp_gpu_link {
@@ -99,6 +125,20 @@ int gp_gpu_nvlinks(const struct gp_gpu_facts *f, const char *bdf_a, const char *
 
 /* The facts for one GPU, or NULL. */
 const struct gp_gpu_info *gp_gpu_find(const struct gp_gpu_facts *f, const char *bdf);
+
+/* Every field of a GPU state unknown (GP_GPU_UNKNOWN). */
+void gp_gpu_state_init(struct gp_gpu_state *s);
+
+/* Take key=v of a recorded gpu line into s: 1 when key is a state field, 0 when it is not. */
+int gp_gpu_state_key(struct gp_gpu_state *s, const char *key, uint64_t v);
+
+/* Write the known fields of s as " key=v", and those not supported as " na=MASK" (what
+ * gp_gpu_state_key reads back). */
+void gp_gpu_state_write(const struct gp_gpu_state *s, FILE *out);
+
+/* Ask NVML (lib: the dlopen'ed libnvidia-ml, dev: an nvmlDevice_t) for a GPU's state; entry points the
+ * library lacks or calls the GPU does not support leave GP_GPU_NA. */
+void gp_gpu_nvml_state(void *lib, void *dev, struct gp_gpu_state *s);
 
 /* Add (or increase) a link count between two GPUs. 0 or -ENOSPC. */
 int gp_gpu_add_link(struct gp_gpu_facts *f, const char *a, const char *b, int count);

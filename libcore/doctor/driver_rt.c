@@ -1,0 +1,168 @@
+/* gpup2p doctor — driver.* checks that ask the driver's user-space side: the version the kernel module
+ * and NVML report, persistence mode and NVSwitch fabric state (NVML facts), and cuInit (libcuda, live
+ * only). Registered in driver.c's table. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpup2p/cuda.h"
+#include "check.h"
+
+/* libcuda probed once per run (live only): what cuInit said. */
+static const struct gp_cuda_probe *cuda_probe(struct gp_doctor_ctx *c)
+{
+	if (!c->cuda_probe && (c->cuda_probe = calloc(1, sizeof(*c->cuda_probe)))) {
+		gp_cuda_probe(c->cuda_probe);
+		c->src.cuda = c->cuda_probe->loaded;
+		snprintf(c->src.cuda_why, sizeof(c->src.cuda_why), "%s", c->cuda_probe->loaded ? "" : c->cuda_probe->why);
+	}
+	return c->cuda_probe;
+}
+
+void gp_doctor_check_version(struct gp_doctor_ctx *c)
+{
+	char kernel[32] = "";
+	const char *v, *user = c->facts->available ? c->facts->driver : "", *rel;
+	struct gp_finding *f;
+	int err, major;
+
+	if (gp_doctor_no_gpu(c))
+		return;
+	v = gp_doctor_nv_version(c, &err);
+	if (v)
+		snprintf(kernel, sizeof(kernel), "%s", gp_doctor_nv_release(c));
+	if (kernel[0] && user[0] && strcmp(kernel, user)) {
+		f = gp_doctor_add(c, GP_SEV_ERROR, "nvidia", "the kernel module is %s but NVML (user space) is %s: CUDA and "
+				  "NVML fail with \"driver/library version mismatch\"", kernel, user);
+		gp_finding_fix(f, "reboot (or unload and reload every nvidia module) after a driver upgrade");
+	} else if (!c->facts->available && strstr(c->facts->why, "ismatch")) {
+		f = gp_doctor_add(c, GP_SEV_ERROR, "nvidia", "NVML refused to start (%s): the user-space driver and the "
+				  "kernel module%s%s differ", c->facts->why, kernel[0] ? " " : "", kernel);
+		gp_finding_fix(f, "reboot (or unload and reload every nvidia module) after a driver upgrade");
+	} else if (!(rel = kernel[0] ? kernel : user)[0]) {
+		if (gp_doctor_module(c, "nvidia") == 0)
+			gp_doctor_add(c, GP_SEV_SKIPPED, "nvidia", "the nvidia module is not loaded (see driver.loaded)");
+		else
+			gp_doctor_missing(c, "nvidia", "/proc/driver/nvidia/version", err);
+		return;
+	} else if ((major = atoi(rel)) < 470) {
+		f = gp_doctor_add(c, GP_SEV_INFO, "nvidia", "driver %s predates R470: no nvidia-peermem (GPUDirect RDMA "
+				  "needs the old nv_peer_mem) and no dma-buf export", rel);
+		gp_finding_fix(f, "upgrade to a current data-center driver (R535 or later)");
+	} else {
+		f = gp_doctor_add(c, GP_SEV_OK, "nvidia", "driver %s: ships nvidia-peermem (R470+)%s", rel,
+				  major >= 515 ? "; dma-buf export with the open module (R515+)" : "");
+	}
+	if (kernel[0])
+		gp_finding_ev(f, "/proc/driver/nvidia/version", "%s", kernel);
+	if (user[0])
+		gp_finding_ev(f, "nvml", "%s", user);
+}
+
+static void persistence_one(struct gp_doctor_ctx *c, int i, const struct gp_gpu_info *g)
+{
+	const char *name = c->topo->devs[i].name;
+	struct gp_finding *f;
+
+	if (gp_doctor_state_missing(c, i, g->st.persistence, "persistence mode"))
+		return;
+	if (g->st.persistence) {
+		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: persistence mode on", name);
+	} else {
+		f = gp_doctor_add(c, GP_SEV_WARNING, g->bdf, "%s: persistence mode off: the driver tears the GPU down "
+				  "when the last client exits (each job's first CUDA call pays seconds, state such "
+				  "as application clocks is lost)", name);
+		gp_finding_fix(f, "systemctl enable --now nvidia-persistenced (or nvidia-smi -pm 1 until reboot)");
+	}
+	gp_finding_bdf(f, g->bdf);
+	gp_finding_ev(f, "persistence mode", "%s", g->st.persistence ? "Enabled" : "Disabled");
+}
+
+void gp_doctor_check_persistence(struct gp_doctor_ctx *c)
+{
+	gp_doctor_each_nvml_gpu(c, persistence_one);
+}
+
+static void fabric_one(struct gp_doctor_ctx *c, int i, const struct gp_gpu_info *g)
+{
+	static const char *const states[] = { "not supported", "not started", "in progress", "completed" };
+	const char *name = c->topo->devs[i].name;
+	struct gp_finding *f;
+	int s = g->st.fabric;
+
+	if (s == GP_GPU_NA || s == 0 || gp_doctor_state_missing(c, i, s, "NVSwitch fabric state"))
+		return; /* not an NVSwitch system: said once, by the caller */
+	if (s == 3 && g->st.fabric_status == 0) {
+		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: NVSwitch fabric registration completed", name);
+	} else if (s == 3) {
+		f = gp_doctor_add(c, GP_SEV_ERROR, g->bdf, "%s: NVSwitch fabric registration completed with an error "
+				  "(NVML status %d): P2P over NVLink is unavailable", name, g->st.fabric_status);
+		gp_finding_fix(f, "journalctl -u nvidia-fabricmanager says why; restart it, then reset the GPUs");
+	} else if (s == 2) {
+		f = gp_doctor_add(c, GP_SEV_WARNING, g->bdf, "%s: NVSwitch fabric registration in progress: CUDA waits "
+				  "or fails until it completes", name);
+		gp_finding_fix(f, "wait a minute and run doctor again; if it stays: journalctl -u nvidia-fabricmanager");
+	} else {
+		f = gp_doctor_add(c, GP_SEV_ERROR, g->bdf, "%s: NVSwitch fabric %s: nvidia-fabricmanager has not "
+				  "registered this GPU, so CUDA cannot use it", name, s < 4 ? states[s] : "state unknown");
+		gp_finding_fix(f, "systemctl enable --now nvidia-fabricmanager (its version must match the driver's)");
+	}
+	gp_finding_bdf(f, g->bdf);
+	gp_finding_ev(f, "fabric state", "%s (%d)", s < 4 ? states[s] : "?", s);
+	if (g->st.fabric_status >= 0)
+		gp_finding_ev(f, "fabric status", "%d", g->st.fabric_status);
+}
+
+void gp_doctor_check_fabric(struct gp_doctor_ctx *c)
+{
+	int before = c->out.n;
+
+	gp_doctor_each_nvml_gpu(c, fabric_one);
+	if (c->out.n == before)
+		gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no NVSwitch fabric (NVML: not supported on these GPUs)");
+}
+
+void gp_doctor_check_cuda_init(struct gp_doctor_ctx *c)
+{
+	const struct gp_cuda_probe *p;
+	const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+	struct gp_finding *f;
+	int bound = 0;
+
+	if (gp_doctor_no_gpu(c))
+		return;
+	for (int i = 0; i < c->topo->ngpu; i++)
+		bound += !strcmp(gp_doctor_dev(c, i)->driver, "nvidia");
+	if (!bound) {
+		gp_doctor_add(c, GP_SEV_SKIPPED, "libcuda", "no GPU bound to nvidia (see driver.gpu_bound)");
+		return;
+	}
+	if (!(p = cuda_probe(c))) {
+		c->out.nomem = 1;
+		return;
+	}
+	if (!p->loaded) {
+		f = gp_doctor_add(c, GP_SEV_UNKNOWN, "libcuda", "libcuda could not be loaded: %s", p->why);
+		gp_finding_ev(f, "dlopen", "%s", p->why);
+		return;
+	}
+	if (p->init == 0 && p->devices > 0) {
+		f = gp_doctor_add(c, GP_SEV_OK, "libcuda", "cuInit succeeded: %d device%s, driver API %d.%d", p->devices,
+				  p->devices > 1 ? "s" : "", p->driver_version / 1000, p->driver_version % 1000 / 10);
+	} else {
+		f = gp_doctor_add(c, GP_SEV_ERROR, "libcuda", "cuInit failed: %s (%d)%s", p->init ? p->init_name : "no device",
+				  p->init, vis ? " with CUDA_VISIBLE_DEVICES set" : "");
+		if (p->init == 100 && vis)
+			gp_finding_fix(f, "CUDA_VISIBLE_DEVICES=\"%s\" hides every GPU: unset it or name existing GPUs", vis);
+		else if (p->init == 803 || p->init == 804)
+			gp_finding_fix(f, "libcuda and the kernel module come from different drivers: reinstall one driver "
+				       "version (and the matching cuda-compat, if any), then reboot");
+		else
+			gp_finding_fix(f, "dmesg | grep -iE 'NVRM|Xid' and nvidia-smi say why; check driver.* and gpu.* above");
+	}
+	gp_finding_ev(f, "cuInit", "%s (%d)", p->init_name, p->init);
+	if (p->devices >= 0)
+		gp_finding_ev(f, "cuDeviceGetCount", "%d", p->devices);
+	if (vis)
+		gp_finding_ev(f, "CUDA_VISIBLE_DEVICES", "%s", vis);
+}

@@ -1,0 +1,474 @@
+/* gpup2p doctor — pcie.*: the PCIe links of the GPUs, the NICs and the switches above them (width
+ * and speed against both ends' maximum, AER counters, Max Payload Size along a GPU-NIC path, Relaxed
+ * Ordering on the NICs) and the GPUs' PCIe replay counters (NVML). Link state and config space come
+ * from the PCI model; the aer_dev_* counters, which no module reads, from sysfs through the root. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+#define AER_COR_WARN 100          /* correctable errors since boot that make a warning */
+#define DEVCTL_RO 0x0010          /* Device Control: Enable Relaxed Ordering */
+
+/* The functions on the paths of the GPUs and NICs (themselves and every bridge above them), as
+ * indexes in c->pci->devs, each once: GPUs and NICs first. bridges: only switch upstream ports
+ * (the lower end of the link above a switch); else every bridge. Returns how many (n <= pci->n). */
+static int path_devs(const struct gp_doctor_ctx *c, int *out, int upstream_only)
+{
+	int n = 0;
+
+	for (int i = 0; i < c->topo->n; i++)
+		out[n++] = c->topo->devs[i].pci;
+	for (int i = 0; i < c->topo->n; i++) {
+		const struct gp_pci_dev *d = gp_doctor_dev(c, i);
+
+		for (int k = 0; k < d->chain_len; k++) {
+			int idx = d->chain_idx[k], seen = 0;
+
+			if (idx < 0 || (upstream_only && c->pci->devs[idx].port_type != GP_PORT_UPSTREAM))
+				continue;
+			for (int j = 0; j < n && !seen; j++)
+				seen = out[j] == idx;
+			if (!seen)
+				out[n++] = idx;
+		}
+	}
+	return n;
+}
+
+/* A short name for a function: the topology name of a GPU or NIC, else its role. */
+static const char *role(const struct gp_doctor_ctx *c, int idx)
+{
+	const struct gp_topo_dev *t = gp_topo_find(c->topo, idx);
+
+	return t ? t->name : gp_pci_port_name(c->pci->devs[idx].port_type);
+}
+
+/* The link above function idx: the most either end supports, from both ends' maximum. */
+static void link_best(const struct gp_doctor_ctx *c, int idx, double *gts, int *width)
+{
+	const struct gp_pci_dev *d = &c->pci->devs[idx];
+	const struct gp_pci_dev *up = d->parent >= 0 ? &c->pci->devs[d->parent] : NULL;
+
+	*gts = d->max_gts;
+	*width = d->max_width;
+	if (up && up->max_gts > 0 && up->max_gts < *gts)
+		*gts = up->max_gts;
+	if (up && up->max_width > 0 && up->max_width < *width)
+		*width = up->max_width;
+}
+
+/* Link state the check needs is not in sysfs: one finding for all such functions. */
+static void link_unknown(struct gp_doctor_ctx *c, const char *list, const char *what)
+{
+	struct gp_finding *f;
+
+	if (!list[0])
+		return;
+	if (gp_doctor_captured(c, "pci")) /* live, or a snapshot that looked for the files */
+		f = gp_doctor_add(c, GP_SEV_UNKNOWN, "system", "no %s in sysfs for %s", what, list);
+	else
+		f = gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no %s under the root for %s", what, list);
+	gp_finding_ev(f, "missing", "%s", list);
+}
+
+static void append(char *buf, size_t n, const char *s)
+{
+	size_t l = strlen(buf);
+
+	if (l < n)
+		snprintf(buf + l, n - l, "%s%s", l ? ", " : "", s);
+}
+
+/* Call one(c, idx, best speed, best width) for the link above each GPU, NIC and switch upstream port
+ * on their paths; those whose link state sysfs lacks (speed or width, as asked) get one finding. */
+static void each_link(struct gp_doctor_ctx *c, int speed, void (*one)(struct gp_doctor_ctx *c, int idx, double gts,
+								  int width))
+{
+	int *idx, n, best_w;
+	double best_s;
+	char none[512] = "";
+
+	if (gp_doctor_no_device(c) || !(idx = calloc((size_t)c->pci->n + 1, sizeof(*idx))))
+		return;
+	n = path_devs(c, idx, 1);
+	for (int k = 0; k < n; k++) {
+		const struct gp_pci_dev *d = &c->pci->devs[idx[k]];
+
+		link_best(c, idx[k], &best_s, &best_w);
+		if (speed ? d->cur_gts <= 0 || best_s <= 0 : !d->cur_width || !best_w)
+			append(none, sizeof(none), d->bdf);
+		else
+			one(c, idx[k], best_s, best_w);
+	}
+	link_unknown(c, none, speed ? "link speed" : "link width");
+	free(idx);
+}
+
+static void width_one(struct gp_doctor_ctx *c, int idx, double best_s, int best_w)
+{
+	const struct gp_pci_dev *d = &c->pci->devs[idx];
+	struct gp_finding *f;
+
+	(void)best_s;
+	if (d->cur_width < best_w) {
+		f = gp_doctor_add(c, GP_SEV_WARNING, d->bdf, "%s: link at x%d, both ends support x%d: a lane or the slot "
+				  "failed to train", role(c, idx), d->cur_width, best_w);
+		gp_finding_fix(f, "reseat the card (and its riser or cable), check the slot's bifurcation setting in "
+			       "firmware; if it stays narrow, swap slots to find the faulty part");
+	} else {
+		f = gp_doctor_add(c, GP_SEV_OK, d->bdf, "%s: link at x%d", role(c, idx), d->cur_width);
+	}
+	gp_finding_bdf(f, d->bdf);
+	gp_finding_ev(f, "current_link_width", "%d", d->cur_width);
+	gp_finding_ev(f, "max_link_width", "%d (this end), x%d (the most both ends support)", d->max_width, best_w);
+}
+
+static void check_width(struct gp_doctor_ctx *c)
+{
+	each_link(c, 0, width_one);
+}
+
+static void speed_one(struct gp_doctor_ctx *c, int idx, double best_s, int best_w)
+{
+	const struct gp_pci_dev *d = &c->pci->devs[idx];
+	const struct gp_topo_dev *t = gp_topo_find(c->topo, idx);
+	struct gp_finding *f;
+
+	(void)best_w;
+	if (d->cur_gts + 0.1 >= best_s) {
+		f = gp_doctor_add(c, GP_SEV_OK, d->bdf, "%s: link at %.1f GT/s (Gen%d)", role(c, idx), d->cur_gts,
+				  gp_pci_gen(d->cur_gts));
+	} else if (t && t->kind == GP_TOPO_GPU) {
+		/* GPUs lower the link speed when idle and raise it under load: not an alarm on its own */
+		f = gp_doctor_add(c, GP_SEV_INFO, d->bdf, "%s: link at %.1f GT/s (Gen%d), both ends support %.1f GT/s "
+				  "(Gen%d): normal for an idle GPU (it lowers the speed to save power)", t->name, d->cur_gts,
+				  gp_pci_gen(d->cur_gts), best_s, gp_pci_gen(best_s));
+		gp_finding_fix(f, "check again under load (nvidia-smi -q -d PCIE while a job runs); if it stays low: "
+			       "reseat the GPU, check the riser and the slot's speed setting in firmware");
+	} else {
+		f = gp_doctor_add(c, GP_SEV_WARNING, d->bdf, "%s: link at %.1f GT/s (Gen%d), both ends support %.1f GT/s "
+				  "(Gen%d)", role(c, idx), d->cur_gts, gp_pci_gen(d->cur_gts), best_s, gp_pci_gen(best_s));
+		gp_finding_fix(f, "check the slot's PCIe speed setting in firmware, reseat the card and its riser or "
+			       "cable; a retimer or signal-integrity fault keeps a link at a lower speed");
+	}
+	gp_finding_bdf(f, d->bdf);
+	gp_finding_ev(f, "current_link_speed", "%.1f GT/s", d->cur_gts);
+	gp_finding_ev(f, "max_link_speed", "%.1f GT/s (this end), %.1f GT/s (the most both ends support)", d->max_gts,
+		      best_s);
+}
+
+static void check_speed(struct gp_doctor_ctx *c)
+{
+	each_link(c, 1, speed_one);
+}
+
+/* One aer_dev_* file: the TOTAL_ line's count into *total and the non-zero error names into names.
+ * 0, or -errno (-ENOENT: the kernel exposes no counters for this function). */
+static int aer_read(struct gp_doctor_ctx *c, const char *bdf, const char *file, long long *total, char *names,
+		    size_t n)
+{
+	char path[128], buf[1024];
+	long len;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", bdf, file);
+	len = gp_doctor_read(c, path, buf, sizeof(buf));
+	*total = -1;
+	if (len < 0)
+		return (int)len;
+	for (char *save = NULL, *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *sp = strrchr(l, ' ');
+		long long v = sp ? strtoll(sp + 1, NULL, 10) : 0;
+
+		if (!sp)
+			continue;
+		*sp = '\0';
+		if (!strncmp(l, "TOTAL_", 6)) {
+			*total = v;
+		} else if (v > 0) {
+			char item[96];
+
+			snprintf(item, sizeof(item), "%s %lld", l, v);
+			append(names, n, item);
+		}
+	}
+	return *total < 0 ? -ENODATA : 0;
+}
+
+static void check_aer(struct gp_doctor_ctx *c)
+{
+	static const char *const files[3] = { "aer_dev_fatal", "aer_dev_nonfatal", "aer_dev_correctable" };
+	int *idx, n;
+	char none[512] = "", bad[512] = "";
+
+	if (gp_doctor_no_device(c) || !(idx = calloc((size_t)c->pci->n + 1, sizeof(*idx))))
+		return;
+	n = path_devs(c, idx, 0);
+	for (int k = 0; k < n; k++) {
+		const struct gp_pci_dev *d = &c->pci->devs[idx[k]];
+		long long cnt[3];
+		char names[3][256] = { "", "", "" };
+		int rc = 0;
+		struct gp_finding *f;
+
+		for (int i = 0; i < 3 && !rc; i++)
+			rc = aer_read(c, d->bdf, files[i], &cnt[i], names[i], sizeof(names[i]));
+		if (rc) {
+			append(rc == -ENOENT ? none : bad, sizeof(none), d->bdf);
+			continue;
+		}
+		if (cnt[0] > 0) {
+			f = gp_doctor_add(c, GP_SEV_ERROR, d->bdf, "%s: %lld fatal PCIe error%s since boot (%s)", role(c, idx[k]),
+					  cnt[0], cnt[0] > 1 ? "s" : "", names[0]);
+			gp_finding_fix(f, "the link or device failed: dmesg | grep -i aer names the first error; reseat or "
+				       "replace the part, update its firmware; reboot to clear the counters");
+		} else if (cnt[1] > 0) {
+			f = gp_doctor_add(c, GP_SEV_WARNING, d->bdf, "%s: %lld non-fatal (uncorrectable) PCIe error%s since boot "
+					  "(%s)", role(c, idx[k]), cnt[1], cnt[1] > 1 ? "s" : "", names[1]);
+			gp_finding_fix(f, "dmesg | grep -i aer names the requester; completion timeouts and malformed TLPs "
+				       "point at the link (reseat, riser, retimer) or at ACS/IOMMU blocking peer traffic");
+		} else if (cnt[2] >= AER_COR_WARN) {
+			f = gp_doctor_add(c, GP_SEV_WARNING, d->bdf, "%s: %lld correctable PCIe errors since boot (%s): a "
+					  "marginal link, retried in hardware at a cost in bandwidth", role(c, idx[k]), cnt[2],
+					  names[2]);
+			gp_finding_fix(f, "reseat the card and its riser or cable; if the count keeps rising, lower the slot's "
+				       "speed in firmware or replace the riser/retimer");
+		} else {
+			f = gp_doctor_add(c, GP_SEV_OK, d->bdf, "%s: no uncorrectable PCIe error, %lld correctable since boot",
+					  role(c, idx[k]), cnt[2]);
+		}
+		gp_finding_bdf(f, d->bdf);
+		for (int i = 0; i < 3; i++)
+			gp_finding_ev(f, files[i], "%lld%s%s%s", cnt[i], names[i][0] ? " (" : "", names[i], names[i][0] ? ")" : "");
+	}
+	if (none[0]) {
+		struct gp_finding *f = c->root->live
+			? gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no AER counters for %s (no AER capability, AER "
+					"handled by the firmware, or a kernel without CONFIG_PCIEAER)", none)
+			: gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no AER counters under the root for %s (none on the "
+					"machine, or a snapshot that predates them)", none);
+		gp_finding_ev(f, "aer_dev_*", "missing for %s", none);
+	}
+	if (bad[0])
+		gp_finding_ev(gp_doctor_add(c, GP_SEV_UNKNOWN, "aer", "AER counters unreadable or malformed for %s", bad),
+			      "aer_dev_*", "%s", bad);
+	free(idx);
+}
+
+/* Max Payload Size of a function in bytes: 0 no PCIe capability, -1 config space not readable. */
+static int mps_of(const struct gp_pci_dev *d)
+{
+	int64_t ctl;
+
+	if (d->pcie_cap == 0)
+		return 0;
+	if (d->pcie_cap < 0 || (ctl = gp_pci_cfg_read(d, d->pcie_cap + 8, 2)) < 0)
+		return -1;
+	return 128 << ((ctl >> 5) & 7);
+}
+
+/* What the walk along the paths of one GPU found. */
+struct mps_walk {
+	int *seen;               /* per PCI function */
+	int ref;                 /* the GPU's MPS */
+	int unknown;             /* a function's MPS could not be read */
+	char diff[512];          /* the functions whose MPS differs: "NIC0 0000:15:00.0 128 B" */
+	int ndiff, diffidx[GP_CHAIN_MAX * 4];
+};
+
+static void mps_visit(const struct gp_doctor_ctx *c, int idx, struct mps_walk *w)
+{
+	const struct gp_pci_dev *d = &c->pci->devs[idx];
+	int m;
+	char item[64];
+
+	if (idx < 0 || w->seen[idx]++)
+		return;
+	m = mps_of(d);
+	w->unknown |= m < 0;
+	if (m <= 0 || m == w->ref)
+		return;
+	snprintf(item, sizeof(item), "%s %s %d B", role(c, idx), d->bdf, m);
+	append(w->diff, sizeof(w->diff), item);
+	if (w->ndiff < (int)(sizeof(w->diffidx) / sizeof(w->diffidx[0])))
+		w->diffidx[w->ndiff++] = idx;
+}
+
+/* Walk every path from GPU g to a NIC on its host bridge; returns how many NICs that is. */
+static int mps_walk(const struct gp_doctor_ctx *c, int g, struct mps_walk *w)
+{
+	const struct gp_pci_dev *gd = gp_doctor_dev(c, g);
+	int near = 0;
+
+	memset(w->seen, 0, sizeof(*w->seen) * (size_t)c->pci->n);
+	w->ref = mps_of(gd);
+	w->unknown = w->ref < 0;
+	w->diff[0] = '\0';
+	w->ndiff = 0;
+	for (int j = c->topo->ngpu; j < c->topo->n; j++) {
+		const struct gp_pci_dev *nd = gp_doctor_dev(c, j);
+
+		if (gp_topo_link_at(c->topo, g, j)->pcie > GP_TC_PHB)
+			continue;
+		near++;
+		mps_visit(c, c->topo->devs[j].pci, w);
+		for (int k = 0; k < nd->chain_len; k++)
+			mps_visit(c, nd->chain_idx[k], w);
+		for (int k = 0; k < gd->chain_len; k++)
+			mps_visit(c, gd->chain_idx[k], w);
+	}
+	return near;
+}
+
+static void check_mps(struct gp_doctor_ctx *c)
+{
+	struct mps_walk w = { .seen = calloc((size_t)c->pci->n + 1, sizeof(int)) };
+	int pairs = 0;
+
+	for (int g = 0; w.seen && g < c->topo->ngpu; g++) {
+		const struct gp_pci_dev *gd = gp_doctor_dev(c, g);
+		const char *name = c->topo->devs[g].name;
+		int near = mps_walk(c, g, &w);
+		struct gp_finding *f;
+
+		if (!near)
+			continue; /* no NIC on this GPU's host bridge: no GPUDirect path to look at */
+		pairs += near;
+		if (w.diff[0]) {
+			f = gp_doctor_add(c, GP_SEV_INFO, gd->bdf, "%s: Max Payload Size differs on the paths to its NICs: %d B "
+					  "here, %s", name, w.ref, w.diff);
+			gp_finding_fix(f, "usually harmless (the kernel keeps each link consistent); to make it uniform, boot "
+				       "with pci=pcie_bus_perf (or pci=pcie_bus_peer2peer, 128 B everywhere)");
+			gp_finding_ev(f, "differs", "%s", w.diff);
+		} else if (w.unknown) {
+			f = c->root->live ? gp_doctor_add(c, GP_SEV_UNKNOWN, gd->bdf, "%s: Max Payload Size unknown on a path "
+							  "to a NIC: config space not readable (run as root)", name)
+					  : gp_doctor_add(c, GP_SEV_SKIPPED, gd->bdf, "%s: Max Payload Size not in the root "
+							  "(config space captured as non-root)", name);
+		} else {
+			f = gp_doctor_add(c, GP_SEV_OK, gd->bdf, "%s: Max Payload Size %d B on every path to its %d nearby "
+					  "NIC%s", name, w.ref, near, near > 1 ? "s" : "");
+		}
+		gp_finding_bdf(f, gd->bdf);
+		for (int k = 0; k < w.ndiff; k++)
+			gp_finding_bdf(f, c->pci->devs[w.diffidx[k]].bdf);
+		if (w.ref > 0)
+			gp_finding_ev(f, "mps", "%d B", w.ref);
+	}
+	if (!pairs)
+		gp_doctor_add(c, GP_SEV_SKIPPED, "system", "%s", !c->topo->ngpu ? "no NVIDIA GPU"
+								 : !c->topo->nnic ? "no NIC"
+								 : "no GPU shares a host bridge with a NIC");
+	free(w.seen);
+}
+
+/* Root ports under which the kernel turns Relaxed Ordering off (drivers/pci/quirks.c:
+ * quirk_relaxedordering_disable): Intel Xeon E5 v3/v4 (Haswell-EP, Broadwell-EP), AMD A1100. */
+static int ro_erratum(const struct gp_pci_dev *rp)
+{
+	return (rp->vendor == 0x8086 && ((rp->device >= 0x2f01 && rp->device <= 0x2f0e) ||
+					 (rp->device >= 0x6f01 && rp->device <= 0x6f0e))) ||
+	       (rp->vendor == 0x1022 && rp->device >= 0x1a00 && rp->device <= 0x1a02);
+}
+
+static void check_ro(struct gp_doctor_ctx *c)
+{
+	if (!c->topo->nnic) {
+		gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no NIC");
+		return;
+	}
+	for (int j = c->topo->ngpu; j < c->topo->n; j++) {
+		const struct gp_pci_dev *d = gp_doctor_dev(c, j);
+		const struct gp_pci_dev *rp = d->chain_len && d->chain_idx[0] >= 0 ? &c->pci->devs[d->chain_idx[0]] : NULL;
+		const char *name = c->topo->devs[j].name;
+		int64_t ctl = d->pcie_cap > 0 ? gp_pci_cfg_read(d, d->pcie_cap + 8, 2) : -1;
+		struct gp_finding *f;
+
+		if (ctl < 0 && d->pcie_cap != 0) {
+			f = c->root->live ? gp_doctor_add(c, GP_SEV_UNKNOWN, d->bdf, "%s: Device Control not readable (run as "
+							  "root)", name)
+					  : gp_doctor_add(c, GP_SEV_SKIPPED, d->bdf, "%s: Device Control not in the root "
+							  "(config space captured as non-root)", name);
+		} else if (ctl < 0) {
+			f = gp_doctor_add(c, GP_SEV_SKIPPED, d->bdf, "%s: not a PCIe function", name);
+		} else if (ctl & DEVCTL_RO) {
+			f = gp_doctor_add(c, GP_SEV_OK, d->bdf, "%s: Relaxed Ordering enabled", name);
+		} else if (rp && ro_erratum(rp)) {
+			f = gp_doctor_add(c, GP_SEV_SKIPPED, d->bdf, "%s: Relaxed Ordering off, as the kernel sets it below root "
+					  "port %s (%04x:%04x, which mishandles it)", name, rp->bdf, rp->vendor, rp->device);
+		} else {
+			f = gp_doctor_add(c, GP_SEV_INFO, d->bdf, "%s: Relaxed Ordering disabled: the NIC's writes into GPU "
+					  "memory are strictly ordered, which costs GPUDirect RDMA bandwidth on some platforms "
+					  "(AMD EPYC, virtual machines)", name);
+			gp_finding_fix(f, "setpci -s %s CAP_EXP+8.w=0010:0010 (until reboot; the firmware or a driver "
+				       "cleared it: check the BIOS's PCIe Relaxed Ordering option)", d->bdf);
+		}
+		gp_finding_bdf(f, d->bdf);
+		if (ctl >= 0)
+			gp_finding_ev(f, "DevCtl", "0x%04x (RlxdOrd%c)", (unsigned)ctl, ctl & DEVCTL_RO ? '+' : '-');
+	}
+}
+
+static void replay_one(struct gp_doctor_ctx *c, int i, const struct gp_gpu_info *g)
+{
+	const char *name = c->topo->devs[i].name;
+	struct gp_finding *f;
+
+	if (gp_doctor_state_missing(c, i, g->st.replay, "PCIe replay counter"))
+		return;
+	if (g->st.replay_rise > 0) {
+		f = gp_doctor_add(c, GP_SEV_WARNING, g->bdf, "%s: PCIe replay counter at %lld and rising (+%lld between "
+				  "two reads): the link retransmits now, a marginal link", name, g->st.replay,
+				  g->st.replay_rise);
+		gp_finding_fix(f, "reseat the GPU, check its riser/cable and retimer; lower the slot's speed in "
+			       "firmware if it persists");
+	} else if (g->st.replay > 0) {
+		/* replays happen now and then on a sound link; only a rising count is a fault */
+		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: %lld PCIe replay%s since the driver loaded, not rising "
+				  "(a count that grows between runs would mean a marginal link)", name, g->st.replay,
+				  g->st.replay > 1 ? "s" : "");
+	} else {
+		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: no PCIe replay", name);
+	}
+	gp_finding_bdf(f, g->bdf);
+	gp_finding_ev(f, "nvml replay counter", "%lld", g->st.replay);
+	if (g->st.replay_rise >= 0)
+		gp_finding_ev(f, "rise between two reads", "%lld", g->st.replay_rise);
+}
+
+static void check_replay(struct gp_doctor_ctx *c)
+{
+	gp_doctor_each_nvml_gpu(c, replay_one);
+}
+
+static const struct gp_doctor_check checks[] = {
+	{ "pcie.link_width", "a link narrower than both its ends support", GP_SRC_SYSFS, 0, check_width,
+	  "Reads current_link_width and max_link_width of each GPU, NIC and switch upstream port on their paths, "
+	  "and of the port above it. Warning when the link trained narrower than both ends support (x8 of x16): "
+	  "a lane, the slot, the riser or the cable failed. Fix: reseat, check the bifurcation setting." },
+	{ "pcie.link_speed", "a link slower than both its ends support", GP_SRC_SYSFS, 0, check_speed,
+	  "Reads current_link_speed and max_link_speed the same way. Warning for a NIC or a switch link below what "
+	  "both ends support. For a GPU only info: GPUs lower the link speed when idle (Gen1 at rest is normal) "
+	  "and raise it under load; check again while a job runs." },
+	{ "pcie.aer", "AER error counters of the GPUs, NICs and bridges on their paths", GP_SRC_SYSFS, 0, check_aer,
+	  "Reads aer_dev_fatal, aer_dev_nonfatal and aer_dev_correctable (counts since boot) of every function on "
+	  "the GPUs' and NICs' paths. Error for a fatal error, warning for a non-fatal one or for 100 correctable "
+	  "errors or more (a marginal link). Skipped where the kernel exposes no counters (no AER, firmware-first "
+	  "error handling, virtual machines)." },
+	{ "pcie.mps", "Max Payload Size differs along a GPU-NIC path", GP_SRC_CFG, 0, check_mps,
+	  "Decodes Device Control (config space) of each GPU, each NIC on its host bridge and the bridges between. "
+	  "Info when the Max Payload Size differs along such a path: the kernel keeps each link consistent, but "
+	  "peer traffic is cut to the smallest size. Fix: pci=pcie_bus_perf." },
+	{ "pcie.relaxed_ordering", "a NIC with Relaxed Ordering disabled", GP_SRC_CFG, 0, check_ro,
+	  "Decodes each NIC's Device Control. Info when Enable Relaxed Ordering is clear (it is set at reset): NIC "
+	  "writes into GPU memory stay strictly ordered, which costs GPUDirect RDMA bandwidth on some platforms. "
+	  "Skipped below root ports the kernel knows to mishandle it (Xeon E5 v3/v4)." },
+	{ "pcie.replay", "a GPU's PCIe replay counter rising", GP_SRC_NVML, 0, check_replay,
+	  "Reads each GPU's PCIe replay counter (NVML) twice while gathering the GPU facts. Warning when it rose "
+	  "between the two reads (the link retransmits now). A steady count is ok: replays happen now and then on "
+	  "a sound link. Offline it uses the recorded counter; snapshots without one skip it." },
+};
+
+GP_DOCTOR_FAMILY(gp_doctor_fam_pcie, "pcie", "PCIe links", checks);

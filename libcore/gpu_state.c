@@ -1,0 +1,256 @@
+/* gpup2p — a GPU's state and health from NVML (persistence, MIG, virtualization, compute mode, ECC
+ * retirement and row remapping, PCIe replays, NVLink state and errors, NVSwitch fabric state), and
+ * its recorded form: numeric keys on the GPU's line of the facts file, so that older readers, which
+ * skip unknown numeric keys, still load it; "na" is a bit mask of the fields the GPU does not support. Every entry point is looked up on its own: a driver that
+ * lacks one leaves that field GP_GPU_NA. The NVML calls are declared from NVML's documented ABI. */
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpup2p/gpu.h"
+
+#define NVML_OK 0
+#define NVML_ERROR_NOT_SUPPORTED 3
+#define NVML_ERROR_FUNCTION_NOT_FOUND 13
+#define NVML_LINKS 18            /* NVML_NVLINK_MAX_LINKS */
+#define NVML_LINK_ERR_COUNTERS 4 /* DL_REPLAY, DL_RECOVERY, DL_CRC_FLIT, DL_CRC_DATA */
+
+typedef int nvml_ret;
+typedef void *nvml_dev;
+
+struct nvml_fabric {             /* nvmlGpuFabricInfo_t */
+	unsigned char cluster_uuid[16];
+	nvml_ret status;
+	unsigned int clique;
+	unsigned char state;
+};
+
+/* The recorded keys. Append only: bit k of the "na" mask stands for keys[k]. */
+static const struct {
+	const char *key;
+	size_t off;
+	int wide;                /* long long */
+} keys[] = {
+#define K(name, field, wide) { name, offsetof(struct gp_gpu_state, field), wide }
+	K("persistence", persistence, 0),     K("mig", mig, 0),
+	K("virt", virt, 0),                   K("compute", compute, 0),
+	K("retired_pending", retired_pending, 0), K("remap_pending", remap_pending, 0),
+	K("remap_failed", remap_failed, 0),   K("replay", replay, 1),
+	K("replay_rise", replay_rise, 1),     K("nvlink_active", nvl_active, 0),
+	K("nvlink_inactive", nvl_inactive, 0), K("nvlink_errors", nvl_errors, 1),
+	K("nvlink_errors_rise", nvl_errors_rise, 1), K("fabric", fabric, 0),
+	K("fabric_status", fabric_status, 0),
+#undef K
+};
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+static long long get(const struct gp_gpu_state *s, size_t k)
+{
+	const char *p = (const char *)s + keys[k].off;
+
+	return keys[k].wide ? *(const long long *)(const void *)p : *(const int *)(const void *)p;
+}
+
+static void put(struct gp_gpu_state *s, size_t k, long long v)
+{
+	char *p = (char *)s + keys[k].off;
+
+	if (keys[k].wide)
+		*(long long *)(void *)p = v;
+	else
+		*(int *)(void *)p = (int)v;
+}
+
+void gp_gpu_state_init(struct gp_gpu_state *s)
+{
+	for (size_t k = 0; k < NKEYS; k++)
+		put(s, k, GP_GPU_UNKNOWN);
+}
+
+int gp_gpu_state_key(struct gp_gpu_state *s, const char *key, uint64_t v)
+{
+	if (!strcmp(key, "na")) { /* the fields this GPU does not support, bit k for keys[k] */
+		for (size_t k = 0; k < NKEYS; k++)
+			if (v & (1ULL << k))
+				put(s, k, GP_GPU_NA);
+		return 1;
+	}
+	for (size_t k = 0; k < NKEYS; k++) {
+		if (strcmp(keys[k].key, key))
+			continue;
+		if (v <= (keys[k].wide ? (uint64_t)INT64_MAX : (uint64_t)INT32_MAX))
+			put(s, k, (long long)v);
+		return 1;
+	}
+	return 0;
+}
+
+void gp_gpu_state_write(const struct gp_gpu_state *s, FILE *out)
+{
+	uint64_t na = 0;
+
+	for (size_t k = 0; k < NKEYS; k++) {
+		if (get(s, k) >= 0)
+			fprintf(out, " %s=%lld", keys[k].key, get(s, k));
+		else if (get(s, k) == GP_GPU_NA)
+			na |= 1ULL << k;
+	}
+	if (na)
+		fprintf(out, " na=%" PRIu64, na);
+}
+
+/* The value of a call's answer: v when it succeeded, GP_GPU_NA when the GPU or driver does not
+ * support it, GP_GPU_UNKNOWN on any other failure. Call it with rc saved first: the order in which
+ * a function's arguments are evaluated is unspecified, so answer(call(&v), v) may read v too early. */
+static long long answer(nvml_ret rc, long long v)
+{
+	if (rc == NVML_OK)
+		return v;
+	return rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND ? GP_GPU_NA : GP_GPU_UNKNOWN;
+}
+
+struct api {
+	nvml_ret (*persistence)(nvml_dev, int *);
+	nvml_ret (*mig)(nvml_dev, unsigned *, unsigned *);
+	nvml_ret (*virt)(nvml_dev, int *);
+	nvml_ret (*compute)(nvml_dev, int *);
+	nvml_ret (*retired_pending)(nvml_dev, int *);
+	nvml_ret (*remapped)(nvml_dev, unsigned *, unsigned *, unsigned *, unsigned *);
+	nvml_ret (*replay)(nvml_dev, unsigned *);
+	nvml_ret (*link_state)(nvml_dev, unsigned, int *);
+	nvml_ret (*link_errors)(nvml_dev, unsigned, int, unsigned long long *);
+	nvml_ret (*fabric)(nvml_dev, struct nvml_fabric *);
+};
+
+static void load(void *lib, struct api *a)
+{
+	*(void **)&a->persistence = dlsym(lib, "nvmlDeviceGetPersistenceMode");
+	*(void **)&a->mig = dlsym(lib, "nvmlDeviceGetMigMode");
+	*(void **)&a->virt = dlsym(lib, "nvmlDeviceGetVirtualizationMode");
+	*(void **)&a->compute = dlsym(lib, "nvmlDeviceGetComputeMode");
+	*(void **)&a->retired_pending = dlsym(lib, "nvmlDeviceGetRetiredPagesPendingStatus");
+	*(void **)&a->remapped = dlsym(lib, "nvmlDeviceGetRemappedRows");
+	*(void **)&a->replay = dlsym(lib, "nvmlDeviceGetPcieReplayCounter");
+	*(void **)&a->link_state = dlsym(lib, "nvmlDeviceGetNvLinkState");
+	*(void **)&a->link_errors = dlsym(lib, "nvmlDeviceGetNvLinkErrorCounter");
+	*(void **)&a->fabric = dlsym(lib, "nvmlDeviceGetGpuFabricInfo");
+}
+
+static long long read_replay(const struct api *a, nvml_dev dev)
+{
+	unsigned v = 0;
+	nvml_ret rc;
+
+	if (!a->replay)
+		return GP_GPU_NA;
+	rc = a->replay(dev, &v);
+	return answer(rc, v);
+}
+
+/* One int-valued query (an enum or a flag): its answer, or GP_GPU_NA when the library lacks it. */
+static int read_int(nvml_ret (*fn)(nvml_dev, int *), nvml_dev dev)
+{
+	int v = 0;
+	nvml_ret rc;
+
+	if (!fn)
+		return GP_GPU_NA;
+	rc = fn(dev, &v);
+	return (int)answer(rc, v);
+}
+
+/* NVLink states into s (active, inactive); active[l] set for the links that are up. */
+static void read_links(const struct api *a, nvml_dev dev, struct gp_gpu_state *s, int *active)
+{
+	int up = 0, down = 0, any = 0, failed = 0;
+
+	for (unsigned l = 0; l < NVML_LINKS; l++) {
+		int st = 0;
+		nvml_ret rc = a->link_state ? a->link_state(dev, l, &st) : NVML_ERROR_FUNCTION_NOT_FOUND;
+
+		active[l] = rc == NVML_OK && st == 1;
+		if (rc == NVML_OK) {
+			any = 1;
+			up += st == 1;
+			down += st != 1;
+		} else if (rc != NVML_ERROR_NOT_SUPPORTED && rc != NVML_ERROR_FUNCTION_NOT_FOUND && rc != 2) {
+			failed = 1; /* 2: NVML_ERROR_INVALID_ARGUMENT, a link number beyond the GPU's */
+		}
+	}
+	s->nvl_active = any ? up : failed ? GP_GPU_UNKNOWN : GP_GPU_NA;
+	s->nvl_inactive = any ? down : s->nvl_active;
+}
+
+/* The sum of the error counters of the active links; GP_GPU_NA when none can be read. */
+static long long read_link_errors(const struct api *a, nvml_dev dev, const int *active)
+{
+	long long sum = GP_GPU_NA;
+
+	for (unsigned l = 0; a->link_errors && l < NVML_LINKS; l++) {
+		for (int k = 0; active[l] && k < NVML_LINK_ERR_COUNTERS; k++) {
+			unsigned long long v = 0;
+			nvml_ret rc = a->link_errors(dev, l, k, &v);
+
+			if (rc == NVML_OK)
+				sum = (sum < 0 ? 0 : sum) + (long long)(v & INT64_MAX);
+			else if (rc != NVML_ERROR_NOT_SUPPORTED && sum == GP_GPU_NA)
+				sum = GP_GPU_UNKNOWN;
+		}
+	}
+	return sum;
+}
+
+void gp_gpu_nvml_state(void *lib, void *dev, struct gp_gpu_state *s)
+{
+	struct api a;
+	struct nvml_fabric fab;
+	unsigned cur = 0, pend = 0, corr = 0, unc = 0, rpend = 0, rfail = 0;
+	int active[NVML_LINKS];
+	long long replay2, err2;
+
+	gp_gpu_state_init(s);
+	load(lib, &a);
+	/* The counters first; read again at the end: a rise between the two reads is a link erring now. */
+	s->replay = read_replay(&a, dev);
+	read_links(&a, dev, s, active);
+	s->nvl_errors = s->nvl_active > 0 ? read_link_errors(&a, dev, active) : GP_GPU_NA;
+	s->persistence = read_int(a.persistence, dev);
+	s->virt = read_int(a.virt, dev);
+	s->compute = read_int(a.compute, dev);
+	s->retired_pending = read_int(a.retired_pending, dev);
+	if (a.mig) {
+		nvml_ret rc = a.mig(dev, &cur, &pend);
+
+		s->mig = (int)answer(rc, cur);
+	} else {
+		s->mig = GP_GPU_NA;
+	}
+	if (a.remapped) {
+		nvml_ret rc = a.remapped(dev, &corr, &unc, &rpend, &rfail);
+
+		s->remap_pending = (int)answer(rc, rpend != 0);
+		s->remap_failed = (int)answer(rc, rfail != 0);
+	} else {
+		s->remap_pending = s->remap_failed = GP_GPU_NA;
+	}
+	memset(&fab, 0, sizeof(fab));
+	if (a.fabric) {
+		nvml_ret rc = a.fabric(dev, &fab);
+
+		s->fabric = (int)answer(rc, fab.state);
+		s->fabric_status = rc == NVML_OK && fab.state == 3 ? (fab.status >= 0 ? fab.status : GP_GPU_UNKNOWN)
+								   : GP_GPU_NA;
+	} else {
+		s->fabric = s->fabric_status = GP_GPU_NA;
+	}
+	replay2 = read_replay(&a, dev);
+	s->replay_rise = s->replay >= 0 && replay2 >= 0 ? (replay2 > s->replay ? replay2 - s->replay : 0) : s->replay;
+	if (replay2 >= 0)
+		s->replay = replay2;
+	err2 = s->nvl_errors > 0 ? read_link_errors(&a, dev, active) : s->nvl_errors;
+	s->nvl_errors_rise = s->nvl_errors >= 0 && err2 >= 0 ? (err2 > s->nvl_errors ? err2 - s->nvl_errors : 0)
+							     : s->nvl_errors;
+	if (err2 >= 0)
+		s->nvl_errors = err2;
+}

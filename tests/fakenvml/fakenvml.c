@@ -1,0 +1,100 @@
+/* A test double of the NVML entry points libcore/gpu_state.c reads (tests only, never installed). Two
+ * devices, by handle: (void *)1 answers every call, each with a value of its own (so that an answer
+ * read from the wrong variable shows), its counters rising between two reads; (void *)2 supports
+ * nothing (NVML_ERROR_NOT_SUPPORTED) except persistence mode, which fails (NVML_ERROR_UNKNOWN).
+ * nvmlDeviceGetRetiredPagesPendingStatus is not exported: the library of a driver that lacks it. */
+#include <string.h>
+
+#define EXPORT __attribute__((visibility("default")))
+#define OK 0
+#define INVALID_ARGUMENT 2
+#define NOT_SUPPORTED 3
+#define UNKNOWN 999
+
+struct fabric { unsigned char uuid[16]; int status; unsigned clique; unsigned char state; };
+
+static int full(const void *dev) { return dev == (const void *)1; }
+
+EXPORT int nvmlDeviceGetPersistenceMode(void *dev, int *v)
+{
+	if (!full(dev))
+		return UNKNOWN;
+	*v = 1;
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetMigMode(void *dev, unsigned *cur, unsigned *pend)
+{
+	(void)dev;
+	*cur = 5; /* never read: MIG is not supported */
+	*pend = 5;
+	return NOT_SUPPORTED;
+}
+
+EXPORT int nvmlDeviceGetVirtualizationMode(void *dev, int *v)
+{
+	*v = 2; /* vGPU guest */
+	return full(dev) ? OK : NOT_SUPPORTED;
+}
+
+EXPORT int nvmlDeviceGetComputeMode(void *dev, int *v)
+{
+	*v = 3; /* exclusive process */
+	return full(dev) ? OK : NOT_SUPPORTED;
+}
+
+EXPORT int nvmlDeviceGetRemappedRows(void *dev, unsigned *corr, unsigned *unc, unsigned *pending, unsigned *failed)
+{
+	*corr = 4;
+	*unc = 1;
+	*pending = 1;
+	*failed = 0;
+	return full(dev) ? OK : NOT_SUPPORTED;
+}
+
+/* 7 on the first read, 9 on the second, ... */
+EXPORT int nvmlDeviceGetPcieReplayCounter(void *dev, unsigned *v)
+{
+	static unsigned n = 5;
+
+	if (!full(dev))
+		return NOT_SUPPORTED;
+	*v = n += 2;
+	return OK;
+}
+
+/* Links 0-11 up, 12-15 down, none beyond 15. */
+EXPORT int nvmlDeviceGetNvLinkState(void *dev, unsigned link, int *active)
+{
+	if (!full(dev))
+		return NOT_SUPPORTED;
+	if (link > 15)
+		return INVALID_ARGUMENT;
+	*active = link < 12;
+	return OK;
+}
+
+/* Link 3's replay counter counts the passes over the links (1, then 2); CRC flit counters are not
+ * supported; every other counter is 0. */
+EXPORT int nvmlDeviceGetNvLinkErrorCounter(void *dev, unsigned link, int counter, unsigned long long *v)
+{
+	static unsigned long long pass;
+
+	if (!full(dev) || counter == 2)
+		return NOT_SUPPORTED;
+	if (link == 0 && counter == 0)
+		pass++;
+	*v = link == 3 && counter == 0 ? pass : 0;
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetGpuFabricInfo(void *dev, struct fabric *f)
+{
+	memset(f, 0, sizeof(*f));
+	if (!full(dev))
+		return NOT_SUPPORTED;
+	f->state = 3;  /* completed */
+	f->status = 0; /* success */
+	f->clique = 7;
+	return OK;
+}
