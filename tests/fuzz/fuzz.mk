@@ -14,6 +14,6 @@ $(FUZZ_BIN): $(LIB_SRC) $(CLI_SRC) $(wildcard libcore/include/gpup2p/*.h) $(wild
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz CFLAGS="$(FUZZ_SAN)" $(FUZZ_BIN)
 
 fuzz: $(FUZZ_BIN) fixtures
-	@BUILD=$(BUILD) bash tests/cli/test_fuzz.sh
+	python3 tests/fuzz/fuzz.py --bin $(FUZZ_BIN) --fixtures $(BUILD)/fixtures --replay tests/fuzz/regress/*.json
 	nice -n 10 python3 tests/fuzz/fuzz.py --bin $(FUZZ_BIN) --fixtures $(BUILD)/fixtures --time $(FUZZ_TIME) \
 		--seed $(FUZZ_SEED) --findings $(BUILD)/fuzz/findings --pending tests/fuzz/pending
