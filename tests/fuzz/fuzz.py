@@ -53,11 +53,13 @@ def scratch():
 
 class Runner:
     def __init__(self, args):
-        self.bin = os.path.abspath(args.bin)
         self.fixtures = os.path.abspath(args.fixtures)
         self.timeout = args.timeout
         self.work = tempfile.mkdtemp(prefix="gpup2p-fuzz.", dir=scratch())
         os.chmod(self.work, 0o755)  # acs commands run as nobody when we are root
+        # ... and nobody cannot reach a checkout under a 0700 directory (/root, mktemp -d): run copies
+        self.bin = os.path.join(self.work, "gpup2p")
+        shutil.copy2(os.path.abspath(args.bin), self.bin)
         self.decoy = os.path.join(self.work, "outside", "decoy")
         os.makedirs(os.path.dirname(self.decoy))
         self.env = dict(os.environ, NO_COLOR="1", LC_ALL="C",
@@ -65,7 +67,8 @@ class Runner:
                         UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=99")
         self.env.pop("GPUP2P_ROOT", None)
         ids = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "pci.ids")
-        self.env["GPUP2P_PCI_IDS"] = os.path.abspath(ids)
+        self.env["GPUP2P_PCI_IDS"] = os.path.join(self.work, "pci.ids")
+        shutil.copy2(os.path.abspath(ids), self.env["GPUP2P_PCI_IDS"])
         self.runs = 0
 
     def close(self):
