@@ -66,7 +66,7 @@ static int by_bdf(const void *a, const void *b)
 	return strcmp(((const struct gp_cuda_gpu *)a)->bdf, ((const struct gp_cuda_gpu *)b)->bdf);
 }
 
-int gp_cuda_open(struct gp_cuda *c, struct gp_err *e)
+int gp_cuda_list(struct gp_cuda *c, struct gp_err *e)
 {
 	int n, rc;
 
@@ -114,10 +114,20 @@ int gp_cuda_open(struct gp_cuda *c, struct gp_err *e)
 	}
 	c->n = n;
 	qsort(c->gpu, (size_t)n, sizeof(c->gpu[0]), by_bdf);
-	for (int i = 0; i < n; i++) {
-		gp_cu_context ctx;
-		gp_cu_result r = cu.p_cuDevicePrimaryCtxRetain(&ctx, c->gpu[i].ordinal);
+	return 0;
+}
 
+int gp_cuda_retain(struct gp_cuda *c, struct gp_err *e)
+{
+	int rc;
+
+	for (int i = 0; i < c->n; i++) {
+		gp_cu_context ctx;
+		gp_cu_result r;
+
+		if (c->gpu[i].ctx)
+			continue;
+		r = cu.p_cuDevicePrimaryCtxRetain(&ctx, c->gpu[i].ordinal);
 		if (r != GP_CUDA_SUCCESS) {
 			rc = cu_fail(e, "cuDevicePrimaryCtxRetain", r);
 			gp_cuda_close(c);
@@ -126,6 +136,13 @@ int gp_cuda_open(struct gp_cuda *c, struct gp_err *e)
 		c->gpu[i].ctx = ctx;
 	}
 	return 0;
+}
+
+int gp_cuda_open(struct gp_cuda *c, struct gp_err *e)
+{
+	int rc = gp_cuda_list(c, e);
+
+	return rc ? rc : gp_cuda_retain(c, e);
 }
 
 int gp_cuda_scratch(struct gp_cuda *c, size_t n, void **p, struct gp_err *e)

@@ -51,6 +51,12 @@ void gp_cuda_probe(struct gp_cuda_probe *p);
  * any failing call ⇒ GP_E_FAIL naming it and its CUDA error. */
 int gp_cuda_open(struct gp_cuda *c, struct gp_err *e);
 
+/* gp_cuda_open in two steps: gp_cuda_list loads libcuda, calls cuInit and lists the GPUs in PCI bus
+ * order without creating a context (enough for gp_cuda_can_peer; errors as gp_cuda_open);
+ * gp_cuda_retain then retains the primary contexts the other calls need (GP_E_FAIL, the session closed). */
+int gp_cuda_list(struct gp_cuda *c, struct gp_err *e);
+int gp_cuda_retain(struct gp_cuda *c, struct gp_err *e);
+
 /* Disable what was enabled, release the contexts, unload the library. */
 void gp_cuda_close(struct gp_cuda *c);
 
