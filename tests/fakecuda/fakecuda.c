@@ -4,7 +4,9 @@
  *
  * Controls (environment):
  *   FAKECUDA_GPUS=N        number of GPUs (default 2; 0 = cuInit says CUDA_ERROR_NO_DEVICE)
- *   FAKECUDA_NOPEER=1      cuDeviceCanAccessPeer says no
+ *   FAKECUDA_BUSIDS=BDF,.. the GPUs' PCI addresses, device 0 first (sets their number too); default:
+ *                          0000:N0:00.0 ... 0000:10:00.0 (reverse bus order)
+ *   FAKECUDA_NOPEER=1      cuDeviceCanAccessPeer says no; =S:D[,S:D...] no from device S to D only
  *   FAKECUDA_CORRUPT=KIND  flip byte 4097 (or the last byte) of every copy of KIND: h2d, d2h, d2d, peer
  *   FAKECUDA_CORRUPT_NTH=N only the Nth copy of KIND (counting from 1, every copy of that kind)
  *   FAKECUDA_PEER_GBPS=S:D=R[,S:D=R...]  peer copies with access from CUDA device S to D at R GB/s
@@ -47,10 +49,24 @@ static struct fctx *current;
 static int peer_on[MAXG][MAXG];
 static int inited;
 
+/* FAKECUDA_BUSIDS entry d (12 characters each, comma separated), or NULL. */
+static const char *busid(int d)
+{
+	const char *s = getenv("FAKECUDA_BUSIDS");
+
+	for (; s && *s && d > 0; d--)
+		s = strchr(s, ',') ? strchr(s, ',') + 1 : NULL;
+	return s && *s ? s : NULL;
+}
+
 static int ngpus(void)
 {
 	const char *s = getenv("FAKECUDA_GPUS");
 	int n = s ? atoi(s) : 2;
+
+	if (busid(0))
+		for (n = 1; busid(n); n++)
+			;
 
 	return n < 0 ? 0 : n > MAXG ? MAXG : n;
 }
@@ -195,15 +211,26 @@ EXPORT gp_cu_result cuDeviceGetName(char *name, int len, gp_cu_device d)
 /* Listed in reverse bus order, so that gpup2p's PCI ordering is exercised. */
 EXPORT gp_cu_result cuDeviceGetPCIBusId(char *id, int len, gp_cu_device d)
 {
-	snprintf(id, (size_t)len, "0000:%02X:00.0", 0x10 * (ngpus() - (int)d));
+	const char *b = busid((int)d);
+
+	if (b)
+		snprintf(id, (size_t)len, "%.12s", b);
+	else
+		snprintf(id, (size_t)len, "0000:%02X:00.0", 0x10 * (ngpus() - (int)d));
 	return GP_CUDA_SUCCESS;
 }
 
 EXPORT gp_cu_result cuDeviceCanAccessPeer(int *ok, gp_cu_device a, gp_cu_device b)
 {
 	const char *s = getenv("FAKECUDA_NOPEER");
+	int x, y, no = s && !strcmp(s, "1");
 
-	*ok = a != b && !(s && *s == '1');
+	while (s && !no && sscanf(s, "%d:%d", &x, &y) == 2) {
+		no = x == (int)a && y == (int)b;
+		s = strchr(s, ',');
+		s = s ? s + 1 : NULL;
+	}
+	*ok = a != b && !no;
 	return GP_CUDA_SUCCESS;
 }
 

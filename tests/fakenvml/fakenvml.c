@@ -2,7 +2,12 @@
  * devices, by handle: (void *)1 answers every call, each with a value of its own (so that an answer
  * read from the wrong variable shows), its counters rising between two reads; (void *)2 supports
  * nothing (NVML_ERROR_NOT_SUPPORTED) except persistence mode, which fails (NVML_ERROR_UNKNOWN).
- * nvmlDeviceGetRetiredPagesPendingStatus is not exported: the library of a driver that lacks it. */
+ * nvmlDeviceGetRetiredPagesPendingStatus is not exported: the library of a driver that lacks it.
+ * P2P status (libcore/gpu_p2p.c, through GPUP2P_LIBNVML): a handle for any PCI bus id; every pair
+ * answers FAKENVML_P2P (default 0, OK) for read, write and atomics, FAKENVML_P2P_NVLINK (default 5,
+ * not supported) for NVLink. */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -96,5 +101,33 @@ EXPORT int nvmlDeviceGetGpuFabricInfo(void *dev, struct fabric *f)
 	f->state = 3;  /* completed */
 	f->status = 0; /* success */
 	f->clique = 7;
+	return OK;
+}
+
+EXPORT int nvmlInit_v2(void) { return OK; }
+EXPORT int nvmlShutdown(void) { return OK; }
+EXPORT const char *nvmlErrorString(int r) { return r == OK ? "Success" : "Fake error"; }
+
+/* Handles 16, 17, ...: one per bus id asked for (never 1 or 2, the handles above). */
+EXPORT int nvmlDeviceGetHandleByPciBusId_v2(const char *bus, void **dev)
+{
+	static char seen[64][32];
+
+	for (uintptr_t i = 0; i < 64; i++)
+		if (!seen[i][0] || !strcmp(seen[i], bus)) {
+			strncpy(seen[i], bus, sizeof(seen[i]) - 1);
+			*dev = (void *)(16 + i);
+			return OK;
+		}
+	return UNKNOWN;
+}
+
+EXPORT int nvmlDeviceGetP2PStatus(void *a, void *b, int cap, int *status)
+{
+	const char *s = getenv(cap == 2 ? "FAKENVML_P2P_NVLINK" : "FAKENVML_P2P");
+
+	if (a == b || cap < 0 || cap > 4)
+		return INVALID_ARGUMENT;
+	*status = s ? atoi(s) : cap == 2 ? 5 : 0;
 	return OK;
 }
