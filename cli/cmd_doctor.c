@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "gpup2p/doctor.h"
@@ -15,13 +16,16 @@ void help_doctor(FILE *f)
 		"       gpup2p doctor --explain ID|FAMILY\n\n"
 		"Checks this machine (or, with --root DIR, a snapshot) for what breaks or slows GPU peer-to-peer and\n"
 		"GPUDirect: the NVIDIA driver, the GPUs' state (NVML), BARs, the IOMMU, PCIe links, GPU and NIC\n"
-		"placement, NUMA, NVLink, peer-memory modules, gpup2p.ko, process limits.\n"
+		"placement, NUMA, NVLink, P2P as CUDA and NVML see it, peer-memory modules, gpup2p.ko, process\n"
+		"limits.\n"
 		"Each finding names its subject (BDF, module, file), the evidence and one fix. Severities: error,\n"
 		"warning, info, ok, unknown (the source could not be read: says why), skipped (does not apply, or\n"
 		"live only under --root).\n\n"
 		"  --only LIST     run only these checks: comma list of ids (bar.small), families (bar) or bar.*\n"
 		"  --skip LIST     leave these out (same syntax)\n"
-		"  --active        also run the active checks (they move data; none in this build yet)\n"
+		"  --active        also run the active checks: copy between every GPU pair and between host and each\n"
+		"                  GPU, checking every byte (p2p.verify), and time the copies against the link's\n"
+		"                  rate (p2p.bandwidth); live only, progress on stderr when it is a terminal\n"
 		"  --strict        count unknown findings as warnings (exit 1)\n"
 		"  --list          every check: id, family, kind, sources, title\n"
 		"  --explain ID    what a check (or every check of a family) reads, when it alarms, the fix\n"
@@ -39,6 +43,14 @@ struct doc_opts {
 
 static const char *const sev_title[GP_SEV_N] = { "errors", "warnings", "info", "ok", "unknown", "skipped" };
 static const char *const sev_sgr[GP_SEV_N] = { "\033[1;31m", "\033[1;33m", "\033[36m", "\033[32m", "\033[35m", "\033[2m" };
+
+/* --active on a terminal: what is being copied now, on one line of stderr. */
+static void progress(void *arg, const char *what)
+{
+	(void)arg;
+	fprintf(stderr, "\r\033[K%s", what ? what : "");
+	fflush(stderr);
+}
 
 /* Print s wrapped at width, each line after the first indented by ind. */
 static void print_wrapped(const char *s, int ind, int width)
@@ -193,8 +205,6 @@ static void print_table(struct cli *c, struct gp_doctor_ctx *d, const struct doc
 		printf("NVML: %s%s%s; CUDA: %s\n", d->src.nvml ? "available" : "not available (",
 		       d->src.nvml ? (d->facts->driver[0] ? ", driver " : "") : d->src.nvml_why,
 		       d->src.nvml ? d->facts->driver : ")", d->src.cuda ? "loaded" : d->src.cuda_why);
-		if (o->active)
-			printf("--active: no active check is implemented in this build\n");
 	}
 	for (size_t g = 0; g < sizeof(order) / sizeof(order[0]); g++) {
 		enum gp_sev s = order[g];
@@ -387,7 +397,12 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 	}
 	gp_doctor_proc_read(&d);
 	d.active = o.active;
-	if (gp_doctor_run(&d, on, &e)) {
+	if (o.active && !c->quiet && isatty(STDERR_FILENO))
+		d.progress = progress;
+	rc = gp_doctor_run(&d, on, &e);
+	if (d.progress)
+		progress(NULL, NULL);
+	if (rc) {
 		rc = cli_fail(&e);
 	} else {
 		gp_doctor_summary(&d.out, sum);

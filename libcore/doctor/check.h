@@ -13,7 +13,7 @@
 /* The families (one file each). */
 extern const struct gp_doctor_family gp_doctor_fam_driver, gp_doctor_fam_gpu, gp_doctor_fam_bar,
 	gp_doctor_fam_iommu, gp_doctor_fam_pcie, gp_doctor_fam_topo, gp_doctor_fam_numa, gp_doctor_fam_nvlink,
-	gp_doctor_fam_peermem, gp_doctor_fam_kmod, gp_doctor_fam_limits;
+	gp_doctor_fam_p2p, gp_doctor_fam_peermem, gp_doctor_fam_kmod, gp_doctor_fam_limits;
 
 /* Add a finding of the check being run (c->cur). Returns it, or NULL when out of memory (the
  * gp_finding_* helpers accept NULL). */
@@ -42,6 +42,9 @@ void gp_doctor_check_version(struct gp_doctor_ctx *c);
 void gp_doctor_check_persistence(struct gp_doctor_ctx *c);
 void gp_doctor_check_cuda_init(struct gp_doctor_ctx *c);
 void gp_doctor_check_fabric(struct gp_doctor_ctx *c);
+
+/* Release the p2p checks' CUDA session (doctor/p2p.c); called by gp_doctor_ctx_free. */
+void gp_doctor_p2p_free(struct gp_doctor_ctx *c);
 
 /* --- system files (doctor/sys.c) ------------------------------------------------------------- */
 
@@ -89,6 +92,10 @@ void gp_doctor_sys_free(struct gp_doctor_ctx *c);
 
 /* The PCI function of topology entry i. */
 const struct gp_pci_dev *gp_doctor_dev(const struct gp_doctor_ctx *c, int i);
+
+/* The link above PCI function idx (index in c->pci->devs): the most both ends support, from their
+ * maximum speed (GT/s) and width; 0 where unknown. */
+void gp_doctor_link_best(const struct gp_doctor_ctx *c, int idx, double *gts, int *width);
 
 /* 1 when some NIC is on the GPU's host bridge or closer (PIX, PXB, PHB); matrix index g. */
 int gp_doctor_nic_near(const struct gp_doctor_ctx *c, int g);

@@ -46,8 +46,8 @@ static const char *role(const struct gp_doctor_ctx *c, int idx)
 	return t ? t->name : gp_pci_port_name(c->pci->devs[idx].port_type);
 }
 
-/* The link above function idx: the most either end supports, from both ends' maximum. */
-static void link_best(const struct gp_doctor_ctx *c, int idx, double *gts, int *width)
+/* The link above function idx (in check.h). */
+void gp_doctor_link_best(const struct gp_doctor_ctx *c, int idx, double *gts, int *width)
 {
 	const struct gp_pci_dev *d = &c->pci->devs[idx];
 	const struct gp_pci_dev *up = d->parent >= 0 ? &c->pci->devs[d->parent] : NULL;
@@ -97,7 +97,7 @@ static void each_link(struct gp_doctor_ctx *c, int speed, void (*one)(struct gp_
 	for (int k = 0; k < n; k++) {
 		const struct gp_pci_dev *d = &c->pci->devs[idx[k]];
 
-		link_best(c, idx[k], &best_s, &best_w);
+		gp_doctor_link_best(c, idx[k], &best_s, &best_w);
 		if (speed ? d->cur_gts <= 0 || best_s <= 0 : !d->cur_width || !best_w)
 			append(none, sizeof(none), d->bdf);
 		else

@@ -12,7 +12,7 @@
 /* Add a family: one file in libcore/doctor/ and one line here. */
 const struct gp_doctor_family *const gp_doctor_families[] = {
 	&gp_doctor_fam_driver, &gp_doctor_fam_gpu, &gp_doctor_fam_bar, &gp_doctor_fam_iommu, &gp_doctor_fam_pcie,
-	&gp_doctor_fam_topo, &gp_doctor_fam_numa, &gp_doctor_fam_nvlink, &gp_doctor_fam_peermem,
+	&gp_doctor_fam_topo, &gp_doctor_fam_numa, &gp_doctor_fam_nvlink, &gp_doctor_fam_p2p, &gp_doctor_fam_peermem,
 	&gp_doctor_fam_kmod, &gp_doctor_fam_limits,
 };
 const int gp_doctor_nfamilies = (int)(sizeof(gp_doctor_families) / sizeof(gp_doctor_families[0]));
@@ -165,6 +165,7 @@ void gp_doctor_ctx_free(struct gp_doctor_ctx *c)
 	c->bar = NULL;
 	free(c->cuda_probe);
 	c->cuda_probe = NULL;
+	gp_doctor_p2p_free(c);
 	gp_findings_free(&c->out);
 	gp_doctor_sys_free(c);
 }
@@ -181,7 +182,8 @@ int gp_doctor_run(struct gp_doctor_ctx *c, const unsigned char *on, struct gp_er
 			continue;
 		c->cur = k;
 		if (k->active && !c->active)
-			gp_doctor_add(c, GP_SEV_SKIPPED, "system", "an active check (moves data): run with --active");
+			gp_doctor_add(c, GP_SEV_SKIPPED, "system", "not requested: an active check (moves data); "
+				      "gpup2p doctor --active runs it");
 		else if ((k->sources & GP_SRC_LIVE_ONLY) && !c->root->live)
 			gp_doctor_add(c, GP_SEV_SKIPPED, "system", "live only: not available under --root %s", c->root->dir);
 		else

@@ -8,6 +8,7 @@
 
 #include "doctor/check.h"
 #include "fx.h"
+#include "p2p_env.h"
 
 enum want { FIRE, QUIET };
 
@@ -57,6 +58,7 @@ static void cuda_lib(const char *lib, const char *gpus)
 	else
 		unsetenv("FAKECUDA_GPUS");
 	unsetenv("CUDA_VISIBLE_DEVICES");
+	unit_p2p_env(NULL, NULL, NULL, NULL, NULL);
 }
 
 static void cuda_ok(struct fx *x, struct gp_doctor_ctx *c)
@@ -76,6 +78,25 @@ static void cuda_missing(struct fx *x, struct gp_doctor_ctx *c)
 	live(x, c);
 	cuda_lib("/nonexistent/libcuda.so.1", NULL);
 }
+
+/* p2p: the doubles of libcuda (the fixture's GPUs, FAKECUDA_NOPEER / _CORRUPT / _PEER_GBPS) and NVML
+ * (FAKENVML_P2P: read and write status; FAKENVML_P2P_NVLINK), on a root that pretends to be live. */
+static void p2p(struct fx *x, struct gp_doctor_ctx *c, const char *nopeer, const char *nvml, const char *nvlink)
+{
+	live(x, c);
+	cuda_lib(NULL, NULL);
+	unit_p2p_env(&x->t, nopeer, nvml, nvlink, NULL);
+}
+static void p2p_yes(struct fx *x, struct gp_doctor_ctx *c) { p2p(x, c, NULL, NULL, NULL); }
+static void p2p_yes_nvl(struct fx *x, struct gp_doctor_ctx *c) { p2p(x, c, NULL, NULL, "0"); }
+static void p2p_no(struct fx *x, struct gp_doctor_ctx *c) { p2p(x, c, "1", NULL, NULL); }
+static void p2p_no_pix(struct fx *x, struct gp_doctor_ctx *c) { p2p(x, c, "2:3,3:2", NULL, NULL); }
+static void p2p_none(struct fx *x, struct gp_doctor_ctx *c) { p2p(x, c, "1", "1", NULL); }
+static void p2p_nvml_no(struct fx *x, struct gp_doctor_ctx *c) { p2p(x, c, NULL, "1", NULL); }
+static void active(struct fx *x, struct gp_doctor_ctx *c) { p2p_yes(x, c); c->active = 1; }
+static void corrupt_peer(struct fx *x, struct gp_doctor_ctx *c) { active(x, c); setenv("FAKECUDA_CORRUPT", "peer", 1); }
+static void corrupt_h2d(struct fx *x, struct gp_doctor_ctx *c) { active(x, c); setenv("FAKECUDA_CORRUPT", "h2d", 1); }
+static void slow_peer(struct fx *x, struct gp_doctor_ctx *c) { active(x, c); setenv("FAKECUDA_PEER_GBPS", "0:1=3", 1); }
 
 #define D(name) "doctor/" name
 static const struct dcase cases[] = {
@@ -223,6 +244,31 @@ static const struct dcase cases[] = {
 	{ "h200x2", NULL, "numa.unknown", QUIET, 0, NULL },                         /* one node */
 	{ D("numa-balancing"), NULL, "numa.balancing", FIRE, GP_SEV_INFO, "kernel.numa_balancing" },
 	{ D("healthy"), NULL, "numa.balancing", QUIET, 0, NULL },
+	/* p2p: live only (libcuda, NVML), through their test doubles */
+	{ D("p2p-pcie"), p2p_yes, "p2p.access", QUIET, 0, NULL },
+	{ D("p2p-acs"), p2p_no_pix, "p2p.access", FIRE, GP_SEV_WARNING, "0000:86:00.0-0000:87:00.0" }, /* PIX */
+	{ D("p2p-pcie"), p2p_no, "p2p.access", FIRE, GP_SEV_WARNING, "0000:83:00.0-0000:86:00.0" },   /* PXB */
+	{ D("p2p-pcie"), p2p_no, "p2p.access", FIRE, GP_SEV_INFO, "0000:01:00.0-0000:83:00.0" },      /* SYS */
+	{ D("iommu-dma"), p2p_no, "p2p.access", FIRE, GP_SEV_WARNING, "0000:13:00.0-0000:14:00.0" }, /* NV18 */
+	{ D("p2p-geforce"), p2p_no, "p2p.access", FIRE, GP_SEV_INFO, "0000:03:00.0-0000:04:00.0" },
+	{ D("p2p-geforce"), p2p_yes, "p2p.access", FIRE, GP_SEV_WARNING, "0000:03:00.0-0000:04:00.0" }, /* 256M, DMA-FQ */
+	{ D("p2p-pcie"), NULL, "p2p.access", FIRE, GP_SEV_SKIPPED, "system" },                        /* offline */
+	{ "nicorder", p2p_yes, "p2p.access", FIRE, GP_SEV_SKIPPED, "system" },                        /* one GPU */
+	{ D("p2p-pcie"), p2p_yes, "p2p.nvml_status", QUIET, 0, NULL },
+	{ D("p2p-pcie"), p2p_none, "p2p.nvml_status", QUIET, 0, NULL },     /* both refuse: they agree */
+	{ D("p2p-pcie"), p2p_nvml_no, "p2p.nvml_status", FIRE, GP_SEV_WARNING, "0000:86:00.0-0000:87:00.0" },
+	{ D("p2p-acs"), p2p_no_pix, "p2p.nvml_status", FIRE, GP_SEV_WARNING, "0000:86:00.0-0000:87:00.0" },
+	{ D("healthy"), p2p_yes_nvl, "p2p.nvml_status", QUIET, 0, NULL },
+	{ D("healthy"), p2p_yes, "p2p.nvml_status", FIRE, GP_SEV_WARNING, "0000:13:00.0-0000:14:00.0" }, /* NVLink */
+	{ D("p2p-pcie"), NULL, "p2p.nvml_status", FIRE, GP_SEV_SKIPPED, "system" },
+	{ "workstation", active, "p2p.verify", QUIET, 0, NULL },
+	{ "nicorder", active, "p2p.verify", QUIET, 0, NULL },                   /* one GPU: host<->GPU */
+	{ "workstation", corrupt_peer, "p2p.verify", FIRE, GP_SEV_ERROR, "0000:03:00.0-0000:04:00.0" },
+	{ "workstation", corrupt_h2d, "p2p.verify", FIRE, GP_SEV_ERROR, "0000:03:00.0" },
+	{ "workstation", p2p_yes, "p2p.verify", FIRE, GP_SEV_SKIPPED, "system" },  /* --active not given */
+	{ "workstation", active, "p2p.bandwidth", QUIET, 0, NULL },
+	{ "workstation", slow_peer, "p2p.bandwidth", FIRE, GP_SEV_WARNING, "0000:03:00.0-0000:04:00.0" },
+	{ "workstation", p2p_yes, "p2p.bandwidth", FIRE, GP_SEV_SKIPPED, "system" },
 	/* peermem */
 	{ D("pm-missing"), NULL, "peermem.missing", FIRE, GP_SEV_WARNING, "nvidia_peermem" },
 	{ D("pm-dmabuf"), NULL, "peermem.missing", FIRE, GP_SEV_INFO, "nvidia_peermem" },
@@ -256,11 +302,16 @@ static const struct dcase cases[] = {
 };
 #define NCASES (int)(sizeof(cases) / sizeof(cases[0]))
 
-/* Run every check on a fixture (after setup); findings stay in *c. 0 or -1 (printed). */
-static int run_on(const char *fixture, void (*setup)(struct fx *, struct gp_doctor_ctx *), struct fx *x,
-		  struct gp_doctor_ctx *c)
+/* Run the checks `only` names (NULL: every check) on a fixture (after setup); findings stay in *c.
+ * 0 or -1 (printed). */
+static int run_on(const char *fixture, void (*setup)(struct fx *, struct gp_doctor_ctx *), const char *only,
+		  struct fx *x, struct gp_doctor_ctx *c)
 {
+	static unsigned char on[512];
 	struct gp_err e = { 0 };
+
+	if (gp_doctor_select(on, only, NULL, &e))
+		return -1;
 
 	if (fx_load(x, unit_fixture(fixture), NULL, 0, 0))
 		return -1;
@@ -270,7 +321,7 @@ static int run_on(const char *fixture, void (*setup)(struct fx *, struct gp_doct
 	}
 	if (setup)
 		setup(x, c);
-	if (gp_doctor_run(c, NULL, &e)) {
+	if (gp_doctor_run(c, on, &e)) {
 		gp_doctor_ctx_free(c);
 		fx_unload(x);
 		return -1;
@@ -292,7 +343,7 @@ static void check_case(const struct dcase *k)
 	struct gp_doctor_ctx c;
 	int n = 0, match = 0, ok = 0, alarm = 0;
 
-	if (run_on(k->fixture, k->setup, &x, &c)) {
+	if (run_on(k->fixture, k->setup, k->id, &x, &c)) {
 		CHECK(0, "%s: fixture %s loads", k->id, k->fixture);
 		return;
 	}
@@ -344,7 +395,7 @@ static void healthy(const char *fixture)
 	struct gp_doctor_ctx c;
 	int sum[GP_SEV_N], verdicts = 1;
 
-	if (run_on(fixture, NULL, &x, &c)) {
+	if (run_on(fixture, NULL, NULL, &x, &c)) {
 		CHECK(0, "%s loads", fixture);
 		return;
 	}
@@ -432,7 +483,7 @@ static void selection(void)
 	struct gp_err e = { 0 };
 	int sum[GP_SEV_N] = { 0 };
 
-	CHECK(n >= 25, "the registry holds %d checks", n);
+	CHECK(n >= 25 && n <= 512, "the registry holds %d checks (run_on selects from 512 at most)", n);
 	CHECK(!gp_doctor_select(on, "bar,iommu.mode", "bar.rebar", &e), "--only bar,iommu.mode --skip bar.rebar");
 	for (i = 0; i < n; i++)
 		on_n += on[i];

@@ -36,6 +36,7 @@ enum gp_sev { GP_SEV_ERROR = 0, GP_SEV_WARNING, GP_SEV_INFO, GP_SEV_OK, GP_SEV_U
 struct gp_doctor_ctx;
 struct gp_doctor_check;
 struct gp_cuda_probe;
+struct gp_doctor_p2p;
 
 /* One entry of the registry. A family file exports a table of these. */
 struct gp_doctor_check {
@@ -113,6 +114,9 @@ struct gp_doctor_ctx {
 	struct gp_doctor_sys *sys;   /* lazily loaded system files */
 	struct gp_cuda_probe *cuda_probe; /* libcuda's cuInit, probed on first use (live only) */
 	int active;                  /* --active given */
+	struct gp_doctor_p2p *p2p;   /* the p2p checks' CUDA session and answers (doctor/p2p.c) */
+	void (*progress)(void *arg, const char *what); /* active checks: what is being copied now (NULL: quiet) */
+	void *progress_arg;
 	struct gp_findings out;
 	const struct gp_doctor_check *cur;
 };
