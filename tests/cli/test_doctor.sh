@@ -109,8 +109,13 @@ out=$("$BIN" --root "$D/drv-nouveau" doctor -q)
 ! "$BIN" --root "$D/drv-nouveau" doctor | grep -q $'\033' && ok "NO_COLOR: no escape codes" || nok "colour with NO_COLOR"
 "$BIN" --root "$D/healthy" doctor -v | grep -q "limits.memlock .*live only" && ok "offline: live-only checks skipped" ||
 	nok "live-only under --root"
-out=$("$BIN" --root "$D/healthy" doctor --active)
-grep -q "no active check" <<<"$out" && ok "--active accepted, says none is implemented" || nok "--active: $out"
+out=$("$BIN" --root "$D/healthy" doctor -v --only p2p)
+grep -q "p2p.verify .*not requested" <<<"$out" && grep -q "p2p.access .*live only" <<<"$out" &&
+	ok "without --active: active checks skipped, not requested; offline: p2p.access live only" || nok "p2p: $out"
+out=$("$BIN" --root "$D/healthy" doctor -v --active --only p2p.verify 2>"$tmp/err")
+grep -q "p2p.verify .*live only" <<<"$out" && [ ! -s "$tmp/err" ] &&
+	ok "--active under --root: the active checks are live only, skipped; no progress off a terminal" ||
+	nok "--active offline: $out $(cat "$tmp/err")"
 
 # the real 2x H200 snapshot: a healthy machine, no warning, no error
 tar -C "$tmp" -xzf tests/fixtures/h200x2-live/h200-live.tar.gz
