@@ -86,6 +86,22 @@ static void path_name(const struct gp_doctor_ctx *c, enum gp_xfer_kind k, int a,
 		snprintf(buf, n, "%s->%s", na, c->topo->devs[b].name);
 }
 
+/* Host->GPU and GPU->host of topology GPU i, pinned host memory (seed 0: timed only, not checked);
+ * -1 after a "skipped" finding when CUDA does not see the GPU. */
+static int host_specs(struct gp_doctor_ctx *c, const struct gp_doctor_p2p *s, int i, struct gp_xfer_spec *x,
+		      uint64_t size, int iters, int reps, uint64_t seed)
+{
+	if (s->cu[i] < 0) {
+		gp_doctor_add(c, GP_SEV_SKIPPED, gp_doctor_dev(c, i)->bdf, "%s: not visible to CUDA", c->topo->devs[i].name);
+		return -1;
+	}
+	x[0] = (struct gp_xfer_spec){ .kind = GP_XFER_H2D, .gpu = s->cu[i], .pinned = 1, .size = size, .iters = iters,
+				      .reps = reps, .no_verify = !seed, .seed = seed };
+	x[1] = x[0];
+	x[1].kind = GP_XFER_D2H;
+	return 0;
+}
+
 /* --- p2p.verify -------------------------------------------------------------------------------- */
 
 /* Copy each path (two: both directions of a pair, or host->GPU and GPU->host) and add one finding. */
@@ -143,18 +159,10 @@ void gp_doctor_check_p2p_verify(struct gp_doctor_ctx *c)
 		return;
 	steps = 2 * s->n + s->n * (s->n - 1);
 	for (int i = 0; i < s->n; i++) {
-		struct gp_xfer_spec x[2] = {
-			{ .kind = GP_XFER_H2D, .gpu = s->cu[i], .pinned = 1, .size = VERIFY_SIZE, .iters = 2, .reps = 2,
-			  .seed = 0x7066793270ULL + (uint64_t)i },
-		};
+		struct gp_xfer_spec x[2];
 
-		if (s->cu[i] < 0) {
-			gp_doctor_add(c, GP_SEV_SKIPPED, gp_doctor_dev(c, i)->bdf, "%s: not visible to CUDA",
-				      c->topo->devs[i].name);
+		if (host_specs(c, s, i, x, VERIFY_SIZE, 2, 2, 0x7066793270ULL + (uint64_t)i))
 			continue;
-		}
-		x[1] = x[0];
-		x[1].kind = GP_XFER_D2H;
 		verify_paths(c, gp_doctor_dev(c, i)->bdf, i, i, x, &step, steps);
 	}
 	if (s->n < 2)
@@ -251,19 +259,11 @@ void gp_doctor_check_p2p_bandwidth(struct gp_doctor_ctx *c)
 		for (int b = 0; b < s->n; b++)
 			steps += a == b ? 2 : s->can[a][b] == 1;
 	for (int i = 0; i < s->n; i++) {
-		struct gp_xfer_spec x[2] = {
-			{ .kind = GP_XFER_H2D, .gpu = s->cu[i], .pinned = 1, .size = BW_SIZE, .iters = BW_ITERS,
-			  .reps = BW_REPS, .no_verify = 1 },
-		};
+		struct gp_xfer_spec x[2];
 		double expect = gpu_link(c, i, link, sizeof(link));
 
-		if (s->cu[i] < 0) {
-			gp_doctor_add(c, GP_SEV_SKIPPED, gp_doctor_dev(c, i)->bdf, "%s: not visible to CUDA",
-				      c->topo->devs[i].name);
+		if (host_specs(c, s, i, x, BW_SIZE, BW_ITERS, BW_REPS, 0))
 			continue;
-		}
-		x[1] = x[0];
-		x[1].kind = GP_XFER_D2H;
 		bw_paths(c, gp_doctor_dev(c, i)->bdf, i, i, x, 2, expect, link, &step, steps);
 	}
 	for (int a = 0; a < s->n; a++)
