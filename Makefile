@@ -81,6 +81,13 @@ $(FAKECUDA): tests/fakecuda/fakecuda.c libcore/cuda_drv.h
 	@echo "  CC      $@"
 	@$(CC) -std=c11 -D_GNU_SOURCE -Ilibcore $(CPPFLAGS) $(WARN) $(CFLAGS) -fPIC -shared -fvisibility=hidden \
 		$(LDFLAGS) -o $@ $<
+# ... and one whose driver exports dma-bufs (doctor's driver.version probe, tests/unit/test_doctor.c).
+FAKECUDA_DMABUF = $(BUILD)/tests/fakecuda-dmabuf/libcuda.so.1
+$(FAKECUDA_DMABUF): tests/fakecuda/fakecuda.c libcore/cuda_drv.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) -std=c11 -D_GNU_SOURCE -DFAKECUDA_DMABUF -Ilibcore $(CPPFLAGS) $(WARN) $(CFLAGS) -fPIC -shared \
+		-fvisibility=hidden $(LDFLAGS) -o $@ $<
 
 -include tests/fuzz/fuzz.mk
 
@@ -108,7 +115,7 @@ check:
 	@bash tests/deps.sh
 	@$(MAKE) --no-print-directory check-only
 
-check-only: $(BIN) $(UNIT_BIN) $(FAKECUDA) $(FAKENVML) $(FUZZ_BIN) fixtures
+check-only: $(BIN) $(UNIT_BIN) $(FAKECUDA) $(FAKECUDA_DMABUF) $(FAKENVML) $(FUZZ_BIN) fixtures
 	@BUILD=$(BUILD) bash tests/run.sh
 
 # The QEMU guest harness (tests/vm): Debian's kernel under software emulation, topo/bar/acs against

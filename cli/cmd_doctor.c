@@ -11,7 +11,7 @@
 void help_doctor(FILE *f)
 {
 	fprintf(f,
-		"usage: gpup2p doctor [--only LIST] [--skip LIST] [--active] [--strict] [-q] [-v] [--json]\n"
+		"usage: gpup2p doctor [--only LIST] [--skip LIST] [--active] [--kmsg] [--strict] [-q] [-v] [--json]\n"
 		"       gpup2p doctor --list [--only LIST] [--skip LIST] [--json]\n"
 		"       gpup2p doctor --explain ID|FAMILY\n\n"
 		"Checks this machine (or, with --root DIR, a snapshot) for what breaks or slows GPU peer-to-peer and\n"
@@ -26,6 +26,7 @@ void help_doctor(FILE *f)
 		"  --active        also run the active checks: copy between every GPU pair and between host and each\n"
 		"                  GPU, checking every byte (p2p.verify), and time the copies against the link's\n"
 		"                  rate (p2p.bandwidth); live only, progress on stderr when it is a terminal\n"
+		"  --kmsg          also read the kernel log for Xid events (gpu.xid; may need root)\n"
 		"  --strict        count unknown findings as warnings (exit 1)\n"
 		"  --list          every check: id, family, kind, sources, title\n"
 		"  --explain ID    what a check (or every check of a family) reads, when it alarms, the fix\n"
@@ -38,7 +39,7 @@ void help_doctor(FILE *f)
 
 struct doc_opts {
 	const char *only, *skip, *explain;
-	int list, active, strict;
+	int list, active, kmsg, strict;
 };
 
 static const char *const sev_title[GP_SEV_N] = { "errors", "warnings", "info", "ok", "unknown", "skipped" };
@@ -345,6 +346,8 @@ static int parse(struct cli *c, struct doc_opts *o, int argc, char **argv)
 			o->list = 1;
 		} else if (!strcmp(a, "--active")) {
 			o->active = 1;
+		} else if (!strcmp(a, "--kmsg")) {
+			o->kmsg = 1;
 		} else if (!strcmp(a, "--strict")) {
 			o->strict = 1;
 		} else {
@@ -397,6 +400,7 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 	}
 	gp_doctor_proc_read(&d);
 	d.active = o.active;
+	d.kmsg = o.kmsg;
 	if (o.active && !c->quiet && isatty(STDERR_FILENO))
 		d.progress = progress;
 	rc = gp_doctor_run(&d, on, &e);

@@ -117,11 +117,12 @@ int gp_cuda_list(struct gp_cuda *c, struct gp_err *e)
 	return 0;
 }
 
-int gp_cuda_retain(struct gp_cuda *c, struct gp_err *e)
+/* Retain the primary contexts of the first nctx GPUs (PCI order) that have none yet. */
+static int retain(struct gp_cuda *c, int nctx, struct gp_err *e)
 {
 	int rc;
 
-	for (int i = 0; i < c->n; i++) {
+	for (int i = 0; i < c->n && i < nctx; i++) {
 		gp_cu_context ctx;
 		gp_cu_result r;
 
@@ -138,11 +139,23 @@ int gp_cuda_retain(struct gp_cuda *c, struct gp_err *e)
 	return 0;
 }
 
+int gp_cuda_retain(struct gp_cuda *c, struct gp_err *e)
+{
+	return retain(c, c->n, e);
+}
+
 int gp_cuda_open(struct gp_cuda *c, struct gp_err *e)
 {
 	int rc = gp_cuda_list(c, e);
 
-	return rc ? rc : gp_cuda_retain(c, e);
+	return rc ? rc : retain(c, c->n, e);
+}
+
+int gp_cuda_open_gpus(struct gp_cuda *c, int nctx, struct gp_err *e)
+{
+	int rc = gp_cuda_list(c, e);
+
+	return rc ? rc : retain(c, nctx, e);
 }
 
 int gp_cuda_scratch(struct gp_cuda *c, size_t n, void **p, struct gp_err *e)

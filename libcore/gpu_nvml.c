@@ -23,10 +23,6 @@ struct nvml_memory {             /* nvmlMemory_t (v1) */
 	unsigned long long total, free, used;
 };
 
-struct nvml_bar1 {               /* nvmlBAR1Memory_t */
-	unsigned long long total, free, used;
-};
-
 #define NVML_OK 0
 #define NVML_NVLINK_LINKS 18     /* NVML_NVLINK_MAX_LINKS in current drivers */
 
@@ -41,7 +37,6 @@ struct nvml_api {
 	nvml_ret (*pci)(nvml_dev, struct nvml_pci_info *);
 	nvml_ret (*name)(nvml_dev, char *, unsigned);
 	nvml_ret (*memory)(nvml_dev, struct nvml_memory *);
-	nvml_ret (*bar1)(nvml_dev, struct nvml_bar1 *);
 	nvml_ret (*link_state)(nvml_dev, unsigned, int *);
 	nvml_ret (*link_remote_pci)(nvml_dev, unsigned, struct nvml_pci_info *);
 	nvml_ret (*link_remote_type)(nvml_dev, unsigned, int *);
@@ -75,7 +70,6 @@ static int nvml_open(struct nvml_api *a, char *why, size_t n)
 	*(void **)&a->pci = sym(a->lib, "nvmlDeviceGetPciInfo_v3", &missing);
 	*(void **)&a->name = sym(a->lib, "nvmlDeviceGetName", &missing);
 	*(void **)&a->memory = sym(a->lib, "nvmlDeviceGetMemoryInfo", &missing);
-	*(void **)&a->bar1 = sym(a->lib, "nvmlDeviceGetBAR1MemoryInfo", &missing);
 	*(void **)&a->link_state = sym(a->lib, "nvmlDeviceGetNvLinkState", &missing);
 	*(void **)&a->link_remote_pci = sym(a->lib, "nvmlDeviceGetNvLinkRemotePciInfo_v2", &missing);
 	/* optional: older drivers lack it; a remote that is not a GPU is then taken for a switch */
@@ -137,7 +131,6 @@ int gp_gpu_nvml_query(struct gp_gpu_nvml *raw)
 		struct gp_gpu_info *g = &rg->info;
 		struct nvml_pci_info pi;
 		struct nvml_memory mem;
-		struct nvml_bar1 bar;
 		nvml_dev dev;
 
 		if (a.handle(i, &dev) != NVML_OK)
@@ -149,12 +142,12 @@ int gp_gpu_nvml_query(struct gp_gpu_nvml *raw)
 			g->name[0] = '\0';
 		if (a.memory(dev, &mem) == NVML_OK)
 			g->vram = mem.total;
-		if (a.bar1(dev, &bar) == NVML_OK) {
-			g->bar1 = bar.total;
-			g->bar1_free = bar.free;
-		}
 		read_links(&a, dev, rg);
-		gp_gpu_nvml_state(a.lib, dev, &g->st);
+		gp_gpu_nvml_state(a.lib, dev, &g->st); /* BAR1 too (gpu_state.c) */
+		if (g->st.bar1_total > 0 && g->st.bar1_used >= 0) {
+			g->bar1 = (uint64_t)g->st.bar1_total;
+			g->bar1_free = g->bar1 > (uint64_t)g->st.bar1_used ? g->bar1 - (uint64_t)g->st.bar1_used : 0;
+		}
 		raw->n++;
 	}
 	raw->available = 1;

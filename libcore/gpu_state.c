@@ -1,5 +1,6 @@
 /* gpup2p — a GPU's state and health from NVML (persistence, MIG, virtualization, compute mode, ECC
- * retirement and row remapping, PCIe replays, NVLink state and errors, NVSwitch fabric state), and
+ * retirement and row remapping, PCIe replays, NVLink state and errors, NVSwitch fabric state, BAR1
+ * size and use: the last never recorded), and
  * its recorded form: numeric keys on the GPU's line of the facts file, so that older readers, which
  * skip unknown numeric keys, still load it; "na" is a bit mask of the fields the GPU does not support. Every entry point is looked up on its own: a driver that
  * lacks one leaves that field GP_GPU_NA. The NVML calls are declared from NVML's documented ABI. */
@@ -18,6 +19,10 @@
 
 typedef int nvml_ret;
 typedef void *nvml_dev;
+
+struct nvml_bar1 {               /* nvmlBAR1Memory_t */
+	unsigned long long total, free, used;
+};
 
 struct nvml_fabric {             /* nvmlGpuFabricInfo_t */
 	unsigned char cluster_uuid[16];
@@ -66,6 +71,7 @@ void gp_gpu_state_init(struct gp_gpu_state *s)
 {
 	for (size_t k = 0; k < NKEYS; k++)
 		put(s, k, GP_GPU_UNKNOWN);
+	s->bar1_total = s->bar1_used = GP_GPU_UNKNOWN; /* live only: no key */
 }
 
 int gp_gpu_state_key(struct gp_gpu_state *s, const char *key, uint64_t v)
@@ -121,6 +127,7 @@ struct api {
 	nvml_ret (*link_state)(nvml_dev, unsigned, int *);
 	nvml_ret (*link_errors)(nvml_dev, unsigned, int, unsigned long long *);
 	nvml_ret (*fabric)(nvml_dev, struct nvml_fabric *);
+	nvml_ret (*bar1)(nvml_dev, struct nvml_bar1 *);
 };
 
 static void load(void *lib, struct api *a)
@@ -135,6 +142,23 @@ static void load(void *lib, struct api *a)
 	*(void **)&a->link_state = dlsym(lib, "nvmlDeviceGetNvLinkState");
 	*(void **)&a->link_errors = dlsym(lib, "nvmlDeviceGetNvLinkErrorCounter");
 	*(void **)&a->fabric = dlsym(lib, "nvmlDeviceGetGpuFabricInfo");
+	*(void **)&a->bar1 = dlsym(lib, "nvmlDeviceGetBAR1MemoryInfo");
+}
+
+/* BAR1 size and the part mapped now (pinned buffers, P2P and GPUDirect mappings), live only. */
+static void read_bar1(const struct api *a, nvml_dev dev, struct gp_gpu_state *s)
+{
+	struct nvml_bar1 b;
+	nvml_ret rc;
+
+	memset(&b, 0, sizeof(b));
+	if (!a->bar1) {
+		s->bar1_total = s->bar1_used = GP_GPU_NA;
+		return;
+	}
+	rc = a->bar1(dev, &b);
+	s->bar1_total = answer(rc, (long long)(b.total & INT64_MAX));
+	s->bar1_used = answer(rc, (long long)(b.used & INT64_MAX));
 }
 
 static long long read_replay(const struct api *a, nvml_dev dev)
@@ -215,6 +239,7 @@ void gp_gpu_nvml_state(void *lib, void *dev, struct gp_gpu_state *s)
 	s->replay = read_replay(&a, dev);
 	read_links(&a, dev, s, active);
 	s->nvl_errors = s->nvl_active > 0 ? read_link_errors(&a, dev, active) : GP_GPU_NA;
+	read_bar1(&a, dev, s);
 	s->persistence = read_int(a.persistence, dev);
 	s->virt = read_int(a.virt, dev);
 	s->compute = read_int(a.compute, dev);

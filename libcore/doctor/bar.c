@@ -1,5 +1,5 @@
 /* gpup2p doctor — bar.*: the VRAM aperture against VRAM, BARs without an address, Resizable BAR
- * left below what the GPU offers. The decoding is libcore/bar.c's (gp_bar_report). */
+ * left below what the GPU offers, BAR1 nearly used up. The decoding is libcore/bar.c's (gp_bar_report). */
 #include <stdio.h>
 #include <string.h>
 
@@ -8,6 +8,7 @@
 #include "check.h"
 
 #define LEGACY_BAR (256ULL << 20)
+#define BAR1_USED_PCT 90 /* bar.bar1_used: above this share in use, the next pins are likely to fail */
 
 /* NVML's VRAM size is not known for this GPU: unknown live, skipped on a root without the facts. */
 static struct gp_finding *vram_unknown(struct gp_doctor_ctx *c, const char *bdf, const char *what)
@@ -154,6 +155,43 @@ static void check_rebar(struct gp_doctor_ctx *c)
 	}
 }
 
+static void bar1_used_one(struct gp_doctor_ctx *c, int i, const struct gp_gpu_info *g)
+{
+	const struct gp_gpu_state *s = &g->st;
+	const char *name = c->topo->devs[i].name;
+	char u[32], t[32];
+	struct gp_finding *f;
+	double pct;
+
+	if (gp_doctor_state_missing(c, i, s->bar1_total < 0 ? s->bar1_total : s->bar1_used, "BAR1 memory use"))
+		return;
+	gp_bar_size_str((uint64_t)s->bar1_used, u, sizeof(u));
+	gp_bar_size_str((uint64_t)s->bar1_total, t, sizeof(t));
+	if (s->bar1_total == 0) {
+		f = gp_doctor_add(c, GP_SEV_UNKNOWN, g->bdf, "%s: NVML reports a BAR1 of 0 bytes", name);
+	} else if ((pct = 100.0 * (double)s->bar1_used / (double)s->bar1_total) > BAR1_USED_PCT) {
+		f = gp_doctor_add(c, GP_SEV_WARNING, g->bdf, "%s: BAR1 %s of %s in use (%.0f%%): new pins, GDRCopy "
+				  "mappings and GPUDirect RDMA registrations fail with ENOMEM", name, u, t, pct);
+		gp_finding_fix(f, "nvidia-smi -q -d MEMORY -i %s shows BAR1 use: end or restart the processes that keep "
+			       "GPU memory pinned (GDRCopy, gpup2p pin, RDMA registrations); a larger BAR (see bar.small) "
+			       "leaves more room", g->bdf);
+	} else {
+		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: BAR1 %s of %s in use (%.0f%%)", name, u, t, pct);
+	}
+	gp_finding_bdf(f, g->bdf);
+	gp_finding_ev(f, "bar1", "used %lld of %lld bytes", s->bar1_used, s->bar1_total);
+}
+
+static void check_bar1_used(struct gp_doctor_ctx *c)
+{
+	if (!c->root->live) {
+		gp_doctor_add(c, GP_SEV_SKIPPED, "system", "live only: BAR1 use changes with every process, so snapshots "
+			      "do not record it (--root %s)", c->root->dir);
+		return;
+	}
+	gp_doctor_each_nvml_gpu(c, bar1_used_one);
+}
+
 static const struct gp_doctor_check checks[] = {
 	{ "bar.small", "VRAM aperture smaller than VRAM", GP_SRC_SYSFS | GP_SRC_NVML, 0, check_small,
 	  "Compares each GPU's VRAM aperture (largest 64-bit prefetchable BAR, sysfs resource) with its VRAM (NVML, "
@@ -169,6 +207,10 @@ static const struct gp_doctor_check checks[] = {
 	  "Decodes the Resizable BAR capability (extended config space: root only). Warning when the aperture is "
 	  "below VRAM and the capability offers a size that covers it; info when it offers more but still not "
 	  "enough, or VRAM is unknown." },
+	{ "bar.bar1_used", "BAR1 more than 90% in use", GP_SRC_NVML, 0, check_bar1_used,
+	  "Reads each GPU's BAR1 size and use (nvmlDeviceGetBAR1MemoryInfo). Warning above 90% in use: pinning "
+	  "(gpup2p pin, GDRCopy) and GPUDirect RDMA registrations map GPU memory through BAR1 and fail with ENOMEM "
+	  "once it is full. Live only: the use changes with every process, so snapshots do not record it." },
 };
 
 GP_DOCTOR_FAMILY(gp_doctor_fam_bar, "bar", "BARs and Resizable BAR", checks);

@@ -1,11 +1,12 @@
 /* gpup2p doctor — driver.* checks that ask the driver's user-space side: the version the kernel module
- * and NVML report, persistence mode and NVSwitch fabric state (NVML facts), and cuInit (libcuda, live
- * only). Registered in driver.c's table. */
+ * and NVML report (and whether the CPU can mmap a dma-buf, probed through libcuda), persistence mode and
+ * NVSwitch fabric state (NVML facts), and cuInit (libcuda, live only). Registered in driver.c's table. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpup2p/cuda.h"
+#include "gpup2p/pinmap.h"
 #include "check.h"
 
 /* libcuda probed once per run (live only): what cuInit said. */
@@ -19,8 +20,48 @@ static const struct gp_cuda_probe *cuda_probe(struct gp_doctor_ctx *c)
 	return c->cuda_probe;
 }
 
+/* Can the CPU mmap a dma-buf of GPU memory (CUDA driver API 13030 and later, as GDRCopy 2.6 uses it)?
+ * Probed as `gpup2p enable --status` does (gp_pinmap_dmabuf_probe: export 64 KiB of the first GPU, mmap
+ * it), never inferred from a version: live only, and only when a selected check loads libcuda anyway.
+ * 1 yes, 0 no, -1 not probed; why says what the probe said, or why it did not run. */
+static int dmabuf_mmap(struct gp_doctor_ctx *c, char *why, size_t n)
+{
+	const struct gp_cuda_probe *p;
+	struct gp_err e = { 0 };
+	struct gp_cuda *cu;
+	int ok;
+
+	if (!c->root->live) {
+		snprintf(why, n, "not probed: offline (--root)");
+		return -1;
+	}
+	if (!c->cuda_wanted) {
+		snprintf(why, n, "not probed: no selected check loads libcuda (driver.cuda_init skipped)");
+		return -1;
+	}
+	if (!(p = cuda_probe(c)) || !p->loaded || p->init || p->devices <= 0) {
+		snprintf(why, n, "not probed: cuInit did not succeed (see driver.cuda_init)");
+		return -1;
+	}
+	if (!(cu = calloc(1, sizeof(*cu)))) {
+		snprintf(why, n, "not probed: out of memory");
+		return -1;
+	}
+	if (gp_cuda_open_gpus(cu, 1, &e)) {
+		snprintf(why, n, "not probed: %s", e.msg);
+		free(cu);
+		return -1;
+	}
+	ok = gp_pinmap_dmabuf_probe(cu, 0, why, n);
+	gp_cuda_close(cu);
+	free(cu);
+	return ok;
+}
+
 void gp_doctor_check_version(struct gp_doctor_ctx *c)
 {
+	char mmap_why[512];
+	int mmap_ok;
 	char kernel[32] = "";
 	const char *v, *user = c->facts->available ? c->facts->driver : "", *rel;
 	struct gp_finding *f;
@@ -50,8 +91,15 @@ void gp_doctor_check_version(struct gp_doctor_ctx *c)
 				  "needs the old nv_peer_mem) and no dma-buf export", rel);
 		gp_finding_fix(f, "upgrade to a current data-center driver (R535 or later)");
 	} else {
-		f = gp_doctor_add(c, GP_SEV_OK, "nvidia", "driver %s: ships nvidia-peermem (R470+)%s", rel,
-				  major >= 515 ? "; dma-buf export with the open module (R515+)" : "");
+		mmap_ok = dmabuf_mmap(c, mmap_why, sizeof(mmap_why));
+		f = gp_doctor_add(c, GP_SEV_OK, "nvidia", "driver %s: ships nvidia-peermem (R470+)%s; CPU mmap of a "
+				  "dma-buf (CUDA driver API 13.3+, GDRCopy 2.6): %s", rel,
+				  major >= 515 ? "; dma-buf export with the open module (R515+)" : "",
+				  mmap_ok > 0 ? "works (probed)" : mmap_ok == 0 ? "not available (probed)" : "not probed");
+		gp_finding_ev(f, "dma-buf cpu mmap", "%s%s", mmap_ok > 0 ? "works: " : mmap_ok == 0 ? "fails: " : "",
+			      mmap_why);
+		if (c->cuda_probe && c->cuda_probe->driver_version)
+			gp_finding_ev(f, "cuDriverGetVersion", "%d", c->cuda_probe->driver_version);
 	}
 	if (kernel[0])
 		gp_finding_ev(f, "/proc/driver/nvidia/version", "%s", kernel);

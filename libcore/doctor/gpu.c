@@ -1,5 +1,6 @@
 /* gpup2p doctor — gpu.*: each GPU as the driver sees it: listed by NVML, excluded by the driver, ECC
- * retirement and row remapping, MIG, virtualization and compute mode (NVML facts, live or recorded). */
+ * retirement and row remapping, MIG, virtualization and compute mode (NVML facts, live or recorded);
+ * Xid events in the kernel log (gpu_xid.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -231,6 +232,12 @@ static const struct gp_doctor_check checks[] = {
 	{ "gpu.compute_mode", "compute mode Prohibited or exclusive", GP_SRC_NVML, 0, check_compute_mode,
 	  "Reads the compute mode (NVML). Warning for Prohibited (no CUDA context at all); info for the exclusive "
 	  "modes, usually a scheduler's choice: one process per GPU, whose P2P still works." },
+	{ "gpu.xid", "Xid events in the kernel log since boot (with --kmsg)", GP_SRC_KMSG, 0, gp_doctor_check_xid,
+	  "With --kmsg only (the kernel log may hold private data): reads /dev/kmsg from its oldest record, without "
+	  "blocking, and counts the NVIDIA driver's \"NVRM: Xid (PCI:...): N\" lines per GPU. Error for the codes "
+	  "that need a GPU reset in NVIDIA's Xid catalog (46, 48, 64, 74, 79, 95, 119, 120, 140: drain, reset, RMA "
+	  "when they recur); warning for the others (13, 31, 43: usually the application; 63, 94: contained). Under "
+	  "--root it reads ROOT/dev/kmsg, a saved dmesg or kmsg dump: snapshots do not capture the log." },
 };
 
 GP_DOCTOR_FAMILY(gp_doctor_fam_gpu, "gpu", "the GPUs as the driver sees them", checks);

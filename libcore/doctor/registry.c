@@ -56,7 +56,7 @@ const struct gp_doctor_family *gp_doctor_family(const char *name)
 
 const char *gp_doctor_sources_str(unsigned mask, char *buf, size_t n)
 {
-	static const char *const names[] = { "sysfs", "cfg", "proc", "nvml", "cuda", "verbs", "dev", "process" };
+	static const char *const names[] = { "sysfs", "cfg", "proc", "nvml", "cuda", "verbs", "dev", "process", "kmsg" };
 	size_t used = 0;
 
 	buf[0] = '\0';
@@ -174,6 +174,10 @@ int gp_doctor_run(struct gp_doctor_ctx *c, const unsigned char *on, struct gp_er
 {
 	int n = gp_doctor_count();
 
+	c->cuda_wanted = 0;
+	for (int i = 0; i < n; i++)
+		c->cuda_wanted |= (!on || on[i]) && (gp_doctor_at(i)->sources & GP_SRC_CUDA) &&
+				  (!gp_doctor_at(i)->active || c->active);
 	for (int i = 0; i < n; i++) {
 		const struct gp_doctor_check *k = gp_doctor_at(i);
 		int before = c->out.n;

@@ -16,6 +16,12 @@
  *                          (sysfs resource2), so that pin/map run end to end; cuMemFree frees the range
  *                          (the free callback fires); FAKECUDA_STUB_FLAGS=N passes allocation flags
  *                          to the stub (2: pinning fails with -ENOMEM, as when BAR1 is exhausted)
+ *   FAKECUDA_MARKER=FILE   append "load" to FILE when the library is loaded, "cuInit" at each cuInit
+ *                          (a test that libcuda is not loaded at all, without strace)
+ * Built with -DFAKECUDA_DMABUF (tests/fakecuda-dmabuf/libcuda.so.1) it also exports
+ * cuMemGetHandleForAddressRange: a dma-buf the CPU can mmap (a memfd), or with FAKECUDA_DMABUF_MMAP=0
+ * one it cannot (a read-only pipe: mmap fails, as on drivers before CUDA 13.3). Without it the entry
+ * point is absent, as in drivers that cannot export dma-bufs.
  * Rates of the virtual clock (GB/s): h2d 25, d2h 26 (pageable: half), within a GPU 1000, peer with
  * access 300, peer without 20 (bidir: each direction the same); every copy also costs 2 us. */
 #include <dirent.h>
@@ -175,9 +181,26 @@ static void copy(void *dst, const void *src, size_t n, const char *kind, struct 
 		s->t += 2e-6 + (double)n / (gbps * 1e9);
 }
 
+static void marker(const char *what)
+{
+	const char *path = getenv("FAKECUDA_MARKER");
+	FILE *f = path && *path ? fopen(path, "a") : NULL;
+
+	if (f) {
+		fprintf(f, "%s\n", what);
+		fclose(f);
+	}
+}
+
+__attribute__((constructor)) static void loaded(void)
+{
+	marker("load");
+}
+
 EXPORT gp_cu_result cuInit(unsigned flags)
 {
 	(void)flags;
+	marker("cuInit");
 	FAILPOINT("cuInit");
 	if (ngpus() == 0)
 		return GP_CUDA_ERROR_NO_DEVICE;
@@ -423,3 +446,30 @@ EXPORT gp_cu_result cuEventElapsedTime_v2(float *ms, gp_cu_event a, gp_cu_event 
 	*ms = (float)((((struct fevent *)b)->t - ((struct fevent *)a)->t) * 1e3);
 	return GP_CUDA_SUCCESS;
 }
+
+#ifdef FAKECUDA_DMABUF
+GP_CU_FUNCS_OPTIONAL(X_DECL)
+
+EXPORT gp_cu_result cuMemGetHandleForAddressRange(void *handle, gp_cu_dptr p, size_t n, gp_cu_mem_range_handle_type t,
+						  unsigned long long flags)
+{
+	const char *m = getenv("FAKECUDA_DMABUF_MMAP");
+	int fd, pfd[2];
+
+	(void)p;
+	(void)t;
+	(void)flags;
+	if (m && !strcmp(m, "0")) {
+		if (pipe(pfd))
+			return GP_CUDA_ERROR_OUT_OF_MEMORY;
+		close(pfd[1]);
+		fd = pfd[0];
+	} else if ((fd = memfd_create("fakecuda-dmabuf", MFD_CLOEXEC)) < 0 || ftruncate(fd, (off_t)n)) {
+		if (fd >= 0)
+			close(fd);
+		return GP_CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*(int *)handle = fd;
+	return GP_CUDA_SUCCESS;
+}
+#endif

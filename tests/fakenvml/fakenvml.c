@@ -5,7 +5,8 @@
  * nvmlDeviceGetRetiredPagesPendingStatus is not exported: the library of a driver that lacks it.
  * P2P status (libcore/gpu_p2p.c, through GPUP2P_LIBNVML): a handle for any PCI bus id; every pair
  * answers FAKENVML_P2P (default 0, OK) for read, write and atomics, FAKENVML_P2P_NVLINK (default 5,
- * not supported) for NVLink. */
+ * not supported) for NVLink.
+ * Knob (environment): FAKENVML_BAR1_USED_MIB=N: MiB of device 1's 256 MiB BAR1 in use (default 3). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,5 +130,21 @@ EXPORT int nvmlDeviceGetP2PStatus(void *a, void *b, int cap, int *status)
 	if (a == b || cap < 0 || cap > 4)
 		return INVALID_ARGUMENT;
 	*status = s ? atoi(s) : cap == 2 ? 5 : 0;
+	return OK;
+}
+
+struct bar1 { unsigned long long total, free, used; };
+
+EXPORT int nvmlDeviceGetBAR1MemoryInfo(void *dev, struct bar1 *b)
+{
+	const char *k = getenv("FAKENVML_BAR1_USED_MIB");
+	unsigned long long used = (k && *k ? strtoull(k, NULL, 10) : 3) << 20;
+
+	memset(b, 0, sizeof(*b));
+	if (!full(dev))
+		return NOT_SUPPORTED;
+	b->total = 256ULL << 20;
+	b->used = used;
+	b->free = b->total - used;
 	return OK;
 }

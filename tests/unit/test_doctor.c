@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include "doctor/check.h"
 #include "fx.h"
@@ -98,6 +99,40 @@ static void corrupt_peer(struct fx *x, struct gp_doctor_ctx *c) { active(x, c); 
 static void corrupt_h2d(struct fx *x, struct gp_doctor_ctx *c) { active(x, c); setenv("FAKECUDA_CORRUPT", "h2d", 1); }
 static void slow_peer(struct fx *x, struct gp_doctor_ctx *c) { active(x, c); setenv("FAKECUDA_PEER_GBPS", "0:1=3", 1); }
 
+/* gpu.xid: asked for (--kmsg). */
+static void kmsg_on(struct fx *x, struct gp_doctor_ctx *c)
+{
+	(void)x;
+	c->kmsg = 1;
+}
+
+/* BAR1 use as live NVML reports it (not recorded in fixtures): 1000 MiB BARs, GPU0 901 MiB in use
+ * (90.1%: above the 90% line), GPU1 900 MiB (exactly 90%: not above), the others 3 MiB. */
+static void bar1_set(struct fx *x, struct gp_doctor_ctx *c, int full)
+{
+	live(x, c);
+	for (int i = 0; i < x->f.n; i++) {
+		struct gp_gpu_state *s = &x->f.gpus[i].st;
+
+		s->bar1_total = 1000LL << 20;
+		s->bar1_used = 3LL << 20;
+		if (full && !strcmp(x->f.gpus[i].bdf, "0000:13:00.0"))
+			s->bar1_used = 901LL << 20;
+		if (full && !strcmp(x->f.gpus[i].bdf, "0000:14:00.0"))
+			s->bar1_used = 900LL << 20;
+	}
+}
+
+static void bar1_full(struct fx *x, struct gp_doctor_ctx *c)
+{
+	bar1_set(x, c, 1);
+}
+
+static void bar1_ok(struct fx *x, struct gp_doctor_ctx *c)
+{
+	bar1_set(x, c, 0);
+}
+
 #define D(name) "doctor/" name
 static const struct dcase cases[] = {
 	/* driver */
@@ -166,6 +201,14 @@ static const struct dcase cases[] = {
 	{ D("gpu-compute"), NULL, "gpu.compute_mode", FIRE, GP_SEV_WARNING, "0000:13:00.0" }, /* Prohibited */
 	{ D("gpu-compute"), NULL, "gpu.compute_mode", FIRE, GP_SEV_INFO, "0000:14:00.0" },    /* Exclusive_Process */
 	{ D("healthy"), NULL, "gpu.compute_mode", QUIET, 0, NULL },
+	{ D("gpu-xid"), kmsg_on, "gpu.xid", FIRE, GP_SEV_ERROR, "0000:13:00.0" },   /* 79 (and 13 x2) */
+	{ D("gpu-xid"), kmsg_on, "gpu.xid", FIRE, GP_SEV_WARNING, "0000:14:00.0" }, /* 31, 13, 94 */
+	{ D("gpu-xid"), kmsg_on, "gpu.xid", FIRE, GP_SEV_WARNING, "0000:93:00.0" }, /* 63, dmesg format */
+	{ D("gpu-xid"), kmsg_on, "gpu.xid", FIRE, GP_SEV_ERROR, "0000:e1:00.0" },   /* 79, not on the bus */
+	{ D("gpu-xid"), kmsg_on, "gpu.xid", FIRE, GP_SEV_OK, "0000:33:00.0" },      /* malformed lines only */
+	{ D("gpu-xid"), NULL, "gpu.xid", FIRE, GP_SEV_SKIPPED, "system" },          /* not requested */
+	{ D("healthy"), kmsg_on, "gpu.xid", QUIET, 0, NULL },
+	{ "h200x2", kmsg_on, "gpu.xid", FIRE, GP_SEV_SKIPPED, "system" },           /* no kernel log in the root */
 	/* bar */
 	{ D("bar-small"), NULL, "bar.small", FIRE, GP_SEV_ERROR, "0000:13:00.0" },   /* NICs on its switch */
 	{ "workstation", NULL, "bar.small", FIRE, GP_SEV_WARNING, "0000:03:00.0" }, /* no NIC */
@@ -183,6 +226,11 @@ static const struct dcase cases[] = {
 	{ "nonroot", NULL, "bar.rebar", FIRE, GP_SEV_SKIPPED, "0000:03:00.0" },     /* 64-byte config, offline */
 	{ "nonroot", live, "bar.rebar", FIRE, GP_SEV_UNKNOWN, "0000:03:00.0" },     /* ... live: run as root */
 	{ D("healthy"), NULL, "bar.rebar", QUIET, 0, NULL },
+	{ D("healthy"), bar1_full, "bar.bar1_used", FIRE, GP_SEV_WARNING, "0000:13:00.0" }, /* 90.1% */
+	{ D("healthy"), bar1_full, "bar.bar1_used", FIRE, GP_SEV_OK, "0000:14:00.0" },      /* 90%: not above */
+	{ D("healthy"), bar1_ok, "bar.bar1_used", QUIET, 0, NULL },
+	{ D("healthy"), NULL, "bar.bar1_used", FIRE, GP_SEV_SKIPPED, "system" },      /* offline: live only */
+	{ D("healthy"), live, "bar.bar1_used", FIRE, GP_SEV_UNKNOWN, "0000:13:00.0" }, /* NVML did not say */
 	/* iommu */
 	{ D("iommu-dma"), NULL, "iommu.mode", FIRE, GP_SEV_WARNING, "system" },
 	{ "workstation", NULL, "iommu.mode", FIRE, GP_SEV_WARNING, "system" },
@@ -302,17 +350,16 @@ static const struct dcase cases[] = {
 };
 #define NCASES (int)(sizeof(cases) / sizeof(cases[0]))
 
-/* Run the checks `only` names (NULL: every check) on a fixture (after setup); findings stay in *c.
- * 0 or -1 (printed). */
-static int run_on(const char *fixture, void (*setup)(struct fx *, struct gp_doctor_ctx *), const char *only,
-		  struct fx *x, struct gp_doctor_ctx *c)
+/* Run the checks `only` names minus those `skip` names (NULL: every check) on a fixture (after setup);
+ * findings stay in *c. 0 or -1 (printed). */
+static int run_sel(const char *fixture, void (*setup)(struct fx *, struct gp_doctor_ctx *), const char *only,
+		   const char *skip, struct fx *x, struct gp_doctor_ctx *c)
 {
 	static unsigned char on[512];
 	struct gp_err e = { 0 };
 
-	if (gp_doctor_select(on, only, NULL, &e))
+	if (gp_doctor_select(on, only, skip, &e))
 		return -1;
-
 	if (fx_load(x, unit_fixture(fixture), NULL, 0, 0))
 		return -1;
 	if (gp_doctor_ctx_init(c, &x->r, &x->p, &x->f, &x->t, &e)) {
@@ -329,6 +376,12 @@ static int run_on(const char *fixture, void (*setup)(struct fx *, struct gp_doct
 	return 0;
 }
 
+static int run_on(const char *fixture, void (*setup)(struct fx *, struct gp_doctor_ctx *), struct fx *x,
+		  struct gp_doctor_ctx *c)
+{
+	return run_sel(fixture, setup, NULL, NULL, x, c);
+}
+
 static void done(struct fx *x, struct gp_doctor_ctx *c)
 {
 	gp_doctor_ctx_free(c);
@@ -343,7 +396,7 @@ static void check_case(const struct dcase *k)
 	struct gp_doctor_ctx c;
 	int n = 0, match = 0, ok = 0, alarm = 0;
 
-	if (run_on(k->fixture, k->setup, k->id, &x, &c)) {
+	if (run_sel(k->fixture, k->setup, k->id, NULL, &x, &c)) {
 		CHECK(0, "%s: fixture %s loads", k->id, k->fixture);
 		return;
 	}
@@ -395,7 +448,7 @@ static void healthy(const char *fixture)
 	struct gp_doctor_ctx c;
 	int sum[GP_SEV_N], verdicts = 1;
 
-	if (run_on(fixture, NULL, NULL, &x, &c)) {
+	if (run_sel(fixture, NULL, NULL, NULL, &x, &c)) {
 		CHECK(0, "%s loads", fixture);
 		return;
 	}
@@ -470,10 +523,158 @@ static void nvml_state(void)
 	CHECK(a.nvl_errors == 2 && a.nvl_errors_rise == 1, "NVLink errors read twice: 2, rose by 1 (%lld, %lld)",
 	      a.nvl_errors, a.nvl_errors_rise);
 	CHECK(a.fabric == 3 && a.fabric_status == 0, "fabric completed, success");
+	CHECK(a.bar1_total == 256LL << 20 && a.bar1_used == 3LL << 20, "BAR1: 3 MiB of 256 MiB in use (%lld, %lld)",
+	      a.bar1_total, a.bar1_used);
+	setenv("FAKENVML_BAR1_USED_MIB", "250", 1);
+	gp_gpu_nvml_state(lib, (void *)1, &a);
+	unsetenv("FAKENVML_BAR1_USED_MIB");
+	CHECK(a.bar1_used == 250LL << 20, "BAR1 use follows the double's knob: 250 MiB (%lld)", a.bar1_used);
 	CHECK(b.persistence == GP_GPU_UNKNOWN && b.virt == GP_GPU_NA && b.compute == GP_GPU_NA && b.replay == GP_GPU_NA &&
-	      b.nvl_active == GP_GPU_NA && b.nvl_errors == GP_GPU_NA && b.fabric == GP_GPU_NA && b.remap_failed == GP_GPU_NA,
+	      b.nvl_active == GP_GPU_NA && b.nvl_errors == GP_GPU_NA && b.fabric == GP_GPU_NA && b.remap_failed == GP_GPU_NA &&
+	      b.bar1_total == GP_GPU_NA && b.bar1_used == GP_GPU_NA,
 	      "a GPU that supports nothing: NA; a failing call: unknown");
 	dlclose(lib);
+}
+
+/* The evidence value of key on check id's finding about subject, or NULL. */
+static const char *ev_of(const struct gp_doctor_ctx *c, const char *id, const char *subject, const char *key)
+{
+	for (int i = 0; i < c->out.n; i++) {
+		const struct gp_finding *f = &c->out.v[i];
+
+		if (strcmp(f->check->id, id) || (subject && strcmp(f->subject, subject)))
+			continue;
+		for (int k = 0; k < f->nev; k++)
+			if (!strcmp(f->ev[k].key, key))
+				return f->ev[k].value;
+	}
+	return NULL;
+}
+
+/* Xid lines: the formats the driver writes, and lines that only look like them. */
+static void xid_parse(void)
+{
+	static const struct {
+		const char *line;
+		int rc, xid;
+		const char *bdf;
+	} t[] = {
+		{ "4,7,99000000,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=x, GPU has fallen off the bus.", 1, 79,
+		  "0000:3b:00.0" },
+		{ "[  140.1] NVRM: Xid (0000:01:00): 3, C 00000005", 1, 3, "0000:01:00.0" },   /* older drivers */
+		{ "NVRM: Xid (PCI:10000:e1:1f): 140", 1, 140, "10000:e1:1f.0" },                 /* VMD domain, at end */
+		{ "NVRM: Xid (PCI:0000:3B:00.0): 48, DBE", 1, 48, "0000:3b:00.0" },               /* a function */
+		{ "NVRM: GPU at PCI:0000:3b:00: GPU-3f1c", 0, 0, NULL },
+		{ "audit: name=\"Xid (PCI:0000:33:00): 79\"", 0, 0, NULL },
+		{ "NVRM: Xid (PCI:0000:3b:00): abc", -EINVAL, 0, NULL },
+		{ "NVRM: Xid (PCI:0000:3b): 79", -EINVAL, 0, NULL },
+		{ "NVRM: Xid (PCI:0000:3b:20): 79", -EINVAL, 0, NULL },                           /* device > 31 */
+		{ "NVRM: Xid (PCI:000:3b:00): 79", -EINVAL, 0, NULL },                            /* 3-digit domain */
+		{ "NVRM: Xid (PCI:0000:3b:00): 12345", -EINVAL, 0, NULL },
+		{ "NVRM: Xid (PCI:0000:3b:00): -79", -EINVAL, 0, NULL },
+		{ "NVRM: Xid (PCI:0000:3b:00): 79x", -EINVAL, 0, NULL },
+		{ "NVRM: Xid (", -EINVAL, 0, NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char bdf[GP_BDF_LEN] = "";
+		int xid = 0, rc = gp_doctor_xid_parse(t[i].line, bdf, &xid);
+
+		CHECK(rc == t[i].rc && (rc != 1 || (xid == t[i].xid && !strcmp(bdf, t[i].bdf))),
+		      "Xid line '%s': %d %d %s (got %d %d %s)", t[i].line, t[i].rc, t[i].xid, t[i].bdf ? t[i].bdf : "-", rc,
+		      xid, bdf);
+	}
+}
+
+/* gpu.xid on the planted log: counts per GPU, and what was not counted (see gpu-xid.spec). */
+static void xid_counts(void)
+{
+	static struct fx x;
+	struct gp_doctor_ctx c;
+	const char *v;
+	int n = 0;
+
+	if (run_on(D("gpu-xid"), kmsg_on, &x, &c)) {
+		CHECK(0, "gpu-xid loads");
+		return;
+	}
+	for (int i = 0; i < c.out.n; i++)
+		n += !strcmp(c.out.v[i].check->id, "gpu.xid");
+	CHECK(n == 9, "gpu.xid: one finding per GPU (8) and one for the device off the bus (%d)", n);
+	v = ev_of(&c, "gpu.xid", "0000:13:00.0", "xid");
+	CHECK(v && !strcmp(v, "13 x2, 79 x1"), "GPU0: 13 x2, 79 x1 (%s)", v ? v : "none");
+	v = ev_of(&c, "gpu.xid", "0000:14:00.0", "xid");
+	CHECK(v && !strcmp(v, "31 x1, 13 x1, 94 x1"), "GPU1: 31 x1, 13 x1, 94 x1 (%s)", v ? v : "none");
+	v = ev_of(&c, "gpu.xid", NULL, "log");
+	CHECK(v && strstr(v, "/dev/kmsg: 25 lines, 8 Xid events"), "25 lines read, 8 Xid events (%s)", v ? v : "none");
+	v = ev_of(&c, "gpu.xid", NULL, "unparsed Xid lines");
+	CHECK(v && !strcmp(v, "8"), "8 malformed Xid lines not counted (%s)", v ? v : "none");
+	CHECK(!ev_of(&c, "gpu.xid", "0000:33:00.0", "xid"), "GPU2: only malformed lines name it: no Xid");
+	done(&x, &c);
+}
+
+/* libcuda is loaded only for a selected check that reads it; driver.version's dma-buf mmap probe says
+ * what the probe found, or why it did not run. Runs first: the double's "load" marker is written
+ * once per process, when it is first loaded. */
+static void cuda_loading(void)
+{
+	static struct fx x;
+	struct gp_doctor_ctx c;
+	char marker[] = "/tmp/gpup2p-fakecuda-XXXXXX", dmabuf[1024], buf[256] = "";
+	const char *v, *fx = getenv("GPUP2P_FIXTURES");
+	FILE *f;
+	int fd = mkstemp(marker);
+
+	CHECK(fd >= 0, "marker file");
+	if (fd < 0)
+		return;
+	close(fd);
+	unlink(marker);
+	setenv("FAKECUDA_MARKER", marker, 1);
+	if (!run_sel(D("healthy"), cuda_ok, NULL, "driver.cuda_init", &x, &c)) {
+		v = ev_of(&c, "driver.version", "nvidia", "dma-buf cpu mmap");
+		CHECK(v && strstr(v, "not probed: no selected check loads libcuda"), "--skip driver.cuda_init: version "
+		      "says not probed (%s)", v ? v : "none");
+		CHECK(!c.cuda_wanted, "no selected check reads libcuda");
+		done(&x, &c);
+	}
+	CHECK(access(marker, F_OK) != 0, "--skip driver.cuda_init: libcuda not loaded at all (no marker)");
+	if (!run_on(D("healthy"), cuda_ok, &x, &c)) {
+		v = ev_of(&c, "driver.version", "nvidia", "dma-buf cpu mmap");
+		CHECK(v && strstr(v, "fails: this driver cannot export dma-bufs"), "probed: no export (%s)", v ? v : "none");
+		done(&x, &c);
+	}
+	f = fopen(marker, "r");
+	if (f) {
+		buf[fread(buf, 1, sizeof(buf) - 1, f)] = '\0';
+		fclose(f);
+	}
+	CHECK(!strncmp(buf, "load\ncuInit\n", 12), "every check: libcuda loaded, cuInit called (marker: %zu bytes)",
+	      strlen(buf));
+	unlink(marker);
+	unsetenv("FAKECUDA_MARKER");
+	snprintf(dmabuf, sizeof(dmabuf), "%s/../tests/fakecuda-dmabuf/libcuda.so.1", fx ? fx : "build/fixtures");
+	setenv("GPUP2P_LIBCUDA", dmabuf, 1);
+	if (!run_on(D("healthy"), live, &x, &c)) {
+		v = ev_of(&c, "driver.version", "nvidia", "dma-buf cpu mmap");
+		CHECK(v && strstr(v, "works: CUDA dma-buf export, mapped with mmap"), "probed: mmap works (%s)",
+		      v ? v : "none");
+		done(&x, &c);
+	}
+	setenv("FAKECUDA_DMABUF_MMAP", "0", 1);
+	if (!run_on(D("healthy"), live, &x, &c)) {
+		v = ev_of(&c, "driver.version", "nvidia", "dma-buf cpu mmap");
+		CHECK(v && strstr(v, "fails: exported, but mmap of it fails with errno"), "probed: exported, mmap "
+		      "fails (%s)", v ? v : "none");
+		done(&x, &c);
+	}
+	unsetenv("FAKECUDA_DMABUF_MMAP");
+	if (!run_on(D("healthy"), NULL, &x, &c)) {
+		v = ev_of(&c, "driver.version", "nvidia", "dma-buf cpu mmap");
+		CHECK(v && strstr(v, "not probed: offline"), "offline: not probed (%s)", v ? v : "none");
+		done(&x, &c);
+	}
+	unsetenv("GPUP2P_LIBCUDA");
 }
 
 static void selection(void)
@@ -487,7 +688,7 @@ static void selection(void)
 	CHECK(!gp_doctor_select(on, "bar,iommu.mode", "bar.rebar", &e), "--only bar,iommu.mode --skip bar.rebar");
 	for (i = 0; i < n; i++)
 		on_n += on[i];
-	CHECK(on_n == 3 && on[0] == 0, "selects bar.small, bar.unassigned, iommu.mode (%d)", on_n);
+	CHECK(on_n == 4 && on[0] == 0, "selects bar.small, bar.unassigned, bar.bar1_used, iommu.mode (%d)", on_n);
 	CHECK(!gp_doctor_select(on, "kmod.*", NULL, &e), "family glob kmod.*");
 	CHECK(gp_doctor_select(on, "bar.nosuch", NULL, &e) < 0 && e.cls == GP_E_USAGE && strstr(e.msg, "bar.nosuch"),
 	      "unknown id: usage error naming it");
@@ -503,6 +704,9 @@ static void selection(void)
 
 int main(void)
 {
+	cuda_loading();
+	xid_parse();
+	xid_counts();
 	facts_state();
 	nvml_state();
 	selection();

@@ -56,6 +56,9 @@ int gp_cuda_open(struct gp_cuda *c, struct gp_err *e);
  * gp_cuda_retain then retains the primary contexts the other calls need (GP_E_FAIL, the session closed). */
 int gp_cuda_list(struct gp_cuda *c, struct gp_err *e);
 int gp_cuda_retain(struct gp_cuda *c, struct gp_err *e);
+/* gp_cuda_open retaining the contexts of the first nctx GPUs (PCI order) only: a probe that needs one
+ * GPU does not set up the others. GPUs from nctx on are listed but must not be used. */
+int gp_cuda_open_gpus(struct gp_cuda *c, int nctx, struct gp_err *e);
 
 /* Disable what was enabled, release the contexts, unload the library. */
 void gp_cuda_close(struct gp_cuda *c);

@@ -31,6 +31,7 @@ enum gp_sev { GP_SEV_ERROR = 0, GP_SEV_WARNING, GP_SEV_INFO, GP_SEV_OK, GP_SEV_U
 #define GP_SRC_VERBS   0x020u  /* libibverbs, live only */
 #define GP_SRC_DEV     0x040u  /* device nodes under /dev */
 #define GP_SRC_PROCESS 0x080u  /* this process's limits and mounts (getrlimit, statvfs), live only */
+#define GP_SRC_KMSG    0x100u  /* the kernel log (/dev/kmsg): read only with --kmsg */
 #define GP_SRC_LIVE_ONLY (GP_SRC_CUDA | GP_SRC_VERBS | GP_SRC_PROCESS)
 
 struct gp_doctor_ctx;
@@ -117,6 +118,9 @@ struct gp_doctor_ctx {
 	struct gp_doctor_p2p *p2p;   /* the p2p checks' CUDA session and answers (doctor/p2p.c) */
 	void (*progress)(void *arg, const char *what); /* active checks: what is being copied now (NULL: quiet) */
 	void *progress_arg;
+	int kmsg;                    /* --kmsg given: gpu.xid may read the kernel log */
+	int cuda_wanted;             /* a selected check reads libcuda (set by gp_doctor_run): without one,
+	                                nothing loads libcuda (driver.version does not probe it either) */
 	struct gp_findings out;
 	const struct gp_doctor_check *cur;
 };
