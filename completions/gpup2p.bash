@@ -67,7 +67,7 @@ _gpup2p()
 			COMPREPLY=($(compgen -W "h2d d2h p2p bidir latency all" -- "$cur"))
 		fi
 		;;
-	doctor) COMPREPLY=($(compgen -W "--only --skip --active --strict --list --explain $global" -- "$cur")) ;;
+	doctor) COMPREPLY=($(compgen -W "--only --skip --active --kmsg --strict --list --explain $global" -- "$cur")) ;;
 	topo) COMPREPLY=($(compgen -W "--tree --all --match $global" -- "$cur")) ;;
 	bar) COMPREPLY=($(compgen -W "--all --match $global" -- "$cur")) ;;
 	snapshot)

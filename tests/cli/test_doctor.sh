@@ -69,7 +69,7 @@ EOF
 # --only and --skip select by family, glob or id
 ids=$("$BIN" --root "$D/healthy" doctor --json --only bar,kmod.nv_p2p_api --skip bar.rebar |
 	python3 -c 'import json,sys; print(" ".join(sorted({f["id"] for f in json.load(sys.stdin)["findings"]})))')
-[ "$ids" = "bar.small bar.unassigned kmod.nv_p2p_api" ] && ok "--only bar,kmod.nv_p2p_api --skip bar.rebar" || nok "selection: $ids"
+[ "$ids" = "bar.bar1_used bar.small bar.unassigned kmod.nv_p2p_api" ] && ok "--only bar,kmod.nv_p2p_api --skip bar.rebar" || nok "selection: $ids"
 ids=$("$BIN" --root "$D/healthy" doctor --json --only 'iommu.*' |
 	python3 -c 'import json,sys; print(" ".join(sorted({f["id"] for f in json.load(sys.stdin)["findings"]})))')
 [ "$ids" = "iommu.cmdline iommu.group_shared iommu.mode iommu.vfio" ] && ok "--only iommu.*" || nok "iommu.*: $ids"
@@ -93,7 +93,7 @@ done
 # --explain: one check, or a family
 out=$("$BIN" doctor --explain iommu.mode)
 grep -q "^iommu.mode: " <<<"$out" && grep -q "iommu=pt" <<<"$out" && ok "--explain iommu.mode" || nok "--explain: $out"
-[ "$("$BIN" doctor --explain bar | grep -c '^bar\.')" = 3 ] && ok "--explain bar: its three checks" || nok "--explain bar"
+[ "$("$BIN" doctor --explain bar | grep -c '^bar\.')" = 4 ] && ok "--explain bar: its four checks" || nok "--explain bar"
 
 # text output: grouped by severity, alarms with a fix, a summary; -q only the alarms
 out=$("$BIN" --root "$D/drv-nouveau" doctor)
@@ -116,6 +116,20 @@ out=$("$BIN" --root "$D/healthy" doctor -v --active --only p2p.verify 2>"$tmp/er
 grep -q "p2p.verify .*live only" <<<"$out" && [ ! -s "$tmp/err" ] &&
 	ok "--active under --root: the active checks are live only, skipped; no progress off a terminal" ||
 	nok "--active offline: $out $(cat "$tmp/err")"
+# gpu.xid reads the kernel log only with --kmsg: the planted log (gpu-xid.spec) is an error then
+[ "$(code --root "$D/gpu-xid" doctor)" = 0 ] && "$BIN" --root "$D/gpu-xid" doctor -v --only gpu.xid |
+	grep -q "gpu.xid .*not requested" && ok "gpu.xid without --kmsg: skipped, exit 0" ||
+	nok "gpu.xid without --kmsg: exit $(code --root "$D/gpu-xid" doctor)"
+"$BIN" --root "$D/gpu-xid" doctor --kmsg --only gpu.xid --json >"$tmp/xid.json"
+rc=$?
+python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+s, f = d["summary"], {x["subject"]: x for x in d["findings"]}
+assert (s["error"], s["warning"], s["ok"]) == (2, 2, 5), s
+assert f["0000:13:00.0"]["severity"] == "error" and f["0000:13:00.0"]["evidence"]["xid"] == "13 x2, 79 x1", f["0000:13:00.0"]
+assert "fallen off the bus" in f["0000:13:00.0"]["message"], f["0000:13:00.0"]' "$tmp/xid.json" && [ $rc = 2 ] &&
+	ok "--kmsg: Xid 79 on GPU0 is an error, exit 2" || nok "--kmsg: exit $rc"
+[ "$(code --root "$D/healthy" doctor --kmsg)" = 0 ] && ok "--kmsg on a clean log: exit 0" || nok "--kmsg healthy"
 
 # the real 2x H200 snapshot: a healthy machine, no warning, no error
 tar -C "$tmp" -xzf tests/fixtures/h200x2-live/h200-live.tar.gz
