@@ -8,8 +8,7 @@
 #include <unistd.h>
 
 #include "doctor/check.h"
-#include "fx.h"
-#include "p2p_env.h"
+#include "doctor_fx.h"
 
 enum want { FIRE, QUIET };
 
@@ -22,17 +21,6 @@ struct dcase {
 	const char *subject;               /* ... on this subject (NULL: any) */
 };
 
-/* Process facts by hand, on a root that pretends to be live (limits.* are live-only). */
-static void live(struct fx *x, struct gp_doctor_ctx *c)
-{
-	x->r.live = 1;
-	c->proc.known = 1;
-	c->proc.euid = 1000;
-	c->proc.memlock = UINT64_MAX;
-	c->proc.shm_known = 1;
-	c->proc.shm_size = 16ULL << 30;
-}
-
 static void memlock_64k(struct fx *x, struct gp_doctor_ctx *c)
 {
 	live(x, c);
@@ -43,29 +31,6 @@ static void shm_64m(struct fx *x, struct gp_doctor_ctx *c)
 {
 	live(x, c);
 	c->proc.shm_size = 64ULL << 20;
-}
-
-/* libcuda: the test double (tests/fakecuda, built next to the fixtures) with two GPUs, with none, or
- * a library that is not there. */
-static void cuda_lib(const char *lib, const char *gpus)
-{
-	static char path[1024];
-	const char *fx = getenv("GPUP2P_FIXTURES");
-
-	snprintf(path, sizeof(path), "%s/../tests/fakecuda/libcuda.so.1", fx ? fx : "build/fixtures");
-	setenv("GPUP2P_LIBCUDA", lib ? lib : path, 1);
-	if (gpus)
-		setenv("FAKECUDA_GPUS", gpus, 1);
-	else
-		unsetenv("FAKECUDA_GPUS");
-	unsetenv("CUDA_VISIBLE_DEVICES");
-	unit_p2p_env(NULL, NULL, NULL, NULL, NULL);
-}
-
-static void cuda_ok(struct fx *x, struct gp_doctor_ctx *c)
-{
-	live(x, c);
-	cuda_lib(NULL, NULL);
 }
 
 static void cuda_nodev(struct fx *x, struct gp_doctor_ctx *c)
@@ -99,13 +64,6 @@ static void corrupt_peer(struct fx *x, struct gp_doctor_ctx *c) { active(x, c); 
 static void corrupt_h2d(struct fx *x, struct gp_doctor_ctx *c) { active(x, c); setenv("FAKECUDA_CORRUPT", "h2d", 1); }
 static void slow_peer(struct fx *x, struct gp_doctor_ctx *c) { active(x, c); setenv("FAKECUDA_PEER_GBPS", "0:1=3", 1); }
 
-/* gpu.xid: asked for (--kmsg). */
-static void kmsg_on(struct fx *x, struct gp_doctor_ctx *c)
-{
-	(void)x;
-	c->kmsg = 1;
-}
-
 /* BAR1 use as live NVML reports it (not recorded in fixtures): 1000 MiB BARs, GPU0 901 MiB in use
  * (90.1%: above the 90% line), GPU1 900 MiB (exactly 90%: not above), the others 3 MiB. */
 static void bar1_set(struct fx *x, struct gp_doctor_ctx *c, int full)
@@ -133,7 +91,6 @@ static void bar1_ok(struct fx *x, struct gp_doctor_ctx *c)
 	bar1_set(x, c, 0);
 }
 
-#define D(name) "doctor/" name
 static const struct dcase cases[] = {
 	/* driver */
 	{ D("drv-unloaded"), NULL, "driver.loaded", FIRE, GP_SEV_ERROR, "nvidia" },
@@ -350,44 +307,6 @@ static const struct dcase cases[] = {
 };
 #define NCASES (int)(sizeof(cases) / sizeof(cases[0]))
 
-/* Run the checks `only` names minus those `skip` names (NULL: every check) on a fixture (after setup);
- * findings stay in *c. 0 or -1 (printed). */
-static int run_sel(const char *fixture, void (*setup)(struct fx *, struct gp_doctor_ctx *), const char *only,
-		   const char *skip, struct fx *x, struct gp_doctor_ctx *c)
-{
-	static unsigned char on[512];
-	struct gp_err e = { 0 };
-
-	if (gp_doctor_select(on, only, skip, &e))
-		return -1;
-	if (fx_load(x, unit_fixture(fixture), NULL, 0, 0))
-		return -1;
-	if (gp_doctor_ctx_init(c, &x->r, &x->p, &x->f, &x->t, &e)) {
-		fx_unload(x);
-		return -1;
-	}
-	if (setup)
-		setup(x, c);
-	if (gp_doctor_run(c, on, &e)) {
-		gp_doctor_ctx_free(c);
-		fx_unload(x);
-		return -1;
-	}
-	return 0;
-}
-
-static int run_on(const char *fixture, void (*setup)(struct fx *, struct gp_doctor_ctx *), struct fx *x,
-		  struct gp_doctor_ctx *c)
-{
-	return run_sel(fixture, setup, NULL, NULL, x, c);
-}
-
-static void done(struct fx *x, struct gp_doctor_ctx *c)
-{
-	gp_doctor_ctx_free(c);
-	fx_unload(x);
-}
-
 /* One case. FIRE: a finding of the check with the severity (and subject) asked for. QUIET: at least one
  * "ok" and no error, warning, info or unknown (skipped subjects are allowed). */
 static void check_case(const struct dcase *k)
@@ -536,147 +455,6 @@ static void nvml_state(void)
 	dlclose(lib);
 }
 
-/* The evidence value of key on check id's finding about subject, or NULL. */
-static const char *ev_of(const struct gp_doctor_ctx *c, const char *id, const char *subject, const char *key)
-{
-	for (int i = 0; i < c->out.n; i++) {
-		const struct gp_finding *f = &c->out.v[i];
-
-		if (strcmp(f->check->id, id) || (subject && strcmp(f->subject, subject)))
-			continue;
-		for (int k = 0; k < f->nev; k++)
-			if (!strcmp(f->ev[k].key, key))
-				return f->ev[k].value;
-	}
-	return NULL;
-}
-
-/* Xid lines: the formats the driver writes, and lines that only look like them. */
-static void xid_parse(void)
-{
-	static const struct {
-		const char *line;
-		int rc, xid;
-		const char *bdf;
-	} t[] = {
-		{ "4,7,99000000,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=x, GPU has fallen off the bus.", 1, 79,
-		  "0000:3b:00.0" },
-		{ "[  140.1] NVRM: Xid (0000:01:00): 3, C 00000005", 1, 3, "0000:01:00.0" },   /* older drivers */
-		{ "NVRM: Xid (PCI:10000:e1:1f): 140", 1, 140, "10000:e1:1f.0" },                 /* VMD domain, at end */
-		{ "NVRM: Xid (PCI:0000:3B:00.0): 48, DBE", 1, 48, "0000:3b:00.0" },               /* a function */
-		{ "NVRM: GPU at PCI:0000:3b:00: GPU-3f1c", 0, 0, NULL },
-		{ "audit: name=\"Xid (PCI:0000:33:00): 79\"", 0, 0, NULL },
-		{ "NVRM: Xid (PCI:0000:3b:00): abc", -EINVAL, 0, NULL },
-		{ "NVRM: Xid (PCI:0000:3b): 79", -EINVAL, 0, NULL },
-		{ "NVRM: Xid (PCI:0000:3b:20): 79", -EINVAL, 0, NULL },                           /* device > 31 */
-		{ "NVRM: Xid (PCI:000:3b:00): 79", -EINVAL, 0, NULL },                            /* 3-digit domain */
-		{ "NVRM: Xid (PCI:0000:3b:00): 12345", -EINVAL, 0, NULL },
-		{ "NVRM: Xid (PCI:0000:3b:00): -79", -EINVAL, 0, NULL },
-		{ "NVRM: Xid (PCI:0000:3b:00): 79x", -EINVAL, 0, NULL },
-		{ "NVRM: Xid (", -EINVAL, 0, NULL },
-	};
-
-	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		char bdf[GP_BDF_LEN] = "";
-		int xid = 0, rc = gp_doctor_xid_parse(t[i].line, bdf, &xid);
-
-		CHECK(rc == t[i].rc && (rc != 1 || (xid == t[i].xid && !strcmp(bdf, t[i].bdf))),
-		      "Xid line '%s': %d %d %s (got %d %d %s)", t[i].line, t[i].rc, t[i].xid, t[i].bdf ? t[i].bdf : "-", rc,
-		      xid, bdf);
-	}
-}
-
-/* gpu.xid on the planted log: counts per GPU, and what was not counted (see gpu-xid.spec). */
-static void xid_counts(void)
-{
-	static struct fx x;
-	struct gp_doctor_ctx c;
-	const char *v;
-	int n = 0;
-
-	if (run_on(D("gpu-xid"), kmsg_on, &x, &c)) {
-		CHECK(0, "gpu-xid loads");
-		return;
-	}
-	for (int i = 0; i < c.out.n; i++)
-		n += !strcmp(c.out.v[i].check->id, "gpu.xid");
-	CHECK(n == 9, "gpu.xid: one finding per GPU (8) and one for the device off the bus (%d)", n);
-	v = ev_of(&c, "gpu.xid", "0000:13:00.0", "xid");
-	CHECK(v && !strcmp(v, "13 x2, 79 x1"), "GPU0: 13 x2, 79 x1 (%s)", v ? v : "none");
-	v = ev_of(&c, "gpu.xid", "0000:14:00.0", "xid");
-	CHECK(v && !strcmp(v, "31 x1, 13 x1, 94 x1"), "GPU1: 31 x1, 13 x1, 94 x1 (%s)", v ? v : "none");
-	v = ev_of(&c, "gpu.xid", NULL, "log");
-	CHECK(v && strstr(v, "/dev/kmsg: 25 lines, 8 Xid events"), "25 lines read, 8 Xid events (%s)", v ? v : "none");
-	v = ev_of(&c, "gpu.xid", NULL, "unparsed Xid lines");
-	CHECK(v && !strcmp(v, "8"), "8 malformed Xid lines not counted (%s)", v ? v : "none");
-	CHECK(!ev_of(&c, "gpu.xid", "0000:33:00.0", "xid"), "GPU2: only malformed lines name it: no Xid");
-	done(&x, &c);
-}
-
-/* libcuda is loaded only for a selected check that reads it; driver.version's dma-buf mmap probe says
- * what the probe found, or why it did not run. Runs first: the double's "load" marker is written
- * once per process, when it is first loaded. */
-static void cuda_loading(void)
-{
-	static struct fx x;
-	struct gp_doctor_ctx c;
-	char marker[] = "/tmp/gpup2p-fakecuda-XXXXXX", dmabuf[1024], buf[256] = "";
-	const char *v, *fx = getenv("GPUP2P_FIXTURES");
-	FILE *f;
-	int fd = mkstemp(marker);
-
-	CHECK(fd >= 0, "marker file");
-	if (fd < 0)
-		return;
-	close(fd);
-	unlink(marker);
-	setenv("FAKECUDA_MARKER", marker, 1);
-	if (!run_sel(D("healthy"), cuda_ok, NULL, "driver.cuda_init", &x, &c)) {
-		v = ev_of(&c, "driver.version", "nvidia", "dma-buf cpu mmap");
-		CHECK(v && strstr(v, "not probed: no selected check loads libcuda"), "--skip driver.cuda_init: version "
-		      "says not probed (%s)", v ? v : "none");
-		CHECK(!c.cuda_wanted, "no selected check reads libcuda");
-		done(&x, &c);
-	}
-	CHECK(access(marker, F_OK) != 0, "--skip driver.cuda_init: libcuda not loaded at all (no marker)");
-	if (!run_on(D("healthy"), cuda_ok, &x, &c)) {
-		v = ev_of(&c, "driver.version", "nvidia", "dma-buf cpu mmap");
-		CHECK(v && strstr(v, "fails: this driver cannot export dma-bufs"), "probed: no export (%s)", v ? v : "none");
-		done(&x, &c);
-	}
-	f = fopen(marker, "r");
-	if (f) {
-		buf[fread(buf, 1, sizeof(buf) - 1, f)] = '\0';
-		fclose(f);
-	}
-	CHECK(!strncmp(buf, "load\ncuInit\n", 12), "every check: libcuda loaded, cuInit called (marker: %zu bytes)",
-	      strlen(buf));
-	unlink(marker);
-	unsetenv("FAKECUDA_MARKER");
-	snprintf(dmabuf, sizeof(dmabuf), "%s/../tests/fakecuda-dmabuf/libcuda.so.1", fx ? fx : "build/fixtures");
-	setenv("GPUP2P_LIBCUDA", dmabuf, 1);
-	if (!run_on(D("healthy"), live, &x, &c)) {
-		v = ev_of(&c, "driver.version", "nvidia", "dma-buf cpu mmap");
-		CHECK(v && strstr(v, "works: CUDA dma-buf export, mapped with mmap"), "probed: mmap works (%s)",
-		      v ? v : "none");
-		done(&x, &c);
-	}
-	setenv("FAKECUDA_DMABUF_MMAP", "0", 1);
-	if (!run_on(D("healthy"), live, &x, &c)) {
-		v = ev_of(&c, "driver.version", "nvidia", "dma-buf cpu mmap");
-		CHECK(v && strstr(v, "fails: exported, but mmap of it fails with errno"), "probed: exported, mmap "
-		      "fails (%s)", v ? v : "none");
-		done(&x, &c);
-	}
-	unsetenv("FAKECUDA_DMABUF_MMAP");
-	if (!run_on(D("healthy"), NULL, &x, &c)) {
-		v = ev_of(&c, "driver.version", "nvidia", "dma-buf cpu mmap");
-		CHECK(v && strstr(v, "not probed: offline"), "offline: not probed (%s)", v ? v : "none");
-		done(&x, &c);
-	}
-	unsetenv("GPUP2P_LIBCUDA");
-}
-
 static void selection(void)
 {
 	int n = gp_doctor_count(), on_n = 0, i;
@@ -704,9 +482,6 @@ static void selection(void)
 
 int main(void)
 {
-	cuda_loading();
-	xid_parse();
-	xid_counts();
 	facts_state();
 	nvml_state();
 	selection();
