@@ -86,14 +86,14 @@ static void cuda_loading(void)
 	close(fd);
 	unlink(marker);
 	setenv("FAKECUDA_MARKER", marker, 1);
-	if (!run_sel(D("healthy"), cuda_ok, NULL, "driver.cuda_init", &x, &c)) {
+	if (!run_sel(D("healthy"), cuda_ok, NULL, "driver.cuda_init,p2p", &x, &c)) {
 		v = ev_of(&c, "driver.version", "nvidia", "dma-buf cpu mmap");
-		CHECK(v && strstr(v, "not probed: no selected check loads libcuda"), "--skip driver.cuda_init: version "
+		CHECK(v && strstr(v, "not probed: no selected check loads libcuda"), "--skip driver.cuda_init,p2p: version "
 		      "says not probed (%s)", v ? v : "none");
 		CHECK(!c.cuda_wanted, "no selected check reads libcuda");
 		done(&x, &c);
 	}
-	CHECK(access(marker, F_OK) != 0, "--skip driver.cuda_init: libcuda not loaded at all (no marker)");
+	CHECK(access(marker, F_OK) != 0, "--skip driver.cuda_init,p2p: libcuda not loaded at all (no marker)");
 	if (!run_on(D("healthy"), cuda_ok, &x, &c)) {
 		v = ev_of(&c, "driver.version", "nvidia", "dma-buf cpu mmap");
 		CHECK(v && strstr(v, "fails: this driver cannot export dma-bufs"), "probed: no export (%s)", v ? v : "none");
