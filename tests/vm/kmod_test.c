@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -99,6 +101,108 @@ static int touch(volatile uint8_t *p, uint8_t *out)
 	return 0;
 }
 
+/* Write v at p; the signal number if the write faulted, else 0. */
+static int poke(volatile uint8_t *p, uint8_t v)
+{
+	int sig = sigsetjmp(jb, 1);
+
+	if (sig)
+		return sig;
+	*p = v;
+	return 0;
+}
+
+/* How many 4 KiB pages of [m, m + len) can be read (no SIGBUS), and how many of those read what
+ * pat(seed) wrote there (the old contents of freed GPU memory). */
+static int readable_pages(uint8_t *m, uint64_t len, uint64_t seed, int *stale)
+{
+	int n = 0;
+	uint8_t b;
+
+	*stale = 0;
+	for (uint64_t o = 0; o < len; o += 4096)
+		if (touch(m + o + 7, &b) == 0) {
+			n++;
+			*stale += b == pat(seed, o + 7);
+		}
+	return n;
+}
+
+/* The physical address of the ivshmem device's BAR2 (the stub's "GPU memory"), 0 if not found. */
+static uint64_t bar2_start(void)
+{
+	DIR *d = opendir("/sys/bus/pci/devices");
+	struct dirent *e;
+	uint64_t start = 0;
+
+	while (d && !start && (e = readdir(d))) {
+		char path[300], line[128];
+		unsigned int ven = 0, dev = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor", e->d_name);
+		if ((f = fopen(path, "r"))) {
+			if (fscanf(f, "%x", &ven) != 1)
+				ven = 0;
+			fclose(f);
+		}
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/device", e->d_name);
+		if ((f = fopen(path, "r"))) {
+			if (fscanf(f, "%x", &dev) != 1)
+				dev = 0;
+			fclose(f);
+		}
+		if (ven != 0x1af4 || dev != 0x1110)
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource", e->d_name);
+		if ((f = fopen(path, "r"))) {
+			for (int i = 0; i < 3 && fgets(line, sizeof(line), f); i++)
+				if (i == 2)
+					start = strtoull(line, NULL, 16);
+			fclose(f);
+		}
+	}
+	if (d)
+		closedir(d);
+	return start;
+}
+
+/* How many 4 KiB pages of [phys, phys + len) lie in a write-combining range of the kernel's PAT
+ * memtype list (where vmf_insert_pfn_prot takes a page's cache mode from: without one, a page is
+ * mapped uncached whatever the mapping asked for); -1 when the list cannot be read. */
+static long wc_pages(uint64_t phys, uint64_t len)
+{
+	const char *list = "/sys/kernel/debug/x86/pat_memtype_list";
+	uint64_t s[256], e[256];
+	char line[256], type[64];
+	int n = 0;
+	long pages = 0;
+	FILE *f = fopen(list, "r");
+
+	if (!f && mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL) == 0)
+		f = fopen(list, "r");
+	if (!f)
+		return -1;
+	while (n < 256 && fgets(line, sizeof(line), f)) {
+		unsigned long long a, b;
+
+		if ((sscanf(line, "PAT: [mem 0x%llx-0x%llx] %63s", &a, &b, type) == 3 ||
+		     sscanf(line, "%63s @ 0x%llx-0x%llx", type, &a, &b) == 3) &&
+		    !strcmp(type, "write-combining")) {
+			s[n] = a;
+			e[n++] = b;
+		}
+	}
+	fclose(f);
+	for (uint64_t p = phys; p < phys + len; p += 4096)
+		for (int i = 0; i < n; i++)
+			if (p >= s[i] && p + 4096 <= e[i]) {
+				pages++;
+				break;
+			}
+	return pages;
+}
+
 static void version_tests(int fd)
 {
 	struct gpup2p_version v = { .size = sizeof(v), .user_major = GPUP2P_ABI_MAJOR, .user_minor = GPUP2P_ABI_MINOR };
@@ -177,6 +281,11 @@ static void map_tests(int fd)
 	for (uint64_t i = 0; i < len; i++)
 		bad += m[i] != pat(1, i);
 	CHECK(bad == 0, "1 MiB written and read back through the mapping");
+	{
+		long wc = wc_pages(bar2_start() + a.bar_off, len);
+
+		CHECK(wc == (long)(len / 4096), "PAT: the pin's 256 pages are write-combining (%ld)", wc);
+	}
 	fprintf(expect_f, "%llu %llu %d\n", (unsigned long long)a.bar_off, (unsigned long long)len, 1);
 	/* a second mapping of the same pin, 4 KiB-aligned anywhere inside */
 	m2 = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)(in.mmap_offset + 3 * 4096));
@@ -198,6 +307,11 @@ static void map_tests(int fd)
 	munmap(m, len);
 	CHECK(info(fd, h, &in) == 0 && in.nmaps == 0 && counter("maps") == 0, "unmapped: no mapping left");
 	CHECK(unpin(fd, h) == 0 && counter("pins") == 0 && counter("bytes_pinned") == 0, "unpin: counters back to 0");
+	{
+		long wc = wc_pages(bar2_start() + a.bar_off, len);
+
+		CHECK(wc == 0, "PAT: unpinned and unmapped, no write-combining range left (%ld pages)", wc);
+	}
 }
 
 /* Physically scattered pages: each 64 KiB page its own run. */
@@ -221,6 +335,12 @@ static void scatter_tests(int fd)
 	for (uint64_t i = 0; i < len - 8192; i++)
 		bad += m[i] != pat(2, i + 4096);
 	CHECK(bad == 0, "written and read back across scattered pages");
+	{
+		long wc = wc_pages(bar2_start() + a.bar_off, len);
+
+		CHECK(wc == (long)(len / 4096), "PAT: each scattered page is write-combining (%ld of %llu)",
+		      wc, (unsigned long long)(len / 4096));
+	}
 	/* the host checks page by page: page k of the range is BAR page (npages-1-k) */
 	for (uint64_t k = 0; k < 8; k++) {
 		uint64_t from = k * 65536 < 4096 ? 4096 : k * 65536, to = (k + 1) * 65536 > len - 4096 ? len - 4096 : (k + 1) * 65536;
@@ -262,6 +382,121 @@ static struct nvp2p_stub_stats stub_stats(void)
 	memset(&st, 0xff, sizeof(st));
 	ioctl(stub, NVP2P_STUB_STATS, &st);
 	return st;
+}
+
+/* The GPU memory is freed while it is being mapped: between the mmap handler's return and the
+ * kernel linking the new mapping into the process (the stub fires the callback on another CPU in
+ * that window). The callback's zap cannot see a mapping not linked yet: pages a handler mapped
+ * there would stay mapped over freed GPU memory. Every access must get SIGBUS, never old data. */
+static void mmap_race_tests(int fd)
+{
+	const uint64_t len = 256 << 10;
+	struct nvp2p_stub_alloc a = alloc_fake(len, 0);
+	struct nvp2p_stub_free_in_mmap arm = { .va = a.va, .fd = fd };
+	struct gpup2p_info in;
+	uint64_t h, live = 1;
+	int64_t fired = -1;
+	uint8_t *m;
+	int n, stale, wsig;
+	long inv = counter("invalidations");
+
+	CHECK(pin(fd, a.va, len, 0, &h) == 0 && info(fd, h, &in) == 0, "pin 256 KiB for the mmap race");
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)in.mmap_offset);
+	if (m != MAP_FAILED) {
+		for (uint64_t i = 0; i < len; i++)
+			m[i] = pat(3, i); /* known contents, through a mapping gone before the race */
+		munmap(m, len);
+	}
+	CHECK(ioctl(stub, NVP2P_STUB_FREE_IN_MMAP, &arm) == 0,
+	      "stub armed: the range is freed when the next mmap handler returns");
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)in.mmap_offset);
+	CHECK(ioctl(stub, NVP2P_STUB_MMAP_FIRED, &fired) == 0 && fired == 1 && m != MAP_FAILED,
+	      "mmap succeeds; the free callback ran after its handler, before the mapping was linked (%lld)",
+	      (long long)fired);
+	CHECK(info(fd, h, &in) == 0 && in.state == GPUP2P_STATE_INVALIDATED &&
+	      counter("invalidations") == inv + 1, "... the pin is invalidated, counted");
+	if (m == MAP_FAILED)
+		return;
+	n = readable_pages(m, len, 3, &stale);
+	CHECK(n == 0, "... every read of the new mapping gets SIGBUS (%d of 64 pages readable, %d with the "
+	      "freed memory's old data)", n, stale);
+	wsig = poke(m + 4096, 0x5a);
+	CHECK(wsig == SIGBUS, "... a write gets SIGBUS too (signal %d)", wsig);
+	CHECK(info(fd, h, &in) == 0 && in.nmaps == 1 && munmap(m, len) == 0 && info(fd, h, &in) == 0 &&
+	      in.nmaps == 0, "... munmap: the mapping is gone");
+	CHECK(unpin(fd, h) == 0 && ioctl(stub, NVP2P_STUB_LIVE, &live) == 0 && live == 0,
+	      "... unpin: no page table left in the GPU driver");
+}
+
+/* Pages are mapped when first touched: orderings of mmap, free, unpin, close and munmap before
+ * and after the first touch, and a mapping split by a partial munmap. */
+static void lazy_tests(void)
+{
+	const uint64_t len = 256 << 10;
+	int fd = open(GPUP2P_DEVICE, O_RDWR | O_CLOEXEC);
+	struct nvp2p_stub_alloc a = alloc_fake(len, 0), b = alloc_fake(len, 0);
+	struct gpup2p_info in;
+	uint64_t h, live = 1;
+	uint8_t *m, v;
+	int n, stale, bad = 0;
+
+	/* unpinned between mmap and the first touch */
+	pin(fd, a.va, len, 0, &h);
+	info(fd, h, &in);
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)in.mmap_offset);
+	CHECK(m != MAP_FAILED && unpin(fd, h) == 0, "mmap, then unpin before the first touch");
+	if (m != MAP_FAILED) {
+		n = readable_pages(m, len, 0, &stale);
+		CHECK(n == 0 && poke(m, 1) == SIGBUS, "... every access gets SIGBUS (%d pages readable)", n);
+		munmap(m, len);
+	}
+	CHECK(counter("pins") == 0 && counter("maps") == 0, "... munmap: nothing pinned or mapped");
+	/* freed between mmap and the first touch */
+	pin(fd, b.va, len, 0, &h);
+	info(fd, h, &in);
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)in.mmap_offset);
+	CHECK(m != MAP_FAILED && ioctl(stub, NVP2P_STUB_FREE, &b.va) == 0,
+	      "mmap, then the GPU memory is freed before the first touch");
+	if (m != MAP_FAILED) {
+		n = readable_pages(m, len, 0, &stale);
+		CHECK(n == 0, "... every access gets SIGBUS (%d pages readable)", n);
+	}
+	/* the descriptor closed with the mapping alive, then munmap: the pin goes with the mapping */
+	close(fd);
+	CHECK(counter("maps") == 1, "close with the invalidated pin mapped: the mapping keeps it");
+	if (m != MAP_FAILED)
+		munmap(m, len);
+	CHECK(counter("maps") == 0 && ioctl(stub, NVP2P_STUB_LIVE, &live) == 0 && live == 0,
+	      "... munmap: released, no page table left in the GPU driver");
+	/* a mapping split by munmap of its middle: both parts fault in their own pages */
+	fd = open(GPUP2P_DEVICE, O_RDWR | O_CLOEXEC);
+	a = alloc_fake(len, 0);
+	pin(fd, a.va, len, 0, &h);
+	info(fd, h, &in);
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)in.mmap_offset);
+	if (m == MAP_FAILED) {
+		CHECK(0, "map 256 KiB to split");
+		close(fd);
+		return;
+	}
+	for (uint64_t i = 0; i < 65536; i++)
+		m[i] = pat(4, i); /* the first GPU page only: the rest faults after the split */
+	munmap(m + 65536, 65536);
+	CHECK(info(fd, h, &in) == 0 && in.nmaps == 2, "munmap of the middle 64 KiB: two mappings of the pin");
+	for (uint64_t i = 131072; i < len; i++)
+		m[i] = pat(4, i);
+	for (uint64_t i = 0; i < len; i++)
+		if (i < 65536 || i >= 131072)
+			bad += m[i] != pat(4, i);
+	CHECK(bad == 0 && touch(m + 70000, &v) == SIGSEGV,
+	      "both parts read back what was written (each page where it belongs), the hole is unmapped");
+	fprintf(expect_f, "%llu %d %d\n", (unsigned long long)a.bar_off, 65536, 4);
+	fprintf(expect_f, "%llu %llu %d %d\n", (unsigned long long)(a.bar_off + 131072),
+		(unsigned long long)(len - 131072), 4, 131072);
+	munmap(m, 65536);
+	munmap(m + 131072, len - 131072);
+	close(fd);
+	CHECK(counter("pins") == 0 && counter("maps") == 0, "munmap of both parts, close: nothing left");
 }
 
 /* A persistent pin has no free callback: it stays valid until unpinned. `want`: whether the NVIDIA
@@ -551,6 +786,8 @@ int main(int argc, char **argv)
 		scatter_tests(fd);
 		free_tests(fd);
 		race_tests(fd);
+		mmap_race_tests(fd);
+		lazy_tests();
 		persistent_tests(fd, 1);
 		isolation_tests(fd);
 		thread_tests(fd);

@@ -36,4 +36,19 @@ struct nvp2p_stub_stats {
 #define NVP2P_STUB_LIVE  _IOR('n', 3, __u64)   /* page tables handed out and not yet given back */
 #define NVP2P_STUB_STATS _IOR('n', 4, struct nvp2p_stub_stats)
 
+/* The range at va is freed while it is being mapped: when the mmap handler of the file behind fd
+ * next returns 0 in the arming process, the stub frees the range (its free callbacks run, on
+ * another CPU) and lets the handler's caller go on only when they have returned, i.e. after the
+ * handler and before the kernel links the new mapping into the process (a kretprobe on the
+ * handler; needs two CPUs). NVP2P_STUB_MMAP_FIRED disarms and says what happened: 1 (fired),
+ * 0 (no mmap came), or -errno (-EOPNOTSUPP: one CPU, -ETIMEDOUT: the callbacks took over 2 s). */
+struct nvp2p_stub_free_in_mmap {
+	__u64 va;
+	__s32 fd;
+	__u32 pad;
+};
+
+#define NVP2P_STUB_FREE_IN_MMAP _IOW('n', 5, struct nvp2p_stub_free_in_mmap)
+#define NVP2P_STUB_MMAP_FIRED   _IOR('n', 6, __s64)
+
 #endif
