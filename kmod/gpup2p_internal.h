@@ -53,6 +53,8 @@ struct gp_pin {
 	struct nvidia_p2p_page_table *pt;
 	u64 pin_ns;
 	u32 page_size, npages, nruns;
+	u32 map_type;                 /* GPUP2P_MAP_*: uncached where write-combining was refused */
+	bool wc_reserved;             /* its runs are reserved write-combining (map.c) */
 	atomic_t nmaps;
 };
 
@@ -75,8 +77,20 @@ int gp_pin_create(struct gp_file *f, struct gpup2p_pin *req);
 int gp_pin_remove(struct gp_file *f, u64 handle);
 int gp_pin_info(struct gp_file *f, struct gpup2p_info *info);
 void gp_pin_release_all(struct gp_file *f);
-int gp_pin_mmap(struct gp_file *f, struct vm_area_struct *vma);
-u32 gp_map_type(void);
+/* A pin of the file by id, referenced (take: also taken off the file's list), or NULL. */
+struct gp_pin *gp_pin_lookup(struct gp_file *f, u64 id, int take);
+/* Drop a reference; the last one frees the pin and its id. */
+void gp_pin_put(struct gp_pin *p);
 bool gp_pin_persistent_supported(void);
+
+/* map.c */
+/* mmap of a pin: checks the request, sets the VMA up; pages are mapped at fault time. */
+int gp_pin_mmap(struct gp_file *f, struct vm_area_struct *vma);
+/* How the platform maps BAR pages (GPUP2P_MAP_WC on x86, else GPUP2P_MAP_UC). */
+u32 gp_map_type(void);
+/* Under the pin's lock, once pinned: reserve its runs write-combining, set p->map_type. */
+void gp_map_reserve(struct gp_pin *p);
+/* When the page table pt is given up (after the zap): free what gp_map_reserve reserved. */
+void gp_map_release(struct gp_pin *p, const struct nvidia_p2p_page_table *pt);
 
 #endif

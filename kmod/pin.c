@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * gpup2p.ko — pins: nvidia_p2p_get_pages, the free callback, unpin, and mapping BAR pages into
- * user space. Locking: gp_file.lock guards the list of pins; gp_pin.lock guards a pin's state and
+ * gpup2p.ko — pins: nvidia_p2p_get_pages, the free callback, unpin (mappings are in map.c).
+ * Locking: gp_file.lock guards the list of pins; gp_pin.lock guards a pin's state and
  * page table. The NVIDIA driver may call the free callback as soon as get_pages has registered it,
  * before get_pages returns: the pin's lock is held from before get_pages until the pin is complete
  * and on its file's list, and the callback waits for it (as GDRCopy's gdrdrv does). It is never
@@ -54,15 +54,6 @@ MODULE_PARM_DESC(pin_ids, "how many pins may exist at once (1 to 8388607, the de
 MODULE_INFO(nvidia_p2p, "nvidia_p2p_get_pages nvidia_p2p_put_pages nvidia_p2p_free_page_table"
 	    GP_PERSISTENT_SYMS);
 
-u32 gp_map_type(void)
-{
-#if defined(CONFIG_X86)
-	return GPUP2P_MAP_WC;
-#else
-	return GPUP2P_MAP_UC;
-#endif
-}
-
 /* Persistent pins (no free callback): nvidia_p2p_get_pages_persistent (driver 535+), or a NULL
  * callback where the driver says it takes one (515-530); decided from the driver's header at build
  * time, as GDRCopy does. */
@@ -96,13 +87,20 @@ static void pin_free(struct kref *ref)
 	kfree(p);
 }
 
+void gp_pin_put(struct gp_pin *p)
+{
+	kref_put(&p->ref, pin_free);
+}
+
 static void zap(struct gp_pin *p)
 {
 	unmap_mapping_range(p->mapping, (loff_t)p->id << GPUP2P_PIN_SHIFT, p->len, 1);
 }
 
 /* Called by the NVIDIA driver when the pinned memory is freed (cudaFree, process exit), perhaps
- * before get_pages has returned: the pin's lock makes it wait until the pin is complete. */
+ * before get_pages has returned: the pin's lock makes it wait until the pin is complete. Once the
+ * state is GP_INVALID no fault maps a page (map.c); the zap clears those already mapped, so every
+ * later access to a mapping of the pin gets SIGBUS. */
 static void gp_free_callback(void *data)
 {
 	struct gp_pin *p = data;
@@ -119,6 +117,7 @@ static void gp_free_callback(void *data)
 	kref_get(&p->ref); /* an unpin may drop the others as soon as the lock is free */
 	mutex_unlock(&p->lock);
 	zap(p);
+	gp_map_release(p, pt);
 	nvidia_p2p_free_page_table(pt);
 	atomic64_inc(&gp_stats.invalidations);
 	atomic64_dec(&gp_stats.pins);
@@ -244,6 +243,7 @@ int gp_pin_create(struct gp_file *f, struct gpup2p_pin *req)
 		rc = read_table(p);
 	}
 	if (!rc) {
+		gp_map_reserve(p);
 		p->state = GP_VALID;
 		mutex_lock(&f->lock);
 		list_add_tail(&p->node, &f->pins); /* the list holds the first reference */
@@ -266,7 +266,7 @@ out:
 
 /* Find a pin of the file: with take, remove it from the list (the list's reference passes to the
  * caller); else take a new reference. */
-static struct gp_pin *lookup(struct gp_file *f, u64 id, int take)
+struct gp_pin *gp_pin_lookup(struct gp_file *f, u64 id, int take)
 {
 	struct gp_pin *p, *found = NULL;
 
@@ -298,7 +298,10 @@ static void unpin(struct gp_pin *p)
 	mutex_unlock(&p->lock);
 	zap(p);
 	if (was == GP_VALID) {
-		int rc = put_pages(p, pt); /* waits for a free callback in flight */
+		int rc;
+
+		gp_map_release(p, pt);
+		rc = put_pages(p, pt); /* waits for a free callback in flight */
 
 		if (rc)
 			pr_err_ratelimited("put_pages(va 0x%llx) failed: %d (freed meanwhile?)\n",
@@ -311,7 +314,7 @@ static void unpin(struct gp_pin *p)
 
 int gp_pin_remove(struct gp_file *f, u64 handle)
 {
-	struct gp_pin *p = lookup(f, handle, 1);
+	struct gp_pin *p = gp_pin_lookup(f, handle, 1);
 
 	if (!p)
 		return -ENOENT;
@@ -335,7 +338,7 @@ void gp_pin_release_all(struct gp_file *f)
 
 int gp_pin_info(struct gp_file *f, struct gpup2p_info *info)
 {
-	struct gp_pin *p = lookup(f, info->handle, 0);
+	struct gp_pin *p = gp_pin_lookup(f, info->handle, 0);
 
 	if (!p)
 		return -ENOENT;
@@ -347,105 +350,11 @@ int gp_pin_info(struct gp_file *f, struct gpup2p_info *info)
 	info->page_size = p->page_size;
 	info->npages = p->npages;
 	info->nruns = p->nruns;
-	info->map_type = gp_map_type();
+	info->map_type = p->map_type;
 	info->state = p->state == GP_VALID ? GPUP2P_STATE_VALID : GPUP2P_STATE_INVALIDATED;
 	info->nmaps = (u32)atomic_read(&p->nmaps);
 	info->pin_flags = p->flags;
 	mutex_unlock(&p->lock);
 	kref_put(&p->ref, pin_free);
-	return 0;
-}
-
-static void vma_open(struct vm_area_struct *vma)
-{
-	struct gp_pin *p = vma->vm_private_data;
-
-	kref_get(&p->ref);
-	atomic_inc(&p->nmaps);
-	atomic64_inc(&gp_stats.maps);
-}
-
-static void vma_close(struct vm_area_struct *vma)
-{
-	struct gp_pin *p = vma->vm_private_data;
-
-	atomic_dec(&p->nmaps);
-	atomic64_dec(&gp_stats.maps);
-	kref_put(&p->ref, pin_free);
-}
-
-/* Every page was mapped at mmap time: a fault means the pin is gone (freed or unpinned). */
-static vm_fault_t vma_fault(struct vm_fault *vmf)
-{
-	return VM_FAULT_SIGBUS;
-}
-
-static const struct vm_operations_struct gp_vm_ops = {
-	.open = vma_open,
-	.close = vma_close,
-	.fault = vma_fault,
-};
-
-/* Map [off, off + size) of the pin at vma->vm_start, merging physically contiguous pages. */
-static int map_range(struct gp_pin *p, struct vm_area_struct *vma, u64 off, u64 size)
-{
-	unsigned long addr = vma->vm_start;
-
-	while (size) {
-		struct nvidia_p2p_page **pages = p->pt->pages;
-		u64 pg = off / p->page_size, in = off % p->page_size;
-		phys_addr_t phys = pages[pg]->physical_address + in;
-		u64 run = p->page_size - in;
-		int rc;
-
-		while (run < size && pg + 1 < p->npages && pages[pg + 1]->physical_address ==
-		       pages[pg]->physical_address + p->page_size) {
-			pg++;
-			run += p->page_size;
-		}
-		if (run > size)
-			run = size;
-		rc = io_remap_pfn_range(vma, addr, phys >> PAGE_SHIFT, run, vma->vm_page_prot);
-		if (rc)
-			return rc;
-		addr += run;
-		off += run;
-		size -= run;
-	}
-	return 0;
-}
-
-int gp_pin_mmap(struct gp_file *f, struct vm_area_struct *vma)
-{
-	const unsigned int shift = GPUP2P_PIN_SHIFT - PAGE_SHIFT;
-	u64 id = vma->vm_pgoff >> shift;
-	u64 off = (u64)(vma->vm_pgoff & ((1UL << shift) - 1)) << PAGE_SHIFT;
-	u64 size = vma->vm_end - vma->vm_start;
-	struct gp_pin *p = lookup(f, id, 0);
-	int rc;
-
-	if (!p)
-		return -ENOENT;
-	if (off >= p->len || size > p->len - off) {
-		kref_put(&p->ref, pin_free);
-		return -EINVAL;
-	}
-	gp_vma_set_flags(vma);
-	if (gp_map_type() == GPUP2P_MAP_WC)
-		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
-	else
-		vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
-	mutex_lock(&p->lock);
-	rc = p->state == GP_VALID ? map_range(p, vma, off, size) : -ENOENT;
-	mutex_unlock(&p->lock);
-	if (rc) {
-		kref_put(&p->ref, pin_free);
-		return rc;
-	}
-	/* the reference taken by lookup() now belongs to the VMA */
-	vma->vm_private_data = p;
-	vma->vm_ops = &gp_vm_ops;
-	atomic_inc(&p->nmaps);
-	atomic64_inc(&gp_stats.maps);
 	return 0;
 }
