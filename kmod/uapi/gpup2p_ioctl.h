@@ -8,7 +8,8 @@
  *
  * Pinned memory is mapped with mmap(2) on the same file descriptor: the offset is the pin's
  * mmap_offset (from GPUP2P_IOC_INFO) plus a multiple of 4 KiB inside the pinned range; any number
- * of mappings of any part of a pin may exist.
+ * of mappings of any part of a pin may exist. Pages are mapped when first touched; once the pin is
+ * invalidated (the GPU memory freed) or unpinned, every access to its mappings gets SIGBUS.
  */
 #ifndef GPUP2P_IOCTL_H
 #define GPUP2P_IOCTL_H
@@ -79,7 +80,7 @@ struct gpup2p_info {
 	__u32 page_size;        /* out: GPU page size from the page table, bytes */
 	__u32 npages;
 	__u32 nruns;            /* physically contiguous runs of pages */
-	__u32 map_type;         /* GPUP2P_MAP_* */
+	__u32 map_type;         /* GPUP2P_MAP_*: UC where the kernel refused WC */
 	__u32 state;            /* GPUP2P_STATE_* */
 	__u32 nmaps;            /* live user mappings of this pin */
 	__u32 pin_flags;        /* the flags it was pinned with */
