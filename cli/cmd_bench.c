@@ -3,37 +3,48 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpup2p/smcopy.h"
 #include "xfer_cli.h"
 
 void help_bench(FILE *f)
 {
 	fprintf(f,
-		"usage: gpup2p bench [h2d|d2h|p2p|bidir|latency|all] [--gpu N]... [--size S | --min S --max S\n"
+		"usage: gpup2p bench [h2d|d2h|d2d|p2p|bidir|latency|all] [--gpu N]... [--size S | --min S --max S\n"
 		"                    [--factor F]] [--iters K] [--reps R] [--pinned|--pageable] [--numa N]\n"
-		"                    [--p2p on|off|both] [--min-bw [MODE=]GBPS]... [--no-verify]\n"
-		"                    [--json|--csv|--jsonl]\n\n"
+		"                    [--p2p on|off|both] [--engine ce|sm|both | --sm] [--stride S] [--random]\n"
+		"                    [--seed N] [--min-bw [MODE=]GBPS]... [--no-verify] [--json|--csv|--jsonl]\n\n"
 		"Measure copy bandwidth and latency with CUDA's copy engines: host to GPU and back (pinned and\n"
 		"pageable host memory), GPU to GPU with peer access on and off, pushed (write) and pulled (read),\n"
 		"both directions at once, and the latency of small copies. Each timed batch of copies is queued\n"
 		"behind a gate the host opens once everything is queued, between two GPU events; the median of\n"
 		"the repetitions is reported with min and max. The data of every path is checked byte by byte.\n"
+		"With --sm the GPU's own cores move the data (a kernel, 16-byte loads and stores, grid from the\n"
+		"SM count), and latency is a pointer chase: one GPU thread following a chain of dependent loads\n"
+		"through pinned host memory and through each peer GPU's memory, in ns per load.\n"
 		"Host memory is placed on the GPU's NUMA node (and the thread on its CPUs) unless --numa says.\n\n"
-		"  MODE                   h2d, d2h, p2p, bidir, latency or all (default all)\n"
+		"  MODE                   h2d, d2h, d2d (within a GPU), p2p, bidir, latency or all (default all)\n"
 		"  --gpu N                measure GPU N (repeatable; default every GPU, in PCI bus order)\n"
-		"  --size S               copy size (default 256M; latency alone: default 4)\n"
+		"  --size S               copy size (default 256M; latency alone: default 4; latency --sm\n"
+		"                         alone: the chain, default twice the L2 cache, 64M at least)\n"
 		"  --min S, --max S       sweep sizes from S to S, multiplying by --factor (default 2)\n"
 		"  --factor F             sweep step, > 1\n"
-		"  --iters K              copies per timed batch (default 10; latency alone: 1000)\n"
+		"  --iters K              copies per timed batch (default 10; latency alone: 1000; latency --sm:\n"
+		"                         loads per launch, default 100000)\n"
 		"  --reps R               timed batches (default 5)\n"
 		"  --pinned, --pageable   host memory for h2d/d2h (default both)\n"
 		"  --numa N               put host memory on NUMA node N for every GPU\n"
 		"  --p2p on|off|both      p2p/bidir: with peer access, without (copies staged by the driver),\n"
 		"                         or both (default)\n"
-		"  --min-bw [MODE=]GBPS   floor for every bandwidth mode, or for one (h2d, d2h, p2p, bidir);\n"
+		"  --engine ce|sm|both    copy engines (default), SMs, or both; --sm = --engine sm. SM copies:\n"
+		"                         pinned host memory, peer access on\n"
+		"  --stride S             latency --sm: bytes between chain slots (default 128)\n"
+		"  --random, --seed N     latency --sm: slots in a random order drawn from N (default 1)\n"
+		"  --min-bw [MODE=]GBPS   floor for every bandwidth mode, or for one (h2d, d2h, d2d, p2p, bidir);\n"
 		"                         repeatable; a median below it exits 1\n"
 		"  --verify, --no-verify  check the data after timing (default on)\n"
 		"  --json, --csv, --jsonl, --no-header, -q, -v: see gpup2p --help\n\n"
-		"Units: GB/s = 1e9 bytes/s; sizes K/M/G = powers of 1024; latency in microseconds.\n"
+		"Units: GB/s = 1e9 bytes/s; sizes K/M/G = powers of 1024; latency in microseconds (per load\n"
+		"for --sm).\n"
 		"Exit: 0 ok, 1 a result below --min-bw, 2 wrong data or a CUDA error, 64 usage,\n"
 		"69 CUDA not available or no GPU.\n");
 }
@@ -44,13 +55,13 @@ struct opts {
 	int nt;
 	uint64_t size, min, max, sizes[GP_SWEEP_MAX];
 	double factor;
-	int size_set, iters_set;
+	int size_set, iters_set, chase_opt;
 };
 
 static int parse_mode(const char *a, int *modes)
 {
 	static const struct { const char *name; int bits; } m[] = {
-		{ "h2d", GP_BENCH_H2D }, { "d2h", GP_BENCH_D2H }, { "p2p", GP_BENCH_P2P },
+		{ "h2d", GP_BENCH_H2D }, { "d2h", GP_BENCH_D2H }, { "d2d", GP_BENCH_D2D }, { "p2p", GP_BENCH_P2P },
 		{ "bidir", GP_BENCH_BIDIR }, { "latency", GP_BENCH_LATENCY }, { "all", GP_BENCH_ALL },
 	};
 
@@ -104,13 +115,36 @@ static int bench_opt(struct opts *o, int argc, char **argv, int *i)
 		if (o->nt >= GP_THRESH_MAX)
 			return cli_usage("bench", "at most %d --min-bw options", GP_THRESH_MAX), -1;
 		if (gp_threshold_parse(v, gp_bench_threshold_modes, &o->t[o->nt]))
-			return cli_usage("bench", "--min-bw wants GBPS or MODE=GBPS (MODE: h2d, d2h, p2p, bidir), not '%s'",
+			return cli_usage("bench", "--min-bw wants GBPS or MODE=GBPS (MODE: h2d, d2h, d2d, p2p, bidir), not '%s'",
 					 v), -1;
 		o->nt++;
 	} else if ((v = cli_opt_value(argc, argv, i, "--p2p"))) {
 		if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both"))
 			return cli_usage("bench", "--p2p takes on, off or both, not '%s'", v), -1;
 		o->b.peer = !strcmp(v, "on") ? 1 : !strcmp(v, "off") ? 2 : 3;
+	} else if ((v = cli_opt_value(argc, argv, i, "--engine"))) {
+		if (strcmp(v, "ce") && strcmp(v, "sm") && strcmp(v, "both"))
+			return cli_usage("bench", "--engine takes ce, sm or both, not '%s'", v), -1;
+		o->b.engine = !strcmp(v, "ce") ? GP_ENGINE_CE : !strcmp(v, "sm") ? GP_ENGINE_SM : GP_ENGINE_CE | GP_ENGINE_SM;
+	} else if (!strcmp(argv[*i], "--sm")) {
+		o->b.engine = GP_ENGINE_SM;
+	} else if ((v = cli_opt_value(argc, argv, i, "--stride"))) {
+		o->chase_opt = 1;
+		if (xfer_size_arg("bench", "--stride", v, &o->b.chain_stride))
+			return -1;
+		if (o->b.chain_stride % 8 || o->b.chain_stride > (1 << 30))
+			return cli_usage("bench", "--stride wants a multiple of 8 bytes up to 1G, like 128 or 4K, not '%s'", v), -1;
+	} else if (!strcmp(argv[*i], "--random")) {
+		o->chase_opt = 1;
+		o->b.chain_random = 1;
+	} else if ((v = cli_opt_value(argc, argv, i, "--seed"))) {
+		char *end;
+
+		o->chase_opt = 1;
+		errno = 0;
+		o->b.chain_seed = strtoull(v, &end, 0);
+		if (!*v || *end || *v == '-' || errno)
+			return cli_usage("bench", "--seed wants a whole number, not '%s'", v), -1;
 	} else if (!strcmp(argv[*i], "--pinned")) {
 		o->b.mem |= GP_MEM_PINNED;
 	} else if (!strcmp(argv[*i], "--pageable")) {
@@ -143,6 +177,12 @@ static int finish(struct opts *o)
 		return cli_usage("bench", "a sweep needs both --min and --max");
 	if (o->factor && !o->min)
 		return cli_usage("bench", "--factor goes with --min and --max");
+	if (o->chase_opt && (!(o->b.engine & GP_ENGINE_SM) || !(o->b.modes & GP_BENCH_LATENCY)))
+		return cli_usage("bench", "--stride, --random and --seed go with latency --sm");
+	if (o->b.engine == GP_ENGINE_SM && o->b.mem == GP_MEM_PAGEABLE && (o->b.modes & (GP_BENCH_H2D | GP_BENCH_D2H)))
+		return cli_usage("bench", "SM copies need pinned host memory: drop --pageable or use --engine both");
+	if (o->b.engine == GP_ENGINE_SM && o->b.peer == 2 && (o->b.modes & (GP_BENCH_P2P | GP_BENCH_BIDIR)))
+		return cli_usage("bench", "SM copies between GPUs need peer access: drop --p2p off or use --engine both");
 	if (o->min) {
 		int n = gp_size_sweep(o->min, o->max, o->factor ? o->factor : 2, o->sizes, GP_SWEEP_MAX);
 
@@ -158,6 +198,13 @@ static int finish(struct opts *o)
 	}
 	o->b.sizes = o->sizes;
 	o->b.lat_size = lat_only && o->size_set ? o->size : 4;
+	o->b.chain_size = lat_only && o->size_set ? o->size : 0;   /* 0: from the L2 size, once CUDA is open */
+	o->b.chase_hops = lat_only && o->iters_set ? o->b.iters : 100000;
+	if (!o->b.chain_stride)
+		o->b.chain_stride = 128;
+	if ((o->b.engine & GP_ENGINE_SM) && o->b.chain_size && o->b.chain_size < 2 * o->b.chain_stride)
+		return cli_usage("bench", "a chase chain of %llu bytes has no room for two slots of --stride %llu",
+				 (unsigned long long)o->b.chain_size, (unsigned long long)o->b.chain_stride);
 	o->b.lat_iters = lat_only && o->iters_set ? o->b.iters : 1000;
 	o->b.lat_reps = o->b.reps;
 	if (!o->iters_set)
@@ -196,7 +243,7 @@ static int run_rows(struct cli *c, struct xfer_session *s, struct gp_bench_row *
 
 int cmd_bench(struct cli *c, int argc, char **argv)
 {
-	struct opts o = { .b = { .numa = -1, .iters = 10, .reps = 5, .seed = 0x6770753270ULL } };
+	struct opts o = { .b = { .numa = -1, .iters = 10, .reps = 5, .seed = 0x6770753270ULL, .chain_seed = 1 } };
 	struct xfer_session s;
 	struct gp_bench_row *rows;
 	int rc, done, n;
@@ -212,7 +259,7 @@ int cmd_bench(struct cli *c, int argc, char **argv)
 			return EX_USAGE_;
 		if (!rc)
 			return cli_usage("bench", argv[i][0] == '-' ? "unknown option '%s'" : "unknown mode '%s' (h2d, d2h, "
-					 "p2p, bidir, latency or all)", argv[i]);
+					 "d2d, p2p, bidir, latency or all)", argv[i]);
 	}
 	if ((rc = finish(&o)))
 		return rc;
@@ -229,6 +276,14 @@ int cmd_bench(struct cli *c, int argc, char **argv)
 	if (!o.b.ngpus)
 		for (int i = 0; i < s.cuda.n; i++)
 			o.b.gpus[o.b.ngpus++] = i;
+	if ((o.b.engine & GP_ENGINE_SM) && (o.b.modes & GP_BENCH_LATENCY) && !o.b.chain_size) {
+		struct gp_err e = { 0 };
+
+		if (gp_sm_chain_default(&s.cuda, &o.b.chain_size, &e)) {
+			xfer_close(c, &s);
+			return cli_fail(&e);
+		}
+	}
 	o.b.gpu_numa = s.numa;
 	o.b.can_peer = can_peer;
 	o.b.ctx = &s.cuda;

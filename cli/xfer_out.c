@@ -15,6 +15,14 @@ static void ends(const struct gp_bench_row *r, char *src, char *dst, size_t n)
 {
 	const struct gp_xfer_spec *s = &r->spec;
 
+	if (s->chase) {                  /* the GPU that loads, and where the chain is */
+		gpu_name(s->gpu, src, n);
+		if (s->kind == GP_XFER_PEER)
+			gpu_name(s->peer_gpu, dst, n);
+		else
+			snprintf(dst, n, "host");
+		return;
+	}
 	switch (s->kind) {
 	case GP_XFER_H2D: snprintf(src, n, "host"); gpu_name(s->gpu, dst, n); break;
 	case GP_XFER_D2H: gpu_name(s->gpu, src, n); snprintf(dst, n, "host"); break;
@@ -39,7 +47,12 @@ static const char *p2p(const struct gp_bench_row *r)
 
 static const char *op(const struct gp_bench_row *r)
 {
-	return r->spec.kind == GP_XFER_PEER ? (r->spec.read ? "read" : "write") : NULL;
+	return r->spec.kind == GP_XFER_PEER && !r->spec.chase ? (r->spec.read ? "read" : "write") : NULL;
+}
+
+static const char *engine(const struct gp_bench_row *r)
+{
+	return r->spec.sm || r->spec.chase ? "sm" : "ce";
 }
 
 static int is_latency(const struct gp_bench_row *r)
@@ -77,14 +90,14 @@ static void print_matrices(const struct gp_bench_row *rows, int n)
 			continue;
 		/* print each (setting, direction, size) once, at its first row */
 		for (int k = 0; k < i && first; k++)
-			first = !(!strcmp(rows[k].mode, "p2p") && rows[k].spec.p2p == r->spec.p2p &&
+			first = !(!strcmp(rows[k].mode, "p2p") && rows[k].spec.p2p == r->spec.p2p && rows[k].spec.sm == r->spec.sm &&
 				  rows[k].spec.read == r->spec.read && rows[k].spec.size == r->spec.size);
 		if (!first || gp_table_init(&t, ng + 1))
 			continue;
 		for (int g = 1; g <= ng; g++)
 			t.right[g] = 1;
-		printf("\nP2P %s, peer access %s, %s per copy (GB/s, median; row: source, column: destination)\n",
-		       r->spec.read ? "read" : "write", r->spec.p2p ? "on" : "off", gp_size_str(r->spec.size, size, sizeof(size)));
+		printf("\n%sP2P %s, peer access %s, %s per copy (GB/s, median; row: source, column: destination)\n",
+		       r->spec.sm ? "SM " : "", r->spec.read ? "read" : "write", r->spec.p2p ? "on" : "off", gp_size_str(r->spec.size, size, sizeof(size)));
 		{
 			char hdr[GP_CUDA_MAX_GPUS + 1][16];
 			const char *cells[GP_CUDA_MAX_GPUS + 1];
@@ -105,6 +118,7 @@ static void print_matrices(const struct gp_bench_row *rows, int n)
 						const struct gp_bench_row *x = &rows[k];
 
 						if (!strcmp(x->mode, "p2p") && x->spec.p2p == r->spec.p2p && x->spec.read == r->spec.read &&
+						    x->spec.sm == r->spec.sm &&
 						    x->spec.size == r->spec.size && x->spec.gpu == a && x->spec.peer_gpu == b)
 							snprintf(hdr[b + 1], 16, x->skip ? "n/a" : x->done ? "%.1f" : "-", x->res.gbps.median);
 					}
@@ -125,10 +139,12 @@ static void print_table(const struct cli *c, const struct gp_bench_row *rows, in
 	const char *hdr[12] = { "MODE", "SRC", "DST", "MEMORY", "P2P", "OP", "SIZE", "GB/s", "MIN", "MAX",
 				"LAT us", "DATA" };
 	const char *cells[12];
-	int any_lat = 0, any_bw = 0;
+	int any_lat = 0, any_bw = 0, any_chase = 0, any_sm = 0;
 
-	for (int i = 0; i < n; i++)
-		is_latency(&rows[i]) ? any_lat++ : any_bw++;
+	for (int i = 0; i < n; i++) {
+		rows[i].spec.chase ? any_chase++ : is_latency(&rows[i]) ? any_lat++ : any_bw++;
+		any_sm |= rows[i].spec.sm && !rows[i].spec.chase;
+	}
 	if (gp_table_init(&t, 12))
 		return;
 	gp_table_row(&t, hdr);
@@ -138,7 +154,8 @@ static void print_table(const struct cli *c, const struct gp_bench_row *rows, in
 
 		for (int k = 0; k < 12; k++)
 			cells[k] = cell[k];
-		snprintf(cell[0], 48, "%s%s%s", r->mode, lat ? " " : "", lat ? r->what : "");
+		snprintf(cell[0], 48, "%s%s%s%s", r->mode, lat ? " " : "", lat ? r->what : "",
+			 r->spec.sm || r->spec.chase ? " sm" : "");
 		ends(r, cell[1], cell[2], 48);
 		snprintf(cell[3], 48, "%s", memory(r) ? memory(r) : "-");
 		snprintf(cell[4], 48, "%s", p2p(r) ? p2p(r) : "-");
@@ -147,7 +164,9 @@ static void print_table(const struct cli *c, const struct gp_bench_row *rows, in
 		snprintf(cell[7], 48, m && !lat ? "%.1f%s" : "-", r->res.gbps.median, gp_bench_below(r) ? " <" : "");
 		snprintf(cell[8], 48, m && !lat ? "%.1f" : "-", r->res.gbps.min);
 		snprintf(cell[9], 48, m && !lat ? "%.1f" : "-", r->res.gbps.max);
-		if (m && lat)
+		if (m && r->spec.chase)
+			snprintf(cell[10], 48, "%.3f (min %.3f)", r->res.us.median, r->res.us.min);
+		else if (m && lat)
 			snprintf(cell[10], 48, "%.2f (host %.2f)", r->res.us.median, r->res.host_us);
 		else
 			snprintf(cell[10], 48, "-");
@@ -163,6 +182,10 @@ static void print_table(const struct cli *c, const struct gp_bench_row *rows, in
 		printf("\nGB/s = 1e9 bytes/s, median of the repetitions (min, max beside it); '<' below --min-bw.\n");
 	if (any_lat)
 		printf("LAT us: one copy, timed on the GPU within a gated batch; host: copy + wait timed by the CPU.\n");
+	if (any_chase)
+		printf("latency sm: one load of a pointer chase by SRC's cores in DST's memory, us (GPU timer).\n");
+	if (any_sm)
+		printf("sm: copied by the GPU's cores (a kernel on the source GPU, or the destination's for reads).\n");
 	for (int i = 0; i < n; i++)
 		if (rows[i].skip) {
 			printf("Skipped rows: %s.\n", rows[i].skip);
@@ -194,6 +217,7 @@ static void json_row(struct gp_json *j, const struct gp_bench_row *r, int schema
 	gp_json_str(j, "memory", memory(r));
 	gp_json_str(j, "p2p", p2p(r));
 	gp_json_str(j, "op", op(r));
+	gp_json_str(j, "engine", engine(r));
 	gp_json_u64(j, "size", r->spec.size);
 	gp_json_int(j, "iters", r->spec.iters);
 	gp_json_int(j, "reps", r->spec.each ? r->spec.iters : r->spec.reps);
@@ -209,6 +233,10 @@ static void json_row(struct gp_json *j, const struct gp_bench_row *r, int schema
 		gp_json_null(j, "verified");
 	if (m && r->res.verified == 0)
 		gp_json_int(j, "bad_offset", r->res.bad_offset);
+	if (r->spec.chase) {
+		gp_json_u64(j, "stride", r->spec.stride);
+		gp_json_str(j, "chain", r->spec.random ? "random" : "stride");
+	}
 	num_or_null(j, "host_numa", m && r->res.host_node >= 0 && memory(r), r->res.host_node, 0);
 	num_or_null(j, "min_gbps", r->floor > 0, r->floor, 2);
 	gp_json_bool(j, "below_min", gp_bench_below(r));
@@ -269,7 +297,7 @@ static void print_csv(const struct cli *c, const struct gp_bench_row *rows, int 
 {
 	if (!c->no_header)
 		printf("mode,path,src,dst,memory,p2p,op,size,iters,reps,gbps,gbps_min,gbps_max,us,us_min,host_us,"
-		       "verified,host_numa,min_gbps,below_min\n");
+		       "verified,host_numa,min_gbps,below_min,engine\n");
 	for (int i = 0; i < n; i++) {
 		const struct gp_bench_row *r = &rows[i];
 		char src[16], dst[16], num[32];
@@ -298,7 +326,8 @@ static void print_csv(const struct cli *c, const struct gp_bench_row *rows, int 
 		gp_csv_field(stdout, !m || r->res.verified < 0 ? "" : r->res.verified ? "true" : "false", ',');
 		csv_num(m && r->res.host_node >= 0 && memory(r), r->res.host_node, 0, ',');
 		csv_num(r->floor > 0, r->floor, 2, ',');
-		gp_csv_field(stdout, gp_bench_below(r) ? "true" : "false", '\n');
+		gp_csv_field(stdout, gp_bench_below(r) ? "true" : "false", ',');
+		gp_csv_field(stdout, engine(r), '\n');
 	}
 }
 
@@ -331,7 +360,12 @@ int xfer_verdict(const struct cli *c, const struct gp_bench_row *rows, int n)
 		if (!r->done || r->skip)
 			continue;
 		ends(r, src, dst, sizeof(src));
-		if (r->res.verified == 0) {
+		if (r->res.verified == 0 && r->spec.chase) {
+			wrong++;
+			fprintf(stderr, "gpup2p: latency %s->%s: the pointer chase of %s ended at byte %lld of the chain, "
+				"expected byte %lld\n", src, dst, r->res.bad_copy < 0 ? "the warm-up" : "a repetition",
+				(long long)r->res.bad_offset, (long long)r->res.want_offset);
+		} else if (r->res.verified == 0) {
 			char where[32];
 
 			snprintf(where, sizeof(where), "%s %d", r->spec.each ? "copy" : "repetition", r->res.bad_copy + 1);

@@ -5,10 +5,11 @@
 
 #include "gpup2p/bench_plan.h"
 
-const char *const gp_bench_threshold_modes[] = { "h2d", "d2h", "p2p", "bidir", NULL };
+const char *const gp_bench_threshold_modes[] = { "h2d", "d2h", "d2d", "p2p", "bidir", NULL };
 
 struct plan {
 	const struct gp_bench_opts *o;
+	int sm;                         /* rows being planned are SM rows */
 	struct gp_bench_row *rows;
 	int n, cap;
 };
@@ -36,6 +37,7 @@ static struct gp_bench_row *add(struct plan *p, const char *mode, const char *wh
 	r->spec.numa = -1;
 	r->spec.no_verify = p->o->no_verify;
 	r->spec.seed = p->o->seed + (uint64_t)p->n * 7919;
+	r->spec.sm = p->sm;
 	return r;
 }
 
@@ -55,7 +57,7 @@ static int plan_host(struct plan *p, const char *mode, enum gp_xfer_kind kind)
 
 	for (int i = 0; i < o->ngpus; i++)
 		for (int m = GP_MEM_PINNED; m <= GP_MEM_PAGEABLE; m <<= 1) {
-			if (!(o->mem & m))
+			if (!(o->mem & m) || (p->sm && m != GP_MEM_PINNED))
 				continue;
 			for (int k = 0; k < o->nsizes; k++) {
 				struct gp_bench_row *r = add(p, mode, mode);
@@ -93,10 +95,27 @@ static struct gp_bench_row *peer_row(struct plan *p, const char *mode, const cha
 	return r;
 }
 
-/* Whether the peer setting p2p (1 on, 0 off) is asked for. */
-static int wants(const struct gp_bench_opts *o, int p2p)
+/* Whether the peer setting p2p (1 on, 0 off) is asked for (SMs: on only). */
+static int wants(const struct plan *p, int p2p)
 {
-	return !o->peer || (o->peer & (p2p ? 1 : 2));
+	return (!p->o->peer || (p->o->peer & (p2p ? 1 : 2))) && (p2p || !p->sm);
+}
+
+static int plan_d2d(struct plan *p)
+{
+	const struct gp_bench_opts *o = p->o;
+
+	for (int i = 0; i < o->ngpus; i++)
+		for (int k = 0; k < o->nsizes; k++) {
+			struct gp_bench_row *r = add(p, "d2d", "d2d");
+
+			if (!r)
+				return -ENOMEM;
+			r->spec.kind = GP_XFER_D2D;
+			r->spec.gpu = o->gpus[i];
+			r->spec.size = o->sizes[k];
+		}
+	return 0;
 }
 
 static int plan_p2p(struct plan *p)
@@ -108,7 +127,7 @@ static int plan_p2p(struct plan *p)
 			if (i == j)
 				continue;
 			for (int p2p = 1; p2p >= 0; p2p--)
-				for (int read = 0; read <= 1 && wants(o, p2p); read++)
+				for (int read = 0; read <= 1 && wants(p, p2p); read++)
 					for (int k = 0; k < o->nsizes; k++)
 						if (!peer_row(p, "p2p", "p2p", o->gpus[i], o->gpus[j], p2p, read, 0, o->sizes[k]))
 							return -ENOMEM;
@@ -123,15 +142,52 @@ static int plan_bidir(struct plan *p)
 	for (int i = 0; i < o->ngpus; i++)
 		for (int j = i + 1; j < o->ngpus; j++)
 			for (int p2p = 1; p2p >= 0; p2p--)
-				for (int k = 0; k < o->nsizes && wants(o, p2p); k++)
+				for (int k = 0; k < o->nsizes && wants(p, p2p); k++)
 					if (!peer_row(p, "bidir", "bidir", o->gpus[i], o->gpus[j], p2p, 0, 1, o->sizes[k]))
 						return -ENOMEM;
+	return 0;
+}
+
+/* SM latency: pointer chases by each GPU through pinned host memory, and through each peer's memory. */
+static int plan_chase(struct plan *p)
+{
+	const struct gp_bench_opts *o = p->o;
+	int first = p->n;
+
+	for (int i = 0; i < o->ngpus; i++) {
+		struct gp_bench_row *r = add(p, "latency", "host");
+
+		if (!r)
+			return -ENOMEM;
+		r->spec.kind = GP_XFER_H2D;
+		r->spec.gpu = o->gpus[i];
+		r->spec.pinned = 1;
+		r->spec.numa = host_node(o, o->gpus[i]);
+	}
+	for (int i = 0; i < o->ngpus; i++)
+		for (int j = 0; j < o->ngpus; j++)
+			if (i != j && !peer_row(p, "latency", "p2p", o->gpus[i], o->gpus[j], 1, 0, 0, 0))
+				return -ENOMEM;
+	for (int i = first; i < p->n; i++) {
+		struct gp_xfer_spec *s = &p->rows[i].spec;
+
+		s->chase = 1;
+		s->size = o->chain_size;
+		s->stride = o->chain_stride;
+		s->random = o->chain_random;
+		s->iters = o->chase_hops;
+		s->reps = o->lat_reps;
+		s->seed = o->chain_seed;
+	}
 	return 0;
 }
 
 static int plan_latency(struct plan *p)
 {
 	const struct gp_bench_opts *o = p->o;
+
+	if (p->sm)
+		return plan_chase(p);
 
 	for (int i = 0; i < o->ngpus; i++)
 		for (int d = 0; d < 2; d++) {
@@ -149,7 +205,7 @@ static int plan_latency(struct plan *p)
 			if (i != j && !peer_row(p, "latency", "p2p", o->gpus[i], o->gpus[j], 1, 0, 0, 0))
 				return -ENOMEM;
 	for (int i = 0; i < p->n; i++)
-		if (!strcmp(p->rows[i].mode, "latency")) {
+		if (!strcmp(p->rows[i].mode, "latency") && !p->rows[i].spec.chase) {
 			p->rows[i].spec.size = o->lat_size;
 			p->rows[i].spec.iters = o->lat_iters;
 			p->rows[i].spec.reps = o->lat_reps;
@@ -158,26 +214,46 @@ static int plan_latency(struct plan *p)
 	return 0;
 }
 
+/* One mode's rows for every engine asked for, copy engines first. */
+static int plan_mode(struct plan *p, int (*fn)(struct plan *))
+{
+	int engines = p->o->engine ? p->o->engine : GP_ENGINE_CE, rc = 0;
+
+	for (int sm = 0; sm <= 1 && !rc; sm++)
+		if (engines & (sm ? GP_ENGINE_SM : GP_ENGINE_CE)) {
+			p->sm = sm;
+			rc = fn(p);
+		}
+	return rc;
+}
+
+static int plan_h2d(struct plan *p)
+{
+	return plan_host(p, "h2d", GP_XFER_H2D);
+}
+
+static int plan_d2h(struct plan *p)
+{
+	return plan_host(p, "d2h", GP_XFER_D2H);
+}
+
 int gp_bench_plan(const struct gp_bench_opts *o, struct gp_bench_row **rows)
 {
+	static int (*const fns[])(struct plan *) = { plan_h2d, plan_d2h, plan_d2d, plan_p2p, plan_bidir, plan_latency };
+	static const int bits[] = { GP_BENCH_H2D, GP_BENCH_D2H, GP_BENCH_D2D, GP_BENCH_P2P, GP_BENCH_BIDIR,
+				    GP_BENCH_LATENCY };
 	struct plan p = { .o = o };
-	int rc = 0;
+	int rc = 0, sm = o->engine & GP_ENGINE_SM;
 
 	*rows = NULL;
 	if (!o->modes || o->ngpus < 1 || (o->nsizes < 1 && (o->modes & ~GP_BENCH_LATENCY)) || o->iters < 1 ||
-	    o->reps < 1 || ((o->modes & (GP_BENCH_H2D | GP_BENCH_D2H)) && !o->mem) ||
-	    ((o->modes & GP_BENCH_LATENCY) && (!o->lat_size || o->lat_iters < 1 || o->lat_reps < 1)))
+	    o->reps < 1 || ((o->modes & (GP_BENCH_H2D | GP_BENCH_D2H)) && !o->mem) || (o->engine & ~3) ||
+	    ((o->modes & GP_BENCH_LATENCY) && (!o->lat_size || o->lat_iters < 1 || o->lat_reps < 1)) ||
+	    ((o->modes & GP_BENCH_LATENCY) && sm && (!o->chain_size || !o->chain_stride || o->chase_hops < 1)))
 		return -EINVAL;
-	if (o->modes & GP_BENCH_H2D)
-		rc = plan_host(&p, "h2d", GP_XFER_H2D);
-	if (!rc && (o->modes & GP_BENCH_D2H))
-		rc = plan_host(&p, "d2h", GP_XFER_D2H);
-	if (!rc && (o->modes & GP_BENCH_P2P))
-		rc = plan_p2p(&p);
-	if (!rc && (o->modes & GP_BENCH_BIDIR))
-		rc = plan_bidir(&p);
-	if (!rc && (o->modes & GP_BENCH_LATENCY))
-		rc = plan_latency(&p);
+	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]) && !rc; i++)
+		if (o->modes & bits[i])
+			rc = plan_mode(&p, fns[i]);
 	if (rc) {
 		free(p.rows);
 		return rc;

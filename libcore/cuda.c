@@ -178,6 +178,9 @@ void gp_cuda_close(struct gp_cuda *c)
 		return;
 	gp_cuda_host_free(c, c->scratch);
 	for (int i = 0; i < c->n; i++)
+		if (c->module[i] && cu.p_cuCtxSetCurrent(c->gpu[i].ctx) == GP_CUDA_SUCCESS)
+			(void)cu.p_cuModuleUnload((gp_cu_module)c->module[i]);
+	for (int i = 0; i < c->n; i++)
 		for (int j = 0; j < c->n; j++)
 			if (c->peer_on[i][j] && cu.p_cuCtxSetCurrent(c->gpu[i].ctx) == GP_CUDA_SUCCESS)
 				(void)cu.p_cuCtxDisablePeerAccess(c->gpu[j].ctx);
@@ -348,6 +351,43 @@ int gp_cuda_elapsed(struct gp_cuda *c, void *a, void *b, float *ms, struct gp_er
 	CU(cuEventSynchronize, ((gp_cu_event)b));
 	CU(cuEventElapsedTime, (ms, (gp_cu_event)a, (gp_cu_event)b));
 	return 0;
+}
+
+int gp_cuda_attr(struct gp_cuda *c, int g, int attr, int *v, struct gp_err *e)
+{
+	CU(cuDeviceGetAttribute, (v, (gp_cu_device_attribute)attr, c->gpu[g].ordinal));
+	return 0;
+}
+
+int gp_cuda_kernel(struct gp_cuda *c, int g, const char *ptx, const char *name, void **fn, struct gp_err *e)
+{
+	gp_cu_function f;
+
+	if (gp_cuda_use(c, g, e))
+		return -EIO;
+	if (!c->module[g]) {
+		gp_cu_module m;
+
+		CU(cuModuleLoadData, (&m, ptx));
+		c->module[g] = m;
+	}
+	CU(cuModuleGetFunction, (&f, (gp_cu_module)c->module[g], name));
+	*fn = f;
+	return 0;
+}
+
+int gp_cuda_launch(struct gp_cuda *c, gp_cuda_stream *s, void *fn, unsigned grid, unsigned block, void **params,
+		   struct gp_err *e)
+{
+	if (gp_cuda_use(c, s->g, e))
+		return -EIO;
+	CU(cuLaunchKernel, ((gp_cu_function)fn, grid, 1, 1, block, 1, 1, 0, s->s, params, NULL));
+	return 0;
+}
+
+int gp_cuda_stream_gpu(const gp_cuda_stream *s)
+{
+	return s->g;
 }
 
 int gp_cuda_dmabuf_fd(struct gp_cuda *c, int g, gp_dptr p, size_t n, int *fd, struct gp_err *e)

@@ -10,12 +10,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Handles and scalars (cuda.h: CUdevice, CUdeviceptr, CUcontext, CUstream, CUevent, cuuint32_t). */
+/* Handles and scalars (cuda.h: CUdevice, CUdeviceptr, CUcontext, CUstream, CUevent, CUmodule, CUfunction,
+ * cuuint32_t). */
 typedef int gp_cu_device;
 typedef unsigned long long gp_cu_dptr;
 typedef struct CUctx_st *gp_cu_context;
 typedef struct CUstream_st *gp_cu_stream;
 typedef struct CUevent_st *gp_cu_event;
+typedef struct CUmod_st *gp_cu_module;
+typedef struct CUfunc_st *gp_cu_function;
 typedef uint32_t gp_cu_u32;
 
 /* CUresult values gpup2p and its test double name: X(cuda.h name, value) makes GP_<name>. */
@@ -47,11 +50,18 @@ typedef uint32_t gp_cu_u32;
 	X(CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0x1) \
 	X(CU_MEM_RANGE_HANDLE_TYPE_MAX, 0x7fffffff)
 
+/* CUdevice_attribute values gpup2p reads: X(cuda.h name, value) makes GP_<name>. */
+#define GP_CU_DEV_ATTRS(X) \
+	X(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 16) \
+	X(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 38) \
+	X(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 39)
+
 #define GP_CU_ENUMERATOR_(name, value) GP_##name = value,
 /* CUresult (cuda.h: enum cudaError_enum; no negative value, so the same size and signedness). */
 typedef enum gp_cu_result { GP_CU_RESULTS(GP_CU_ENUMERATOR_) } gp_cu_result;
 enum { GP_CU_FLAGS(GP_CU_ENUMERATOR_) };
 typedef enum gp_cu_mem_range_handle_type { GP_CU_RANGE_TYPES(GP_CU_ENUMERATOR_) } gp_cu_mem_range_handle_type;
+typedef enum gp_cu_device_attribute { GP_CU_DEV_ATTRS(GP_CU_ENUMERATOR_) } gp_cu_device_attribute;
 #undef GP_CU_ENUMERATOR_
 
 /* The entry points, X(API name, exported symbol, parameters), each returning gp_cu_result. The symbol
@@ -65,6 +75,7 @@ typedef enum gp_cu_mem_range_handle_type { GP_CU_RANGE_TYPES(GP_CU_ENUMERATOR_) 
 	X(cuDeviceGetName, cuDeviceGetName, (char *, int, gp_cu_device)) \
 	X(cuDeviceGetPCIBusId, cuDeviceGetPCIBusId, (char *, int, gp_cu_device)) \
 	X(cuDeviceCanAccessPeer, cuDeviceCanAccessPeer, (int *, gp_cu_device, gp_cu_device)) \
+	X(cuDeviceGetAttribute, cuDeviceGetAttribute, (int *, gp_cu_device_attribute, gp_cu_device)) \
 	X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, (gp_cu_context *, gp_cu_device)) \
 	X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, (gp_cu_device)) \
 	X(cuCtxSetCurrent, cuCtxSetCurrent, (gp_cu_context)) \
@@ -87,7 +98,12 @@ typedef enum gp_cu_mem_range_handle_type { GP_CU_RANGE_TYPES(GP_CU_ENUMERATOR_) 
 	X(cuEventDestroy, cuEventDestroy_v2, (gp_cu_event)) \
 	X(cuEventRecord, cuEventRecord, (gp_cu_event, gp_cu_stream)) \
 	X(cuEventSynchronize, cuEventSynchronize, (gp_cu_event)) \
-	X(cuEventElapsedTime, cuEventElapsedTime_v2, (float *, gp_cu_event, gp_cu_event))
+	X(cuEventElapsedTime, cuEventElapsedTime_v2, (float *, gp_cu_event, gp_cu_event)) \
+	X(cuModuleLoadData, cuModuleLoadData, (gp_cu_module *, const void *)) \
+	X(cuModuleUnload, cuModuleUnload, (gp_cu_module)) \
+	X(cuModuleGetFunction, cuModuleGetFunction, (gp_cu_function *, gp_cu_module, const char *)) \
+	X(cuLaunchKernel, cuLaunchKernel, (gp_cu_function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
+					   unsigned, gp_cu_stream, void **, void **))
 
 /* Entry points gpup2p does without (older drivers): CUDA 11.7+. */
 #define GP_CU_FUNCS_OPTIONAL(X) \

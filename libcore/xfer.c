@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "gpup2p/numa.h"
+#include "gpup2p/smcopy.h"
 #include "gpup2p/xfer.h"
 
 #define GATE_WATCHDOG_MS 5000
@@ -15,7 +16,7 @@
 struct lane {
 	int sgpu, dgpu, q;
 	void *hsrc, *hdst;
-	gp_dptr dsrc, ddst;
+	gp_dptr dsrc, ddst;             /* device memory; SM copies: also the host buffers' device addresses */
 	gp_cuda_stream *st;
 	void *ev0, *ev1;
 	uint64_t seed;
@@ -116,6 +117,8 @@ static int lane_copy(struct run *R, struct lane *l)
 {
 	size_t n = R->s->size;
 
+	if (R->s->sm)
+		return gp_sm_copy(R->c, l->st, l->ddst, l->dsrc, n, R->e);
 	if (l->sgpu < 0)
 		return gp_cuda_h2d(R->c, l->st, l->ddst, l->hsrc, n, R->e);
 	if (l->dgpu < 0)
@@ -202,6 +205,24 @@ static int batch(struct run *R, int iters, int gated, double *ms, struct gp_xfer
 	return 0;
 }
 
+/* SM copies: the kernel's GPU addresses of the host buffers, the kernels loaded before any gate. */
+static int sm_setup(struct run *R)
+{
+	const struct gp_xfer_spec *s = R->s;
+
+	if ((s->kind == GP_XFER_H2D || s->kind == GP_XFER_D2H) && !s->pinned)
+		return gp_err_set(R->e, GP_E_USAGE, EINVAL, "SM copies need pinned host memory");
+	if (s->kind == GP_XFER_PEER && !s->p2p)
+		return gp_err_set(R->e, GP_E_USAGE, EINVAL, "SM copies between GPUs need peer access");
+	if ((R->l[0].hsrc && gp_cuda_host_dptr(R->c, R->l[0].hsrc, &R->l[0].dsrc, R->e)) ||
+	    (R->l[0].hdst && gp_cuda_host_dptr(R->c, R->l[0].hdst, &R->l[0].ddst, R->e)))
+		return -EIO;
+	for (int i = 0; i < R->nl; i++)
+		if (gp_sm_prepare(R->c, R->l[i].q, R->e))
+			return -EIO;
+	return 0;
+}
+
 static int setup(struct run *R)
 {
 	const struct gp_xfer_spec *s = R->s;
@@ -250,7 +271,7 @@ static int setup(struct run *R)
 		if (!(l[i].st = stream_for(R, l[i].q)))
 			return -EIO;
 	}
-	return 0;
+	return s->sm ? sm_setup(R) : 0;
 }
 
 /* Peer access as the spec asks, in the directions its lanes need. */
@@ -375,6 +396,8 @@ int gp_xfer_run(struct gp_cuda *c, const struct gp_xfer_spec *s, struct gp_xfer_
 	struct gp_numa_saved sv = { 0 };
 	int rc;
 
+	if (s->chase)
+		return gp_chase_run(c, s, r, e);
 	memset(r, 0, sizeof(*r));
 	r->host_node = -1;
 	r->bad_offset = -1;

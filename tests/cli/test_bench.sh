@@ -103,9 +103,9 @@ expect 64 "--numa wants a NUMA node" bench --numa x
 py 'import json,sys
 d=json.load(open(sys.argv[1])); r=d["results"]
 modes=[x["mode"] for x in r]
-assert modes.count("h2d")==4 and modes.count("d2h")==4 and modes.count("p2p")==8 and modes.count("bidir")==2 and modes.count("latency")==6, modes
+assert modes.count("h2d")==4 and modes.count("d2h")==4 and modes.count("d2d")==2 and modes.count("p2p")==8 and modes.count("bidir")==2 and modes.count("latency")==6, modes
 for x in r:
-    assert x["verified"] is True and x["skipped"] is None, x
+    assert x["verified"] is True and x["skipped"] is None and x["engine"]=="ce", x
     if x["mode"]=="latency": assert x["gbps"] is None and x["us"]>0 and x["host_us"]>0 and x["size"]==4, x
     else: assert x["gbps"]>0 and x["host_us"] is None, x
 n=65536
@@ -115,17 +115,17 @@ off=[x for x in r if x["mode"]=="p2p" and x["p2p"]=="off"][0]
 assert off["gbps"]==round(n/(n/20e9+2e-6)/1e9,2) and off["gated"] is False, off
 pg=[x for x in r if x["mode"]=="h2d" and x["memory"]=="pageable"][0]
 assert pg["gbps"]==round(n/(n/12.5e9+2e-6)/1e9,2) and pg["gated"] is False, pg' "$T/b.json" && [ $rc -eq 0 ] &&
-	ok "bench all --json: 24 rows, numbers from the clock model, bidir counts both directions, latency rows" ||
+	ok "bench all --json: 26 rows, numbers from the clock model, bidir counts both directions, latency rows" ||
 	nok "bench json: rc=$rc"
 "$BIN" bench --size 64K --iters 2 --reps 3 --csv >"$T/b.csv"
-[ "$(($(wc -l <"$T/b.csv") - 1))" = 24 ] && head -1 "$T/b.csv" | grep -q '^mode,path,src,dst,memory,p2p,op,size,iters,reps,gbps,' &&
-	ok "bench --csv: header and 24 rows" || nok "bench csv: $(head -3 "$T/b.csv")"
+[ "$(($(wc -l <"$T/b.csv") - 1))" = 26 ] && head -1 "$T/b.csv" | grep -q '^mode,path,src,dst,memory,p2p,op,size,iters,reps,gbps,' &&
+	ok "bench --csv: header and 26 rows" || nok "bench csv: $(head -3 "$T/b.csv")"
 "$BIN" bench --size 64K --iters 2 --reps 3 --csv --no-header | head -1 | grep -q '^h2d,h2d,host,GPU0,pinned,,,65536,2,3,' &&
 	ok "bench --csv --no-header: data from the first line" || nok "csv --no-header"
 "$BIN" bench --size 64K --iters 2 --reps 3 --jsonl >"$T/b.jsonl"
 py 'import json,sys
 rows=[json.loads(l) for l in open(sys.argv[1])]
-assert len(rows)==24 and all(r["schema"]==1 for r in rows)' "$T/b.jsonl" && ok "bench --jsonl: 24 objects, schema in each" ||
+assert len(rows)==26 and all(r["schema"]==1 for r in rows)' "$T/b.jsonl" && ok "bench --jsonl: 26 objects, schema in each" ||
 	nok "bench jsonl"
 out=$(FAKECUDA_NOPEER=1 "$BIN" bench p2p bidir latency --size 64K --iters 2 --reps 2 --json); rc=$?
 py 'import json,sys

@@ -24,6 +24,7 @@
 GP_CU_RESULTS(CHECK_VALUE)
 GP_CU_FLAGS(CHECK_VALUE)
 GP_CU_RANGE_TYPES(CHECK_VALUE)
+GP_CU_DEV_ATTRS(CHECK_VALUE)
 
 /* Scalars and handles are the very same types. */
 _Static_assert(SAME_TYPE(gp_cu_device, CUdevice), "gp_cu_device is not CUdevice");
@@ -32,6 +33,8 @@ _Static_assert(SAME_TYPE(gp_cu_context, CUcontext), "gp_cu_context is not CUcont
 _Static_assert(SAME_TYPE(gp_cu_stream, CUstream), "gp_cu_stream is not CUstream");
 _Static_assert(SAME_TYPE(gp_cu_event, CUevent), "gp_cu_event is not CUevent");
 _Static_assert(SAME_TYPE(gp_cu_u32, cuuint32_t), "gp_cu_u32 is not cuuint32_t");
+_Static_assert(SAME_TYPE(gp_cu_module, CUmodule), "gp_cu_module is not CUmodule");
+_Static_assert(SAME_TYPE(gp_cu_function, CUfunction), "gp_cu_function is not CUfunction");
 
 /* The enums are different types of the same size, alignment and underlying type (the same ABI): +x
  * promotes an enum to its underlying integer type. */
@@ -41,6 +44,7 @@ _Static_assert(SAME_TYPE(gp_cu_u32, cuuint32_t), "gp_cu_u32 is not cuuint32_t");
 	_Static_assert(SAME_TYPE(__typeof__(+(mine)0), __typeof__(+(theirs)0)), #mine ": integer type differs from " #theirs);
 CHECK_ENUM(gp_cu_result, CUresult)
 CHECK_ENUM(gp_cu_mem_range_handle_type, CUmemRangeHandleType)
+CHECK_ENUM(gp_cu_device_attribute, CUdevice_attribute)
 
 /* Bound names: CAT(bound_, cuMemAlloc) expands cuda.h's macro first, to bound_cuMemAlloc_v2. */
 #if CUDA_VERSION < 12080 /* cuEventElapsedTime_v2 is 12.8's; the first version has the same parameters */
@@ -56,6 +60,7 @@ GP_CU_FUNCS_OPTIONAL(BOUND)
 /* Signatures: from here on the enums read as cuda.h's, so that whole function types compare. */
 #define gp_cu_result CUresult
 #define gp_cu_mem_range_handle_type CUmemRangeHandleType
+#define gp_cu_device_attribute CUdevice_attribute
 #define CHECK_FUNC(api, sym, args) \
 	_Static_assert(SAME_TYPE(__typeof__(&sym), CUresult(*) args), #sym ": parameters differ from cuda.h");
 GP_CU_FUNCS(CHECK_FUNC)
@@ -67,8 +72,8 @@ int main(void)
 #define USE_BOUND(api, sym, args) (void)CAT(bound_, api);
 	GP_CU_FUNCS(USE_BOUND)
 	GP_CU_FUNCS_OPTIONAL(USE_BOUND)
-	printf("CUDA %d: %d values, 8 types, %d entry points\n", CUDA_VERSION,
-	       0 GP_CU_RESULTS(COUNT) GP_CU_FLAGS(COUNT) GP_CU_RANGE_TYPES(COUNT),
+	printf("CUDA %d: %d values, 11 types, %d entry points\n", CUDA_VERSION,
+	       0 GP_CU_RESULTS(COUNT) GP_CU_FLAGS(COUNT) GP_CU_RANGE_TYPES(COUNT) GP_CU_DEV_ATTRS(COUNT),
 	       0 GP_CU_FUNCS(COUNT) GP_CU_FUNCS_OPTIONAL(COUNT));
 	return 0;
 }

@@ -16,6 +16,9 @@
  *                          (sysfs resource2), so that pin/map run end to end; cuMemFree frees the range
  *                          (the free callback fires); FAKECUDA_STUB_FLAGS=N passes allocation flags
  *                          to the stub (2: pinning fails with -ENOMEM, as when BAR1 is exhausted)
+ *   FAKECUDA_SMS=N         SMs per GPU (default 132); FAKECUDA_L2=BYTES L2 size (default 1 MiB)
+ *   FAKECUDA_CORRUPT=sm    flip byte 4097 (or the last) of SM copies; =chase: a chase stops one load short
+ *   FAKECUDA_BADPTX=1      cuModuleLoadData fails as a JIT error would (CUDA_ERROR_INVALID_VALUE)
  *   FAKECUDA_MARKER=FILE   append "load" to FILE when the library is loaded, "cuInit" at each cuInit
  *                          (a test that libcuda is not loaded at all, without strace)
  * Built with -DFAKECUDA_DMABUF (tests/fakecuda-dmabuf/libcuda.so.1) it also exports
@@ -23,7 +26,11 @@
  * one it cannot (a read-only pipe: mmap fails, as on drivers before CUDA 13.3). Without it the entry
  * point is absent, as in drivers that cannot export dma-bufs.
  * Rates of the virtual clock (GB/s): h2d 25, d2h 26 (pageable: half), within a GPU 1000, peer with
- * access 300, peer without 20 (bidir: each direction the same); every copy also costs 2 us. */
+ * access 300, peer without 20 (bidir: each direction the same); every copy also costs 2 us.
+ * Kernels: cuModuleLoadData takes a PTX image and knows the kernels gpup2p's PTX declares by name
+ * (".entry gp_copy16(", ".entry gp_chase("); cuLaunchKernel runs them here, in C. An SM copy costs
+ * 3 us plus its bytes at h2d 27, d2h 28, within a GPU 1500, to a peer 350 GB/s (by where source and
+ * destination are); a chase takes 1000 ns per load in host memory, 700 in a peer's. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -49,6 +56,10 @@ GP_CU_FUNCS(X_DECL)
 struct fctx { int dev; };
 struct fstream { int dev; double t; };
 struct fevent { double t; int recorded; };
+struct fmodule { int copy, chase; };
+struct ffunc { int kind; };             /* 1 copy, 2 chase */
+
+static struct ffunc fn_copy = { 1 }, fn_chase = { 2 };
 
 static struct fctx ctxs[MAXG];
 static struct fctx *current;
@@ -473,3 +484,110 @@ EXPORT gp_cu_result cuMemGetHandleForAddressRange(void *handle, gp_cu_dptr p, si
 	return GP_CUDA_SUCCESS;
 }
 #endif
+
+EXPORT gp_cu_result cuDeviceGetAttribute(int *v, gp_cu_device_attribute a, gp_cu_device d)
+{
+	const char *sms = getenv("FAKECUDA_SMS"), *l2 = getenv("FAKECUDA_L2");
+
+	if (d < 0 || d >= ngpus())
+		return GP_CUDA_ERROR_INVALID_DEVICE;
+	switch (a) {
+	case GP_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = sms ? atoi(sms) : 132; break;
+	case GP_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = l2 ? atoi(l2) : 1 << 20; break;
+	case GP_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *v = 2048; break;
+	default: return GP_CUDA_ERROR_INVALID_VALUE;
+	}
+	return GP_CUDA_SUCCESS;
+}
+
+EXPORT gp_cu_result cuModuleLoadData(gp_cu_module *m, const void *image)
+{
+	const char *bad = getenv("FAKECUDA_BADPTX");
+	struct fmodule *f;
+
+	FAILPOINT("cuModuleLoadData");
+	if ((bad && *bad == '1') || !current || strncmp(image, ".version ", 9))
+		return GP_CUDA_ERROR_INVALID_VALUE;
+	if (!(f = calloc(1, sizeof(*f))))
+		return GP_CUDA_ERROR_OUT_OF_MEMORY;
+	f->copy = strstr(image, ".entry gp_copy16(") != NULL;
+	f->chase = strstr(image, ".entry gp_chase(") != NULL;
+	*m = (gp_cu_module)f;
+	return GP_CUDA_SUCCESS;
+}
+
+EXPORT gp_cu_result cuModuleUnload(gp_cu_module m) { free(m); return GP_CUDA_SUCCESS; }
+
+EXPORT gp_cu_result cuModuleGetFunction(gp_cu_function *fn, gp_cu_module m, const char *name)
+{
+	struct fmodule *f = (struct fmodule *)m;
+
+	if (!strcmp(name, "gp_copy16") && f->copy)
+		*fn = (gp_cu_function)&fn_copy;
+	else if (!strcmp(name, "gp_chase") && f->chase)
+		*fn = (gp_cu_function)&fn_chase;
+	else
+		return GP_CUDA_ERROR_NOT_FOUND;
+	return GP_CUDA_SUCCESS;
+}
+
+/* Whether the GPU of stream s may load or store at device address d (host memory is mapped for all). */
+static int reachable(struct fstream *s, gp_cu_dptr d)
+{
+	int g = dev_of(d);
+
+	return g < 0 ? is_pinned(host_of(d)) : g == s->dev || peer_on[s->dev][g];
+}
+
+static gp_cu_result run_copy(struct fstream *s, unsigned threads, void **p)
+{
+	gp_cu_dptr dst = *(gp_cu_dptr *)p[0], src = *(gp_cu_dptr *)p[1];
+	uint64_t words = *(uint64_t *)p[2];
+	unsigned tail = *(unsigned *)p[3];
+	size_t n = words * 16 + tail;
+	int ds = dev_of(src), dd = dev_of(dst);
+	double rate = ds < 0 ? 27 : dd < 0 ? 28 : ds == dd ? 1500 : 350;
+
+	if (!reachable(s, src) || !reachable(s, dst) || tail > 15 || tail > threads || ((dst | src) & 15))
+		return GP_CUDA_ERROR_INVALID_VALUE;
+	copy(host_of(dst), host_of(src), n, "sm", NULL, 0);
+	s->t += 3e-6 + (double)n / (rate * 1e9);
+	return GP_CUDA_SUCCESS;
+}
+
+static gp_cu_result run_chase(struct fstream *s, void **p)
+{
+	gp_cu_dptr at = *(gp_cu_dptr *)p[0], out = *(gp_cu_dptr *)p[2];
+	uint64_t hops = *(uint64_t *)p[1], done[2];
+	const char *c = getenv("FAKECUDA_CORRUPT");
+	int where = dev_of(at);
+
+	if (c && !strcmp(c, "chase") && hops > 1)
+		hops--;
+	for (uint64_t k = 0; k < hops; k++) {
+		if (!reachable(s, at))
+			return GP_CUDA_ERROR_INVALID_VALUE;   /* an illegal address, as the GPU would fault */
+		memcpy(&at, host_of(at), 8);
+	}
+	done[0] = at;
+	done[1] = (uint64_t)((double)*(uint64_t *)p[1] * (where < 0 ? 1000 : 700));
+	memcpy(host_of(out), done, sizeof(done));
+	s->t += (double)done[1] * 1e-9;
+	return GP_CUDA_SUCCESS;
+}
+
+EXPORT gp_cu_result cuLaunchKernel(gp_cu_function f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+				   unsigned bz, unsigned shmem, gp_cu_stream st, void **params, void **extra)
+{
+	struct fstream *s = (struct fstream *)st;
+
+	FAILPOINT("cuLaunchKernel");
+	if (!f || !s || !params || extra || shmem || !gx || !bx || bx > 1024 || gy != 1 || gz != 1 || by != 1 || bz != 1 ||
+	    !current || current->dev != s->dev)
+		return GP_CUDA_ERROR_INVALID_VALUE;
+	if (((struct ffunc *)f)->kind == 1)
+		return run_copy(s, gx * bx, params);
+	if (gx != 1 || bx != 1)
+		return GP_CUDA_ERROR_INVALID_VALUE;
+	return run_chase(s, params);
+}

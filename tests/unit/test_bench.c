@@ -139,9 +139,10 @@ static void plan_tests(void)
 	struct gp_threshold t[2];
 	int n = gp_bench_plan(&o, &r);
 
-	/* h2d: 3 GPUs x 2 memories x 2 sizes = 12, d2h 12; p2p: 6 ordered pairs x on/off x write/read x 2 sizes
-	 * = 48; bidir: 3 pairs x on/off x 2 sizes = 12; latency: 3 x (h2d, d2h) + 6 pairs = 12 */
-	CHECK(n == 96, "plan for 3 GPUs, 2 sizes: 96 rows (%d)", n);
+	/* h2d: 3 GPUs x 2 memories x 2 sizes = 12, d2h 12; d2d: 3 GPUs x 2 sizes = 6; p2p: 6 ordered pairs x
+	 * on/off x write/read x 2 sizes = 48; bidir: 3 pairs x on/off x 2 sizes = 12; latency: 3 x (h2d, d2h)
+	 * + 6 pairs = 12 */
+	CHECK(n == 102 && count(r, n, "d2d", -1) == 6, "plan for 3 GPUs, 2 sizes: 102 rows, 6 d2d (%d)", n);
 	CHECK(count(r, n, "h2d", -1) == 12 && count(r, n, "d2h", -1) == 12 && count(r, n, "p2p", -1) == 48 &&
 	      count(r, n, "bidir", -1) == 12 && count(r, n, "latency", -1) == 12, "rows per mode 12/12/48/12/12");
 	/* p2p on with GPU2 involved: pairs (0,2),(2,0),(1,2),(2,1) x write/read x 2 sizes = 16 skipped */

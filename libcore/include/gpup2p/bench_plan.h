@@ -9,8 +9,11 @@
 
 enum {
 	GP_BENCH_H2D = 1, GP_BENCH_D2H = 2, GP_BENCH_P2P = 4, GP_BENCH_BIDIR = 8, GP_BENCH_LATENCY = 16,
-	GP_BENCH_ALL = 31,
+	GP_BENCH_D2D = 32, GP_BENCH_ALL = 63,
 };
+
+/* Who moves the data: the copy engines (cuMemcpy*), the SMs (a kernel, smcopy.h), or both. */
+enum { GP_ENGINE_CE = 1, GP_ENGINE_SM = 2 };
 
 /* Host memory kinds for h2d/d2h. */
 enum { GP_MEM_PINNED = 1, GP_MEM_PAGEABLE = 2 };
@@ -28,6 +31,13 @@ struct gp_bench_opts {
 	int peer;                       /* p2p/bidir rows: 1 peer access on only, 2 off only, 3 (or 0) both */
 	int numa;                       /* host memory node for every row, -1: each GPU's own node */
 	int no_verify;
+	int engine;                     /* GP_ENGINE_* bits; 0 = copy engines. SM bandwidth rows: pinned host
+	                                   memory and peer access only; SM latency rows: pointer chases */
+	uint64_t chain_size;            /* SM latency: chain bytes */
+	uint64_t chain_stride;          /* SM latency: bytes between slots */
+	int chain_random;               /* SM latency: random slot order (from chain_seed) */
+	uint64_t chain_seed;
+	int chase_hops;                 /* SM latency: loads per launch */
 	const int *gpu_numa;            /* NUMA node of each GPU index (-1 unknown), may be NULL */
 	int (*can_peer)(void *ctx, int a, int b); /* 1 direct access possible */
 	void *ctx;
@@ -35,8 +45,8 @@ struct gp_bench_opts {
 };
 
 struct gp_bench_row {
-	const char *mode;               /* "h2d", "d2h", "p2p", "bidir", "latency" */
-	const char *what;               /* latency: "h2d", "d2h" or "p2p"; else = mode */
+	const char *mode;               /* "h2d", "d2h", "d2d", "p2p", "bidir", "latency" */
+	const char *what;               /* latency: "h2d", "d2h" or "p2p" (SM: "host" or "p2p"); else = mode */
 	struct gp_xfer_spec spec;
 	const char *skip;               /* not measured: why; NULL when measured */
 	struct gp_xfer_result res;      /* filled by the caller's run */
@@ -44,8 +54,10 @@ struct gp_bench_row {
 	double floor;                   /* --min-bw for the row's mode, -1 none */
 };
 
-/* Plan the rows. Order: per mode (h2d, d2h, p2p, bidir, latency), then per GPU or pair, memory kind or
- * peer setting and direction, then size. Returns the count (*rows malloc'ed), or -EINVAL/-ENOMEM. */
+/* Plan the rows. Order: per mode (h2d, d2h, d2d, p2p, bidir, latency), then engine (copy engines, SMs),
+ * then per GPU or pair, memory kind or peer setting and direction, then size. SM rows exist only where
+ * SMs can copy (pinned host memory, peer access on). Returns the count (*rows malloc'ed), or
+ * -EINVAL/-ENOMEM. */
 int gp_bench_plan(const struct gp_bench_opts *o, struct gp_bench_row **rows);
 
 /* Set each row's floor from the thresholds. */

@@ -30,6 +30,7 @@ struct gp_cuda {
 	int peer_on[GP_CUDA_MAX_GPUS][GP_CUDA_MAX_GPUS]; /* peer access enabled from i to j */
 	void *scratch;                 /* pinned host memory kept for reuse (gp_cuda_scratch) */
 	size_t scratch_n;
+	void *module[GP_CUDA_MAX_GPUS];  /* the PTX module loaded on each GPU (gp_cuda_kernel), or NULL */
 };
 
 /* What gp_cuda_probe found. */
@@ -108,6 +109,20 @@ int gp_cuda_mark(struct gp_cuda *c, gp_cuda_stream *s, void **ev, struct gp_err 
 /* Milliseconds between two recorded events (waits for the second). */
 int gp_cuda_elapsed(struct gp_cuda *c, void *a, void *b, float *ms, struct gp_err *e);
 void gp_cuda_event_free(struct gp_cuda *c, void *ev);
+
+/* An attribute of GPU g (cuDeviceGetAttribute; attr is a CUdevice_attribute value). */
+int gp_cuda_attr(struct gp_cuda *c, int g, int attr, int *v, struct gp_err *e);
+
+/* The kernel `name` of the PTX module `ptx`, JIT-compiled for GPU g on first use (one module per GPU
+ * and session: every caller passes the same text). *fn is a CUfunction. */
+int gp_cuda_kernel(struct gp_cuda *c, int g, const char *ptx, const char *name, void **fn, struct gp_err *e);
+
+/* Queue a kernel on the stream: grid x block threads, params as cuLaunchKernel takes them. */
+int gp_cuda_launch(struct gp_cuda *c, gp_cuda_stream *s, void *fn, unsigned grid, unsigned block, void **params,
+		   struct gp_err *e);
+
+/* The GPU a stream belongs to. */
+int gp_cuda_stream_gpu(const gp_cuda_stream *s);
 
 /* Export [p, p+n) of GPU g's memory as a dma-buf file descriptor (cuMemGetHandleForAddressRange).
  * GP_E_UNAVAIL when the driver has no such call. */

@@ -31,12 +31,19 @@ struct gp_xfer_spec {
 	int host_timing;           /* also time copy+wait per copy with the host clock (latency) */
 	int no_verify;             /* skip the byte check (verified stays -1) */
 	int via_map;               /* copy --via map: done by pinmap through a gpup2p.ko mapping, not here */
+	int sm;                    /* copies by a kernel on the queueing GPU's SMs (smcopy.h), not its copy
+	                              engines: host memory must be pinned, peer copies need peer access */
+	int chase;                 /* pointer-chase latency (smcopy.h): GPU `gpu` follows a chain of `size`
+	                              bytes in pinned host memory (H2D) or in peer_gpu's memory (PEER),
+	                              `iters` loads per launch, `reps` launches */
+	uint64_t stride;           /* chase: bytes between chain slots */
+	int random;                /* chase: slots in a random order drawn from seed (else address order) */
 	uint64_t seed;
 };
 
 struct gp_xfer_result {
 	struct gp_stats gbps;      /* per batch (per copy when `each`), GB/s = 1e9 B/s */
-	struct gp_stats us;        /* per copy, microseconds */
+	struct gp_stats us;        /* per copy, microseconds (chase: per load) */
 	double host_us;            /* host_timing: mean time of one copy + wait, microseconds */
 	int verified;              /* 1 every byte as sent, 0 a mismatch (below), -1 not checked */
 	int64_t bad_offset;
@@ -44,6 +51,8 @@ struct gp_xfer_result {
 	int bad_copy;              /* which copy (`each`), else which timed batch (repetition) was wrong, 0-based */
 	int bad_lane;              /* 0 the copy asked for, 1 the reverse copy (bidir) */
 	int host_node;             /* NUMA node the host buffer is on, -1 none or unknown */
+	int64_t want_offset;       /* chase: where in the chain the walk should have ended (bad_offset: where
+	                              it did, -1 outside the chain) */
 	int gated;                 /* batches started by the gate */
 	int gate_forced;           /* queueing took so long that the watchdog opened the gate */
 };
