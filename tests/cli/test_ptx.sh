@@ -1,0 +1,49 @@
+#!/bin/bash
+# The SM kernels are PTX text in the binary (libcore/ptx_kernels.c), JIT-compiled by the driver at run
+# time. Where the CUDA toolkit's ptxas is found (CUDA_HOME, else /usr/local/cuda, else PATH), assemble
+# that very text for the GPUs gpup2p's users run (A100 sm_80, H100/H200 sm_90) and check that both
+# kernels are there; a planted error must fail. Without ptxas this is reported as skipped, never passed.
+set -u
+. tests/cli/lib.sh
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+CC=${CC:-cc}
+
+cat >"$T/dump.c" <<'C'
+#include <stdio.h>
+extern const char gp_ptx_text[];
+int main(void) { return fputs(gp_ptx_text, stdout) < 0; }
+C
+if $CC -std=c11 -Ilibcore/include -o "$T/dump" "$T/dump.c" libcore/ptx_kernels.c && "$T/dump" >"$T/k.ptx"; then
+	ok "PTX text extracted ($(wc -l <"$T/k.ptx") lines)"
+else
+	nok "cannot build the PTX dumper"
+	exit 0
+fi
+grep -q '^\.visible \.entry gp_copy16($' "$T/k.ptx" && grep -q '^\.visible \.entry gp_chase($' "$T/k.ptx" &&
+	ok "both kernels declared (gp_copy16, gp_chase)" || nok "kernel entries missing"
+
+ptxas=
+for p in ${CUDA_HOME:+"$CUDA_HOME/bin/ptxas"} /usr/local/cuda/bin/ptxas "$(command -v ptxas 2>/dev/null)"; do
+	[ -n "$p" ] && [ -x "$p" ] && { ptxas=$p; break; }
+done
+if [ -z "$ptxas" ]; then
+	echo "# the PTX was not assembled: no ptxas (CUDA toolkit) on this machine"
+	echo "skip - no ptxas"
+	exit 0
+fi
+for arch in sm_80 sm_90; do
+	if err=$("$ptxas" -arch=$arch -o "$T/k.cubin" "$T/k.ptx" 2>&1); then
+		ok "ptxas assembles the PTX for $arch"
+	else
+		nok "ptxas $arch: $(head -3 <<<"$err")"
+	fi
+done
+sed 's/ld.global.u64 %rd1, \[%rd1\];/ld.global.u64 %rd1, [%rq1];/' "$T/k.ptx" >"$T/bad.ptx"
+if cmp -s "$T/k.ptx" "$T/bad.ptx"; then
+	nok "planted error: the edit did not apply"
+elif "$ptxas" -arch=sm_90 -o "$T/k.cubin" "$T/bad.ptx" >/dev/null 2>&1; then
+	nok "planted error (an undeclared register): ptxas still assembles"
+else
+	ok "planted error (an undeclared register): ptxas refuses it"
+fi
