@@ -20,8 +20,11 @@ _gpup2p()
 	--match) COMPREPLY=($(compgen -W "10de:* 15b3:* 1af4:1110" -- "$cur")); return ;;
 	--mode) COMPREPLY=($(compgen -W "redirect zero" -- "$cur")); return ;;
 	--p2p) COMPREPLY=($(compgen -W "on off both" -- "$cur")); return ;;
+	--engine) COMPREPLY=($(compgen -W "ce sm both" -- "$cur")); return ;;
+	--stride) COMPREPLY=($(compgen -W "8 64 128 4K" -- "$cur")); return ;;
+	--seed) return ;;
 	--size|--min|--max) COMPREPLY=($(compgen -W "4K 64K 1M 64M 256M 1G" -- "$cur")); return ;;
-	--min-bw) COMPREPLY=($(compgen -W "h2d= d2h= p2p= bidir=" -- "$cur")); compopt -o nospace; return ;;
+	--min-bw) COMPREPLY=($(compgen -W "h2d= d2h= d2d= p2p= bidir=" -- "$cur")); compopt -o nospace; return ;;
 	--gpu|--to|--iters|--reps|--numa|--factor|--offset) return ;;
 	--via) COMPREPLY=($(compgen -W "map cuda" -- "$cur")); return ;;
 	--isa) COMPREPLY=($(compgen -W "memcpy sse4.1 avx2 avx512 movdir64b" -- "$cur")); return ;;
@@ -62,9 +65,9 @@ _gpup2p()
 		;;
 	bench)
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--gpu --size --min --max --factor --iters --reps --pinned --pageable --numa --p2p --min-bw --verify --no-verify $global" -- "$cur"))
+			COMPREPLY=($(compgen -W "--gpu --size --min --max --factor --iters --reps --pinned --pageable --numa --p2p --engine --sm --stride --random --seed --min-bw --verify --no-verify $global" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "h2d d2h p2p bidir latency all" -- "$cur"))
+			COMPREPLY=($(compgen -W "h2d d2h d2d p2p bidir latency all" -- "$cur"))
 		fi
 		;;
 	doctor) COMPREPLY=($(compgen -W "--only --skip --active --kmsg --strict --list --explain $global" -- "$cur")) ;;
