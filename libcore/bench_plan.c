@@ -148,50 +148,15 @@ static int plan_bidir(struct plan *p)
 	return 0;
 }
 
-/* SM latency: pointer chases by each GPU through pinned host memory, and through each peer's memory. */
-static int plan_chase(struct plan *p)
-{
-	const struct gp_bench_opts *o = p->o;
-	int first = p->n;
-
-	for (int i = 0; i < o->ngpus; i++) {
-		struct gp_bench_row *r = add(p, "latency", "host");
-
-		if (!r)
-			return -ENOMEM;
-		r->spec.kind = GP_XFER_H2D;
-		r->spec.gpu = o->gpus[i];
-		r->spec.pinned = 1;
-		r->spec.numa = host_node(o, o->gpus[i]);
-	}
-	for (int i = 0; i < o->ngpus; i++)
-		for (int j = 0; j < o->ngpus; j++)
-			if (i != j && !peer_row(p, "latency", "p2p", o->gpus[i], o->gpus[j], 1, 0, 0, 0))
-				return -ENOMEM;
-	for (int i = first; i < p->n; i++) {
-		struct gp_xfer_spec *s = &p->rows[i].spec;
-
-		s->chase = 1;
-		s->size = o->chain_size;
-		s->stride = o->chain_stride;
-		s->random = o->chain_random;
-		s->iters = o->chase_hops;
-		s->reps = o->lat_reps;
-		s->seed = o->chain_seed;
-	}
-	return 0;
-}
-
-static int plan_latency(struct plan *p)
+/* The latency rows: host memory with each GPU (copy engines: h2d and d2h; SMs: one pointer chase in
+ * pinned host memory, "host"), then every ordered pair with peer access. */
+static int latency_rows(struct plan *p)
 {
 	const struct gp_bench_opts *o = p->o;
 
-	if (p->sm)
-		return plan_chase(p);
-
 	for (int i = 0; i < o->ngpus; i++)
-		for (int d = 0; d < 2; d++) {
-			struct gp_bench_row *r = add(p, "latency", d ? "d2h" : "h2d");
+		for (int d = 0; d < (p->sm ? 1 : 2); d++) {
+			struct gp_bench_row *r = add(p, "latency", p->sm ? "host" : d ? "d2h" : "h2d");
 
 			if (!r)
 				return -ENOMEM;
@@ -204,13 +169,33 @@ static int plan_latency(struct plan *p)
 		for (int j = 0; j < o->ngpus; j++)
 			if (i != j && !peer_row(p, "latency", "p2p", o->gpus[i], o->gpus[j], 1, 0, 0, 0))
 				return -ENOMEM;
-	for (int i = 0; i < p->n; i++)
-		if (!strcmp(p->rows[i].mode, "latency") && !p->rows[i].spec.chase) {
-			p->rows[i].spec.size = o->lat_size;
-			p->rows[i].spec.iters = o->lat_iters;
-			p->rows[i].spec.reps = o->lat_reps;
-			p->rows[i].spec.host_timing = 1;
+	return 0;
+}
+
+static int plan_latency(struct plan *p)
+{
+	const struct gp_bench_opts *o = p->o;
+	int first = p->n;
+
+	if (latency_rows(p))
+		return -ENOMEM;
+	for (int i = first; i < p->n; i++) {
+		struct gp_xfer_spec *s = &p->rows[i].spec;
+
+		s->reps = o->lat_reps;
+		if (p->sm) {                     /* pointer chases */
+			s->chase = 1;
+			s->size = o->chain_size;
+			s->stride = o->chain_stride;
+			s->random = o->chain_random;
+			s->iters = o->chase_hops;
+			s->seed = o->chain_seed;
+		} else {                         /* small copies */
+			s->size = o->lat_size;
+			s->iters = o->lat_iters;
+			s->host_timing = 1;
 		}
+	}
 	return 0;
 }
 
