@@ -434,4 +434,21 @@ void gp_cuda_probe(struct gp_cuda_probe *p)
 		p->driver_version = 0;
 	if (r == GP_CUDA_SUCCESS && cu.p_cuDeviceGetCount(&n) == GP_CUDA_SUCCESS)
 		p->devices = n;
+	p->dmabuf = -1;
+	for (int i = 0; i < p->devices; i++) {
+		gp_cu_device d;
+		int v = 0;
+
+		if (cu.p_cuDeviceGet(&d, i) != GP_CUDA_SUCCESS ||
+		    cu.p_cuDeviceGetAttribute(&v, GP_CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, d) != GP_CUDA_SUCCESS) {
+			p->dmabuf = -1;
+			break;
+		}
+		if (!v) {
+			p->dmabuf = 0;
+			p->dmabuf_dev = i;
+			break;
+		}
+		p->dmabuf = 1;
+	}
 }

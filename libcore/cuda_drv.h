@@ -54,7 +54,8 @@ typedef uint32_t gp_cu_u32;
 #define GP_CU_DEV_ATTRS(X) \
 	X(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 16) \
 	X(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 38) \
-	X(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 39)
+	X(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 39) \
+	X(CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, 124)
 
 #define GP_CU_ENUMERATOR_(name, value) GP_##name = value,
 /* CUresult (cuda.h: enum cudaError_enum; no negative value, so the same size and signedness). */

@@ -7,6 +7,7 @@
  *   FAKECUDA_BUSIDS=BDF,.. the GPUs' PCI addresses, device 0 first (sets their number too); default:
  *                          0000:N0:00.0 ... 0000:10:00.0 (reverse bus order)
  *   FAKECUDA_NOPEER=1      cuDeviceCanAccessPeer says no; =S:D[,S:D...] no from device S to D only
+ *   FAKECUDA_NODMABUF=1    CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED is 0
  *   FAKECUDA_CORRUPT=KIND  flip byte 4097 (or the last byte) of every copy of KIND: h2d, d2h, d2d, peer
  *   FAKECUDA_CORRUPT_NTH=N only the Nth copy of KIND (counting from 1, every copy of that kind)
  *   FAKECUDA_PEER_GBPS=S:D=R[,S:D=R...]  peer copies with access from CUDA device S to D at R GB/s
@@ -495,6 +496,7 @@ EXPORT gp_cu_result cuDeviceGetAttribute(int *v, gp_cu_device_attribute a, gp_cu
 	case GP_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = sms ? atoi(sms) : 132; break;
 	case GP_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = l2 ? atoi(l2) : 1 << 20; break;
 	case GP_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *v = 2048; break;
+	case GP_CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: *v = !getenv("FAKECUDA_NODMABUF"); break; /* 1 unless set */
 	default: return GP_CUDA_ERROR_INVALID_VALUE;
 	}
 	return GP_CUDA_SUCCESS;

@@ -41,9 +41,13 @@ struct gp_cuda_probe {
 	char init_name[64];            /* its name (cuGetErrorName) */
 	int driver_version;            /* cuDriverGetVersion (13000 = 13.0), 0 unknown */
 	int devices;                   /* cuDeviceGetCount after a successful cuInit, else -1 */
+	int dmabuf;                    /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: 1 every device, 0 some device
+	                                  says no (dmabuf_dev: the first), -1 unknown (no device, call failed) */
+	int dmabuf_dev;
 };
 
-/* Load libcuda and call cuInit, cuDriverGetVersion and cuDeviceGetCount only: no context is created.
+/* Load libcuda and call cuInit, cuDriverGetVersion, cuDeviceGetCount and each device's dma-buf
+ * attribute only: no context is created.
  * Never fails: p says what happened. The library stays loaded (unloading it after cuInit is unsafe). */
 void gp_cuda_probe(struct gp_cuda_probe *p);
 
