@@ -99,6 +99,14 @@ $(FAKENVML): tests/fakenvml/fakenvml.c
 	@$(CC) -std=c11 $(CPPFLAGS) $(WARN) $(CFLAGS) -Wno-missing-prototypes -fPIC -shared -fvisibility=hidden \
 		$(LDFLAGS) -o $@ $<
 
+# A test double of libibverbs (tests/fakeverbs), with and without ibv_reg_dmabuf_mr, for test_doctor.c.
+FAKEVERBS = $(BUILD)/tests/fakeverbs/libibverbs.so.1 $(BUILD)/tests/fakeverbs-old/libibverbs.so.1
+$(FAKEVERBS): tests/fakeverbs/fakeverbs.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) -std=c11 $(CPPFLAGS) $(WARN) $(CFLAGS) $(if $(findstring -old,$@),-DFAKEVERBS_OLD) -fPIC -shared \
+		-fvisibility=hidden $(LDFLAGS) -o $@ $<
+
 # Fixture trees are generated from tests/fixtures/specs/*.spec.
 fixtures:
 	@mkdir -p $(BUILD)/fixtures
@@ -115,7 +123,7 @@ check:
 	@bash tests/deps.sh
 	@$(MAKE) --no-print-directory check-only
 
-check-only: $(BIN) $(UNIT_BIN) $(FAKECUDA) $(FAKECUDA_DMABUF) $(FAKENVML) $(FUZZ_BIN) fixtures
+check-only: $(BIN) $(UNIT_BIN) $(FAKECUDA) $(FAKECUDA_DMABUF) $(FAKENVML) $(FAKEVERBS) $(FUZZ_BIN) fixtures
 	@BUILD=$(BUILD) bash tests/run.sh
 
 # The QEMU guest harness (tests/vm): Debian's kernel under software emulation, topo/bar/acs against
