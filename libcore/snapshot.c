@@ -181,6 +181,11 @@ static int capture_device(struct gp_snap *s, const char *bdf)
 		if ((rc = gp_snap_make_link(s, link, real)))
 			return rc;
 	}
+	/* a virtual function's link to its physical function (doctor's nic.driver skips unbound VFs) */
+	snprintf(p, sizeof(p), "%s/physfn", real);
+	if (gp_root_link_target(s->r, p, q, sizeof(q), name, sizeof(name)) == 0 &&
+	    ((rc = gp_snap_make_dir(s, q)) || (rc = gp_snap_make_link(s, p, q))))
+		return rc;
 	snprintf(p, sizeof(p), "%s/net", real);
 	if ((rc = list_dirs(s, p, p)))
 		return rc;

@@ -1,6 +1,6 @@
 /* gpup2p — snapshot: what doctor reads outside the PCI tree. The /proc and /sys files no other
  * module owns, the NVIDIA driver's per-GPU information, the nvidia_p2p_* lines of kallsyms, which
- * device nodes exist, the RDMA devices and their ports. A device node is never opened: its
+ * device nodes exist, the RDMA devices, their ports and uverbs devices. A device node is never opened: its
  * presence is recorded as an empty file. */
 #include <ctype.h>
 #include <errno.h>
@@ -33,6 +33,7 @@ static const struct sys_file {
 	{ "sysmodule", "/sys/module/module/parameters/sig_enforce" },
 	{ "sysmodule", "/sys/module/gpup2p/version" },
 	{ "hostname", "/proc/sys/kernel/hostname" },
+	{ "osrelease", "/proc/sys/kernel/osrelease" },
 };
 
 /* The device nodes doctor looks for under /dev (and /dev/infiniband). */
@@ -240,8 +241,10 @@ static int capture_port(struct gp_snap *s, const char *base, const char *port)
 		snprintf(p, sizeof(p), "%s/ports/%s/%s", base, port, files[i]);
 		rc = gp_snap_copy_file(s, p, SMALL_FILE, NULL);
 	}
-	/* the GID table: unused entries read as EINVAL and are left out */
+	/* the GID table: unused entries read as EINVAL and are left out (the folder stays: no GID in use) */
 	snprintf(p, sizeof(p), "%s/ports/%s/gid_attrs/types", base, port);
+	if (!rc && gp_root_exists(s->r, p))
+		rc = gp_snap_make_dir(s, p);
 	n = gp_root_list(s->r, p, &names);
 	for (int i = 0; i < n && i < MAX_ENTRIES && !rc; i++) {
 		snprintf(p, sizeof(p), "%s/ports/%s/gid_attrs/types/%s", base, port, names[i]);
@@ -278,6 +281,21 @@ static int capture_ibdev(struct gp_snap *s, const char *dev)
 	return rc;
 }
 
+/* /sys/class/infiniband_verbs/uverbsN (ib_uverbs): a link to its folder, as in sysfs, and its ibdev. */
+static int capture_uverbs(struct gp_snap *s, const char *name)
+{
+	char cls[GP_PATH_MAX], base[GP_PATH_MAX], p[GP_PATH_MAX];
+	int rc;
+
+	snprintf(cls, sizeof(cls), "/sys/class/infiniband_verbs/%s", name);
+	if (strncmp(name, "uverbs", 6) || gp_root_realpath(s->r, cls, base, sizeof(base)))
+		return 0;
+	if ((rc = gp_snap_make_dir(s, base)) || (strcmp(base, cls) && (rc = gp_snap_make_link(s, cls, base))))
+		return rc;
+	snprintf(p, sizeof(p), "%s/ibdev", base);
+	return gp_snap_copy_file(s, p, SMALL_FILE, NULL);
+}
+
 int gp_snap_capture_rdma(struct gp_snap *s)
 {
 	char **names = NULL;
@@ -286,6 +304,11 @@ int gp_snap_capture_rdma(struct gp_snap *s)
 	for (int i = 0; i < n && i < MAX_ENTRIES && !rc; i++)
 		rc = capture_ibdev(s, names[i]);
 	gp_root_free_list(names);
-	gp_snapshot_info_captured(&s->info, "rdma rdma-ports");
+	names = NULL;
+	n = rc ? 0 : gp_root_list(s->r, "/sys/class/infiniband_verbs", &names);
+	for (int i = 0; i < n && i < MAX_ENTRIES && !rc; i++)
+		rc = capture_uverbs(s, names[i]);
+	gp_root_free_list(names);
+	gp_snapshot_info_captured(&s->info, "rdma rdma-ports rdma-uverbs");
 	return rc;
 }

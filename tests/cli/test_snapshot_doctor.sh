@@ -55,7 +55,7 @@ head -1 "$info" | grep -qx "gpup2p-snapshot 2" && grep -qx "writer gpup2p $(cat 
 	grep -qx "source root" "$info" && ok "marker: format 2, writer, source" || nok "marker: $(cat "$info")"
 groups=$(sed -n 's/^captured //p' "$info")
 miss=""
-for g in pci aer iommu net numa rdma rdma-ports cmdline modules nvidia-version nvidia-params nvidia-gpus kallsyms sysctl \
+for g in pci aer iommu net numa rdma rdma-ports rdma-uverbs osrelease cmdline modules nvidia-version nvidia-params nvidia-gpus kallsyms sysctl \
 	sysmodule hostname dev nvml; do
 	grep -qw -- "$g" <<<"$groups" || miss="$miss $g"
 done
@@ -84,6 +84,8 @@ mkdir -p "$ib/ports/1/gid_attrs/types"
 echo "4: ACTIVE" >"$ib/ports/1/state" && echo "5: LinkUp" >"$ib/ports/1/phys_state"
 echo "400 Gb/sec (4X NDR)" >"$ib/ports/1/rate" && echo "InfiniBand" >"$ib/ports/1/link_layer"
 echo "IB/RoCE v1" >"$ib/ports/1/gid_attrs/types/0" && echo "RoCE v2" >"$ib/ports/1/gid_attrs/types/1"
+# 0000:16:00.0 as an unbound virtual function of 0000:15:00.0
+vf=$(readlink -f "$R/sys/bus/pci/devices/0000:16:00.0") && rm "$vf/driver" && ln -sr "$(readlink -f "$R/sys/bus/pci/devices/0000:15:00.0")" "$vf/physfn"
 mkdir -p "$R/dev/infiniband" && : >"$R/dev/infiniband/uverbs0" && : >"$R/dev/zero" && : >"$R/dev/nvidia-caps"
 "$BIN" --root "$R" -q snapshot --dir "$tmp/extra-snap" || nok "snapshot of the extended fixture"
 E=$tmp/extra-snap
@@ -98,6 +100,14 @@ done
 [ -L "$E/sys/class/infiniband/mlx5_0" ] && [ "$(readlink -f "$E/sys/class/infiniband/mlx5_0/device")" = \
 	"$(readlink -f "$E/sys/bus/pci/devices/0000:15:00.0")" ] && ok "RDMA device: a link to its folder, as in sysfs" ||
 	nok "RDMA device layout"
+[ -L "$E/sys/class/infiniband_verbs/uverbs0" ] && [ "$(cat "$E/sys/class/infiniband_verbs/uverbs0/ibdev")" = mlx5_0 ] &&
+	[ "$(realpath --relative-to="$E" "$E/sys/class/infiniband_verbs/uverbs0")" = \
+		"$(realpath --relative-to="$R" "$R/sys/class/infiniband_verbs/uverbs0")" ] &&
+	ok "uverbs device: a link to its folder, with ibdev" || nok "uverbs layout: $(ls -l "$E/sys/class/infiniband_verbs" 2>&1)"
+[ "$(readlink -f "$E/sys/bus/pci/devices/0000:16:00.0/physfn")" = "$(readlink -f "$E/sys/bus/pci/devices/0000:15:00.0")" ] &&
+	"$BIN" --root "$E" doctor --json --only nic.driver | grep -q '"severity": "skipped"' &&
+	ok "a virtual function's physfn captured; unbound, nic.driver skips it" || nok "physfn not captured"
+pair "an unbound virtual function" "$R" "$E"
 [ -f "$E/dev/infiniband/uverbs0" ] && [ ! -e "$E/dev/zero" ] && [ ! -e "$E/dev/nvidia-caps" ] &&
 	ok "device nodes: doctor's recorded, others not" || nok "device nodes: $(cd "$E/dev" && find . | tr '\n' ' ')"
 cmp -s <("$BIN" --root "$R" topo --json) <("$BIN" --root "$E" topo --json) && ok "extended fixture: topo same on replay" ||
