@@ -13,7 +13,8 @@
 /* The families (one file each). */
 extern const struct gp_doctor_family gp_doctor_fam_driver, gp_doctor_fam_gpu, gp_doctor_fam_bar,
 	gp_doctor_fam_iommu, gp_doctor_fam_pcie, gp_doctor_fam_topo, gp_doctor_fam_numa, gp_doctor_fam_nvlink,
-	gp_doctor_fam_p2p, gp_doctor_fam_peermem, gp_doctor_fam_kmod, gp_doctor_fam_limits;
+	gp_doctor_fam_p2p, gp_doctor_fam_peermem, gp_doctor_fam_rdma, gp_doctor_fam_nic, gp_doctor_fam_kmod,
+	gp_doctor_fam_limits;
 
 /* Add a finding of the check being run (c->cur). Returns it, or NULL when out of memory (the
  * gp_finding_* helpers accept NULL). */
@@ -52,6 +53,12 @@ void gp_doctor_check_xid(struct gp_doctor_ctx *c);
 /* Parse a kernel log line "... NVRM: Xid (PCI:0000:3b:00): 79, ...": 1 and the device (function 0)
  * and code; 0 when the line is no Xid line; -EINVAL when it starts like one but does not parse. */
 int gp_doctor_xid_parse(const char *line, char bdf[GP_BDF_LEN], int *xid);
+
+/* libcuda probed once per run (live only; doctor/driver_rt.c): what cuInit said, or NULL (no memory). */
+const struct gp_cuda_probe *gp_doctor_cuda(struct gp_doctor_ctx *c);
+
+/* libibverbs probed once per run (live only; doctor/rdma.c), or NULL (no memory). */
+const struct gp_verbs_probe *gp_doctor_verbs(struct gp_doctor_ctx *c);
 
 /* --- system files (doctor/sys.c) ------------------------------------------------------------- */
 

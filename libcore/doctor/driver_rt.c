@@ -9,8 +9,7 @@
 #include "gpup2p/pinmap.h"
 #include "check.h"
 
-/* libcuda probed once per run (live only): what cuInit said. */
-static const struct gp_cuda_probe *cuda_probe(struct gp_doctor_ctx *c)
+const struct gp_cuda_probe *gp_doctor_cuda(struct gp_doctor_ctx *c)
 {
 	if (!c->cuda_probe && (c->cuda_probe = calloc(1, sizeof(*c->cuda_probe)))) {
 		gp_cuda_probe(c->cuda_probe);
@@ -185,7 +184,7 @@ void gp_doctor_check_cuda_init(struct gp_doctor_ctx *c)
 		gp_doctor_add(c, GP_SEV_SKIPPED, "libcuda", "no GPU bound to nvidia (see driver.gpu_bound)");
 		return;
 	}
-	if (!(p = cuda_probe(c))) {
+	if (!(p = gp_doctor_cuda(c))) {
 		c->out.nomem = 1;
 		return;
 	}

@@ -13,6 +13,7 @@
 const struct gp_doctor_family *const gp_doctor_families[] = {
 	&gp_doctor_fam_driver, &gp_doctor_fam_gpu, &gp_doctor_fam_bar, &gp_doctor_fam_iommu, &gp_doctor_fam_pcie,
 	&gp_doctor_fam_topo, &gp_doctor_fam_numa, &gp_doctor_fam_nvlink, &gp_doctor_fam_p2p, &gp_doctor_fam_peermem,
+	&gp_doctor_fam_rdma, &gp_doctor_fam_nic,
 	&gp_doctor_fam_kmod, &gp_doctor_fam_limits,
 };
 const int gp_doctor_nfamilies = (int)(sizeof(gp_doctor_families) / sizeof(gp_doctor_families[0]));
@@ -121,6 +122,7 @@ int gp_doctor_ctx_init(struct gp_doctor_ctx *c, const struct gp_root *r, const s
 	c->facts = f;
 	c->topo = t;
 	c->src.live = r->live;
+	c->probe_libs = r->live;
 	c->src.nvml = f->available;
 	snprintf(c->src.nvml_why, sizeof(c->src.nvml_why), "%s", f->available ? "" : f->why);
 	snprintf(c->src.cuda_why, sizeof(c->src.cuda_why), "%s", r->live ? "not loaded: driver.cuda_init not run"
@@ -166,6 +168,8 @@ void gp_doctor_ctx_free(struct gp_doctor_ctx *c)
 	free(c->cuda_probe);
 	c->cuda_probe = NULL;
 	gp_doctor_p2p_free(c);
+	free(c->verbs_probe);
+	c->verbs_probe = NULL;
 	gp_findings_free(&c->out);
 	gp_doctor_sys_free(c);
 }
@@ -188,7 +192,7 @@ int gp_doctor_run(struct gp_doctor_ctx *c, const unsigned char *on, struct gp_er
 		if (k->active && !c->active)
 			gp_doctor_add(c, GP_SEV_SKIPPED, "system", "not requested: an active check (moves data); "
 				      "gpup2p doctor --active runs it");
-		else if ((k->sources & GP_SRC_LIVE_ONLY) && !c->root->live)
+		else if ((k->sources & GP_SRC_LIVE_ONLY) && !c->root->live && !c->probe_libs)
 			gp_doctor_add(c, GP_SEV_SKIPPED, "system", "live only: not available under --root %s", c->root->dir);
 		else
 			k->run(c);

@@ -91,6 +91,55 @@ static void bar1_ok(struct fx *x, struct gp_doctor_ctx *c)
 	bar1_set(x, c, 0);
 }
 
+/* libibverbs: the test double (tests/fakeverbs; "-old": without ibv_reg_dmabuf_mr) listing these
+ * devices (the ones whose provider it found), or a library that is not there (dir NULL). */
+static void verbs_lib(const char *dir, const char *devices)
+{
+	static char path[1024];
+	const char *fx = getenv("GPUP2P_FIXTURES");
+
+	snprintf(path, sizeof(path), "%s/../tests/%s/libibverbs.so.1", fx ? fx : "build/fixtures", dir ? dir : "nonexistent");
+	setenv("GPUP2P_LIBIBVERBS", path, 1);
+	setenv("FAKEVERBS_DEVICES", devices, 1);
+}
+
+#define ALL_MLX5 "mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7"
+
+/* The fixture's sysfs, with libcuda's and libibverbs' test doubles answering (c->probe_libs). */
+static void verbs_all(struct fx *x, struct gp_doctor_ctx *c)
+{
+	(void)x;
+	c->probe_libs = 1;
+	cuda_lib(NULL, NULL);
+	unsetenv("FAKECUDA_NODMABUF");
+	verbs_lib("fakeverbs", ALL_MLX5);
+}
+
+static void verbs_no_mlx5_7(struct fx *x, struct gp_doctor_ctx *c)
+{
+	verbs_all(x, c);
+	verbs_lib("fakeverbs", "mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6");
+}
+
+static void verbs_missing(struct fx *x, struct gp_doctor_ctx *c)
+{
+	verbs_all(x, c);
+	verbs_lib(NULL, "");
+}
+
+/* dma-buf live: CUDA says DMA_BUF_SUPPORTED = 0, or rdma-core predates ibv_reg_dmabuf_mr. */
+static void dmabuf_cuda_no(struct fx *x, struct gp_doctor_ctx *c)
+{
+	verbs_all(x, c);
+	setenv("FAKECUDA_NODMABUF", "1", 1);
+}
+
+static void dmabuf_old_verbs(struct fx *x, struct gp_doctor_ctx *c)
+{
+	verbs_all(x, c);
+	verbs_lib("fakeverbs-old", ALL_MLX5);
+}
+
 static const struct dcase cases[] = {
 	/* driver */
 	{ D("drv-unloaded"), NULL, "driver.loaded", FIRE, GP_SEV_ERROR, "nvidia" },
@@ -286,6 +335,36 @@ static const struct dcase cases[] = {
 	{ D("pm-legacy"), NULL, "peermem.legacy", FIRE, GP_SEV_WARNING, "nv_peer_mem" },
 	{ D("healthy"), NULL, "peermem.legacy", QUIET, 0, NULL },
 	{ D("pm-conflict"), NULL, "peermem.legacy", QUIET, 0, NULL },                /* not alone: conflict's job */
+	{ D("pm-missing"), NULL, "peermem.dmabuf", FIRE, GP_SEV_INFO, "dma-buf" },      /* proprietary module */
+	{ D("pm-oldkernel"), NULL, "peermem.dmabuf", FIRE, GP_SEV_INFO, "dma-buf" },    /* kernel 5.10 */
+	{ D("healthy"), NULL, "peermem.dmabuf", QUIET, 0, NULL },                     /* offline: the static parts */
+	{ D("healthy"), verbs_all, "peermem.dmabuf", QUIET, 0, NULL },                /* live: CUDA and verbs say yes */
+	{ D("healthy"), dmabuf_cuda_no, "peermem.dmabuf", FIRE, GP_SEV_INFO, "dma-buf" },
+	{ D("healthy"), dmabuf_old_verbs, "peermem.dmabuf", FIRE, GP_SEV_INFO, "dma-buf" },
+	{ "workstation", NULL, "peermem.dmabuf", FIRE, GP_SEV_SKIPPED, NULL },       /* no RDMA NIC: never an alarm */
+	/* rdma */
+	{ D("rdma-port"), NULL, "rdma.port", FIRE, GP_SEV_ERROR, "mlx5_0/1" },          /* near GPU0/GPU1 */
+	{ D("rdma-port-far"), NULL, "rdma.port", FIRE, GP_SEV_INFO, "mlx5_8/1" },      /* no GPU near: not an error */
+	{ D("healthy"), NULL, "rdma.port", QUIET, 0, NULL },
+	{ D("rdma-far"), NULL, "rdma.port", QUIET, 0, NULL },
+	{ "workstation", NULL, "rdma.port", FIRE, GP_SEV_SKIPPED, NULL },
+	{ D("rdma-gid"), NULL, "rdma.gid", FIRE, GP_SEV_WARNING, "mlx5_0/1" },
+	{ D("rdma-roce"), NULL, "rdma.gid", QUIET, 0, NULL },
+	{ D("healthy"), NULL, "rdma.gid", FIRE, GP_SEV_SKIPPED, "mlx5_0/1" },          /* InfiniBand: not RoCE */
+	{ D("rdma-rate"), NULL, "rdma.rate", FIRE, GP_SEV_WARNING, "mlx5_0/1" },       /* 400G on Gen4 x16 */
+	{ D("healthy"), NULL, "rdma.rate", QUIET, 0, NULL },                          /* 400G on Gen5 x16 */
+	{ D("rdma-uverbs"), NULL, "rdma.uverbs", FIRE, GP_SEV_ERROR, "ib_uverbs" },
+	{ D("rdma-uverbs-node"), NULL, "rdma.uverbs", FIRE, GP_SEV_ERROR, "mlx5_3" },
+	{ D("healthy"), NULL, "rdma.uverbs", QUIET, 0, NULL },
+	{ "dgx-h100", NULL, "rdma.uverbs", FIRE, GP_SEV_SKIPPED, "ib_uverbs" },       /* no /proc/modules */
+	{ D("healthy"), verbs_missing, "rdma.verbs_lib", FIRE, GP_SEV_WARNING, "libibverbs" },
+	{ D("healthy"), verbs_no_mlx5_7, "rdma.verbs_lib", FIRE, GP_SEV_WARNING, "mlx5_7" },
+	{ D("healthy"), verbs_all, "rdma.verbs_lib", QUIET, 0, NULL },
+	{ D("healthy"), NULL, "rdma.verbs_lib", FIRE, GP_SEV_SKIPPED, NULL },         /* offline */
+	/* nic */
+	{ D("nic-driver"), NULL, "nic.driver", FIRE, GP_SEV_WARNING, "0000:16:00.0" },
+	{ D("healthy"), NULL, "nic.driver", QUIET, 0, NULL },
+	{ "workstation", NULL, "nic.driver", FIRE, GP_SEV_SKIPPED, NULL },
 	/* kmod */
 	{ D("healthy"), NULL, "kmod.loaded", FIRE, GP_SEV_INFO, "gpup2p" },
 	{ D("kmod-version"), NULL, "kmod.loaded", FIRE, GP_SEV_WARNING, "gpup2p" },
@@ -493,6 +572,8 @@ int main(void)
 	healthy(D("kmod-loaded"));
 	healthy(D("pcie-gpu-idle"));   /* idle GPUs at Gen1: info, never a warning */
 	healthy(D("gpu-mig"));
+	healthy(D("rdma-far"));        /* a RoCE NIC far from the GPUs, up */
+	healthy(D("rdma-roce"));
 	healthy("h200x2");
 	return unit_done();
 }

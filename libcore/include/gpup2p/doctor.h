@@ -38,6 +38,7 @@ struct gp_doctor_ctx;
 struct gp_doctor_check;
 struct gp_cuda_probe;
 struct gp_doctor_p2p;
+struct gp_verbs_probe;
 
 /* One entry of the registry. A family file exports a table of these. */
 struct gp_doctor_check {
@@ -114,6 +115,7 @@ struct gp_doctor_ctx {
 	struct gp_doctor_proc proc;
 	struct gp_doctor_sys *sys;   /* lazily loaded system files */
 	struct gp_cuda_probe *cuda_probe; /* libcuda's cuInit, probed on first use (live only) */
+	struct gp_verbs_probe *verbs_probe; /* libibverbs' device list, probed on first use (live only) */
 	int active;                  /* --active given */
 	struct gp_doctor_p2p *p2p;   /* the p2p checks' CUDA session and answers (doctor/p2p.c) */
 	void (*progress)(void *arg, const char *what); /* active checks: what is being copied now (NULL: quiet) */
@@ -121,6 +123,7 @@ struct gp_doctor_ctx {
 	int kmsg;                    /* --kmsg given: gpu.xid may read the kernel log */
 	int cuda_wanted;             /* a selected check reads libcuda (set by gp_doctor_run): without one,
 	                                nothing loads libcuda (driver.version does not probe it either) */
+	int probe_libs;              /* ask libcuda/libibverbs: live; tests set it on a fixture (their test doubles) */
 	struct gp_findings out;
 	const struct gp_doctor_check *cur;
 };

@@ -1,0 +1,450 @@
+/* gpup2p doctor — rdma.*: the RDMA devices under /sys/class/infiniband, their ports (state, rate,
+ * GID types), the uverbs devices user space opens (ib_uverbs, /dev/infiniband/uverbsN), and whether
+ * libibverbs finds a provider for each (live only, through dlopen). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpup2p/verbs.h"
+#include "check.h"
+
+#define IB_ACTIVE 4     /* ports/N/state "4: ACTIVE" */
+#define IB_LINKUP 5     /* ports/N/phys_state "5: LinkUp" */
+
+/* One RDMA device: its name, and its topology entry (a NIC) or -1 (software RDMA: rxe, siw). */
+struct ibdev {
+	const char *name;
+	int nic;
+};
+
+/* One port, as the checks see it. */
+struct ibport {
+	struct ibdev d;
+	const char *port;      /* "1" */
+	char subject[96];      /* "mlx5_0/1" */
+	char base[160];        /* /sys/class/infiniband/DEV/ports/N */
+};
+
+static int topo_nic(const struct gp_doctor_ctx *c, const char *name)
+{
+	for (int j = c->topo->ngpu; j < c->topo->n; j++)
+		if (!strcmp(gp_doctor_dev(c, j)->rdma, name))
+			return j;
+	return -1;
+}
+
+/* The RDMA devices (sorted names; free with gp_root_free_list), or 0 after adding "skipped". */
+static int ibdevs(struct gp_doctor_ctx *c, char ***names)
+{
+	int n = gp_root_list(c->root, "/sys/class/infiniband", names);
+
+	if (n > 0)
+		return n;
+	gp_root_free_list(*names);
+	*names = NULL;
+	gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no RDMA device (/sys/class/infiniband is empty or absent)");
+	return 0;
+}
+
+/* Read a port file into buf (trailing newline removed): 0, or -errno after adding the finding. */
+static int port_file(struct gp_doctor_ctx *c, const struct ibport *p, const char *file, char *buf, size_t n)
+{
+	char path[256];
+	long r;
+
+	snprintf(path, sizeof(path), "%s/%s", p->base, file);
+	if ((r = gp_doctor_read(c, path, buf, n)) >= 0)
+		return 0;
+	gp_doctor_missing(c, p->subject, path, (int)r);
+	return (int)r;
+}
+
+/* Call one() for every port of every RDMA device; no device, or a snapshot that did not record the
+ * ports (an older gpup2p), or a device without ports: the finding that says so. */
+static void each_port(struct gp_doctor_ctx *c, void (*one)(struct gp_doctor_ctx *c, const struct ibport *p))
+{
+	char **names = NULL;
+	int n = ibdevs(c, &names);
+
+	if (n && !gp_doctor_captured(c, "rdma-ports")) {
+		gp_doctor_add(c, GP_SEV_SKIPPED, "system", "the snapshot does not record RDMA ports (taken by an older "
+			      "gpup2p)");
+		n = 0;
+	}
+	for (int i = 0; i < n; i++) {
+		char dir[160], **ports = NULL;
+		int np;
+
+		snprintf(dir, sizeof(dir), "/sys/class/infiniband/%s/ports", names[i]);
+		np = gp_root_list(c->root, dir, &ports);
+		if (np <= 0)
+			gp_doctor_missing(c, names[i], dir, np < 0 ? np : -ENOENT);
+		for (int k = 0; k < np; k++) {
+			struct ibport p = { { names[i], topo_nic(c, names[i]) }, ports[k], "", "" };
+
+			snprintf(p.subject, sizeof(p.subject), "%s/%s", names[i], ports[k]);
+			snprintf(p.base, sizeof(p.base), "%s/%s", dir, ports[k]);
+			one(c, &p);
+		}
+		gp_root_free_list(ports);
+	}
+	gp_root_free_list(names);
+}
+
+/* Add the device's PCI function to f; the finding's BDF list names it. */
+static void bdf_of(const struct gp_doctor_ctx *c, const struct ibport *p, struct gp_finding *f)
+{
+	if (p->d.nic >= 0)
+		gp_finding_bdf(f, gp_doctor_dev(c, p->d.nic)->bdf);
+}
+
+/* The GPUs within PXB of NIC j, as "GPU0 GPU1" into buf; their count. */
+static int near_gpus(const struct gp_doctor_ctx *c, int j, char *buf, size_t n)
+{
+	size_t used = 0;
+	int k = 0;
+
+	buf[0] = '\0';
+	for (int g = 0; j >= 0 && g < c->topo->ngpu; g++) {
+		if (gp_topo_link_at(c->topo, g, j)->pcie > GP_TC_PXB)
+			continue;
+		k++;
+		if (used < n)
+			used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? " " : "", c->topo->devs[g].name);
+	}
+	return k;
+}
+
+static void port_one(struct gp_doctor_ctx *c, const struct ibport *p)
+{
+	char state[64], phys[64], layer[32] = "", gpus[256], path[256];
+	const char *sname, *pname;
+	int st, ph, near = near_gpus(c, p->d.nic, gpus, sizeof(gpus)), ib;
+	struct gp_finding *f;
+
+	if (port_file(c, p, "state", state, sizeof(state)) || port_file(c, p, "phys_state", phys, sizeof(phys)))
+		return;
+	snprintf(path, sizeof(path), "%s/link_layer", p->base);
+	if (gp_doctor_read(c, path, layer, sizeof(layer)) < 0) /* only the fix's wording depends on it */
+		layer[0] = '\0';
+	ib = strcmp(layer, "Ethernet") != 0;
+	st = atoi(state);
+	ph = atoi(phys);
+	sname = strchr(state, ':') ? strchr(state, ':') + 1 + strspn(strchr(state, ':') + 1, " ") : state;
+	pname = strchr(phys, ':') ? strchr(phys, ':') + 1 + strspn(strchr(phys, ':') + 1, " ") : phys;
+	if (st == IB_ACTIVE && ph == IB_LINKUP) {
+		f = gp_doctor_add(c, GP_SEV_OK, p->subject, "%s port %s is ACTIVE, LinkUp", p->d.name, p->port);
+	} else if (near) {
+		f = gp_doctor_add(c, GP_SEV_ERROR, p->subject, "%s port %s is %s (%s) on a NIC within PXB of %s: GPUDirect "
+				  "RDMA from %s has no link there", p->d.name, p->port, sname, pname, gpus,
+				  near > 1 ? "those GPUs" : "that GPU");
+	} else {
+		f = gp_doctor_add(c, GP_SEV_INFO, p->subject, "%s port %s is %s (%s); no GPU is near this %s, so GPUDirect "
+				  "RDMA does not depend on it", p->d.name, p->port, sname, pname,
+				  p->d.nic >= 0 ? "NIC" : "software RDMA device");
+	}
+	if (f && f->sev != GP_SEV_OK) {
+		if (ph == IB_LINKUP && ib)
+			gp_finding_fix(f, "the link is up but the port is not ACTIVE: start a subnet manager on the fabric "
+				       "(opensm, or the switch's), then check with ibstat %s", p->d.name);
+		else if (ib)
+			gp_finding_fix(f, "check the cable and the switch port (ibstat %s; Polling: no peer seen); if the "
+				       "port is unused on purpose, ignore it with --skip rdma.port", p->d.name);
+		else
+			gp_finding_fix(f, "bring the interface up (ip link set DEV up; rdma link show %s/%s names it) and "
+				       "check the cable and switch port (ethtool)", p->d.name, p->port);
+	}
+	bdf_of(c, p, f);
+	gp_finding_ev(f, "state", "%s", state);
+	gp_finding_ev(f, "phys_state", "%s", phys);
+	if (layer[0])
+		gp_finding_ev(f, "link_layer", "%s", layer);
+	if (near)
+		gp_finding_ev(f, "GPUs within PXB", "%s", gpus);
+}
+
+static void check_port(struct gp_doctor_ctx *c)
+{
+	each_port(c, port_one);
+}
+
+/* Usable data rate of a PCIe link in Gb/s: lanes x GT/s less the line code (8b/10b up to 5 GT/s,
+ * 128b/130b at 8-32 GT/s, 242B/256B FLITs at 64 GT/s). */
+static double pcie_gbps(double gts, int width)
+{
+	double code = gts < 8 ? 8.0 / 10 : gts < 64 ? 128.0 / 130 : 242.0 / 256;
+
+	return gts * width * code;
+}
+
+static int pcie_gen(double gts)
+{
+	return gts < 3 ? 1 : gts < 6 ? 2 : gts < 10 ? 3 : gts < 20 ? 4 : gts < 40 ? 5 : 6;
+}
+
+static void rate_one(struct gp_doctor_ctx *c, const struct ibport *p)
+{
+	char state[64], rate[64];
+	const struct gp_pci_dev *d;
+	struct gp_finding *f;
+	double port, link;
+
+	if (p->d.nic < 0) {
+		gp_doctor_add(c, GP_SEV_SKIPPED, p->subject, "%s has no PCI function (software RDMA)", p->d.name);
+		return;
+	}
+	if (port_file(c, p, "state", state, sizeof(state)))
+		return;
+	if (atoi(state) != IB_ACTIVE) {
+		f = gp_doctor_add(c, GP_SEV_SKIPPED, p->subject, "%s port %s is not ACTIVE: no rate to compare (see "
+				  "rdma.port)", p->d.name, p->port);
+		bdf_of(c, p, f);
+		return;
+	}
+	if (port_file(c, p, "rate", rate, sizeof(rate)))
+		return;
+	d = gp_doctor_dev(c, p->d.nic);
+	if (sscanf(rate, "%lf Gb/sec", &port) != 1 || port <= 0) {
+		f = gp_doctor_add(c, GP_SEV_UNKNOWN, p->subject, "%s port %s: rate \"%s\" not understood", p->d.name, p->port,
+				  rate);
+		bdf_of(c, p, f);
+		return;
+	}
+	if (d->cur_gts <= 0 || d->cur_width <= 0) {
+		f = gp_doctor_missing(c, p->subject, "current_link_speed/current_link_width", -ENOENT);
+		bdf_of(c, p, f);
+		return;
+	}
+	link = pcie_gbps(d->cur_gts, d->cur_width);
+	if (port > link) {
+		f = gp_doctor_add(c, GP_SEV_WARNING, p->subject, "%s port %s runs at %g Gb/s but its PCIe link (Gen%d, %g GT/s "
+				  "x%d) carries at most %.0f Gb/s: the NIC cannot reach its line rate", p->d.name, p->port,
+				  port, pcie_gen(d->cur_gts), d->cur_gts, d->cur_width, link);
+		gp_finding_fix(f, "move the NIC to a slot that gives it a wider or faster link (or see pcie.link_speed and "
+			       "pcie.link_width if the link trained below the slot)");
+	} else {
+		f = gp_doctor_add(c, GP_SEV_OK, p->subject, "%s port %s: %g Gb/s fits its PCIe link (%.0f Gb/s)", p->d.name,
+				  p->port, port, link);
+	}
+	bdf_of(c, p, f);
+	gp_finding_ev(f, "rate", "%s", rate);
+	gp_finding_ev(f, "PCIe link", "%g GT/s x%d = %.0f Gb/s after line coding", d->cur_gts, d->cur_width, link);
+}
+
+static void check_rate(struct gp_doctor_ctx *c)
+{
+	each_port(c, rate_one);
+}
+
+static void gid_one(struct gp_doctor_ctx *c, const struct ibport *p)
+{
+	char layer[32], dir[200], **types = NULL, seen[256] = "";
+	struct gp_finding *f;
+	int n, v2 = 0;
+	size_t used = 0;
+
+	if (port_file(c, p, "link_layer", layer, sizeof(layer)))
+		return;
+	if (strcmp(layer, "Ethernet")) {
+		f = gp_doctor_add(c, GP_SEV_SKIPPED, p->subject, "%s port %s: link layer %s, not RoCE", p->d.name, p->port,
+				  layer);
+		bdf_of(c, p, f);
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s/gid_attrs/types", p->base);
+	if (!gp_root_exists(c->root, dir)) {
+		gp_doctor_missing(c, p->subject, dir, -ENOENT);
+		return;
+	}
+	n = gp_root_list(c->root, dir, &types);
+	for (int i = 0; i < n; i++) {
+		char path[256], t[64];
+
+		/* unused entries of the table cannot be read (EINVAL): only the GIDs in use answer */
+		snprintf(path, sizeof(path), "%s/%s", dir, types[i]);
+		if (gp_doctor_read(c, path, t, sizeof(t)) <= 0)
+			continue;
+		v2 += !strcmp(t, "RoCE v2");
+		if (!strstr(seen, t) && used < sizeof(seen))
+			used += (size_t)snprintf(seen + used, sizeof(seen) - used, "%s%s", used ? ", " : "", t);
+	}
+	gp_root_free_list(types);
+	if (v2) {
+		f = gp_doctor_add(c, GP_SEV_OK, p->subject, "%s port %s (RoCE): %d RoCE v2 GID%s", p->d.name, p->port, v2,
+				  v2 > 1 ? "s" : "");
+	} else {
+		f = gp_doctor_add(c, GP_SEV_WARNING, p->subject, "%s port %s runs RoCE without a RoCE v2 GID (%s): routed "
+				  "RoCE, NCCL's default and most fabrics' congestion control need v2", p->d.name, p->port,
+				  seen[0] ? seen : "no GID in use");
+		gp_finding_fix(f, "give the interface an IP address (RoCE v2 GIDs follow its addresses) and set the "
+			       "default RoCE mode to v2: cma_roce_mode -d %s -p %s -m 2", p->d.name, p->port);
+	}
+	bdf_of(c, p, f);
+	gp_finding_ev(f, "gid_attrs/types", "%s", seen[0] ? seen : "none readable");
+}
+
+static void check_gid(struct gp_doctor_ctx *c)
+{
+	each_port(c, gid_one);
+}
+
+/* /sys/class/infiniband_verbs: the uverbs device of RDMA device name ("uverbs3" into buf), or "". */
+static void uverbs_of(struct gp_doctor_ctx *c, const char *name, char *buf, size_t n)
+{
+	char **uv = NULL;
+	int k = gp_root_list(c->root, "/sys/class/infiniband_verbs", &uv);
+
+	buf[0] = '\0';
+	for (int i = 0; i < k && !buf[0]; i++) {
+		char path[160], dev[64];
+
+		snprintf(path, sizeof(path), "/sys/class/infiniband_verbs/%s/ibdev", uv[i]);
+		if (!strncmp(uv[i], "uverbs", 6) && gp_doctor_read(c, path, dev, sizeof(dev)) > 0 && !strcmp(dev, name))
+			snprintf(buf, n, "%s", uv[i]);
+	}
+	gp_root_free_list(uv);
+}
+
+static void check_uverbs(struct gp_doctor_ctx *c)
+{
+	char **names = NULL;
+	int n = ibdevs(c, &names), mod;
+
+	if (n && !gp_doctor_captured(c, "rdma-uverbs")) {
+		gp_doctor_add(c, GP_SEV_SKIPPED, "system", "the snapshot does not record the uverbs devices (taken by an "
+			      "older gpup2p)");
+		n = 0;
+	}
+	if (n && (mod = gp_doctor_module(c, "ib_uverbs")) < 0) {
+		gp_doctor_missing(c, "ib_uverbs", "/proc/modules", mod);
+		n = 0;
+	}
+	if (n && !mod && !gp_root_exists(c->root, "/sys/class/infiniband_verbs")) {
+		/* not loaded (nor built in: then the class would exist): one finding for every device */
+		struct gp_finding *f = gp_doctor_add(c, GP_SEV_ERROR, "ib_uverbs", "ib_uverbs is not loaded: none of the %d "
+						     "RDMA device%s has a uverbs device, so no RDMA application (NCCL, "
+						     "MPI, libibverbs) can open %s", n, n > 1 ? "s" : "", n > 1 ? "them" : "it");
+
+		gp_finding_fix(f, "modprobe ib_uverbs, and load it at boot (rdma-core's rdma-load-modules@ units or "
+			       "modules-load.d)");
+		for (int i = 0; i < n; i++)
+			if (topo_nic(c, names[i]) >= 0)
+				gp_finding_bdf(f, gp_doctor_dev(c, topo_nic(c, names[i]))->bdf);
+		gp_finding_ev(f, "/proc/modules", "no ib_uverbs");
+		gp_finding_ev(f, "/sys/class/infiniband_verbs", "absent");
+		n = 0;
+	}
+	for (int i = 0; i < n; i++) {
+		char uv[64], node[96];
+		int nic = topo_nic(c, names[i]), usable, rc;
+		struct gp_finding *f;
+
+		uverbs_of(c, names[i], uv, sizeof(uv));
+		snprintf(node, sizeof(node), "/dev/infiniband/%s", uv);
+		if (!uv[0]) {
+			f = gp_doctor_add(c, GP_SEV_ERROR, names[i], "%s has no uverbs device%s: user space cannot open it",
+					  names[i], mod ? " although ib_uverbs is loaded" : "");
+			gp_finding_fix(f, "reload the device's RDMA driver (e.g. modprobe -r mlx5_ib && modprobe mlx5_ib) and "
+				       "look for errors in dmesg");
+		} else if ((rc = gp_doctor_devnode(c, node, &usable)) < 0) {
+			gp_doctor_missing(c, names[i], "/dev", rc);
+			continue;
+		} else if (!rc) {
+			f = gp_doctor_add(c, GP_SEV_ERROR, names[i], "%s is %s in sysfs but %s is missing: user space cannot "
+					  "open it", names[i], uv, node);
+			gp_finding_fix(f, "let udev create it (udevadm trigger --subsystem-match=infiniband_verbs); in a "
+				       "container, pass /dev/infiniband through (--device=/dev/infiniband)");
+		} else if (!usable) {
+			f = gp_doctor_add(c, GP_SEV_WARNING, names[i], "%s exists but this user cannot open it", node);
+			gp_finding_fix(f, "check its mode (rdma-core's udev rule makes uverbs devices 0666) or run as a user "
+				       "allowed to use RDMA");
+		} else {
+			f = gp_doctor_add(c, GP_SEV_OK, names[i], "%s: %s", names[i], node);
+		}
+		if (nic >= 0)
+			gp_finding_bdf(f, gp_doctor_dev(c, nic)->bdf);
+		gp_finding_ev(f, "ib_uverbs", "%s", mod ? "loaded" : "not in /proc/modules");
+		gp_finding_ev(f, "uverbs device", "%s", uv[0] ? uv : "none");
+	}
+	gp_root_free_list(names);
+}
+
+const struct gp_verbs_probe *gp_doctor_verbs(struct gp_doctor_ctx *c)
+{
+	if (!c->verbs_probe && (c->verbs_probe = calloc(1, sizeof(*c->verbs_probe))))
+		gp_verbs_probe(c->verbs_probe);
+	return c->verbs_probe;
+}
+
+static void check_verbs_lib(struct gp_doctor_ctx *c)
+{
+	char **names = NULL;
+	int n = ibdevs(c, &names);
+	const struct gp_verbs_probe *v = n ? gp_doctor_verbs(c) : NULL;
+	struct gp_finding *f;
+
+	if (n && !v) {
+		gp_doctor_add(c, GP_SEV_UNKNOWN, "libibverbs", "out of memory");
+		n = 0;
+	} else if (n && !v->loaded) {
+		f = gp_doctor_add(c, GP_SEV_WARNING, "libibverbs", "%s: no RDMA application (NCCL's IB transport, MPI, "
+				  "perftest) can use the %d RDMA device%s", v->why, n, n > 1 ? "s" : "");
+		gp_finding_fix(f, "install rdma-core's libraries: apt install libibverbs1 ibverbs-providers (dnf install "
+			       "libibverbs)");
+		n = 0;
+	} else if (n && v->list_err) {
+		f = gp_doctor_add(c, v->list_err == ENOSYS ? GP_SEV_SKIPPED : GP_SEV_UNKNOWN, "libibverbs",
+				  "ibv_get_device_list failed: %s%s", strerror(v->list_err),
+				  v->list_err == ENOSYS ? " (no uverbs device: see rdma.uverbs)" : "");
+		n = 0;
+	}
+	for (int i = 0; i < n; i++) {
+		char uv[64];
+		int nic = topo_nic(c, names[i]);
+		const char *drv = nic >= 0 ? gp_doctor_dev(c, nic)->driver : "";
+
+		uverbs_of(c, names[i], uv, sizeof(uv));
+		if (!uv[0])
+			f = gp_doctor_add(c, GP_SEV_SKIPPED, names[i], "%s has no uverbs device (see rdma.uverbs)", names[i]);
+		else if (gp_verbs_has(v, names[i]))
+			f = gp_doctor_add(c, GP_SEV_OK, names[i], "libibverbs lists %s", names[i]);
+		else {
+			f = gp_doctor_add(c, GP_SEV_WARNING, names[i], "libibverbs does not list %s: no provider library for "
+					  "it%s%s%s (applications do not see the device)", names[i], drv[0] ? " (driver " : "",
+					  drv, drv[0] ? ")" : "");
+			gp_finding_fix(f, "install the providers: apt install ibverbs-providers (dnf install libibverbs); with "
+				       "MLNX_OFED/DOCA, its own libibverbs and providers must match");
+		}
+		if (nic >= 0)
+			gp_finding_bdf(f, gp_doctor_dev(c, nic)->bdf);
+		gp_finding_ev(f, "ibv_get_device_list", "%d device%s", v->ndev, v->ndev == 1 ? "" : "s");
+	}
+	gp_root_free_list(names);
+}
+
+static const struct gp_doctor_check checks[] = {
+	{ "rdma.port", "an RDMA port near a GPU not ACTIVE/LinkUp", GP_SRC_SYSFS, 0, check_port,
+	  "Reads /sys/class/infiniband/DEV/ports/N/{state,phys_state,link_layer}. Error when a port is not ACTIVE "
+	  "with LinkUp on a NIC within PXB of a GPU (that GPU's GPUDirect RDMA NIC); info when no GPU is near it "
+	  "(a front-end or storage NIC). Fix: cable and switch port; INIT with LinkUp means no subnet manager." },
+	{ "rdma.gid", "a RoCE port without a RoCE v2 GID", GP_SRC_SYSFS, 0, check_gid,
+	  "Reads ports/N/link_layer and gid_attrs/types/*. Warning when an Ethernet (RoCE) port has no GID of type "
+	  "\"RoCE v2\": routed RoCE, NCCL and most fabrics' congestion control use v2. Fix: an IP address on the "
+	  "interface, cma_roce_mode -m 2. InfiniBand ports: skipped." },
+	{ "rdma.rate", "an RDMA port faster than its NIC's PCIe link", GP_SRC_SYSFS, 0, check_rate,
+	  "Compares each active port's rate (ports/N/rate, \"400 Gb/sec (4X NDR)\") with its NIC's current PCIe "
+	  "link: GT/s x lanes less the line code (8b/10b to Gen2, 128b/130b Gen3-5). Warning when the port can carry "
+	  "more than the link (a 400G NIC in a Gen4 x16 slot: 252 Gb/s)." },
+	{ "rdma.uverbs", "ib_uverbs or /dev/infiniband/uverbsN missing", GP_SRC_PROC | GP_SRC_SYSFS | GP_SRC_DEV, 0,
+	  check_uverbs,
+	  "Reads /proc/modules (ib_uverbs), /sys/class/infiniband_verbs/uverbsN/ibdev and /dev/infiniband. Error when "
+	  "an RDMA device has no uverbs device (ib_uverbs not loaded) or its /dev/infiniband/uverbsN node is missing: "
+	  "user space (libibverbs, NCCL, MPI) cannot open the device. Warning when this user cannot open the node." },
+	{ "rdma.verbs_lib", "libibverbs or a device's provider library not loadable", GP_SRC_VERBS, 0, check_verbs_lib,
+	  "Loads libibverbs.so.1 with dlopen (never linked) and calls ibv_get_device_list: a device is listed only "
+	  "when its provider library (libmlx5, libbnxt_re, ...) was found. Warning when the library is missing or "
+	  "does not list a device. Live only." },
+};
+
+GP_DOCTOR_FAMILY(gp_doctor_fam_rdma, "rdma", "RDMA devices and ports", checks);
