@@ -131,6 +131,12 @@ assert "fallen off the bus" in f["0000:13:00.0"]["message"], f["0000:13:00.0"]' 
 	ok "--kmsg: Xid 79 on GPU0 is an error, exit 2" || nok "--kmsg: exit $rc"
 [ "$(code --root "$D/healthy" doctor --kmsg)" = 0 ] && ok "--kmsg on a clean log: exit 0" || nok "--kmsg healthy"
 
+# a machine without RDMA NICs: the rdma, nic and peermem.dmabuf checks are all skipped, the exit the same
+ws=$("$BIN" --root "$FX/workstation" doctor --json --only rdma,nic,peermem.dmabuf | python3 -c '
+import json, sys; print(" ".join(sorted({f["severity"] for f in json.load(sys.stdin)["findings"]})))')
+[ "$ws" = skipped ] && [ "$(code --root "$FX/workstation" doctor)" = "$(code --root "$FX/workstation" doctor --skip rdma,nic,peermem.dmabuf)" ] &&
+	ok "no RDMA NIC: rdma.*, nic.*, peermem.dmabuf skipped, exit unchanged" || nok "no RDMA NIC: severities $ws"
+
 # the real 2x H200 snapshot: a healthy machine, no warning, no error
 tar -C "$tmp" -xzf tests/fixtures/h200x2-live/h200-live.tar.gz
 "$BIN" --root "$tmp/h200-live" doctor --json >"$tmp/h200.json"
