@@ -30,7 +30,7 @@ static int dmabuf_mmap(struct gp_doctor_ctx *c, char *why, size_t n)
 	struct gp_cuda *cu;
 	int ok;
 
-	if (!c->root->live) {
+	if (!c->root->live && !c->probe_libs) {
 		snprintf(why, n, "not probed: offline (--root)");
 		return -1;
 	}
@@ -38,7 +38,7 @@ static int dmabuf_mmap(struct gp_doctor_ctx *c, char *why, size_t n)
 		snprintf(why, n, "not probed: no selected check loads libcuda (driver.cuda_init skipped)");
 		return -1;
 	}
-	if (!(p = cuda_probe(c)) || !p->loaded || p->init || p->devices <= 0) {
+	if (!(p = gp_doctor_cuda(c)) || !p->loaded || p->init || p->devices <= 0) {
 		snprintf(why, n, "not probed: cuInit did not succeed (see driver.cuda_init)");
 		return -1;
 	}
