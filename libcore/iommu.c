@@ -50,8 +50,11 @@ enum gp_iommu_mode gp_iommu_group_mode(const struct gp_root *r, int group)
 static int iommu_token(const char *t)
 {
 	static const char *const prefixes[] = { "iommu=", "iommu.", "intel_iommu=", "amd_iommu=",
-						"amd_iommu_intr=", "pci=disable_acs_redir", "pci=config_acs" };
+						"amd_iommu_intr=" };
 
+	/* pci= takes a comma list: keep the token when one of its options is about ACS */
+	if (!strncmp(t, "pci=", 4) && (strstr(t, "disable_acs_redir=") || strstr(t, "config_acs=")))
+		return 1;
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
 		if (strncmp(t, prefixes[i], strlen(prefixes[i])) == 0)
 			return 1;

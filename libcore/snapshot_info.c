@@ -27,6 +27,16 @@ void gp_snapshot_info_unread(struct gp_snapshot_info *inf, const char *path, int
 	strcpy(inf->unread[inf->nunread++].path, path);
 }
 
+int gp_snapshot_info_has(const struct gp_snapshot_info *inf, const char *group)
+{
+	size_t l = strlen(group);
+
+	for (const char *p = inf->captured; (p = strstr(p, group)); p += l)
+		if ((p == inf->captured || p[-1] == ' ') && (p[l] == ' ' || p[l] == '\0'))
+			return 1;
+	return 0;
+}
+
 int gp_snapshot_unreadable(const struct gp_snapshot_info *inf, const char *path)
 {
 	for (int i = 0; i < inf->nunread; i++)

@@ -1,7 +1,7 @@
 /* gpup2p — snapshot: what doctor reads outside the PCI tree. The /proc and /sys files no other
  * module owns, the NVIDIA driver's per-GPU information, the nvidia_p2p_* lines of kallsyms, which
- * device nodes exist, the RDMA devices, their ports and uverbs devices. A device node is never opened: its
- * presence is recorded as an empty file. */
+ * device nodes exist, the RDMA devices, their ports and uverbs devices, what clears ACS at boot. A
+ * device node is never opened: its presence is recorded as an empty file. */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gpup2p/acs.h"
 #include "snapshot_internal.h"
 
 /* Bounds: what a broken or hostile root could make endless. */
@@ -221,11 +222,68 @@ static int capture_dev(struct gp_snap *s)
 	return rc;
 }
 
+/* What clears ACS redirection at boot (doctor's acs.boot): the gpup2p-acs unit's links in
+ * /etc/systemd/system/X.wants, recorded as empty files (only their names are read), and the lines
+ * of /etc/rc.local that run gpup2p acs --disable (nothing else of the script). A root that is a
+ * snapshot which did not record them gives none, and the marker does not claim them. */
+static int capture_boot_acs(struct gp_snap *s)
+{
+	char **dirs = NULL, **units = NULL, p[GP_PATH_MAX], *buf = NULL;
+	int nd, rc = 0;
+	ssize_t len;
+	FILE *m;
+	char *out = NULL;
+	size_t outlen = 0;
+
+	if (!s->r->live && s->src.format && !gp_snapshot_info_has(&s->src, "boot-acs"))
+		return 0;
+	gp_snapshot_info_captured(&s->info, "boot-acs");
+	nd = gp_root_list(s->r, GP_ACS_UNIT_DIR, &dirs);
+	for (int i = 0; i < nd && i < MAX_ENTRIES && !rc; i++) {
+		size_t l = strlen(dirs[i]);
+		int nu;
+
+		if (l < 6 || strcmp(dirs[i] + l - 6, ".wants"))
+			continue;
+		snprintf(p, sizeof(p), GP_ACS_UNIT_DIR "/%s", dirs[i]);
+		nu = gp_root_list(s->r, p, &units);
+		for (int k = 0; k < nu && k < MAX_ENTRIES && !rc; k++) {
+			if (!gp_acs_boot_unit_name(units[k]))
+				continue;
+			snprintf(p, sizeof(p), GP_ACS_UNIT_DIR "/%s/%s", dirs[i], units[k]);
+			rc = gp_snap_write_file(s, p, "", 0);
+		}
+		gp_root_free_list(units);
+	}
+	gp_root_free_list(dirs);
+	if (rc || (len = gp_root_read_alloc(s->r, GP_ACS_BOOT_SCRIPT, &buf, SMALL_FILE)) < 0)
+		return rc;
+	if (!(m = open_memstream(&out, &outlen))) {
+		free(buf);
+		return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
+	}
+	for (const char *l = buf; *l;) {
+		size_t ll = strcspn(l, "\n");
+
+		if (gp_acs_boot_script_line(l, ll))
+			fprintf(m, "%.*s\n", (int)ll, l);
+		l += ll + (l[ll] == '\n');
+	}
+	free(buf);
+	if (fclose(m))
+		return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
+	if (outlen)
+		rc = gp_snap_write_file(s, GP_ACS_BOOT_SCRIPT, out, outlen);
+	free(out);
+	return rc;
+}
+
 int gp_snap_capture_sys(struct gp_snap *s)
 {
 	int rc;
 
-	if ((rc = capture_files(s)) || (rc = capture_nvidia_gpus(s)) || (rc = capture_kallsyms(s)))
+	if ((rc = capture_files(s)) || (rc = capture_nvidia_gpus(s)) || (rc = capture_kallsyms(s)) ||
+	    (rc = capture_boot_acs(s)))
 		return rc;
 	return capture_dev(s);
 }

@@ -12,9 +12,9 @@
 
 /* The families (one file each). */
 extern const struct gp_doctor_family gp_doctor_fam_driver, gp_doctor_fam_gpu, gp_doctor_fam_bar,
-	gp_doctor_fam_iommu, gp_doctor_fam_pcie, gp_doctor_fam_topo, gp_doctor_fam_numa, gp_doctor_fam_nvlink,
-	gp_doctor_fam_p2p, gp_doctor_fam_peermem, gp_doctor_fam_rdma, gp_doctor_fam_nic, gp_doctor_fam_kmod,
-	gp_doctor_fam_limits;
+	gp_doctor_fam_iommu, gp_doctor_fam_acs, gp_doctor_fam_pcie, gp_doctor_fam_topo, gp_doctor_fam_numa,
+	gp_doctor_fam_nvlink, gp_doctor_fam_p2p, gp_doctor_fam_peermem, gp_doctor_fam_rdma, gp_doctor_fam_nic,
+	gp_doctor_fam_kmod, gp_doctor_fam_limits;
 
 /* Add a finding of the check being run (c->cur). Returns it, or NULL when out of memory (the
  * gp_finding_* helpers accept NULL). */

@@ -273,14 +273,7 @@ const char *gp_doctor_host(struct gp_doctor_ctx *c)
 
 int gp_doctor_captured(const struct gp_doctor_ctx *c, const char *group)
 {
-	size_t l = strlen(group);
-
-	if (c->root->live || !c->src.snapshot)
-		return 1;
-	for (const char *p = c->src.snap.captured; (p = strstr(p, group)); p += l)
-		if ((p == c->src.snap.captured || p[-1] == ' ') && (p[l] == ' ' || p[l] == '\0'))
-			return 1;
-	return 0;
+	return c->root->live || !c->src.snapshot || gp_snapshot_info_has(&c->src.snap, group);
 }
 
 void gp_doctor_sys_free(struct gp_doctor_ctx *c)

@@ -56,7 +56,7 @@ head -1 "$info" | grep -qx "gpup2p-snapshot 2" && grep -qx "writer gpup2p $(cat 
 groups=$(sed -n 's/^captured //p' "$info")
 miss=""
 for g in pci aer iommu net numa rdma rdma-ports rdma-uverbs osrelease cmdline modules nvidia-version nvidia-params nvidia-gpus kallsyms sysctl \
-	sysmodule hostname dev nvml; do
+	sysmodule hostname dev nvml boot-acs; do
 	grep -qw -- "$g" <<<"$groups" || miss="$miss $g"
 done
 [ -z "$miss" ] && ok "marker: every group captured" || nok "marker lacks:$miss ($groups)"
@@ -71,6 +71,21 @@ assert s["format"] == 2 and s["source"] == "root" and "kallsyms" in s["captured"
 	! grep -qw hostname "$tmp/nohost/gpup2p/snapshot-info" &&
 	[ "$("$BIN" --root "$tmp/nohost" doctor --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["host"])')" = None ] &&
 	ok "--no-hostname: no host name in the snapshot, doctor names none" || nok "--no-hostname"
+
+# what clears ACS at boot (acs.boot): the unit's link as an empty file, of rc.local only the gpup2p
+# line (acs-boot-rclocal.spec has three lines, acs-boot.spec only a commented-out one); a snapshot
+# of an older gpup2p without them: acs.boot skipped, never a warning it cannot back
+B=$tmp/snap-acs-boot-unit/etc/systemd/system/multi-user.target.wants/gpup2p-acs.service
+[ -f "$B" ] && [ ! -s "$B" ] && [ "$(cat "$tmp/snap-acs-boot-rclocal/etc/rc.local")" = "/usr/local/bin/gpup2p acs --disable" ] &&
+	[ ! -e "$tmp/snap-acs-boot/etc/rc.local" ] && ok "boot-acs: the unit link, rc.local's gpup2p line only" ||
+	nok "boot-acs capture: $(cd "$tmp" && find snap-acs-boot*/etc -type f | tr '\n' ' ')"
+for name in acs-boot acs-boot-unit; do
+	cp -a "$tmp/snap-$name" "$tmp/old-$name" && rm -rf "$tmp/old-$name/etc"
+	sed -i 's/ boot-acs//' "$tmp/old-$name/gpup2p/snapshot-info"
+	out=$("$BIN" --root "$tmp/old-$name" doctor -v --only acs.boot); rc=$?
+	[ $rc -eq 0 ] && grep -q "^skipped (1)" <<<"$out" && grep -q "taken by an older" <<<"$out" &&
+		ok "$name, snapshot without boot-acs: acs.boot skipped, exit 0" || nok "$name without boot-acs: exit $rc: $out"
+done
 
 # AER counters, RDMA ports and device nodes outside what the fixtures hold
 R=$tmp/extra

@@ -158,6 +158,50 @@ static void quirk_and_multifunction(void)
 	fx_unload(&x);
 }
 
+/* The next boot (acs_boot.c): the kernel's own setting with an IOMMU, then pci=disable_acs_redir=
+ * and pci=config_acs= (flags: the last character is bit 0), device specs by address or vendor:device;
+ * the unit and boot script names. Values worked out from the kernel's documentation by hand:
+ * cap 0x005f with an IOMMU gives SV|RR|CR|UF = 0x001d; clearing RR|CR|EC from it leaves 0x0011. */
+static void boot_tests(void)
+{
+	struct gp_pci_dev d;
+	int p;
+
+	memset(&d, 0, sizeof(d));
+	d.bus = 0x12;
+	d.dev = 1;
+	d.vendor = 0x1000;
+	d.device = 0xc030;
+	CHECK(gp_acs_boot_ctl(&d, 0x005f, 0, 1, "", &p) == 0x001d && !p, "IOMMU: the kernel sets SV RR CR UF");
+	CHECK(gp_acs_boot_ctl(&d, 0x005f, 0, 0, "iommu=pt", &p) == 0 && !p, "no IOMMU: left as it is");
+	CHECK(gp_acs_boot_ctl(&d, 0x0005, 0, 1, "", &p) == 0x0005, "only what the capability offers (SV, RR)");
+	CHECK(gp_acs_boot_ctl(&d, 0x005f, 0, 1, "pci=disable_acs_redir=0000:12:01.0", &p) == 0x0011 && p,
+	      "disable_acs_redir naming it: RR CR EC cleared after");
+	CHECK(gp_acs_boot_ctl(&d, 0x005f, 0, 1, "ro pci=noaer,disable_acs_redir=0000:33:00.0;12:01.0 quiet", &p) == 0x0011 &&
+	      p, "second entry, no domain, after another pci= option");
+	CHECK(gp_acs_boot_ctl(&d, 0x005f, 0, 1, "pci=disable_acs_redir=0000:12:02.0", &p) == 0x001d && !p,
+	      "another bridge: not cleared");
+	CHECK(gp_acs_boot_ctl(&d, 0x005f, 0, 1, "pci=disable_acs_redir=pci:1000:c030", &p) == 0x0011 && p,
+	      "vendor:device spec");
+	CHECK(gp_acs_boot_ctl(&d, 0x005f, 0, 1, "pci=disable_acs_redir=pci:10de:c030", &p) == 0x001d && !p,
+	      "vendor:device of another device");
+	CHECK(gp_acs_boot_ctl(&d, 0x005f, 0, 1, "pci=disable_acs_redir=10:01.0/00.0", &p) == 0x001d && !p,
+	      "path form: not matched");
+	CHECK(gp_acs_boot_ctl(&d, 0x005f, 0, 1, "pci=config_acs=0000000@0000:12:01.0", &p) == 0 && p,
+	      "config_acs 0000000 (NCCL's): all cleared");
+	CHECK(gp_acs_boot_ctl(&d, 0x005f, 0x0003, 0, "pci=config_acs=10x", &p) == 0x0005 && p,
+	      "config_acs=10x for every device: RR on, TB off, SV left (the kernel's example)");
+	CHECK(gp_acs_boot_ctl(&d, 0x005f, 0, 0, "pci=config_acs=1xx@0000:12:02.0", &p) == 0 && !p,
+	      "config_acs for another device");
+	CHECK(gp_acs_boot_ctl(&d, 0x005f, 0, 1, "disable_acs_redir=0000:12:01.0", &p) == 0x001d && !p,
+	      "without pci=: not the kernel's parameter");
+	CHECK(gp_acs_boot_unit_name("gpup2p-acs.service") && gp_acs_boot_unit_name("gpup2p-acs@all.service") &&
+	      !gp_acs_boot_unit_name("gpup2p.service") && !gp_acs_boot_unit_name("gpup2p-acs.socket"), "unit names");
+	CHECK(gp_acs_boot_script_line("/usr/local/bin/gpup2p acs --disable --all", 41) &&
+	      !gp_acs_boot_script_line("# gpup2p acs --disable", 22) && !gp_acs_boot_script_line("gpup2p acs --restore", 20) &&
+	      !gp_acs_boot_script_line("gpup2p acs --disable", 10), "boot script lines: run, commented, restore, cut short");
+}
+
 int main(void)
 {
 	static struct fx x;
@@ -238,5 +282,6 @@ int main(void)
 	quirk_ids();
 	impact_tests();
 	quirk_and_multifunction();
+	boot_tests();
 	return unit_done();
 }

@@ -250,6 +250,35 @@ static const struct dcase cases[] = {
 	{ D("healthy"), NULL, "iommu.group_shared", FIRE, GP_SEV_SKIPPED, NULL },    /* no IOMMU groups */
 	{ D("vfio"), NULL, "iommu.vfio", FIRE, GP_SEV_INFO, "0000:14:00.0" },
 	{ D("healthy"), NULL, "iommu.vfio", QUIET, 0, NULL },
+	/* acs */
+	{ D("acs-redirect"), NULL, "acs.redirect", FIRE, GP_SEV_ERROR, "0000:12:01.0" }, /* GPU0-GPU1 PIX, no NVLink */
+	{ "workstation", NULL, "acs.redirect", FIRE, GP_SEV_ERROR, "0000:02:08.0" },     /* GPU0-GPU1 PIX (PLX) */
+	{ "seed4x2", NULL, "acs.redirect", FIRE, GP_SEV_ERROR, "0000:85:04.0" },         /* GPU2-GPU3 PIX */
+	{ "seed4x2", NULL, "acs.redirect", FIRE, GP_SEV_ERROR, "0000:82:08.0" },         /* GPU1-GPU2/GPU3 PXB */
+	{ "seed4x2", NULL, "acs.redirect", FIRE, GP_SEV_INFO, "0000:80:01.0" },          /* root port: SYS pairs only */
+	{ D("acs-rootport"), NULL, "acs.redirect", FIRE, GP_SEV_INFO, "0000:10:01.0" },  /* NODE/SYS/NV18: not an error */
+	{ D("healthy"), NULL, "acs.redirect", QUIET, 0, NULL },
+	{ "epyc6", NULL, "acs.redirect", QUIET, 0, NULL },                               /* root ports at 0 */
+	{ "h200x2", NULL, "acs.redirect", QUIET, 0, NULL },                              /* no ACS capability */
+	{ D("acs-egress"), NULL, "acs.redirect", QUIET, 0, NULL },                       /* EgressCtrl alone */
+	{ "nonroot", NULL, "acs.redirect", FIRE, GP_SEV_SKIPPED, "system" },             /* 64-byte config */
+	{ "nonroot", live, "acs.redirect", FIRE, GP_SEV_UNKNOWN, "system" },
+	{ D("acs-egress"), NULL, "acs.egress", FIRE, GP_SEV_WARNING, "0000:12:00.0" },
+	{ D("healthy"), NULL, "acs.egress", QUIET, 0, NULL },
+	{ D("acs-redirect"), NULL, "acs.egress", QUIET, 0, NULL },                       /* redirect bits, no EC */
+	{ D("acs-boot"), NULL, "acs.boot", FIRE, GP_SEV_WARNING, "gpup2p-acs.service" },  /* IOMMU, cleared, no unit */
+	{ D("iommu-dma"), NULL, "acs.boot", FIRE, GP_SEV_WARNING, "gpup2p-acs.service" },
+	{ D("acs-boot-unit"), NULL, "acs.boot", QUIET, 0, NULL },                        /* the unit enabled */
+	{ D("acs-boot-param"), NULL, "acs.boot", QUIET, 0, NULL },                       /* pci=disable_acs_redir= */
+	{ D("acs-boot-rclocal"), NULL, "acs.boot", QUIET, 0, NULL },                     /* /etc/rc.local */
+	{ D("iommu-pt"), NULL, "acs.boot", QUIET, 0, NULL },
+	{ D("healthy"), NULL, "acs.boot", QUIET, 0, NULL },                              /* cleared, but no IOMMU */
+	{ "workstation", NULL, "acs.boot", QUIET, 0, NULL },                             /* IOMMU, ACS set: as it stays */
+	{ D("acs-unreadable"), NULL, "acs.unreadable", FIRE, GP_SEV_UNKNOWN, "0000:12:00.0" },
+	{ "nonroot", NULL, "acs.unreadable", FIRE, GP_SEV_UNKNOWN, "0000:02:08.0" },
+	{ D("acs-unreadable"), NULL, "acs.redirect", FIRE, GP_SEV_SKIPPED, "system" },   /* see acs.unreadable */
+	{ D("healthy"), NULL, "acs.unreadable", QUIET, 0, NULL },
+	{ "h200x2", NULL, "acs.unreadable", QUIET, 0, NULL },
 	/* pcie */
 	{ D("pcie-width"), NULL, "pcie.link_width", FIRE, GP_SEV_WARNING, "0000:14:00.0" },
 	{ D("healthy"), NULL, "pcie.link_width", QUIET, 0, NULL },
@@ -417,7 +446,14 @@ static void check_case(const struct dcase *k)
 	done(&x, &c);
 }
 
-/* The registry walk: every id has a firing case (error, warning or info) and a quiet one. */
+/* Checks whose alarm is "unknown" by the spec (doctor-checks.md): they report what could not be read. */
+static int alarms_unknown(const char *id)
+{
+	return !strcmp(id, "acs.unreadable");
+}
+
+/* The registry walk: every id has a firing case (error, warning or info; unknown for the checks above)
+ * and a quiet one. */
 static void registry_walk(void)
 {
 	for (int i = 0; i < gp_doctor_count(); i++) {
@@ -428,7 +464,8 @@ static void registry_walk(void)
 			if (strcmp(cases[j].id, k->id))
 				continue;
 			quiet += cases[j].kind == QUIET;
-			fire += cases[j].kind == FIRE && cases[j].sev <= GP_SEV_INFO;
+			fire += cases[j].kind == FIRE && (cases[j].sev <= GP_SEV_INFO ||
+							  (cases[j].sev == GP_SEV_UNKNOWN && alarms_unknown(k->id)));
 		}
 		CHECK(fire && quiet, "%s has a fixture that fires it (%d) and one that stays quiet (%d)", k->id, fire, quiet);
 		CHECK(k->title && k->explain && strchr(k->id, '.') && gp_doctor_family(k->id) &&
@@ -534,6 +571,66 @@ static void nvml_state(void)
 	dlclose(lib);
 }
 
+static const struct gp_finding *finding(const struct gp_doctor_ctx *c, const char *id, const char *subject)
+{
+	for (int i = 0; i < c->out.n; i++)
+		if (!strcmp(c->out.v[i].check->id, id) && !strcmp(c->out.v[i].subject, subject))
+			return &c->out.v[i];
+	return NULL;
+}
+
+static int has_bdf(const struct gp_finding *f, const char *bdf)
+{
+	for (int i = 0; f && i < f->nbdf; i++)
+		if (!strcmp(f->bdf[i], bdf))
+			return 1;
+	return 0;
+}
+
+static const char *ev(const struct gp_finding *f, const char *key)
+{
+	for (int i = 0; f && i < f->nev; i++)
+		if (!strcmp(f->ev[i].key, key))
+			return f->ev[i].value;
+	return "";
+}
+
+/* What an acs alarm names: the bridge, the pairs' BDFs, the fix, the register (from the spec lines:
+ * acs-redirect sets 0000:12:01.0 to 0x001d, GPU0 0000:13:00.0 and GPU1 0000:14:00.0 lose their
+ * NVLink; acs-boot has all 16 switch downstream ports at 0 with an IOMMU, the 4 root ports carry no
+ * PIX/PXB pair). */
+static void acs_details(void)
+{
+	static struct fx x;
+	struct gp_doctor_ctx c;
+	const struct gp_finding *f;
+
+	if (run_sel(D("acs-redirect"), NULL, "acs", NULL, &x, &c) == 0) {
+		f = finding(&c, "acs.redirect", "0000:12:01.0");
+		CHECK(f && f->nbdf >= 3 && !strcmp(f->bdf[0], "0000:12:01.0") && has_bdf(f, "0000:13:00.0") &&
+		      has_bdf(f, "0000:14:00.0") && strstr(f->message, "GPU0-GPU1"), "acs.redirect names the bridge, then GPU0 "
+		      "and GPU1 (%s)", f ? f->message : "no finding");
+		CHECK(f && f->fix && strstr(f->fix, "gpup2p acs --disable") && strstr(f->fix, "gpup2p-acs.service") &&
+		      strstr(f->fix, "pci=disable_acs_redir=0000:12:01.0"), "fix: acs --disable, the unit, the parameter (%s)",
+		      f && f->fix ? f->fix : "none");
+		CHECK(f && !strncmp(ev(f, "ACS control"), "0x001d ", 7) && strstr(ev(f, "ACS control"), "ReqRedir+ CmpltRedir+"),
+		      "evidence: the control register and its bits (%s)", ev(f, "ACS control"));
+		CHECK(!finding(&c, "acs.redirect", "0000:12:00.0"), "GPU0's own port (0x0000) is not named");
+		done(&x, &c);
+	}
+	if (run_sel(D("acs-boot"), NULL, "acs", NULL, &x, &c) == 0) {
+		f = finding(&c, "acs.boot", "gpup2p-acs.service");
+		CHECK(f && has_bdf(f, "0000:12:00.0") && has_bdf(f, "0000:b2:03.0") && !has_bdf(f, "0000:10:01.0") &&
+		      strstr(f->message, "16 bridge(s)"), "acs.boot names the 16 switch ports, not the root ports");
+		CHECK(f && f->fix && strstr(f->fix, "systemctl enable gpup2p-acs.service") &&
+		      strstr(f->fix, "pci=disable_acs_redir=0000:12:00.0;0000:12:01.0;0000:12:02.0;0000:12:03.0;0000:32:00.0;"),
+		      "fix: the unit, or one parameter listing them all");
+		CHECK(f && strstr(ev(f, "0000:12:00.0"), "0x0000 now, 0x001d after the next boot"),
+		      "evidence: now and after the boot (%s)", ev(f, "0000:12:00.0"));
+		done(&x, &c);
+	}
+}
+
 static void selection(void)
 {
 	int n = gp_doctor_count(), on_n = 0, i;
@@ -565,6 +662,7 @@ int main(void)
 	nvml_state();
 	selection();
 	registry_walk();
+	acs_details();
 	for (int i = 0; i < NCASES; i++)
 		check_case(&cases[i]);
 	healthy(D("healthy"));
@@ -574,6 +672,8 @@ int main(void)
 	healthy(D("gpu-mig"));
 	healthy(D("rdma-far"));        /* a RoCE NIC far from the GPUs, up */
 	healthy(D("rdma-roce"));
+	healthy(D("acs-rootport"));    /* redirect on a root port of NODE/SYS/NVLink pairs: info, never an error */
+	healthy(D("acs-boot-unit"));
 	healthy("h200x2");
 	return unit_done();
 }

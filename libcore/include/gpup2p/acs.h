@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "gpup2p/buf.h"
+#include "gpup2p/root.h"
 #include "gpup2p/topo.h"
 
 #define GP_ACS_SV 0x01   /* SrcValid */
@@ -89,5 +90,28 @@ void gp_acs_audit_free(struct gp_acs_audit *a);
  * ("pci=disable_acs_redir=0000:00:01.0;0000:02:08.0", every one of them), nothing when none.
  * 0 or -ENOMEM. */
 int gp_acs_boot_param(const struct gp_topo *t, const struct gp_acs_audit *a, struct gp_buf *b);
+
+/* --- the next boot (acs_boot.c) --------------------------------------------------------------- */
+
+#define GP_ACS_UNIT_DIR "/etc/systemd/system"   /* its X.wants/ folders hold the enabled units */
+#define GP_ACS_BOOT_SCRIPT "/etc/rc.local"       /* the boot script README offers instead */
+
+/* The ACS control register a function gets at the next boot, from its value now (what firmware
+ * left, unless changed since), the capability, whether an IOMMU is on (the kernel then sets
+ * SrcValid, ReqRedir, CmpltRedir, UpstreamFwd) and the kernel command line's pci=disable_acs_redir=
+ * and pci=config_acs= (applied after, with or without an IOMMU). *by_param: 1 when one named it. */
+uint16_t gp_acs_boot_ctl(const struct gp_pci_dev *d, uint16_t cap, uint16_t ctl, int iommu, const char *cmdline,
+			 int *by_param);
+
+/* 1 when a unit file name is gpup2p's ACS unit (gpup2p-acs.service, gpup2p-acs@X.service). */
+int gp_acs_boot_unit_name(const char *name);
+
+/* 1 when a boot script line (len bytes, no newline) runs gpup2p acs --disable (not commented out). */
+int gp_acs_boot_script_line(const char *line, size_t len);
+
+/* Does something clear ACS redirection at boot: the gpup2p-acs unit enabled (a link in
+ * /etc/systemd/system/X.wants), or /etc/rc.local running gpup2p acs --disable? 1 (which names it),
+ * 0 nothing, or -errno when the unit folder could not be listed. */
+int gp_acs_boot_clearer(const struct gp_root *r, char *which, size_t n);
 
 #endif

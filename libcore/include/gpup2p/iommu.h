@@ -22,7 +22,8 @@ struct gp_iommu {
 	int units;             /* entries in /sys/class/iommu */
 	int groups;            /* entries in /sys/kernel/iommu_groups */
 	char unit_names[256];  /* "dmar0,dmar1"; when they do not fit, the last entry is "+N more" */
-	char cmdline[4096];    /* IOMMU-related /proc/cmdline tokens, space separated (as long as the
+	char cmdline[4096];    /* IOMMU- and ACS-related /proc/cmdline tokens (iommu=, intel_iommu=, pci= with
+	                          disable_acs_redir= or config_acs=), space separated (as long as the
 	                          kernel's command line can be: COMMAND_LINE_SIZE is 4096 at most) */
 	char note[256];        /* a disagreement worth telling (cmdline asks for on, none registered) */
 };

@@ -77,6 +77,9 @@ long gp_snapshot_info_format(const struct gp_snapshot_info *inf, char **buf);
 void gp_snapshot_info_captured(struct gp_snapshot_info *inf, const char *group);
 void gp_snapshot_info_unread(struct gp_snapshot_info *inf, const char *path, int err);
 
+/* 1 when the marker's captured line names group ("kallsyms", "boot-acs"), 0 when not. */
+int gp_snapshot_info_has(const struct gp_snapshot_info *inf, const char *group);
+
 /* The errno with which the snapshot's source could not give path, 0 when it is not listed. */
 int gp_snapshot_unreadable(const struct gp_snapshot_info *inf, const char *path);
 
