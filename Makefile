@@ -91,13 +91,13 @@ $(FAKECUDA_DMABUF): tests/fakecuda/fakecuda.c libcore/cuda_drv.h
 
 -include tests/fuzz/fuzz.mk
 
-# A test double of the NVML calls gpu_state.c makes (tests/fakenvml), for tests/unit/test_doctor.c.
+# A test double of the NVML calls gpu_nvml.c and gpu_state.c make (tests/fakenvml), for the unit tests.
 FAKENVML = $(BUILD)/tests/fakenvml/libnvidia-ml.so.1
 $(FAKENVML): tests/fakenvml/fakenvml.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	@$(CC) -std=c11 $(CPPFLAGS) $(WARN) $(CFLAGS) -Wno-missing-prototypes -fPIC -shared -fvisibility=hidden \
-		$(LDFLAGS) -o $@ $<
+		-Wl,-soname,libnvidia-ml.so.1 $(LDFLAGS) -o $@ $<
 
 # A test double of libibverbs (tests/fakeverbs), with and without ibv_reg_dmabuf_mr, for test_doctor.c.
 FAKEVERBS = $(BUILD)/tests/fakeverbs/libibverbs.so.1 $(BUILD)/tests/fakeverbs-old/libibverbs.so.1

@@ -51,6 +51,7 @@ void help_bench(FILE *f)
 
 struct opts {
 	struct gp_bench_opts b;
+	int *gpus;                      /* b.gpus (heap): the --gpu list, else every GPU */
 	struct gp_threshold t[GP_THRESH_MAX];
 	int nt;
 	uint64_t size, min, max, sizes[GP_SWEEP_MAX];
@@ -82,10 +83,15 @@ static int bench_opt(struct opts *o, int argc, char **argv, int *i)
 	if ((v = cli_opt_value(argc, argv, i, "--gpu"))) {
 		if (xfer_index_arg("bench", "--gpu", v, &n))
 			return -1;
+		int *g;
+
 		for (int k = 0; k < o->b.ngpus; k++)
-			if (o->b.gpus[k] == n)
+			if (o->gpus[k] == n)
 				return cli_usage("bench", "--gpu %d given twice", n), -1;
-		o->b.gpus[o->b.ngpus++] = n;
+		if (!(g = realloc(o->gpus, (size_t)(o->b.ngpus + 1) * sizeof(*g))))
+			return fprintf(stderr, "gpup2p: bench: out of memory\n"), -1;
+		o->b.gpus = o->gpus = g;
+		o->gpus[o->b.ngpus++] = n;
 	} else if ((v = cli_opt_value(argc, argv, i, "--size"))) {
 		o->size_set = 1;
 		return xfer_size_arg("bench", "--size", v, &o->size) ? -1 : 1;
@@ -241,9 +247,8 @@ static int run_rows(struct cli *c, struct xfer_session *s, struct gp_bench_row *
 	return -1;
 }
 
-int cmd_bench(struct cli *c, int argc, char **argv)
+static int bench(struct cli *c, struct opts *o, int argc, char **argv)
 {
-	struct opts o = { .b = { .numa = -1, .iters = 10, .reps = 5, .seed = 0x6770753270ULL, .chain_seed = 1 } };
 	struct xfer_session s;
 	struct gp_bench_row *rows;
 	int rc, done, n;
@@ -254,46 +259,53 @@ int cmd_bench(struct cli *c, int argc, char **argv)
 				return done;
 			continue;
 		}
-		rc = bench_opt(&o, argc, argv, &i);
+		rc = bench_opt(o, argc, argv, &i);
 		if (rc < 0)
 			return EX_USAGE_;
 		if (!rc)
 			return cli_usage("bench", argv[i][0] == '-' ? "unknown option '%s'" : "unknown mode '%s' (h2d, d2h, "
 					 "d2d, p2p, bidir, latency or all)", argv[i]);
 	}
-	if ((rc = finish(&o)))
+	if ((rc = finish(o)))
 		return rc;
 	if ((rc = xfer_open(c, &s)))
 		return rc;
-	for (int i = 0; i < o.b.ngpus; i++)
-		if (o.b.gpus[i] >= s.cuda.n) {
+	for (int i = 0; i < o->b.ngpus; i++)
+		if (o->b.gpus[i] >= s.cuda.n) {
 			int ng = s.cuda.n;
 
 			xfer_close(c, &s);
 			return cli_usage("bench", "no GPU%d: CUDA sees %d GPU(s), numbered 0 to %d in PCI bus order",
-					 o.b.gpus[i], ng, ng - 1);
+					 o->b.gpus[i], ng, ng - 1);
 		}
-	if (!o.b.ngpus)
+	if (!o->b.ngpus) {
+		if (!(o->gpus = malloc((size_t)s.cuda.n * sizeof(int)))) {
+			xfer_close(c, &s);
+			fprintf(stderr, "gpup2p: bench: out of memory\n");
+			return EX_ERROR;
+		}
 		for (int i = 0; i < s.cuda.n; i++)
-			o.b.gpus[o.b.ngpus++] = i;
-	if ((o.b.engine & GP_ENGINE_SM) && (o.b.modes & GP_BENCH_LATENCY) && !o.b.chain_size) {
+			o->gpus[o->b.ngpus++] = i;
+		o->b.gpus = o->gpus;
+	}
+	if ((o->b.engine & GP_ENGINE_SM) && (o->b.modes & GP_BENCH_LATENCY) && !o->b.chain_size) {
 		struct gp_err e = { 0 };
 
-		if (gp_sm_chain_default(&s.cuda, &o.b.chain_size, &e)) {
+		if (gp_sm_chain_default(&s.cuda, &o->b.chain_size, &e)) {
 			xfer_close(c, &s);
 			return cli_fail(&e);
 		}
 	}
-	o.b.gpu_numa = s.numa;
-	o.b.can_peer = can_peer;
-	o.b.ctx = &s.cuda;
-	n = gp_bench_plan(&o.b, &rows);
+	o->b.gpu_numa = s.numa;
+	o->b.can_peer = can_peer;
+	o->b.ctx = &s.cuda;
+	n = gp_bench_plan(&o->b, &rows);
 	if (n < 0) {
 		xfer_close(c, &s);
 		fprintf(stderr, "gpup2p: bench: cannot plan the measurements\n");
 		return EX_ERROR;
 	}
-	gp_bench_floors(rows, n, o.t, o.nt);
+	gp_bench_floors(rows, n, o->t, o->nt);
 	rc = run_rows(c, &s, rows, n);
 	if (rc < 0) {
 		xfer_print(c, &s, "bench", rows, n);
@@ -301,5 +313,14 @@ int cmd_bench(struct cli *c, int argc, char **argv)
 	}
 	free(rows);
 	xfer_close(c, &s);
+	return rc;
+}
+
+int cmd_bench(struct cli *c, int argc, char **argv)
+{
+	struct opts o = { .b = { .numa = -1, .iters = 10, .reps = 5, .seed = 0x6770753270ULL, .chain_seed = 1 } };
+	int rc = bench(c, &o, argc, argv);
+
+	free(o.gpus);
 	return rc;
 }

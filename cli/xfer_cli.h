@@ -10,8 +10,8 @@
 
 struct xfer_session {
 	struct gp_cuda cuda;
-	int numa[GP_CUDA_MAX_GPUS];      /* each GPU's NUMA node from sysfs, -1 unknown */
-	int gen[GP_CUDA_MAX_GPUS], width[GP_CUDA_MAX_GPUS]; /* current PCIe link, 0 unknown */
+	int *numa;                       /* each GPU's NUMA node from sysfs, -1 unknown (cuda.n of them) */
+	int *gen, *width;                /* current PCIe link, 0 unknown */
 	int pci_ok;                      /* the PCI model could be read */
 	char driver[32];                 /* NVIDIA driver version (NVML), "" unknown */
 };
@@ -29,7 +29,7 @@ int xfer_size_arg(const char *cmd, const char *opt, const char *val, uint64_t *v
 /* Parse a positive count option's value. */
 int xfer_count_arg(const char *cmd, const char *opt, const char *val, int max, int *v);
 
-/* Parse a GPU number (0 ... GP_CUDA_MAX_GPUS-1). */
+/* Parse a GPU number (0, 1, ...; checked against the GPUs CUDA sees once it is open). */
 int xfer_index_arg(const char *cmd, const char *opt, const char *val, int *v);
 
 /* Print the rows in the chosen format (JSON: with the session header). */

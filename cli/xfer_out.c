@@ -99,9 +99,15 @@ static void print_matrices(const struct gp_bench_row *rows, int n)
 		printf("\n%sP2P %s, peer access %s, %s per copy (GB/s, median; row: source, column: destination)\n",
 		       r->spec.sm ? "SM " : "", r->spec.read ? "read" : "write", r->spec.p2p ? "on" : "off", gp_size_str(r->spec.size, size, sizeof(size)));
 		{
-			char hdr[GP_CUDA_MAX_GPUS + 1][16];
-			const char *cells[GP_CUDA_MAX_GPUS + 1];
+			char (*hdr)[16] = calloc((size_t)ng + 1, sizeof(*hdr));
+			const char **cells = calloc((size_t)ng + 1, sizeof(*cells));
 
+			if (!hdr || !cells) {
+				free(hdr);
+				free(cells);
+				gp_table_free(&t);
+				return;
+			}
 			snprintf(hdr[0], 16, "%s", "");
 			cells[0] = hdr[0];
 			for (int g = 0; g < ng; g++) {
@@ -126,6 +132,8 @@ static void print_matrices(const struct gp_bench_row *rows, int n)
 				}
 				gp_table_row(&t, cells);
 			}
+			free(hdr);
+			free(cells);
 		}
 		gp_table_print(&t, stdout, 2, 2, NULL);
 		gp_table_free(&t);

@@ -1,5 +1,6 @@
 /* gpup2p copy / bench — the CUDA session and option values they share. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,10 +11,18 @@ int xfer_open(struct cli *c, struct xfer_session *s)
 	struct gp_err e = { 0 };
 
 	memset(s, 0, sizeof(*s));
-	for (int i = 0; i < GP_CUDA_MAX_GPUS; i++)
-		s->numa[i] = -1;
 	if (gp_cuda_open(&s->cuda, &e))
 		return cli_fail(&e);
+	s->numa = malloc((size_t)s->cuda.n * sizeof(int));
+	s->gen = calloc((size_t)s->cuda.n, sizeof(int));
+	s->width = calloc((size_t)s->cuda.n, sizeof(int));
+	if (!s->numa || !s->gen || !s->width) {
+		xfer_close(c, s);
+		gp_err_set(&e, GP_E_FAIL, ENOMEM, "out of memory");
+		return cli_fail(&e);
+	}
+	for (int i = 0; i < s->cuda.n; i++)
+		s->numa[i] = -1;
 	/* the PCI facts are a bonus here: without them the copies still run, unplaced */
 	if (gp_root_init(&c->root, c->root_dir, &e) == 0 && gp_pci_scan(&c->pci, &c->root, &e) == 0) {
 		s->pci_ok = 1;
@@ -44,6 +53,11 @@ void xfer_close(struct cli *c, struct xfer_session *s)
 	if (s->pci_ok)
 		gp_pci_free(&c->pci);
 	gp_cuda_close(&s->cuda);
+	free(s->numa);
+	free(s->gen);
+	free(s->width);
+	s->numa = s->gen = s->width = NULL;
+	s->pci_ok = 0;
 }
 
 int xfer_size_arg(const char *cmd, const char *opt, const char *val, uint64_t *v)
@@ -73,7 +87,7 @@ int xfer_index_arg(const char *cmd, const char *opt, const char *val, int *v)
 	char *end;
 	long n = strtol(val, &end, 10);
 
-	if (!*val || *end || n < 0 || n >= GP_CUDA_MAX_GPUS)
+	if (!*val || *end || n < 0 || n > INT_MAX)
 		return cli_usage(cmd, "%s wants a GPU number (0, 1, ... in PCI bus order), not '%s'", opt, val);
 	*v = (int)n;
 	return 0;

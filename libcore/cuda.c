@@ -1,6 +1,5 @@
 /* gpup2p — libcuda through dlopen. The driver API is declared in cuda_drv.h: no CUDA toolkit at build
  * time, no link-time dependency. */
-#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -61,9 +60,42 @@ static int load(struct gp_cuda *c, struct gp_err *e)
 	return 0;
 }
 
+/* PCI bus order: numeric (a domain of 5 or more digits, Intel VMD's 10000 and up, sorts after 0000-ffff,
+ * which its string would not). The addresses were checked by gp_pci_parse_bdf. */
 static int by_bdf(const void *a, const void *b)
 {
-	return strcmp(((const struct gp_cuda_gpu *)a)->bdf, ((const struct gp_cuda_gpu *)b)->bdf);
+	struct gp_pci_addr x = { 0 }, y = { 0 };
+
+	(void)gp_pci_addr_parse(((const struct gp_cuda_gpu *)a)->bdf, &x);
+	(void)gp_pci_addr_parse(((const struct gp_cuda_gpu *)b)->bdf, &y);
+	return gp_pci_addr_cmp(&x, &y);
+}
+
+/* Each GPU's name and PCI address by CUDA ordinal, then sorted into PCI bus order. */
+static int list_gpus(struct gp_cuda *c, int n, struct gp_err *e)
+{
+	c->gpu = calloc((size_t)n, sizeof(*c->gpu));
+	c->peer_on = calloc((size_t)n * (size_t)n, 1);
+	if (!c->gpu || !c->peer_on)
+		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory listing %d GPUs", n);
+	for (int i = 0; i < n; i++) {
+		struct gp_cuda_gpu *g = &c->gpu[i];
+		char id[64] = "";
+		gp_cu_device d;
+		gp_cu_result r;
+
+		if ((r = cu.p_cuDeviceGet(&d, i)) != GP_CUDA_SUCCESS || (r = cu.p_cuDeviceGetName(g->name, sizeof(g->name), d)) ||
+		    (r = cu.p_cuDeviceGetPCIBusId(id, sizeof(id), d)))
+			return cu_fail(e, "cuDeviceGet/GetName/GetPCIBusId", r);
+		id[sizeof(id) - 1] = '\0';
+		if (gp_pci_parse_bdf(id, g->bdf))
+			return gp_err_set(e, GP_E_DATA, EINVAL, "CUDA device %d: bus id '%s' is not a PCI address "
+					  "(domain:bus:device.function)", i, id);
+		g->ordinal = i;
+	}
+	c->n = n;
+	qsort(c->gpu, (size_t)n, sizeof(c->gpu[0]), by_bdf);
+	return 0;
 }
 
 int gp_cuda_list(struct gp_cuda *c, struct gp_err *e)
@@ -95,25 +127,10 @@ int gp_cuda_list(struct gp_cuda *c, struct gp_err *e)
 		gp_cuda_close(c);
 		return gp_err_set(e, GP_E_UNAVAIL, ENODEV, "no GPU: CUDA sees no device");
 	}
-	if (n > GP_CUDA_MAX_GPUS)
-		n = GP_CUDA_MAX_GPUS;
-	for (int i = 0; i < n; i++) {
-		struct gp_cuda_gpu *g = &c->gpu[i];
-		gp_cu_device d;
-		gp_cu_result r;
-
-		if ((r = cu.p_cuDeviceGet(&d, i)) != GP_CUDA_SUCCESS || (r = cu.p_cuDeviceGetName(g->name, sizeof(g->name), d)) ||
-		    (r = cu.p_cuDeviceGetPCIBusId(g->bdf, sizeof(g->bdf), d))) {
-			rc = cu_fail(e, "cuDeviceGet/GetName/GetPCIBusId", r);
-			gp_cuda_close(c);
-			return rc;
-		}
-		for (char *p = g->bdf; *p; p++)
-			*p = (char)tolower((unsigned char)*p);
-		g->ordinal = i;
+	if ((rc = list_gpus(c, n, e))) {
+		gp_cuda_close(c);
+		return rc;
 	}
-	c->n = n;
-	qsort(c->gpu, (size_t)n, sizeof(c->gpu[0]), by_bdf);
 	return 0;
 }
 
@@ -178,11 +195,11 @@ void gp_cuda_close(struct gp_cuda *c)
 		return;
 	gp_cuda_host_free(c, c->scratch);
 	for (int i = 0; i < c->n; i++)
-		if (c->module[i] && cu.p_cuCtxSetCurrent(c->gpu[i].ctx) == GP_CUDA_SUCCESS)
-			(void)cu.p_cuModuleUnload((gp_cu_module)c->module[i]);
+		if (c->gpu[i].module && cu.p_cuCtxSetCurrent(c->gpu[i].ctx) == GP_CUDA_SUCCESS)
+			(void)cu.p_cuModuleUnload((gp_cu_module)c->gpu[i].module);
 	for (int i = 0; i < c->n; i++)
 		for (int j = 0; j < c->n; j++)
-			if (c->peer_on[i][j] && cu.p_cuCtxSetCurrent(c->gpu[i].ctx) == GP_CUDA_SUCCESS)
+			if (c->peer_on[i * c->n + j] && cu.p_cuCtxSetCurrent(c->gpu[i].ctx) == GP_CUDA_SUCCESS)
 				(void)cu.p_cuCtxDisablePeerAccess(c->gpu[j].ctx);
 	for (int i = 0; i < c->n; i++)
 		if (c->gpu[i].ctx)
@@ -190,6 +207,8 @@ void gp_cuda_close(struct gp_cuda *c)
 	if (cu.p_cuCtxSetCurrent)
 		(void)cu.p_cuCtxSetCurrent(NULL);
 	dlclose(c->lib);
+	free(c->gpu);
+	free(c->peer_on);
 	memset(&cu, 0, sizeof(cu));
 	memset(c, 0, sizeof(*c));
 }
@@ -212,14 +231,14 @@ int gp_cuda_peer(struct gp_cuda *c, int a, int b, int on, struct gp_err *e)
 {
 	gp_cu_result r;
 
-	if (c->peer_on[a][b] == on)
+	if (c->peer_on[a * c->n + b] == on)
 		return 0;
 	if (gp_cuda_use(c, a, e))
 		return -EIO;
 	r = on ? cu.p_cuCtxEnablePeerAccess(c->gpu[b].ctx, 0) : cu.p_cuCtxDisablePeerAccess(c->gpu[b].ctx);
 	if (r != GP_CUDA_SUCCESS && r != GP_CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED && r != GP_CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)
 		return cu_fail(e, on ? "cuCtxEnablePeerAccess" : "cuCtxDisablePeerAccess", r);
-	c->peer_on[a][b] = on;
+	c->peer_on[a * c->n + b] = (unsigned char)on;
 	return 0;
 }
 
@@ -365,13 +384,13 @@ int gp_cuda_kernel(struct gp_cuda *c, int g, const char *ptx, const char *name, 
 
 	if (gp_cuda_use(c, g, e))
 		return -EIO;
-	if (!c->module[g]) {
+	if (!c->gpu[g].module) {
 		gp_cu_module m;
 
 		CU(cuModuleLoadData, (&m, ptx));
-		c->module[g] = m;
+		c->gpu[g].module = m;
 	}
-	CU(cuModuleGetFunction, (&f, (gp_cu_module)c->module[g], name));
+	CU(cuModuleGetFunction, (&f, (gp_cu_module)c->gpu[g].module, name));
 	*fn = f;
 	return 0;
 }

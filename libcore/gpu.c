@@ -247,7 +247,11 @@ int gp_gpu_nvml_read(struct gp_gpu_facts *f, struct gp_err *e)
 	memset(f, 0, sizeof(*f));
 	if (!raw)
 		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
-	gp_gpu_nvml_query(raw);
+	if (gp_gpu_nvml_query(raw) == -E2BIG) {
+		gp_err_set(e, GP_E_DATA, E2BIG, "%s", raw->why);
+		free(raw);
+		return -E2BIG;
+	}
 	gp_gpu_facts_from_nvml(raw, f);
 	free(raw);
 	return 0;

@@ -124,8 +124,12 @@ int gp_gpu_nvml_query(struct gp_gpu_nvml *raw)
 		snprintf(raw->why, sizeof(raw->why), "NVML: nvmlDeviceGetCount: %s", a.error_string(rc));
 		goto out;
 	}
-	if (count > GP_GPU_MAX)
-		count = GP_GPU_MAX;
+	if (count > GP_GPU_MAX) { /* never a silent cut: the facts of the GPUs past the limit would be missing */
+		snprintf(raw->why, sizeof(raw->why), "NVML reports %u GPUs; gpup2p handles at most %d", count, GP_GPU_MAX);
+		a.shutdown();
+		dlclose(a.lib);
+		return -E2BIG;
+	}
 	for (unsigned i = 0; i < count; i++) {
 		struct gp_gpu_nvml_gpu *rg = &raw->gpus[raw->n];
 		struct gp_gpu_info *g = &rg->info;

@@ -209,3 +209,14 @@ done
 out=$(GPUP2P_DEVICE=/nonexistent "$BIN" enable --status --json); rc=$?
 py 'import json,sys; d=json.loads(sys.argv[1]); assert d["pin_backend"] is None and "dma-buf: this driver cannot export" in d["pin_backend_detail"], d' "$out" &&
 	[ $rc -eq 0 ] && ok "enable --status: no backend, with the kmod and the dma-buf reasons" || nok "status dmabuf: $out"
+
+# more than 64 GPUs: every one numbered (the double puts CUDA device d of 70 at bus 70 - d)
+out=$(FAKECUDA_GPUS=70 "$BIN" copy peer --gpu 69 --to 64 --size 64K --iters 2 --json); rc=$?
+py 'import json,sys; d=json.loads(sys.argv[1]); g=d["gpus"]; r=d["results"][0]
+assert len(g)==70 and [x["bdf"] for x in g]==["0000:%02x:00.0" % (i+1) for i in range(70)], g
+assert g[69]["name"]=="Fake GPU 0" and g[64]["name"]=="Fake GPU 5", g
+assert (r["src"], r["dst"], r["verified"])==("GPU69", "GPU64", True), r' "$out" && [ $rc -eq 0 ] &&
+	ok "70 GPUs: all listed in bus order, copy GPU69 -> GPU64 verified" || nok "70 GPUs copy: rc=$rc $out"
+out=$(FAKECUDA_GPUS=70 "$BIN" bench p2p --gpu 66 --gpu 69 --size 4K --iters 1 --reps 1 --p2p on --csv --no-header); rc=$?
+[ $rc -eq 0 ] && [ "$(grep -c '^p2p,p2p,GPU6[69],GPU6[69],.*,true,' <<<"$out")" = 4 ] &&
+	ok "70 GPUs: bench --gpu 66 --gpu 69 measures both directions, read and write" || nok "70 GPUs bench: rc=$rc $out"

@@ -3,9 +3,10 @@
  * and bench commands run end to end on a machine without a GPU (GPUP2P_LIBCUDA=.../libcuda.so.1).
  *
  * Controls (environment):
- *   FAKECUDA_GPUS=N        number of GPUs (default 2; 0 = cuInit says CUDA_ERROR_NO_DEVICE)
- *   FAKECUDA_BUSIDS=BDF,.. the GPUs' PCI addresses, device 0 first (sets their number too); default:
- *                          0000:N0:00.0 ... 0000:10:00.0 (reverse bus order)
+ *   FAKECUDA_GPUS=N        number of GPUs (default 2, at most 256; 0 = cuInit says CUDA_ERROR_NO_DEVICE)
+ *   FAKECUDA_BUSIDS=BDF,.. the GPUs' PCI addresses as given, device 0 first (sets their number too);
+ *                          default: 0000:N0:00.0 ... 0000:10:00.0 (reverse bus order); over 15 GPUs,
+ *                          device d of N at domain:bus = N - d (0000:01:00.0 is the last device)
  *   FAKECUDA_NOPEER=1      cuDeviceCanAccessPeer says no; =S:D[,S:D...] no from device S to D only
  *   FAKECUDA_NODMABUF=1    CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED is 0
  *   FAKECUDA_CORRUPT=KIND  flip byte 4097 (or the last byte) of every copy of KIND: h2d, d2h, d2d, peer
@@ -52,7 +53,7 @@
 #define X_DECL(f, sym, args) EXPORT gp_cu_result sym args;
 GP_CU_FUNCS(X_DECL)
 
-#define MAXG 8
+#define MAXG 256
 
 struct fctx { int dev; };
 struct fstream { int dev; double t; };
@@ -247,11 +248,14 @@ EXPORT gp_cu_result cuDeviceGetName(char *name, int len, gp_cu_device d)
 EXPORT gp_cu_result cuDeviceGetPCIBusId(char *id, int len, gp_cu_device d)
 {
 	const char *b = busid((int)d);
+	int k = ngpus() - (int)d;
 
 	if (b)
-		snprintf(id, (size_t)len, "%.12s", b);
+		snprintf(id, (size_t)len, "%.*s", (int)strcspn(b, ","), b);
+	else if (ngpus() <= 15)
+		snprintf(id, (size_t)len, "0000:%02X:00.0", 0x10 * k);
 	else
-		snprintf(id, (size_t)len, "0000:%02X:00.0", 0x10 * (ngpus() - (int)d));
+		snprintf(id, (size_t)len, "%04X:%02X:00.0", k >> 8, k & 0xff);
 	return GP_CUDA_SUCCESS;
 }
 

@@ -6,8 +6,13 @@
  * P2P status (libcore/gpu_p2p.c, through GPUP2P_LIBNVML): a handle for any PCI bus id; every pair
  * answers FAKENVML_P2P (default 0, OK) for read, write and atomics, FAKENVML_P2P_NVLINK (default 5,
  * not supported) for NVLink.
- * Knob (environment): FAKENVML_BAR1_USED_MIB=N: MiB of device 1's 256 MiB BAR1 in use (default 3). */
+ * Knob (environment): FAKENVML_BAR1_USED_MIB=N: MiB of device 1's 256 MiB BAR1 in use (default 3).
+ * The calls gpu_nvml.c makes to list the GPUs answer too: FAKENVML_GPUS=N GPUs (default 2), the Ith
+ * (from 0) with handle 0x10000 + I (so it supports nothing of the above) at PCI address 0000:BB:00.0,
+ * BB = I + 1 (domain:bus = I + 1 past 254). Built with soname libnvidia-ml.so.1: once loaded by path,
+ * gpup2p's dlopen("libnvidia-ml.so.1") finds it. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,4 +152,70 @@ EXPORT int nvmlDeviceGetBAR1MemoryInfo(void *dev, struct bar1 *b)
 	b->used = used;
 	b->free = b->total - used;
 	return OK;
+}
+
+/* Listing the GPUs (gpu_nvml.c). */
+struct pci_info { char bus_id_legacy[16]; unsigned domain, bus, device, pci_device_id, pci_subsystem_id; char bus_id[32]; };
+struct memory { unsigned long long total, free, used; };
+#define LIST_HANDLE 0x10000
+
+static unsigned ngpus(void)
+{
+	const char *s = getenv("FAKENVML_GPUS");
+
+	return s ? (unsigned)atoi(s) : 2;
+}
+
+EXPORT int nvmlSystemGetDriverVersion(char *v, unsigned n)
+{
+	snprintf(v, n, "580.0");
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetCount_v2(unsigned *n)
+{
+	*n = ngpus();
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **dev)
+{
+	if (i >= ngpus())
+		return INVALID_ARGUMENT;
+	*dev = (void *)((uintptr_t)i + LIST_HANDLE);
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetPciInfo_v3(void *dev, struct pci_info *p)
+{
+	unsigned k = (unsigned)((uintptr_t)dev - LIST_HANDLE) + 1;
+
+	memset(p, 0, sizeof(*p));
+	p->domain = k >> 8;
+	p->bus = k & 0xff;
+	snprintf(p->bus_id, sizeof(p->bus_id), "%08X:%02X:00.0", p->domain, p->bus);
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetName(void *dev, char *name, unsigned n)
+{
+	snprintf(name, n, "Fake GPU %u", (unsigned)((uintptr_t)dev - LIST_HANDLE));
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetMemoryInfo(void *dev, struct memory *m)
+{
+	(void)dev;
+	m->total = 80ULL << 30;
+	m->free = m->total;
+	m->used = 0;
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetNvLinkRemotePciInfo_v2(void *dev, unsigned link, struct pci_info *p)
+{
+	(void)dev;
+	(void)link;
+	(void)p;
+	return NOT_SUPPORTED;
 }

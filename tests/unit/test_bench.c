@@ -131,7 +131,7 @@ static int count(const struct gp_bench_row *r, int n, const char *mode, int skip
 static void plan_tests(void)
 {
 	int numa[3] = { 0, 1, -1 };
-	struct gp_bench_opts o = { .modes = GP_BENCH_ALL, .gpus = { 0, 1, 2 }, .ngpus = 3, .sizes = (const uint64_t[]){ 1 << 20, 1 << 22 },
+	struct gp_bench_opts o = { .modes = GP_BENCH_ALL, .gpus = (const int[]){ 0, 1, 2 }, .ngpus = 3, .sizes = (const uint64_t[]){ 1 << 20, 1 << 22 },
 				   .nsizes = 2, .lat_size = 4, .iters = 10, .reps = 5, .lat_iters = 1000, .lat_reps = 5,
 				   .mem = GP_MEM_PINNED | GP_MEM_PAGEABLE, .numa = -1, .gpu_numa = numa,
 				   .can_peer = peer_01 };

@@ -20,7 +20,7 @@ enum { GP_MEM_PINNED = 1, GP_MEM_PAGEABLE = 2 };
 
 struct gp_bench_opts {
 	int modes;                      /* GP_BENCH_* bits */
-	int gpus[GP_CUDA_MAX_GPUS];     /* the GPUs to measure (indexes), in order */
+	const int *gpus;                /* the GPUs to measure (indexes), in order (ngpus of them) */
 	int ngpus;
 	const uint64_t *sizes;          /* bandwidth sizes (nsizes of them, the caller's array) */
 	int nsizes;

@@ -9,8 +9,7 @@
 #include <stdint.h>
 
 #include "gpup2p/err.h"
-
-#define GP_CUDA_MAX_GPUS 64
+#include "gpup2p/pci.h"
 
 typedef uint64_t gp_dptr;          /* a device address (CUdeviceptr) */
 typedef struct gp_cuda_stream gp_cuda_stream;
@@ -18,19 +17,19 @@ typedef struct gp_cuda_stream gp_cuda_stream;
 struct gp_cuda_gpu {
 	int ordinal;                   /* CUDA device ordinal */
 	char name[128];
-	char bdf[16];                  /* "0000:3b:00.0", lower case */
+	char bdf[GP_BDF_LEN];          /* "0000:3b:00.0" (gp_pci_parse_bdf's form; domain up to 8 digits) */
 	void *ctx;                     /* primary context (CUcontext), retained */
+	void *module;                  /* the PTX module loaded on it (gp_cuda_kernel), or NULL */
 };
 
 struct gp_cuda {
 	void *lib;
 	int driver_version;            /* 13000 = 13.0 */
-	int n;                         /* GPUs, in PCI bus order */
-	struct gp_cuda_gpu gpu[GP_CUDA_MAX_GPUS];
-	int peer_on[GP_CUDA_MAX_GPUS][GP_CUDA_MAX_GPUS]; /* peer access enabled from i to j */
+	int n;                         /* GPUs, in PCI bus order: every one CUDA sees */
+	struct gp_cuda_gpu *gpu;       /* n of them (heap) */
+	unsigned char *peer_on;        /* n * n: peer access enabled from i to j at [i * n + j] */
 	void *scratch;                 /* pinned host memory kept for reuse (gp_cuda_scratch) */
 	size_t scratch_n;
-	void *module[GP_CUDA_MAX_GPUS];  /* the PTX module loaded on each GPU (gp_cuda_kernel), or NULL */
 };
 
 /* What gp_cuda_probe found. */
@@ -51,7 +50,8 @@ struct gp_cuda_probe {
  * Never fails: p says what happened. The library stays loaded (unloading it after cuInit is unsafe). */
 void gp_cuda_probe(struct gp_cuda_probe *p);
 
-/* Load libcuda, cuInit, list the GPUs in PCI bus order and retain their primary contexts.
+/* Load libcuda, cuInit, list every GPU in PCI bus order (numeric: domain, bus, device, function) and
+ * retain their primary contexts. A bus id CUDA gives that is no PCI address ⇒ GP_E_DATA.
  * No library ⇒ GP_E_UNAVAIL "CUDA not available (...)"; no GPU ⇒ GP_E_UNAVAIL "no GPU";
  * any failing call ⇒ GP_E_FAIL naming it and its CUDA error. */
 int gp_cuda_open(struct gp_cuda *c, struct gp_err *e);

@@ -104,11 +104,13 @@ struct gp_gpu_nvml {
 int gp_gpu_facts_load(const struct gp_root *r, struct gp_gpu_facts *f, struct gp_err *e);
 
 /* Query libnvidia-ml.so.1 (dlopen) and make facts of the answers (gp_gpu_nvml_query, then
- * gp_gpu_facts_from_nvml). Not an error when it is absent: available = 0. */
+ * gp_gpu_facts_from_nvml). Not an error when it is absent: available = 0. More than GP_GPU_MAX
+ * GPUs: GP_E_DATA saying so (never a silent cut). */
 int gp_gpu_nvml_read(struct gp_gpu_facts *f, struct gp_err *e);
 
 /* Ask libnvidia-ml.so.1 (dlopen) about each GPU and its active NVLinks. Not an error when it is
- * absent: available = 0 and why says what. Returns 0. */
+ * absent: available = 0 and why says what. Returns 0, or -E2BIG (why says so, nothing read) when NVML
+ * reports more than GP_GPU_MAX GPUs. */
 int gp_gpu_nvml_query(struct gp_gpu_nvml *raw);
 
 /* Facts from what NVML reported: a direct NVLink counts for its GPU pair; GPUs that both have links
