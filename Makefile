@@ -42,7 +42,7 @@ UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 LIBA = $(BUILD)/libgpup2p.a
 BIN = $(BUILD)/gpup2p
 
-.PHONY: all check check-only check-vm kmod run deps install uninstall clean fixtures pkgcheck version-sync
+.PHONY: all check check-only check-asan check-vm kmod run deps install uninstall clean fixtures pkgcheck version-sync
 
 all: $(BIN)
 
@@ -125,6 +125,12 @@ check:
 
 check-only: $(BIN) $(UNIT_BIN) $(FAKECUDA) $(FAKECUDA_DMABUF) $(FAKENVML) $(FAKEVERBS) $(FUZZ_BIN) fixtures
 	@BUILD=$(BUILD) bash tests/run.sh
+
+# The unit tests and the fuzz regression cases under ASan, LeakSanitizer and UBSan, built in the
+# sanitizer build dir of `make fuzz` ($(BUILD)/fuzz, tests/fuzz/fuzz.mk): any report fails (tests/asan.sh).
+check-asan: $(FUZZ_BIN) $(FAKECUDA) $(FAKENVML) fixtures
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz CFLAGS="$(FUZZ_SAN)" $(patsubst $(BUILD)/%,$(BUILD)/fuzz/%,$(UNIT_BIN))
+	@BUILD=$(BUILD) bash tests/asan.sh
 
 # The QEMU guest harness (tests/vm): Debian's kernel under software emulation, topo/bar/acs against
 # a real kernel's sysfs and config space. Installs qemu and fetches the kernel on first use.

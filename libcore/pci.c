@@ -260,7 +260,7 @@ void gp_pci_free(struct gp_pci *p)
 	memset(p, 0, sizeof(*p));
 }
 
-int gp_pci_scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
+static int scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 {
 	struct pci_access *volatile a = NULL;
 	char sysfs[GP_PATH_MAX], **names = NULL;
@@ -305,11 +305,10 @@ int gp_pci_scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 	lp_jmp = &jb;
 	if (setjmp(jb)) {
 		lp_jmp = NULL;
-		p->pacc = NULL;
-		/* libpci's state after an error is undefined: leak it rather than free it twice. */
-		free(p->devs);
-		p->devs = NULL;
-		p->n = 0;
+		/* gp_pci_scan frees it: pci_cleanup frees the devices on libpci's list and closes what its
+		 * method holds (in libpci 3.x sysfs's fds are -1 until its init and the method is set
+		 * before; a device being read when the error came is on the list or not, never half). */
+		p->pacc = a;
 		return gp_err_set(e, GP_E_DATA, EIO, "libpci: %s", lp_msg);
 	}
 	if (getenv("GPUP2P_PCI_IDS"))
@@ -369,6 +368,15 @@ int gp_pci_scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 	p->n = n;
 	qsort(p->devs, (size_t)n, sizeof(*p->devs), cmp_dev);
 	return gp_pci_fill_sysfs(p, e);
+}
+
+int gp_pci_scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
+{
+	int rc = scan(p, r, e);
+
+	if (rc)
+		gp_pci_free(p); /* nothing for the caller to free after an error */
+	return rc;
 }
 
 /* The libpci device of a scanned function (libpci keeps its own list). */

@@ -94,7 +94,8 @@ struct gp_pci {
 };
 
 /* Enumerate every PCI function under the root. A missing or malformed
- * mandatory file (vendor, device, class, resource) is a GP_E_DATA error naming it. */
+ * mandatory file (vendor, device, class, resource) is a GP_E_DATA error naming it. After an error
+ * nothing is left to free (gp_pci_free is harmless). */
 int gp_pci_scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e);
 
 /* Release everything gp_pci_scan allocated. */
