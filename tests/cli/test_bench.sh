@@ -220,3 +220,12 @@ assert (r["src"], r["dst"], r["verified"])==("GPU69", "GPU64", True), r' "$out" 
 out=$(FAKECUDA_GPUS=70 "$BIN" bench p2p --gpu 66 --gpu 69 --size 4K --iters 1 --reps 1 --p2p on --csv --no-header); rc=$?
 [ $rc -eq 0 ] && [ "$(grep -c '^p2p,p2p,GPU6[69],GPU6[69],.*,true,' <<<"$out")" = 4 ] &&
 	ok "70 GPUs: bench --gpu 66 --gpu 69 measures both directions, read and write" || nok "70 GPUs bench: rc=$rc $out"
+# bus ids in domains c05b and 10000 (Intel VMD), upper case, on the vmd fixture: numeric PCI order (as
+# strings 10000 would sort first), each GPU's NUMA node and link from its own function (vmd.spec)
+out=$(FAKECUDA_GPUS=3 FAKECUDA_BUSIDS="10000:E5:00.0,C05B:00:00.0,0000:01:00.0" "$BIN" --root "$BUILD/fixtures/vmd" \
+	copy h2d --size 64K --iters 2 --json); rc=$?
+py 'import json,sys; d=json.loads(sys.argv[1]); g=[(x["bdf"], x["name"], x["numa_node"], x["link_gen"], x["link_width"]) for x in d["gpus"]]
+assert g==[("0000:01:00.0", "Fake GPU 2", 0, 5, 16), ("c05b:00:00.0", "Fake GPU 1", 1, 4, 4),
+	("10000:e5:00.0", "Fake GPU 0", 0, 5, 16)], g
+assert d["results"][0]["verified"] is True, d["results"]' "$out" && [ $rc -eq 0 ] &&
+	ok "VMD domains: GPUs in numeric bus order, each with its own function's NUMA node and link" || nok "VMD bus ids: rc=$rc $out"
