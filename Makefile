@@ -128,7 +128,7 @@ check-only: $(BIN) $(UNIT_BIN) $(FAKECUDA) $(FAKECUDA_DMABUF) $(FAKENVML) $(FAKE
 
 # The unit tests and the fuzz regression cases under ASan, LeakSanitizer and UBSan, built in the
 # sanitizer build dir of `make fuzz` ($(BUILD)/fuzz, tests/fuzz/fuzz.mk): any report fails (tests/asan.sh).
-check-asan: $(FUZZ_BIN) $(FAKECUDA) $(FAKECUDA_DMABUF) $(FAKENVML) fixtures
+check-asan: $(FUZZ_BIN) $(FAKECUDA) $(FAKECUDA_DMABUF) $(FAKENVML) $(FAKEVERBS) fixtures
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz CFLAGS="$(FUZZ_SAN)" $(patsubst $(BUILD)/%,$(BUILD)/fuzz/%,$(UNIT_BIN))
 	@BUILD=$(BUILD) bash tests/asan.sh
 

@@ -153,7 +153,7 @@ static int count(const struct gp_bench_row *r, int n, const char *mode, int sm, 
 
 static void plan_tests(void)
 {
-	struct gp_bench_opts o = { .modes = GP_BENCH_ALL, .gpus = { 0, 1, 2 }, .ngpus = 3,
+	struct gp_bench_opts o = { .modes = GP_BENCH_ALL, .gpus = (const int[]){ 0, 1, 2 }, .ngpus = 3,
 				   .sizes = (const uint64_t[]){ 1 << 20, 1 << 22 }, .nsizes = 2, .lat_size = 4, .iters = 10,
 				   .reps = 5, .lat_iters = 1000, .lat_reps = 4, .mem = GP_MEM_PINNED | GP_MEM_PAGEABLE,
 				   .numa = -1, .can_peer = peer_01, .engine = GP_ENGINE_SM, .chain_size = 64 << 20,
