@@ -52,6 +52,17 @@ void gp_doctor_p2p_free(struct gp_doctor_ctx *c)
 	c->p2p = NULL;
 }
 
+void gp_doctor_p2p_cut(struct gp_doctor_ctx *c, const struct gp_doctor_p2p *s)
+{
+	struct gp_finding *f;
+
+	if (!s || c->topo->ngpu <= s->n)
+		return;
+	f = gp_doctor_add(c, GP_SEV_UNKNOWN, "system", "%d GPUs: only the first %d (PCI order) are checked",
+			  c->topo->ngpu, s->n);
+	gp_finding_ev(f, "gpus", "%d on the PCI bus, at most %d handled", c->topo->ngpu, GP_GPU_MAX);
+}
+
 struct gp_doctor_p2p *gp_doctor_p2p_pairs(struct gp_doctor_ctx *c)
 {
 	struct gp_doctor_p2p *s;
@@ -63,8 +74,10 @@ struct gp_doctor_p2p *gp_doctor_p2p_pairs(struct gp_doctor_ctx *c)
 		gp_doctor_add(c, GP_SEV_SKIPPED, "system", "one GPU: no pair");
 		return NULL;
 	}
-	if ((s = gp_doctor_p2p_session(c)) || !c->p2p)
+	if ((s = gp_doctor_p2p_session(c)) || !c->p2p) {
+		gp_doctor_p2p_cut(c, s);
 		return s;
+	}
 	f = gp_doctor_add(c, GP_SEV_UNKNOWN, "libcuda", "libcuda could not list the GPUs: %s", c->p2p->why);
 	gp_finding_ev(f, "libcuda", "%s", c->p2p->why);
 	return NULL;

@@ -25,6 +25,10 @@ struct gp_doctor_p2p *gp_doctor_p2p_session(struct gp_doctor_ctx *c);
  * Returns the session when there are pairs to look at, else NULL with the finding added. */
 struct gp_doctor_p2p *gp_doctor_p2p_pairs(struct gp_doctor_ctx *c);
 
+/* More GPUs on the bus than the session holds (GP_GPU_MAX): an "unknown" finding saying which were
+ * left out, never a silent cut. Nothing when s is NULL or holds them all. */
+void gp_doctor_p2p_cut(struct gp_doctor_ctx *c, const struct gp_doctor_p2p *s);
+
 /* Subject of the pair of topology GPUs a, b: "BDF-BDF". Returns buf. */
 const char *gp_doctor_p2p_subject(const struct gp_doctor_ctx *c, int a, int b, char *buf, size_t n);
 

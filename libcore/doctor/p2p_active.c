@@ -55,6 +55,7 @@ static struct gp_doctor_p2p *active_session(struct gp_doctor_ctx *c)
 	}
 	if (s) {
 		s->retained = 1;
+		gp_doctor_p2p_cut(c, s);
 		return s;
 	}
 	f = gp_doctor_add(c, GP_SEV_UNKNOWN, "libcuda", "no copy possible: %s", c->p2p->why);

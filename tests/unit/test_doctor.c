@@ -329,6 +329,7 @@ static const struct dcase cases[] = {
 	{ D("healthy"), NULL, "numa.balancing", QUIET, 0, NULL },
 	/* p2p: live only (libcuda, NVML), through their test doubles */
 	{ D("p2p-pcie"), p2p_yes, "p2p.access", QUIET, 0, NULL },
+	{ D("p2p-many"), p2p_yes, "p2p.access", FIRE, GP_SEV_UNKNOWN, "system" },   /* 65 GPUs: the cut said */
 	{ D("p2p-acs"), p2p_no_pix, "p2p.access", FIRE, GP_SEV_WARNING, "0000:86:00.0-0000:87:00.0" }, /* PIX */
 	{ D("p2p-pcie"), p2p_no, "p2p.access", FIRE, GP_SEV_WARNING, "0000:83:00.0-0000:86:00.0" },   /* PXB */
 	{ D("p2p-pcie"), p2p_no, "p2p.access", FIRE, GP_SEV_INFO, "0000:01:00.0-0000:83:00.0" },      /* SYS */
