@@ -147,10 +147,22 @@ static int open_beneath(const struct gp_root *r, const char *path, int flags)
 	return -err;
 }
 
-int gp_root_open(const struct gp_root *r, const char *path, int flags)
+/* fd (or a negative errno) kept when it is a regular file or a folder; else closed: -EMEDIUMTYPE. */
+static int file_or_folder(int fd)
 {
 	struct stat st;
-	int fd, rc;
+	int rc;
+
+	if (fd >= 0 && ((rc = fstat(fd, &st)) || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))) {
+		close(fd);
+		return rc ? -EIO : -EMEDIUMTYPE;
+	}
+	return fd;
+}
+
+int gp_root_open(const struct gp_root *r, const char *path, int flags)
+{
+	int fd;
 
 	if (flags & O_CREAT)
 		return -EINVAL;
@@ -165,12 +177,30 @@ int gp_root_open(const struct gp_root *r, const char *path, int flags)
 		return open_beneath(r, path, flags);
 	/* A root holds files and folders only: a device, pipe or socket there (an archive unpacked as
 	 * root can hold one) is never read; O_NONBLOCK keeps a pipe's open from blocking. */
-	fd = open_beneath(r, path, flags | O_NONBLOCK);
-	if (fd >= 0 && ((rc = fstat(fd, &st)) || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))) {
-		close(fd);
-		return rc ? -EIO : -EMEDIUMTYPE;
+	return file_or_folder(open_beneath(r, path, flags | O_NONBLOCK));
+}
+
+int gp_root_open_in(const struct gp_root *r, int dfd, const char *dir, const char *name, int flags)
+{
+	char path[GP_PATH_MAX];
+	int fd, len;
+
+	if (flags & O_CREAT)
+		return -EINVAL;
+	/* one entry of the folder, opened without following a symlink at all: it cannot leave the
+	 * folder, which lies beneath the root */
+	if (dfd >= 0 && !(flags & O_PATH) && *name && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, "..")) {
+		fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC | (r->live ? 0 : O_NONBLOCK));
+		if (fd >= 0)
+			return r->live ? fd : file_or_folder(fd);
+		/* a symlink (O_DIRECTORY meets one as ENOTDIR): resolved as gp_root_open resolves it */
+		if (errno != ELOOP && errno != ENOTDIR)
+			return -errno;
 	}
-	return fd;
+	len = snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", name);
+	if (len < 0 || (size_t)len >= sizeof(path))
+		return -ENAMETOOLONG;
+	return gp_root_open(r, path, flags);
 }
 
 int gp_root_host_path(const struct gp_root *r, const char *path, char *buf, size_t n)
@@ -212,32 +242,6 @@ int gp_root_host_path(const struct gp_root *r, const char *path, char *buf, size
 	return 0;
 }
 
-ssize_t gp_root_read_text(const struct gp_root *r, const char *path, char *buf, size_t n)
-{
-	ssize_t len;
-	int fd;
-
-	if (n == 0)
-		return -EINVAL;
-	fd = gp_root_open(r, path, O_RDONLY);
-	if (fd < 0)
-		return fd;
-	len = read(fd, buf, n - 1);
-	if (len < 0) {
-		int err = errno;
-
-		close(fd);
-		return -err;
-	}
-	close(fd);
-	buf[len] = '\0';
-	if (memchr(buf, '\0', (size_t)len))
-		return -EILSEQ;
-	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ' || buf[len - 1] == '\t'))
-		buf[--len] = '\0';
-	return len;
-}
-
 /* Read from fd at off until n bytes, end of file or the first error after some data. */
 static ssize_t pread_full(int fd, void *buf, size_t n, off_t off)
 {
@@ -260,6 +264,28 @@ static ssize_t pread_full(int fd, void *buf, size_t n, off_t off)
 	return (ssize_t)got;
 }
 
+ssize_t gp_root_read_text(const struct gp_root *r, const char *path, char *buf, size_t n)
+{
+	ssize_t len;
+	int fd;
+
+	if (n == 0)
+		return -EINVAL;
+	fd = gp_root_open(r, path, O_RDONLY);
+	if (fd < 0)
+		return fd;
+	len = pread_full(fd, buf, n - 1, 0);
+	close(fd);
+	if (len < 0)
+		return len;
+	buf[len] = '\0';
+	if (memchr(buf, '\0', (size_t)len))
+		return -EILSEQ;
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ' || buf[len - 1] == '\t'))
+		buf[--len] = '\0';
+	return len;
+}
+
 ssize_t gp_root_read_at(const struct gp_root *r, const char *path, void *buf, size_t n, off_t off)
 {
 	int fd = gp_root_open(r, path, O_RDONLY);
@@ -277,9 +303,10 @@ ssize_t gp_root_read_bin(const struct gp_root *r, const char *path, void *buf, s
 	return gp_root_read_at(r, path, buf, n, 0);
 }
 
-ssize_t gp_root_read_alloc(const struct gp_root *r, const char *path, char **buf, size_t max)
+/* Read the whole file open at fd (closed here) into a malloc'ed buffer: its length, or -EFBIG
+ * when it holds more than max bytes. */
+static ssize_t read_fd_alloc(int fd, char **buf, size_t max)
 {
-	int fd = gp_root_open(r, path, O_RDONLY);
 	size_t len = 0, cap = 4096;
 	char *b = NULL, *nb;
 	ssize_t k = 0;
@@ -290,18 +317,23 @@ ssize_t gp_root_read_alloc(const struct gp_root *r, const char *path, char **buf
 	for (;;) {
 		if (cap > max)
 			cap = max;
-		if (!(nb = realloc(b, cap + 1))) {
+		/* one byte past max tells a file of max bytes from a longer one */
+		if (!(nb = realloc(b, cap + 2))) {
 			k = -ENOMEM;
 			break;
 		}
 		b = nb;
-		k = pread_full(fd, b + len, cap - len, (off_t)len);
+		k = pread_full(fd, b + len, cap + (cap == max) - len, (off_t)len);
 		if (k < 0) {
 			if (len) /* an error after some data ends the file, as for gp_root_read_bin */
 				k = 0;
 			break;
 		}
 		len += (size_t)k;
+		if (len > max) {
+			k = -EFBIG;
+			break;
+		}
 		if (len < cap || cap == max)
 			break;
 		cap *= 2;
@@ -314,6 +346,19 @@ ssize_t gp_root_read_alloc(const struct gp_root *r, const char *path, char **buf
 	b[len] = '\0';
 	*buf = b;
 	return (ssize_t)len;
+}
+
+ssize_t gp_root_read_alloc(const struct gp_root *r, const char *path, char **buf, size_t max)
+{
+	*buf = NULL;
+	return read_fd_alloc(gp_root_open(r, path, O_RDONLY), buf, max);
+}
+
+ssize_t gp_root_read_alloc_in(const struct gp_root *r, int dfd, const char *dir, const char *name, char **buf,
+			      size_t max)
+{
+	*buf = NULL;
+	return read_fd_alloc(gp_root_open_in(r, dfd, dir, name, O_RDONLY), buf, max);
 }
 
 int gp_root_link_name(const struct gp_root *r, const char *path, char *buf, size_t n)

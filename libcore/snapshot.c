@@ -1,9 +1,8 @@
 /* gpup2p — capture a root's PCI/GPU state into a replayable directory: the PCI functions, IOMMU,
  * NUMA and network links here; the files outside the PCI tree in snapshot_sys.c; where the
- * snapshot goes in snapshot_write.c; its marker in snapshot_info.c. */
+ * snapshot goes in snapshot_write.c; writing into it in snapshot_out.c; its marker in snapshot_info.c. */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,10 +15,6 @@
 #include "gpup2p/pci.h"
 #include "snapshot_internal.h"
 
-/* How much of a file is copied: sysfs and /proc files are small, and no reader reads more than a
- * few KiB of one (config space: 4096 bytes), so a longer file replays the same from its start. */
-#define SNAP_FILE_MAX (1u << 20)
-
 /* The per-function files topo/bar read (and libpci's sysfs method reads), then the AER counters
  * doctor reads (pcie.aer). */
 static const char *const dev_files[] = {
@@ -29,115 +24,6 @@ static const char *const dev_files[] = {
 	"aer_dev_correctable", "aer_dev_fatal", "aer_dev_nonfatal", "aer_rootport_total_err_cor",
 	"aer_rootport_total_err_fatal", "aer_rootport_total_err_nonfatal",
 };
-
-/* Host path of a live path inside the snapshot directory. */
-static int out_path(const struct gp_snap *s, const char *live, char *buf, size_t n)
-{
-	int len = snprintf(buf, n, "%s%s", s->dir, live);
-
-	return (len < 0 || (size_t)len >= n) ? -ENAMETOOLONG : 0;
-}
-
-/* The host path of a live path in the snapshot, with its parent folder created. */
-static int out_path_parent(struct gp_snap *s, const char *live, char *path, size_t n)
-{
-	char dir[GP_PATH_MAX];
-	int rc;
-
-	if (out_path(s, live, path, n))
-		return gp_err_set(s->e, GP_E_FAIL, ENAMETOOLONG, "path too long: %s", live);
-	snprintf(dir, sizeof(dir), "%s", path);
-	rc = gp_mkdir_p(dirname(dir));
-	return rc ? gp_err_set(s->e, GP_E_FAIL, -rc, "%s: %s", path, strerror(-rc)) : 0;
-}
-
-int gp_snap_write_file(struct gp_snap *s, const char *live, const void *data, size_t len)
-{
-	char path[GP_PATH_MAX];
-	int fd, rc;
-
-	if ((rc = out_path_parent(s, live, path, sizeof(path))))
-		return rc;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || (len && write(fd, data, len) != (ssize_t)len)) {
-		rc = errno;
-		if (fd >= 0)
-			close(fd);
-		return gp_err_set(s->e, GP_E_FAIL, rc, "%s: %s", path, strerror(rc));
-	}
-	close(fd);
-	s->st->files++;
-	return 0;
-}
-
-int gp_snap_make_dir(struct gp_snap *s, const char *live)
-{
-	char path[GP_PATH_MAX];
-	int rc;
-
-	if (out_path(s, live, path, sizeof(path)))
-		return gp_err_set(s->e, GP_E_FAIL, ENAMETOOLONG, "path too long: %s", live);
-	rc = gp_mkdir_p(path);
-	return rc ? gp_err_set(s->e, GP_E_FAIL, -rc, "%s: %s", path, strerror(-rc)) : 0;
-}
-
-/* One the commands would find unreadable (absent, no permission, a symlink out of the root, a
- * device or pipe, a sysfs read error) is left out, so that the replay finds it unreadable too. */
-int gp_snap_copy_file(struct gp_snap *s, const char *live, size_t max, int *left_out)
-{
-	char *buf = NULL;
-	ssize_t n = gp_root_read_alloc(s->r, live, &buf, max ? max : SNAP_FILE_MAX);
-	int rc;
-
-	if (left_out)
-		*left_out = 0;
-	if (n < 0) {
-		switch ((int)-n) {
-		case EISDIR:
-			return gp_snap_make_dir(s, live);
-		case ENOENT: case ENOTDIR: case EACCES: case EPERM: case EIO: case EINVAL: case ENODEV: case ENXIO:
-		case EXDEV: case ELOOP: case EAGAIN: case EMEDIUMTYPE:
-			if (left_out)
-				*left_out = (int)-n;
-			return 0;
-		case ENOMEM:
-			return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
-		default:
-			return gp_err_set(s->e, GP_E_DATA, (int)-n, "%s%s: cannot read it: %s", s->r->dir, live,
-					  gp_root_strerror((int)-n));
-		}
-	}
-	rc = gp_snap_write_file(s, live, buf, (size_t)n);
-	free(buf);
-	return rc;
-}
-
-int gp_snap_make_link(struct gp_snap *s, const char *from, const char *to)
-{
-	char path[GP_PATH_MAX], rel[GP_PATH_MAX];
-	const char *f = from, *t = to;
-	size_t used = 0;
-	int rc;
-
-	/* skip the common directory prefix */
-	for (;;) {
-		const char *fs = strchr(f + 1, '/'), *ts = strchr(t + 1, '/');
-
-		if (!fs || !ts || fs - f != ts - t || strncmp(f, t, (size_t)(fs - f)) != 0)
-			break;
-		f = fs;
-		t = ts;
-	}
-	rel[0] = '\0';
-	for (const char *p = strchr(f + 1, '/'); p; p = strchr(p + 1, '/'))
-		used += (size_t)snprintf(rel + used, sizeof(rel) - used, "../");
-	snprintf(rel + used, sizeof(rel) - used, "%s", t + 1);
-	if ((rc = out_path_parent(s, from, path, sizeof(path))))
-		return rc;
-	if (symlink(rel, path) && errno != EEXIST)
-		return gp_err_set(s->e, GP_E_FAIL, errno, "%s: %s", path, strerror(errno));
-	return 0;
-}
 
 static int list_dirs(struct gp_snap *s, const char *live, const char *under)
 {
@@ -152,22 +38,25 @@ static int list_dirs(struct gp_snap *s, const char *live, const char *under)
 	return rc;
 }
 
-static int capture_device(struct gp_snap *s, const char *bdf)
+/* One PCI function, at the folder the scan resolved its link to (beneath the root). */
+static int capture_device(struct gp_snap *s, const struct gp_pci_dev *d)
 {
 	char link[GP_PATH_MAX], real[GP_PATH_MAX], p[GP_PATH_MAX], q[GP_PATH_MAX], name[256];
-	int rc;
+	const char *bdf = d->bdf;
+	int rc, dfd;
 
 	snprintf(link, sizeof(link), "/sys/bus/pci/devices/%s", bdf);
-	rc = gp_root_realpath(s->r, link, real, sizeof(real));
-	if (rc) /* the scan resolved it a moment ago */
-		return gp_err_set(s->e, GP_E_DATA, -rc, "%s%s: cannot resolve: %s", s->r->dir, link, gp_root_strerror(-rc));
+	snprintf(real, sizeof(real), "%s", d->sysfs_path);
 	if ((rc = gp_snap_make_dir(s, real)) || (rc = gp_snap_make_link(s, link, real)))
 		return rc;
-	for (size_t i = 0; i < sizeof(dev_files) / sizeof(dev_files[0]); i++) {
-		snprintf(p, sizeof(p), "%s/%s", real, dev_files[i]);
-		if ((rc = gp_snap_copy_file(s, p, 0, NULL)))
-			return rc;
-	}
+	/* the function's folder is opened once, its files through it (-1: each resolved on its own) */
+	dfd = gp_root_open(s->r, real, O_PATH | O_DIRECTORY);
+	for (size_t i = 0; i < sizeof(dev_files) / sizeof(dev_files[0]) && !rc; i++)
+		rc = gp_snap_copy_in(s, dfd, real, dev_files[i], 0, NULL);
+	if (dfd >= 0)
+		close(dfd);
+	if (rc)
+		return rc;
 	/* the links libpci reads, to where they lead in the root (so the replay names the same) */
 	snprintf(p, sizeof(p), "%s/driver", real);
 	if (gp_root_link_target(s->r, p, q, sizeof(q), name, sizeof(name)) == 0 &&
@@ -317,7 +206,7 @@ int gp_snapshot_capture(const struct gp_root *r, const char *dir, unsigned flags
 		rc = gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
 		goto out;
 	}
-	*s = (struct gp_snap){ .r = r, .dir = dir, .flags = flags, .st = st, .e = e };
+	*s = (struct gp_snap){ .r = r, .dir = dir, .flags = flags, .st = st, .e = e, .dfd = -1 };
 	(void)gp_snapshot_info_read(r, &s->src); /* a snapshot of a snapshot keeps what its marker says */
 	/* what topo loads, and how it fails: a snapshot of a root topo refuses would replay as
 	 * something else (an empty bus, or facts its own reader refuses) */
@@ -327,13 +216,18 @@ int gp_snapshot_capture(const struct gp_root *r, const char *dir, unsigned flags
 		rc = gp_err_set(e, errno == EACCES ? GP_E_PERM : GP_E_FAIL, errno, "%s: %s", dir, strerror(errno));
 		goto out;
 	}
+	if ((rc = gp_snap_out_open(s))) {
+		gp_snapshot_remove_tree(dir);
+		goto out;
+	}
 	for (int i = 0; i < p.n && !rc; i++)
-		rc = capture_device(s, p.devs[i].bdf);
+		rc = capture_device(s, &p.devs[i]);
 	gp_snapshot_info_captured(&s->info, "pci aer");
 	if (!rc)
 		rc = capture_misc(s);
 	if (!rc)
 		rc = capture_facts(s, f);
+	gp_snap_out_close(s);
 	if (rc)
 		gp_snapshot_remove_tree(dir);
 out:

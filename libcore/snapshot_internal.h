@@ -15,7 +15,15 @@ struct gp_snap {
 	struct gp_err *e;
 	struct gp_snapshot_info info;       /* the marker written last */
 	struct gp_snapshot_info src;        /* the source's own marker, when it is a snapshot */
+	int dfd;                            /* the snapshot directory, open while it is written; -1 */
+	char **dirs;                        /* hash set of the folders made (live paths), dirs_cap slots */
+	size_t dirs_cap, dirs_n;
 };
+
+/* Open the snapshot directory s->dir (made by the caller) for writing into it; close it and
+ * forget the folders made (snapshot_out.c). */
+int gp_snap_out_open(struct gp_snap *s);
+void gp_snap_out_close(struct gp_snap *s);
 
 /* Write a file of the snapshot at live path `live` (its folders created). 0 or an error set. */
 int gp_snap_write_file(struct gp_snap *s, const char *live, const void *data, size_t len);
@@ -26,10 +34,15 @@ int gp_snap_make_dir(struct gp_snap *s, const char *live);
 /* A symlink at live path `from` pointing at live path `to`, written relative as sysfs does. */
 int gp_snap_make_link(struct gp_snap *s, const char *from, const char *to);
 
-/* Copy one file as the commands read it, at most max bytes (0: the default bound). One they
+/* Copy one file as the commands read it, whole; longer than max bytes (0: the default bound,
+ * 16 MiB) is an error (GP_E_DATA), never a cut. One they
  * would find unreadable is left out and its errno put in *left_out (NULL allowed; 0 when
  * copied); a folder where a file belongs stays a folder. 0 or an error set. */
 int gp_snap_copy_file(struct gp_snap *s, const char *live, size_t max, int *left_out);
+
+/* gp_snap_copy_file of dir/name, name read through dfd, the folder dir opened beneath the root
+ * (gp_root_open_in; -1: resolved from the root). */
+int gp_snap_copy_in(struct gp_snap *s, int dfd, const char *dir, const char *name, size_t max, int *left_out);
 
 /* A file doctor reads that the source could not give (err, positive errno): listed in the marker
  * when the source is live, or when the source snapshot listed it. */

@@ -55,9 +55,18 @@ ssize_t gp_root_read_bin(const struct gp_root *r, const char *path, void *buf, s
 /* Like gp_root_read_bin, from byte offset off. */
 ssize_t gp_root_read_at(const struct gp_root *r, const char *path, void *buf, size_t n, off_t off);
 
-/* Read a file, its first max bytes at most, into a malloc'ed buffer (*buf, NUL-terminated; free
- * it). Returns the length read or a negative errno. */
+/* Read a whole file of at most max bytes into a malloc'ed buffer (*buf, NUL-terminated; free
+ * it). Returns its length or a negative errno: -EFBIG when it is longer than max (never cut). */
 ssize_t gp_root_read_alloc(const struct gp_root *r, const char *path, char **buf, size_t max);
+
+/* Open `name`, one entry of the folder `dir` that dfd holds open (opened beneath the root with
+ * gp_root_open), as gp_root_open(dir/name) would: one openat that follows no symlink; a symlink
+ * there is resolved as gp_root_open resolves it (beneath the root, or -EXDEV). */
+int gp_root_open_in(const struct gp_root *r, int dfd, const char *dir, const char *name, int flags);
+
+/* gp_root_read_alloc of dir/name through the folder's fd dfd (see gp_root_open_in). */
+ssize_t gp_root_read_alloc_in(const struct gp_root *r, int dfd, const char *dir, const char *name, char **buf,
+			      size_t max);
 
 /* Basename of a symlink's target as written in the link (the link itself must lie beneath the root). */
 int gp_root_link_name(const struct gp_root *r, const char *path, char *buf, size_t n);

@@ -1,0 +1,241 @@
+/* gpup2p — snapshot: writing into the snapshot directory. Every file, folder and link is made
+ * relative to the directory's fd, held open for the whole capture, and each folder is created
+ * once: the folders made so far are remembered in a hash set, so that a file costs one openat,
+ * one write and one close whatever the depth of its folder. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "snapshot_internal.h"
+
+/* How much of a file is copied at most: sysfs attributes hold a page, /proc/modules and
+ * /proc/driver/nvidia/params some KiB. A longer file is an error, never a silent cut. */
+#define SNAP_FILE_MAX (16u << 20)
+
+static uint64_t hash(const char *k)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (; *k; k++)
+		h = (h ^ (unsigned char)*k) * 1099511628211ull;
+	return h;
+}
+
+/* The slot holding k, or the empty slot where it belongs. */
+static char **slot(const struct gp_snap *s, const char *k)
+{
+	size_t i = (size_t)hash(k) & (s->dirs_cap - 1);
+
+	while (s->dirs[i] && strcmp(s->dirs[i], k))
+		i = (i + 1) & (s->dirs_cap - 1);
+	return &s->dirs[i];
+}
+
+/* Remember folder k as made. 0 or -ENOMEM. */
+static int remember(struct gp_snap *s, const char *k)
+{
+	char **sl;
+
+	if (2 * (s->dirs_n + 1) > s->dirs_cap) { /* at most half full */
+		char **old = s->dirs;
+		size_t ocap = s->dirs_cap;
+
+		s->dirs_cap = ocap ? 2 * ocap : 1024;
+		if (!(s->dirs = calloc(s->dirs_cap, sizeof(*s->dirs)))) {
+			s->dirs = old;
+			s->dirs_cap = ocap;
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < ocap; i++)
+			if (old[i])
+				*slot(s, old[i]) = old[i];
+		free(old);
+	}
+	sl = slot(s, k);
+	if (!*sl) {
+		if (!(*sl = strdup(k)))
+			return -ENOMEM;
+		s->dirs_n++;
+	}
+	return 0;
+}
+
+int gp_snap_out_open(struct gp_snap *s)
+{
+	s->dfd = open(s->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->dfd < 0)
+		return gp_err_set(s->e, GP_E_FAIL, errno, "%s: %s", s->dir, strerror(errno));
+	return 0;
+}
+
+void gp_snap_out_close(struct gp_snap *s)
+{
+	if (s->dfd >= 0)
+		close(s->dfd);
+	s->dfd = -1;
+	for (size_t i = 0; i < s->dirs_cap; i++)
+		free(s->dirs[i]);
+	free(s->dirs);
+	s->dirs = NULL;
+	s->dirs_cap = s->dirs_n = 0;
+}
+
+/* An error on the snapshot's file at live path `live`. */
+static int out_err(struct gp_snap *s, const char *live, int err)
+{
+	if (err == ENOMEM)
+		return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
+	return gp_err_set(s->e, GP_E_FAIL, err, "%s%s: %s", s->dir, live, strerror(err));
+}
+
+/* Make the folder at live path `live` (len bytes of it) and the missing ones above it, each
+ * once. 0 or a positive errno. */
+static int make_dirs(struct gp_snap *s, char *live, size_t len)
+{
+	char *slash, c = live[len];
+	int rc = 0;
+
+	if (len <= 1) /* "/": the snapshot directory */
+		return 0;
+	live[len] = '\0';
+	if (s->dirs_cap && *slot(s, live))
+		goto out;
+	slash = strrchr(live, '/');
+	if ((rc = make_dirs(s, live, (size_t)(slash - live))))
+		goto out;
+	if (mkdirat(s->dfd, live + 1, 0755) && errno != EEXIST)
+		rc = errno;
+	else
+		rc = -remember(s, live);
+out:
+	live[len] = c;
+	return rc;
+}
+
+/* Check a live path (absolute, within GP_PATH_MAX) and make the folder that holds it. */
+static int parent_of(struct gp_snap *s, const char *live, char *buf)
+{
+	size_t l = strlen(live);
+	int rc;
+
+	if (live[0] != '/' || l >= GP_PATH_MAX - strlen(s->dir))
+		return gp_err_set(s->e, GP_E_FAIL, ENAMETOOLONG, "path too long: %s", live);
+	memcpy(buf, live, l + 1);
+	if ((rc = make_dirs(s, buf, (size_t)(strrchr(buf, '/') - buf))))
+		return out_err(s, live, rc);
+	return 0;
+}
+
+int gp_snap_write_file(struct gp_snap *s, const char *live, const void *data, size_t len)
+{
+	char buf[GP_PATH_MAX];
+	int fd, rc;
+
+	if ((rc = parent_of(s, live, buf)))
+		return rc;
+	fd = openat(s->dfd, live + 1, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 || (len && write(fd, data, len) != (ssize_t)len)) {
+		rc = errno;
+		if (fd >= 0)
+			close(fd);
+		return out_err(s, live, rc);
+	}
+	close(fd);
+	s->st->files++;
+	return 0;
+}
+
+int gp_snap_make_dir(struct gp_snap *s, const char *live)
+{
+	char buf[GP_PATH_MAX];
+	int rc;
+
+	if ((rc = parent_of(s, live, buf)))
+		return rc;
+	rc = make_dirs(s, buf, strlen(buf));
+	return rc ? out_err(s, live, rc) : 0;
+}
+
+int gp_snap_make_link(struct gp_snap *s, const char *from, const char *to)
+{
+	char buf[GP_PATH_MAX], rel[GP_PATH_MAX];
+	const char *f = from, *t = to;
+	size_t used = 0;
+	int rc;
+
+	/* skip the common directory prefix */
+	for (;;) {
+		const char *fs = strchr(f + 1, '/'), *ts = strchr(t + 1, '/');
+
+		if (!fs || !ts || fs - f != ts - t || strncmp(f, t, (size_t)(fs - f)) != 0)
+			break;
+		f = fs;
+		t = ts;
+	}
+	rel[0] = '\0';
+	for (const char *p = strchr(f + 1, '/'); p; p = strchr(p + 1, '/'))
+		used += (size_t)snprintf(rel + used, sizeof(rel) - used, "../");
+	snprintf(rel + used, sizeof(rel) - used, "%s", t + 1);
+	if ((rc = parent_of(s, from, buf)))
+		return rc;
+	if (symlinkat(rel, s->dfd, from + 1) && errno != EEXIST)
+		return out_err(s, from, errno);
+	return 0;
+}
+
+/* One the commands would find unreadable (absent, no permission, a symlink out of the root, a
+ * device or pipe, a sysfs read error) is left out, so that the replay finds it unreadable too. */
+int gp_snap_copy_in(struct gp_snap *s, int dfd, const char *dir, const char *name, size_t max, int *left_out)
+{
+	char live[GP_PATH_MAX], *buf = NULL;
+	ssize_t n;
+	int rc;
+
+	if (left_out)
+		*left_out = 0;
+	rc = snprintf(live, sizeof(live), "%s/%s", strcmp(dir, "/") ? dir : "", name);
+	if (rc < 0 || (size_t)rc >= sizeof(live))
+		return gp_err_set(s->e, GP_E_FAIL, ENAMETOOLONG, "path too long: %s/%s", dir, name);
+	if (!max)
+		max = SNAP_FILE_MAX;
+	n = gp_root_read_alloc_in(s->r, dfd, dir, name, &buf, max);
+	if (n < 0) {
+		switch ((int)-n) {
+		case EISDIR:
+			return gp_snap_make_dir(s, live);
+		case ENOENT: case ENOTDIR: case EACCES: case EPERM: case EIO: case EINVAL: case ENODEV: case ENXIO:
+		case EXDEV: case ELOOP: case EAGAIN: case EMEDIUMTYPE:
+			if (left_out)
+				*left_out = (int)-n;
+			return 0;
+		case ENOMEM:
+			return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
+		case EFBIG:
+			return gp_err_set(s->e, GP_E_DATA, EFBIG, "%s%s: longer than %zu bytes: not copied (no file "
+					  "gpup2p reads is that long)", s->r->dir, live, max);
+		default:
+			return gp_err_set(s->e, GP_E_DATA, (int)-n, "%s%s: cannot read it: %s", s->r->dir, live,
+					  gp_root_strerror((int)-n));
+		}
+	}
+	rc = gp_snap_write_file(s, live, buf, (size_t)n);
+	free(buf);
+	return rc;
+}
+
+int gp_snap_copy_file(struct gp_snap *s, const char *live, size_t max, int *left_out)
+{
+	char dir[GP_PATH_MAX];
+	const char *slash = strrchr(live, '/');
+
+	if (!slash || (size_t)(slash - live) >= sizeof(dir))
+		return gp_err_set(s->e, GP_E_FAIL, ENAMETOOLONG, "path too long: %s", live);
+	memcpy(dir, live, (size_t)(slash - live));
+	dir[slash - live] = '\0';
+	return gp_snap_copy_in(s, -1, dir[0] ? dir : "/", slash + 1, max, left_out);
+}
