@@ -63,11 +63,12 @@ static int iommu_token(const char *t)
 
 static void read_cmdline(const struct gp_root *r, struct gp_iommu *io, int *asks_on, int *asks_off)
 {
-	char buf[sizeof(io->cmdline)], *save = NULL, *t; /* the tokens kept always fit: never cut */
+	char *buf = NULL, *save = NULL, *t;
 	size_t used = 0;
 
 	*asks_on = *asks_off = 0;
-	if (gp_root_read_text(r, "/proc/cmdline", buf, sizeof(buf)) < 0)
+	/* read whole (a page on Linux; a longer file is no command line) */
+	if (gp_root_read_alloc(r, "/proc/cmdline", &buf, 64 * 1024) < 0)
 		return;
 	for (t = strtok_r(buf, " \t\n", &save); t; t = strtok_r(NULL, " \t\n", &save)) {
 		if (strcmp(t, "--") == 0)
@@ -78,8 +79,11 @@ static void read_cmdline(const struct gp_root *r, struct gp_iommu *io, int *asks
 			*asks_on = 1;
 		if (strstr(t, "_iommu=off") || strcmp(t, "iommu=off") == 0)
 			*asks_off = 1;
-		used += (size_t)snprintf(io->cmdline + used, sizeof(io->cmdline) - used, "%s%s", used ? " " : "", t);
+		/* the IOMMU tokens of a real command line (a page at most) always fit */
+		if (used + 1 + strlen(t) < sizeof(io->cmdline))
+			used += (size_t)snprintf(io->cmdline + used, sizeof(io->cmdline) - used, "%s%s", used ? " " : "", t);
 	}
+	free(buf);
 }
 
 void gp_iommu_read(const struct gp_root *r, struct gp_iommu *io)

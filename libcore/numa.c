@@ -46,6 +46,7 @@ int gp_numa_bind(int node, struct gp_numa_saved *sv, struct gp_err *e)
 	unsigned long mask[16] = { 0 };
 	struct gp_root live;
 	cpu_set_t cpus;
+	ssize_t len;
 
 	memset(sv, 0, sizeof(*sv));
 	if (node < 0 || node >= (int)(sizeof(mask) * 8))
@@ -53,7 +54,9 @@ int gp_numa_bind(int node, struct gp_numa_saved *sv, struct gp_err *e)
 	if (gp_root_init(&live, "/", e))
 		return -EIO;
 	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist", node);
-	if (gp_root_read_text(&live, path, buf, sizeof(buf)) < 0)
+	if ((len = gp_root_read_text(&live, path, buf, sizeof(buf))) == -EFBIG)
+		return gp_err_set(e, GP_E_DATA, EFBIG, "%s: longer than %zu bytes", path, sizeof(buf) - 1);
+	if (len < 0)
 		return gp_err_set(e, GP_E_USAGE, ENOENT, "no NUMA node %d on this machine (%s)", node, path);
 	if (gp_cpulist_parse(buf, &cpus))
 		return gp_err_set(e, GP_E_FAIL, EINVAL, "%s: cannot parse \"%s\"", path, buf);

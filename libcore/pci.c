@@ -223,9 +223,11 @@ static int precheck(const struct gp_root *r, const char *bdf, struct gp_err *e)
 					  r->dir, path, buf);
 	}
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource", bdf);
-	len = gp_root_read_text(r, path, buf, sizeof(buf));
+	/* its first line only (the file has one per BAR and window: a KiB) */
+	len = gp_root_read_bin(r, path, buf, sizeof(buf) - 1);
 	if (len < 0)
 		return gp_err_set(e, GP_E_DATA, (int)-len, "%s%s: %s", r->dir, path, gp_root_strerror((int)-len));
+	buf[len] = '\0';
 	{
 		unsigned long long s0, e0, f0;
 

@@ -45,12 +45,17 @@ static void read_link(struct gp_pci *p, struct gp_pci_dev *g)
 	static const char *const files[] = { "current_link_speed", "max_link_speed",
 					     "current_link_width", "max_link_width" };
 	char path[GP_PATH_MAX], buf[64], *end;
+	ssize_t rc;
 
 	for (int i = 0; i < 4; i++) {
 		long w;
 
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", g->bdf, files[i]);
-		if (gp_root_read_text(p->root, path, buf, sizeof(buf)) <= 0)
+		rc = gp_root_read_text(p->root, path, buf, sizeof(buf));
+		if (rc == -EFBIG)
+			gp_pci_warn(p, "%s%s: malformed link %s (longer than %zu bytes)", p->root->dir, path,
+				    i < 2 ? "speed" : "width", sizeof(buf) - 1);
+		if (rc <= 0)
 			continue;
 		if (i < 2) {
 			double v = parse_speed(buf);
@@ -72,11 +77,15 @@ static void read_link(struct gp_pci *p, struct gp_pci_dev *g)
 static void read_numa(struct gp_pci *p, struct gp_pci_dev *g)
 {
 	char path[GP_PATH_MAX], buf[64], *end;
+	ssize_t rc;
 	long v;
 
 	g->numa_node = -1;
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/numa_node", g->bdf);
-	if (gp_root_read_text(p->root, path, buf, sizeof(buf)) >= 0) {
+	if ((rc = gp_root_read_text(p->root, path, buf, sizeof(buf))) == -EFBIG)
+		gp_pci_warn(p, "%s%s: malformed NUMA node (longer than %zu bytes; treated as unknown)", p->root->dir,
+			    path, sizeof(buf) - 1);
+	if (rc >= 0) {
 		v = strtol(buf, &end, 10);
 		if (!*buf || *end || v < -1 || v > 4095)
 			gp_pci_warn(p, "%s%s: malformed NUMA node \"%s\" (treated as unknown)", p->root->dir, path, buf);
@@ -84,7 +93,10 @@ static void read_numa(struct gp_pci *p, struct gp_pci_dev *g)
 			g->numa_node = (int)v;
 	}
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/local_cpulist", g->bdf);
-	if (gp_root_read_text(p->root, path, g->cpulist, sizeof(g->cpulist)) < 0) {
+	if ((rc = gp_root_read_text(p->root, path, g->cpulist, sizeof(g->cpulist))) < 0) {
+		if (rc == -EFBIG)
+			gp_pci_warn(p, "%s%s: CPU list longer than %zu bytes (treated as unknown)", p->root->dir, path,
+				    sizeof(g->cpulist) - 1);
 		g->cpulist[0] = '\0';
 	} else if (strspn(g->cpulist, "0123456789,-") != strlen(g->cpulist)) {
 		gp_pci_warn(p, "%s%s: malformed CPU list \"%s\" (treated as unknown)", p->root->dir, path, g->cpulist);

@@ -274,7 +274,10 @@ ssize_t gp_root_read_text(const struct gp_root *r, const char *path, char *buf, 
 	fd = gp_root_open(r, path, O_RDONLY);
 	if (fd < 0)
 		return fd;
-	len = pread_full(fd, buf, n - 1, 0);
+	/* n bytes asked for: a file that fills them does not fit with its NUL, and is not cut */
+	len = pread_full(fd, buf, n, 0);
+	if (len == (ssize_t)n)
+		len = -EFBIG;
 	close(fd);
 	if (len < 0)
 		return len;

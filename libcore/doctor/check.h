@@ -82,7 +82,11 @@ int gp_doctor_nv_param(struct gp_doctor_ctx *c, const char *key, char *buf, size
 /* NUMA nodes in /sys/devices/system/node (nodeN), or -errno when the directory is missing. */
 int gp_doctor_numa_nodes(struct gp_doctor_ctx *c);
 
-/* Read a small text file under the root (gp_root_read_text): length or -errno. */
+/* The most doctor reads of a text file read whole (/proc/driver/nvidia/params, version). */
+#define GP_DOCTOR_TEXT_MAX (1u << 20)
+
+/* Read a small text file under the root (gp_root_read_text): length or -errno (-EFBIG: longer
+ * than n - 1 bytes, never cut). */
 long gp_doctor_read(struct gp_doctor_ctx *c, const char *path, char *buf, size_t n);
 
 /* 1 when /proc/kallsyms lists sym, 0 not, -errno when it could not be read. */

@@ -112,12 +112,16 @@ const char *gp_doctor_nv_version(struct gp_doctor_ctx *c, int *err)
 		return NULL;
 	}
 	if (!s->ver_rc) {
-		long n = gp_doctor_read(c, "/proc/driver/nvidia/version", s->version, sizeof(s->version));
+		char *text = NULL;
+		ssize_t n = gp_root_read_alloc(c->root, "/proc/driver/nvidia/version", &text, GP_DOCTOR_TEXT_MAX);
 
-		s->ver_rc = n < 0 ? (int)n : n == 0 ? -ENODATA : 1;
-		s->version[strcspn(s->version, "\n")] = '\0';
-		for (size_t l = strlen(s->version); l && s->version[l - 1] == ' '; l--)
+		/* the NVRM line (the GCC line after it may be long) */
+		if (n >= 0)
+			snprintf(s->version, sizeof(s->version), "%.*s", (int)strcspn(text, "\n"), text);
+		free(text);
+		for (size_t l = strlen(s->version); l && (s->version[l - 1] == ' ' || s->version[l - 1] == '\t'); l--)
 			s->version[l - 1] = '\0';
+		s->ver_rc = n < 0 ? (int)n : !s->version[0] ? -ENODATA : 1;
 	}
 	*err = s->ver_rc < 0 ? s->ver_rc : 0;
 	return s->ver_rc > 0 ? s->version : NULL;
@@ -159,11 +163,10 @@ int gp_doctor_nv_param(struct gp_doctor_ctx *c, const char *key, char *buf, size
 	*file_missing = 0;
 	if (!s)
 		return -ENOMEM;
-	if (!s->params_rc) {
-		char tmp[8192];
-		long len = gp_doctor_read(c, "/proc/driver/nvidia/params", tmp, sizeof(tmp));
+	if (!s->params_rc) { /* read whole: a key past any fixed size would read as absent */
+		ssize_t len = gp_root_read_alloc(c->root, "/proc/driver/nvidia/params", &s->params, GP_DOCTOR_TEXT_MAX);
 
-		s->params_rc = len < 0 ? (int)len : (s->params = strdup(tmp)) ? 1 : -ENOMEM;
+		s->params_rc = len < 0 ? (int)len : 1;
 	}
 	if (s->params_rc < 0) {
 		*file_missing = 1;

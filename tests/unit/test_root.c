@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "doctor/check.h"
+#include "gpup2p/iommu.h"
 #include "gpup2p/pci.h"
 #include "gpup2p/root.h"
 #include "unit.h"
@@ -161,6 +163,64 @@ static void scanned_copy(void)
 	gp_pci_free(&p);
 }
 
+/* Write `fill` repeated (whole) while fewer than len bytes, then tail (NULL: none), at rel under TOP. */
+static void put_long(const char *rel, size_t len, const char *fill, const char *tail)
+{
+	char p[512];
+	size_t fl = strlen(fill), tl = tail ? strlen(tail) : 0;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", top, rel);
+	if (!(f = fopen(p, "w")))
+		return;
+	for (size_t i = 0; i + tl < len; i += fl)
+		fputs(fill, f);
+	if (tail)
+		fputs(tail, f);
+	fclose(f);
+}
+
+/* Files are read whole or refused as too long, never cut at a buffer's size. */
+static void whole_files(struct gp_root *r)
+{
+	char buf[16], val[64], *all = NULL;
+	struct gp_doctor_ctx c;
+	struct gp_iommu io;
+	int missing;
+
+	put("root/sys/fits", "0123456789abcd\n");   /* 15 bytes: fits 16 with its NUL */
+	put("root/sys/long", "0123456789abcdef\n"); /* 17 */
+	put("root/sys/full", "0123456789abcdef");    /* 16: no room for the NUL */
+	CHECK(gp_root_read_text(r, "/sys/fits", buf, sizeof(buf)) == 14 && !strcmp(buf, "0123456789abcd"),
+	      "read_text: a file of n - 1 bytes is read");
+	CHECK(gp_root_read_text(r, "/sys/long", buf, sizeof(buf)) == -EFBIG, "read_text: a longer file is -EFBIG, not cut");
+	CHECK(gp_root_read_text(r, "/sys/full", buf, sizeof(buf)) == -EFBIG, "read_text: a file of n bytes is -EFBIG");
+	CHECK(gp_root_read_alloc(r, "/sys/full", &all, 16) == 16 && all && !strcmp(all, "0123456789abcdef"),
+	      "read_alloc: a file of max bytes is read whole");
+	free(all);
+	CHECK(gp_root_read_alloc(r, "/sys/long", &all, 16) == -EFBIG && !all, "read_alloc: one byte more is -EFBIG");
+	put_long("root/sys/big", 100000, "x", NULL);
+	CHECK(gp_root_read_alloc(r, "/sys/big", &all, 1 << 20) == 100000 && all && strlen(all) == 100000,
+	      "read_alloc: 100000 bytes read whole (past the first buffer)");
+	free(all);
+
+	/* the kernel command line: an IOMMU token after 4 KiB of others is seen */
+	mk("root/proc");
+	mk("root/proc/driver");
+	mk("root/proc/driver/nvidia");
+	put_long("root/proc/cmdline", 5000, "quiet ", " intel_iommu=on\n");
+	gp_iommu_read(r, &io);
+	CHECK(strstr(io.cmdline, "intel_iommu=on") != NULL, "cmdline: a token after 4 KiB is read (got \"%.40s\")",
+	      io.cmdline);
+	/* doctor reads the NVIDIA driver's params whole: a key after 8 KiB is found */
+	put_long("root/proc/driver/nvidia/params", 12000, "Filler: 0\n", "RegistryDwords: \"RMForceP2PType=1\"\n");
+	memset(&c, 0, sizeof(c));
+	c.root = r;
+	CHECK(gp_doctor_nv_param(&c, "RegistryDwords", val, sizeof(val), &missing) == 0 && !missing &&
+	      !strcmp(val, "RMForceP2PType=1"), "doctor: a params key after 8 KiB is found");
+	gp_doctor_sys_free(&c);
+}
+
 int main(void)
 {
 	struct gp_err e = { 0 };
@@ -171,6 +231,7 @@ int main(void)
 	CHECK(gp_root_init(&r, rootdir, &e) == 0, "root opened: %s", e.msg);
 	checks(&r, "openat2");
 	host_paths(&r);
+	whole_files(&r);
 	r.no_openat2 = 1;
 	checks(&r, "realpath fallback");
 	scanned_copy();

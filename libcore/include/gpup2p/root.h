@@ -45,7 +45,8 @@ int gp_root_host_path(const struct gp_root *r, const char *path, char *buf, size
 const char *gp_root_strerror(int err);
 
 /* Read a small text file: NUL-terminated, trailing whitespace removed.
- * Returns its length or a negative errno (-ENOENT when missing). */
+ * Returns its length or a negative errno (-ENOENT when missing, -EFBIG when the whole file does
+ * not fit in n - 1 bytes: it is never cut). */
 ssize_t gp_root_read_text(const struct gp_root *r, const char *path, char *buf, size_t n);
 
 /* Read up to n bytes of a binary file from offset 0, stopping at end of file or
