@@ -14,11 +14,10 @@
 #include "gpup2p/acs.h"
 #include "snapshot_internal.h"
 
-/* Bounds: what a broken or hostile root could make endless. */
-#define MAX_ENTRIES 256                /* GPUs, device nodes, RDMA devices, ports, GID entries */
-#define SMALL_FILE (64u << 10)         /* no file of the table is larger on a real machine */
-#define KALLSYMS_MAX (256u << 20)      /* read at most this much of /proc/kallsyms */
-#define KALLSYMS_KEEP 64               /* nvidia_p2p_* lines kept */
+/* Files are copied whole (a longer one than gp_snap_copy_file's bound is an error); lists are
+ * as long as their folders. /proc/kallsyms, streamed, may hold this much (an error beyond). */
+#define KALLSYMS_MAX (256u << 20)
+#define NODE_NOTE_MAX 4096u            /* a recorded device node: "" or a one-line note */
 
 /* The single files, by group; each is one the doctor (or topo) reads. */
 static const struct sys_file {
@@ -65,7 +64,7 @@ static int capture_files(struct gp_snap *s)
 
 		if (!strcmp(f->group, "hostname") && (s->flags & GP_SNAP_NO_HOST))
 			continue;
-		if ((rc = gp_snap_copy_file(s, f->path, SMALL_FILE, &err)))
+		if ((rc = gp_snap_copy_file(s, f->path, 0, &err)))
 			return rc;
 		if (err)
 			gp_snap_unread(s, f->path, err);
@@ -82,9 +81,9 @@ static int capture_nvidia_gpus(struct gp_snap *s)
 	char **names = NULL, p[GP_PATH_MAX];
 	int n = gp_root_list(s->r, "/proc/driver/nvidia/gpus", &names), rc = 0;
 
-	for (int i = 0; i < n && i < MAX_ENTRIES && !rc; i++) {
+	for (int i = 0; i < n && !rc; i++) {
 		snprintf(p, sizeof(p), "/proc/driver/nvidia/gpus/%s/information", names[i]);
-		rc = gp_snap_copy_file(s, p, SMALL_FILE, NULL);
+		rc = gp_snap_copy_file(s, p, 0, NULL);
 	}
 	gp_root_free_list(names);
 	gp_snapshot_info_captured(&s->info, "nvidia-gpus");
@@ -93,16 +92,15 @@ static int capture_nvidia_gpus(struct gp_snap *s)
 
 /* Keep line l ("address type name[\t[module]]") when its name starts with nvidia_p2p_, with the
  * address zeroed (it tells where the kernel lies in memory; nothing reads it). */
-static void keep_p2p(char *l, FILE *out, int *kept)
+static void keep_p2p(char *l, FILE *out)
 {
 	char *sp = strchr(l, ' '), *name = sp ? strchr(sp + 1, ' ') : NULL;
 
-	if (!name || strncmp(name + 1, "nvidia_p2p_", 11) || *kept >= KALLSYMS_KEEP)
+	if (!name || strncmp(name + 1, "nvidia_p2p_", 11))
 		return;
 	for (char *a = l; a < sp; a++)
 		*a = '0';
 	fprintf(out, "%s\n", l);
-	(*kept)++;
 }
 
 /* /proc/kallsyms is large (MBs): stream it and keep only the nvidia_p2p_* lines. An empty result
@@ -111,7 +109,7 @@ static int capture_kallsyms(struct gp_snap *s)
 {
 	char *buf = malloc(65536 + 1), *out = NULL, *l, *nl;
 	size_t have = 0, outlen = 0, total = 0;
-	int fd, kept = 0, rc = 0;
+	int fd, rc = 0;
 	FILE *m;
 	ssize_t k;
 
@@ -130,13 +128,12 @@ static int capture_kallsyms(struct gp_snap *s)
 		free(buf);
 		return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
 	}
-	while (total < KALLSYMS_MAX && (k = read(fd, buf + have, 65536 - have)) > 0) {
-		total += (size_t)k;
+	while ((k = read(fd, buf + have, 65536 - have)) > 0 && (total += (size_t)k) <= KALLSYMS_MAX) {
 		have += (size_t)k;
 		buf[have] = '\0';
 		for (l = buf; (nl = strchr(l, '\n')); l = nl + 1) {
 			*nl = '\0';
-			keep_p2p(l, m, &kept);
+			keep_p2p(l, m);
 		}
 		have = (size_t)(buf + have - l);
 		memmove(buf, l, have);
@@ -145,12 +142,19 @@ static int capture_kallsyms(struct gp_snap *s)
 	}
 	if (have) {
 		buf[have] = '\0';
-		keep_p2p(buf, m, &kept);
+		keep_p2p(buf, m);
 	}
 	close(fd);
 	free(buf);
-	if (fclose(m))
+	if (fclose(m)) {
+		free(out);
 		return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
+	}
+	if (total > KALLSYMS_MAX) {
+		free(out);
+		return gp_err_set(s->e, GP_E_DATA, EFBIG, "%s/proc/kallsyms: longer than %u MiB: not read (no kernel's "
+				  "is)", s->r->dir, KALLSYMS_MAX >> 20);
+	}
 	rc = gp_snap_write_file(s, "/proc/kallsyms", out, outlen);
 	free(out);
 	return rc;
@@ -185,7 +189,11 @@ static int capture_node(struct gp_snap *s, const char *path)
 	}
 	if (!S_ISREG(st.st_mode))
 		return gp_snap_write_file(s, path, "", 0);
-	n = gp_root_read_alloc(s->r, path, &buf, 256);
+	/* what the node's file says, whole (an unreadable one still records the node) */
+	n = gp_root_read_alloc(s->r, path, &buf, NODE_NOTE_MAX);
+	if (n == -EFBIG)
+		return gp_err_set(s->e, GP_E_DATA, EFBIG, "%s%s: longer than %u bytes: no recorded device node is",
+				  s->r->dir, path, NODE_NOTE_MAX);
 	rc = gp_snap_write_file(s, path, n > 0 ? buf : "", n > 0 ? (size_t)n : 0);
 	free(buf);
 	return rc;
@@ -207,7 +215,7 @@ static int capture_dev(struct gp_snap *s)
 	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]) && !rc; d++) {
 		int n = gp_root_list(s->r, dirs[d], &names), kept = 0;
 
-		for (int i = 0; i < n && kept < MAX_ENTRIES && !rc; i++) {
+		for (int i = 0; i < n && !rc; i++) {
 			if (!wanted_node(dirs[d], names[i]))
 				continue;
 			snprintf(p, sizeof(p), "%s/%s", dirs[d], names[i]);
@@ -297,16 +305,16 @@ static int capture_port(struct gp_snap *s, const char *base, const char *port)
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]) && !rc; i++) {
 		snprintf(p, sizeof(p), "%s/ports/%s/%s", base, port, files[i]);
-		rc = gp_snap_copy_file(s, p, SMALL_FILE, NULL);
+		rc = gp_snap_copy_file(s, p, 0, NULL);
 	}
 	/* the GID table: unused entries read as EINVAL and are left out (the folder stays: no GID in use) */
 	snprintf(p, sizeof(p), "%s/ports/%s/gid_attrs/types", base, port);
 	if (!rc && gp_root_exists(s->r, p))
 		rc = gp_snap_make_dir(s, p);
 	n = gp_root_list(s->r, p, &names);
-	for (int i = 0; i < n && i < MAX_ENTRIES && !rc; i++) {
+	for (int i = 0; i < n && !rc; i++) {
 		snprintf(p, sizeof(p), "%s/ports/%s/gid_attrs/types/%s", base, port, names[i]);
-		rc = gp_snap_copy_file(s, p, SMALL_FILE, NULL);
+		rc = gp_snap_copy_file(s, p, 0, NULL);
 	}
 	gp_root_free_list(names);
 	return rc;
@@ -329,11 +337,11 @@ static int capture_ibdev(struct gp_snap *s, const char *dev)
 	if (gp_root_realpath(s->r, p, real, sizeof(real)) == 0 && (rc = gp_snap_make_link(s, p, real)))
 		return rc;
 	snprintf(p, sizeof(p), "%s/parent", base);
-	if ((rc = gp_snap_copy_file(s, p, SMALL_FILE, NULL)))
+	if ((rc = gp_snap_copy_file(s, p, 0, NULL)))
 		return rc;
 	snprintf(p, sizeof(p), "%s/ports", base);
 	n = gp_root_list(s->r, p, &ports);
-	for (int i = 0; i < n && i < MAX_ENTRIES && !rc; i++)
+	for (int i = 0; i < n && !rc; i++)
 		rc = capture_port(s, base, ports[i]);
 	gp_root_free_list(ports);
 	return rc;
@@ -351,7 +359,7 @@ static int capture_uverbs(struct gp_snap *s, const char *name)
 	if ((rc = gp_snap_make_dir(s, base)) || (strcmp(base, cls) && (rc = gp_snap_make_link(s, cls, base))))
 		return rc;
 	snprintf(p, sizeof(p), "%s/ibdev", base);
-	return gp_snap_copy_file(s, p, SMALL_FILE, NULL);
+	return gp_snap_copy_file(s, p, 0, NULL);
 }
 
 int gp_snap_capture_rdma(struct gp_snap *s)
@@ -359,12 +367,12 @@ int gp_snap_capture_rdma(struct gp_snap *s)
 	char **names = NULL;
 	int n = gp_root_list(s->r, "/sys/class/infiniband", &names), rc = 0;
 
-	for (int i = 0; i < n && i < MAX_ENTRIES && !rc; i++)
+	for (int i = 0; i < n && !rc; i++)
 		rc = capture_ibdev(s, names[i]);
 	gp_root_free_list(names);
 	names = NULL;
 	n = rc ? 0 : gp_root_list(s->r, "/sys/class/infiniband_verbs", &names);
-	for (int i = 0; i < n && i < MAX_ENTRIES && !rc; i++)
+	for (int i = 0; i < n && !rc; i++)
 		rc = capture_uverbs(s, names[i]);
 	gp_root_free_list(names);
 	gp_snapshot_info_captured(&s->info, "rdma rdma-ports rdma-uverbs");
