@@ -93,6 +93,37 @@ static void checks(struct gp_root *r, const char *mode)
 	      !strcmp(target, "/sys/in") && !strcmp(name, "in"), "%s: a link inside is named", mode);
 	CHECK(gp_root_link_target(r, "/sys/in", target, sizeof(target), name, sizeof(name)) == -EINVAL,
 	      "%s: a plain file is no link", mode);
+	/* through a folder's fd (what snapshot reads a function's files with): the same answers */
+	{
+		int dfd = gp_root_open(r, "/sys", O_PATH | O_DIRECTORY), fd;
+		char fifo[600];
+
+		snprintf(fifo, sizeof(fifo), "%s/sys/fifo", rootdir);
+		if (mkfifo(fifo, 0644) && errno != EEXIST)
+			printf("# mkfifo %s: %s\n", fifo, strerror(errno));
+		char *b = NULL;
+
+		CHECK(dfd >= 0, "%s: /sys opened as a folder", mode);
+		CHECK(gp_root_read_alloc_in(r, dfd, "/sys", "in", &b, 64) == 7 && b && !strcmp(b, "inside\n"),
+		      "%s: open_in: a file inside", mode);
+		free(b);
+		CHECK(gp_root_read_alloc_in(r, dfd, "/sys", "ok", &b, 64) == 7, "%s: open_in: a symlink staying inside is followed",
+		      mode);
+		free(b);
+		CHECK(gp_root_read_alloc_in(r, dfd, "/sys", "abs", &b, 64) == -EXDEV && !b, "%s: open_in: absolute symlink out: -EXDEV",
+		      mode);
+		CHECK(gp_root_read_alloc_in(r, dfd, "/sys", "rel", &b, 64) == -EXDEV, "%s: open_in: ../ symlink out: -EXDEV", mode);
+		CHECK(gp_root_open_in(r, dfd, "/sys", "d", O_RDONLY | O_DIRECTORY) == -EXDEV,
+		      "%s: open_in: a folder symlinked out: -EXDEV", mode);
+		CHECK((fd = gp_root_open_in(r, dfd, "/sys", "fifo", O_RDONLY)) == -EMEDIUMTYPE,
+		      "%s: open_in: a pipe is not opened for reading: -EMEDIUMTYPE", mode);
+		if (fd >= 0)
+			close(fd);
+		CHECK(gp_root_open_in(r, dfd, "/sys", "missing", O_RDONLY) == -ENOENT, "%s: open_in: missing: -ENOENT", mode);
+		CHECK(gp_root_read_alloc_in(r, -1, "/sys", "rel", &b, 64) == -EXDEV, "%s: open_in without a folder fd: -EXDEV", mode);
+		if (dfd >= 0)
+			close(dfd);
+	}
 }
 
 static void host_paths(struct gp_root *r)
