@@ -17,6 +17,7 @@
 /* Files are copied whole (a longer one than gp_snap_copy_file's bound is an error); lists are
  * as long as their folders. /proc/kallsyms, streamed, may hold this much (an error beyond). */
 #define KALLSYMS_MAX (256u << 20)
+#define BOOT_SCRIPT_MAX (1u << 20)     /* /etc/rc.local read for its gpup2p lines */
 #define NODE_NOTE_MAX 4096u            /* a recorded device node: "" or a one-line note */
 
 /* The single files, by group; each is one the doctor (or topo) reads. */
@@ -238,7 +239,6 @@ static int capture_boot_acs(struct gp_snap *s)
 {
 	char **dirs = NULL, **units = NULL, p[GP_PATH_MAX], *buf = NULL;
 	int nd, rc = 0;
-	ssize_t len;
 	FILE *m;
 	char *out = NULL;
 	size_t outlen = 0;
@@ -247,7 +247,7 @@ static int capture_boot_acs(struct gp_snap *s)
 		return 0;
 	gp_snapshot_info_captured(&s->info, "boot-acs");
 	nd = gp_root_list(s->r, GP_ACS_UNIT_DIR, &dirs);
-	for (int i = 0; i < nd && i < MAX_ENTRIES && !rc; i++) {
+	for (int i = 0; i < nd && !rc; i++) {
 		size_t l = strlen(dirs[i]);
 		int nu;
 
@@ -255,7 +255,7 @@ static int capture_boot_acs(struct gp_snap *s)
 			continue;
 		snprintf(p, sizeof(p), GP_ACS_UNIT_DIR "/%s", dirs[i]);
 		nu = gp_root_list(s->r, p, &units);
-		for (int k = 0; k < nu && k < MAX_ENTRIES && !rc; k++) {
+		for (int k = 0; k < nu && !rc; k++) {
 			if (!gp_acs_boot_unit_name(units[k]))
 				continue;
 			snprintf(p, sizeof(p), GP_ACS_UNIT_DIR "/%s/%s", dirs[i], units[k]);
@@ -264,7 +264,8 @@ static int capture_boot_acs(struct gp_snap *s)
 		gp_root_free_list(units);
 	}
 	gp_root_free_list(dirs);
-	if (rc || (len = gp_root_read_alloc(s->r, GP_ACS_BOOT_SCRIPT, &buf, SMALL_FILE)) < 0)
+	/* a script longer than that is no boot script gpup2p wrote into: nothing of it is recorded */
+	if (rc || gp_root_read_alloc(s->r, GP_ACS_BOOT_SCRIPT, &buf, BOOT_SCRIPT_MAX) < 0)
 		return rc;
 	if (!(m = open_memstream(&out, &outlen))) {
 		free(buf);
