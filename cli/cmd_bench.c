@@ -9,7 +9,7 @@
 void help_bench(FILE *f)
 {
 	fprintf(f,
-		"usage: gpup2p bench [h2d|d2h|d2d|p2p|bidir|latency|all] [--gpu N]... [--size S | --min S --max S\n"
+		"usage: gpup2p bench [h2d|d2h|d2d|p2p|bidir|latency|all|PATTERN] [--gpu N]... [--size S | --min S --max S\n"
 		"                    [--factor F]] [--iters K] [--reps R] [--pinned|--pageable] [--numa N]\n"
 		"                    [--p2p on|off|both] [--engine ce|sm|both | --sm] [--stride S] [--random]\n"
 		"                    [--seed N] [--min-bw [MODE=]GBPS]... [--no-verify] [--json|--csv|--jsonl]\n\n"
@@ -23,6 +23,9 @@ void help_bench(FILE *f)
 		"through pinned host memory and through each peer GPU's memory, in ns per load.\n"
 		"Host memory is placed on the GPU's NUMA node (and the thread on its CPUs) unless --numa says.\n\n"
 		"  MODE                   h2d, d2h, d2d (within a GPU), p2p, bidir, latency or all (default all)\n"
+		"  PATTERN                copies running together, each pair and the aggregate (not in all):\n"
+		"                         one2all (each GPU to every other), all2one (every other GPU to each),\n"
+		"                         all2host, host2all (pinned host memory; peer access on)\n"
 		"  --gpu N                measure GPU N (repeatable; default every GPU, in PCI bus order)\n"
 		"  --size S               copy size (default 256M; latency alone: default 4; latency --sm\n"
 		"                         alone: the chain, default twice the L2 cache, 64M at least)\n"
@@ -39,8 +42,8 @@ void help_bench(FILE *f)
 		"                         pinned host memory, peer access on\n"
 		"  --stride S             latency --sm: bytes between chain slots (default 128)\n"
 		"  --random, --seed N     latency --sm: slots in a random order drawn from N (default 1)\n"
-		"  --min-bw [MODE=]GBPS   floor for every bandwidth mode, or for one (h2d, d2h, d2d, p2p, bidir);\n"
-		"                         repeatable; a median below it exits 1\n"
+		"  --min-bw [MODE=]GBPS   floor for every bandwidth mode, or for one (h2d, d2h, d2d, p2p, bidir,\n"
+		"                         or a PATTERN: its aggregate); repeatable; a median below it exits 1\n"
 		"  --verify, --no-verify  check the data after timing (default on)\n"
 		"  --json, --csv, --jsonl, --no-header, -q, -v: see gpup2p --help\n\n"
 		"Units: GB/s = 1e9 bytes/s; sizes K/M/G = powers of 1024; latency in microseconds (per load\n"
@@ -64,6 +67,8 @@ static int parse_mode(const char *a, int *modes)
 	static const struct { const char *name; int bits; } m[] = {
 		{ "h2d", GP_BENCH_H2D }, { "d2h", GP_BENCH_D2H }, { "d2d", GP_BENCH_D2D }, { "p2p", GP_BENCH_P2P },
 		{ "bidir", GP_BENCH_BIDIR }, { "latency", GP_BENCH_LATENCY }, { "all", GP_BENCH_ALL },
+		{ "one2all", GP_BENCH_ONE2ALL }, { "all2one", GP_BENCH_ALL2ONE }, { "all2host", GP_BENCH_ALL2HOST },
+		{ "host2all", GP_BENCH_HOST2ALL },
 	};
 
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
@@ -121,7 +126,8 @@ static int bench_opt(struct opts *o, int argc, char **argv, int *i)
 		if (o->nt >= GP_THRESH_MAX)
 			return cli_usage("bench", "at most %d --min-bw options", GP_THRESH_MAX), -1;
 		if (gp_threshold_parse(v, gp_bench_threshold_modes, &o->t[o->nt]))
-			return cli_usage("bench", "--min-bw wants GBPS or MODE=GBPS (MODE: h2d, d2h, d2d, p2p, bidir), not '%s'",
+			return cli_usage("bench", "--min-bw wants GBPS or MODE=GBPS (MODE: h2d, d2h, d2d, p2p, bidir, one2all, all2one, "
+					 "all2host, host2all), not '%s'",
 					 v), -1;
 		o->nt++;
 	} else if ((v = cli_opt_value(argc, argv, i, "--p2p"))) {
@@ -232,6 +238,21 @@ static int run_rows(struct cli *c, struct xfer_session *s, struct gp_bench_row *
 	for (int i = 0; i < n; i++) {
 		struct gp_bench_row *r = &rows[i];
 
+		if (r->group) {                 /* a pattern: the whole group at once */
+			int k = i;
+
+			while (!rows[k].aggregate)
+				k++;
+			if (c->verbose)
+				fprintf(stderr, "gpup2p: bench %d-%d/%d: %s, %d copies together, %llu bytes each\n", i + 1, k + 1,
+					n, r->mode, k - i, (unsigned long long)r->spec.size);
+			if (gp_bench_pattern_run(&s->cuda, r, k - i + 1, &e)) {
+				xfer_print(c, s, "bench", rows, i);
+				return cli_fail(&e);
+			}
+			i = k;
+			continue;
+		}
 		if (r->skip)
 			continue;
 		if (c->verbose)
@@ -264,7 +285,7 @@ static int bench(struct cli *c, struct opts *o, int argc, char **argv)
 			return EX_USAGE_;
 		if (!rc)
 			return cli_usage("bench", argv[i][0] == '-' ? "unknown option '%s'" : "unknown mode '%s' (h2d, d2h, "
-					 "d2d, p2p, bidir, latency or all)", argv[i]);
+					 "d2d, p2p, bidir, latency, all, one2all, all2one, all2host or host2all)", argv[i]);
 	}
 	if ((rc = finish(o)))
 		return rc;

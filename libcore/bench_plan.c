@@ -5,13 +5,15 @@
 
 #include "gpup2p/bench_plan.h"
 
-const char *const gp_bench_threshold_modes[] = { "h2d", "d2h", "d2d", "p2p", "bidir", NULL };
+const char *const gp_bench_threshold_modes[] = { "h2d", "d2h", "d2d", "p2p", "bidir", "one2all",
+							       "all2one", "all2host", "host2all", NULL };
 
 struct plan {
 	const struct gp_bench_opts *o;
 	int sm;                         /* rows being planned are SM rows */
 	struct gp_bench_row *rows;
 	int n, cap;
+	int group;                      /* the last pattern group number given */
 };
 
 static struct gp_bench_row *add(struct plan *p, const char *mode, const char *what)
@@ -199,6 +201,83 @@ static int plan_latency(struct plan *p)
 	return 0;
 }
 
+/* Patterns: one group per hub GPU (or one for the host) and size: a row per pair (h2d/d2h/p2p, pinned
+ * host memory, peer access on: pairs without it are skipped), then the aggregate. `hub` is the GPU at
+ * the fixed end (-1 host), `out` 1 when data leaves the hub. Fewer than two GPUs for a GPU hub: only the
+ * aggregate row, skipped. */
+static int plan_group(struct plan *p, const char *mode, int hub, int out, uint64_t size)
+{
+	const struct gp_bench_opts *o = p->o;
+	int first = p->n, measured = 0;
+	struct gp_bench_row *r;
+
+	p->group++;
+	for (int i = 0; i < o->ngpus; i++) {
+		int g = o->gpus[i];
+
+		if (g == hub)
+			continue;
+		if (hub >= 0)
+			r = peer_row(p, mode, "p2p", out ? hub : g, out ? g : hub, 1, 0, 0, size);
+		else if ((r = add(p, mode, out ? "h2d" : "d2h"))) {
+			r->spec.kind = out ? GP_XFER_H2D : GP_XFER_D2H;
+			r->spec.gpu = g;
+			r->spec.pinned = 1;
+			r->spec.size = size;
+		}
+		if (!r)
+			return -ENOMEM;
+		r->group = p->group;
+		measured += !r->skip;
+	}
+	if (!(r = add(p, mode, "aggregate")))
+		return -ENOMEM;
+	r->group = p->group;
+	r->aggregate = 1;
+	r->spec.kind = hub >= 0 ? GP_XFER_PEER : out ? GP_XFER_H2D : GP_XFER_D2H;
+	r->spec.pinned = hub < 0;
+	r->spec.p2p = hub >= 0;
+	r->spec.size = size;
+	r->spec.gpu = hub >= 0 && out ? hub : -1;
+	r->spec.peer_gpu = hub >= 0 && !out ? hub : -1;
+	if (first == p->n - 1)
+		r->skip = "one GPU: no pair to copy between";
+	else if (!measured)
+		r->skip = "no peer access between these GPUs";
+	return 0;
+}
+
+static int plan_pattern(struct plan *p, const char *mode, int gpu_hub, int out)
+{
+	const struct gp_bench_opts *o = p->o;
+
+	for (int i = 0; i < (gpu_hub ? o->ngpus : 1); i++)
+		for (int k = 0; k < o->nsizes; k++)
+			if (plan_group(p, mode, gpu_hub ? o->gpus[i] : -1, out, o->sizes[k]))
+				return -ENOMEM;
+	return 0;
+}
+
+static int plan_one2all(struct plan *p)
+{
+	return plan_pattern(p, "one2all", 1, 1);
+}
+
+static int plan_all2one(struct plan *p)
+{
+	return plan_pattern(p, "all2one", 1, 0);
+}
+
+static int plan_all2host(struct plan *p)
+{
+	return plan_pattern(p, "all2host", 0, 0);
+}
+
+static int plan_host2all(struct plan *p)
+{
+	return plan_pattern(p, "host2all", 0, 1);
+}
+
 /* One mode's rows for every engine asked for, copy engines first. */
 static int plan_mode(struct plan *p, int (*fn)(struct plan *))
 {
@@ -224,14 +303,17 @@ static int plan_d2h(struct plan *p)
 
 int gp_bench_plan(const struct gp_bench_opts *o, struct gp_bench_row **rows)
 {
-	static int (*const fns[])(struct plan *) = { plan_h2d, plan_d2h, plan_d2d, plan_p2p, plan_bidir, plan_latency };
+	static int (*const fns[])(struct plan *) = { plan_h2d, plan_d2h, plan_d2d, plan_p2p, plan_bidir, plan_latency,
+						     plan_one2all, plan_all2one, plan_all2host, plan_host2all };
 	static const int bits[] = { GP_BENCH_H2D, GP_BENCH_D2H, GP_BENCH_D2D, GP_BENCH_P2P, GP_BENCH_BIDIR,
-				    GP_BENCH_LATENCY };
+				    GP_BENCH_LATENCY, GP_BENCH_ONE2ALL, GP_BENCH_ALL2ONE, GP_BENCH_ALL2HOST,
+				    GP_BENCH_HOST2ALL };
 	struct plan p = { .o = o };
 	int rc = 0, sm = o->engine & GP_ENGINE_SM;
 
 	*rows = NULL;
-	if (!o->modes || o->ngpus < 1 || (o->nsizes < 1 && (o->modes & ~GP_BENCH_LATENCY)) || o->iters < 1 ||
+	if (!o->modes || (o->modes & ~(GP_BENCH_ALL | GP_BENCH_PATTERNS)) || o->ngpus < 1 ||
+	    (o->nsizes < 1 && (o->modes & ~GP_BENCH_LATENCY)) || o->iters < 1 ||
 	    o->reps < 1 || ((o->modes & (GP_BENCH_H2D | GP_BENCH_D2H)) && !o->mem) || (o->engine & ~3) ||
 	    ((o->modes & GP_BENCH_LATENCY) && (!o->lat_size || o->lat_iters < 1 || o->lat_reps < 1)) ||
 	    ((o->modes & GP_BENCH_LATENCY) && sm && (!o->chain_size || !o->chain_stride || o->chase_hops < 1)))
@@ -250,7 +332,8 @@ int gp_bench_plan(const struct gp_bench_opts *o, struct gp_bench_row **rows)
 void gp_bench_floors(struct gp_bench_row *rows, int n, const struct gp_threshold *t, int nt)
 {
 	for (int i = 0; i < n; i++)
-		rows[i].floor = strcmp(rows[i].mode, "latency") ? gp_threshold_for(t, nt, rows[i].mode) : -1;
+		rows[i].floor = strcmp(rows[i].mode, "latency") && (!rows[i].group || rows[i].aggregate) ?
+				gp_threshold_for(t, nt, rows[i].mode) : -1;
 }
 
 int gp_bench_below(const struct gp_bench_row *r)

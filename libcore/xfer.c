@@ -60,6 +60,33 @@ static void *watch(void *arg)
 	return NULL;
 }
 
+void *gp_xfer_watch_start(uint32_t *flag)
+{
+	struct watchdog *w = calloc(1, sizeof(*w));
+
+	if (w) {
+		w->flag = flag;
+		w->started = pthread_create(&w->th, NULL, watch, w) == 0;
+	}
+	return w;
+}
+
+int gp_xfer_watch_stop(void *wd)
+{
+	struct watchdog *w = wd;
+	int forced;
+
+	if (!w)
+		return 0;
+	if (w->started) {
+		__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+		pthread_join(w->th, NULL);
+	}
+	forced = w->forced;
+	free(w);
+	return forced;
+}
+
 const char *gp_xfer_kind_name(enum gp_xfer_kind k)
 {
 	switch (k) {

@@ -20,6 +20,7 @@
  *                          to the stub (2: pinning fails with -ENOMEM, as when BAR1 is exhausted)
  *   FAKECUDA_SMS=N         SMs per GPU (default 132); FAKECUDA_L2=BYTES L2 size (default 1 MiB)
  *   FAKECUDA_CORRUPT=sm    flip byte 4097 (or the last) of SM copies; =chase: a chase stops one load short
+ *   FAKECUDA_HOST_GBPS=R   one host link of R GB/s shared by every copy to or from host memory (below)
  *   FAKECUDA_BADPTX=1      cuModuleLoadData fails as a JIT error would (CUDA_ERROR_INVALID_VALUE)
  *   FAKECUDA_MARKER=FILE   append "load" to FILE when the library is loaded, "cuInit" at each cuInit
  *                          (a test that libcuda is not loaded at all, without strace)
@@ -32,7 +33,11 @@
  * Kernels: cuModuleLoadData takes a PTX image and knows the kernels gpup2p's PTX declares by name
  * (".entry gp_copy16(", ".entry gp_chase("); cuLaunchKernel runs them here, in C. An SM copy costs
  * 3 us plus its bytes at h2d 27, d2h 28, within a GPU 1500, to a peer 350 GB/s (by where source and
- * destination are); a chase takes 1000 ns per load in host memory, 700 in a peer's. */
+ * destination are); a chase takes 1000 ns per load in host memory, 700 in a peer's.
+ * Streams run side by side, each on its own clock (the gate sets every one to 0): concurrent copies do
+ * not slow each other, except through the host link of FAKECUDA_HOST_GBPS when set: each host copy's
+ * bytes also pass it, one copy after another in queueing order, and the copy ends when both it and its
+ * turn on the link are done (so copies that keep the link busy from 0 sum to exactly R). */
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -192,6 +197,20 @@ static void copy(void *dst, const void *src, size_t n, const char *kind, struct 
 		((unsigned char *)dst)[n > 4097 ? 4097 : n - 1] ^= 0xff;
 	if (s)
 		s->t += 2e-6 + (double)n / (gbps * 1e9);
+}
+
+static double link_free;   /* FAKECUDA_HOST_GBPS: when the host link is next free (virtual seconds) */
+
+/* A host copy queued on s at virtual time t0 takes its turn on the shared host link. */
+static void host_link(struct fstream *s, double t0, size_t n)
+{
+	const char *h = getenv("FAKECUDA_HOST_GBPS");
+
+	if (!h || atof(h) <= 0)
+		return;
+	link_free = (link_free > t0 ? link_free : t0) + (double)n / (atof(h) * 1e9);
+	if (s->t < link_free)
+		s->t = link_free;
 }
 
 static void marker(const char *what)
@@ -373,15 +392,21 @@ EXPORT gp_cu_result cuMemHostGetDevicePointer_v2(gp_cu_dptr *d, void *h, unsigne
 
 EXPORT gp_cu_result cuMemcpyHtoDAsync_v2(gp_cu_dptr dst, const void *src, size_t n, gp_cu_stream s)
 {
+	double t0 = ((struct fstream *)s)->t;
+
 	FAILPOINT("cuMemcpyHtoDAsync_v2");
 	copy(host_of(dst), src, n, "h2d", (struct fstream *)s, is_pinned(src) ? 25 : 12.5);
+	host_link((struct fstream *)s, t0, n);
 	return GP_CUDA_SUCCESS;
 }
 
 EXPORT gp_cu_result cuMemcpyDtoHAsync_v2(void *dst, gp_cu_dptr src, size_t n, gp_cu_stream s)
 {
+	double t0 = ((struct fstream *)s)->t;
+
 	FAILPOINT("cuMemcpyDtoHAsync_v2");
 	copy(dst, host_of(src), n, "d2h", (struct fstream *)s, is_pinned(dst) ? 26 : 13);
+	host_link((struct fstream *)s, t0, n);
 	return GP_CUDA_SUCCESS;
 }
 
@@ -434,6 +459,7 @@ EXPORT gp_cu_result cuStreamWaitValue32_v2(gp_cu_stream s, gp_cu_dptr addr, gp_c
 {
 	(void)addr, (void)v, (void)flags;
 	((struct fstream *)s)->t = 0;
+	link_free = 0;
 	return GP_CUDA_SUCCESS;
 }
 
@@ -558,6 +584,8 @@ static gp_cu_result run_copy(struct fstream *s, unsigned threads, void **p)
 		return GP_CUDA_ERROR_INVALID_VALUE;
 	copy(host_of(dst), host_of(src), n, "sm", NULL, 0);
 	s->t += 3e-6 + (double)n / (rate * 1e9);
+	if (ds < 0 || dd < 0)
+		host_link(s, s->t - 3e-6 - (double)n / (rate * 1e9), n);
 	return GP_CUDA_SUCCESS;
 }
 

@@ -179,6 +179,60 @@ static void plan_tests(void)
 	CHECK(gp_bench_plan(&o, &r) == -EINVAL, "no mode: refused");
 }
 
+/* The row of a pattern plan with this mode, path, source and destination (-1 all/host), else NULL. */
+static const struct gp_bench_row *find(const struct gp_bench_row *r, int n, const char *mode, const char *what, int a,
+				       int b)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(r[i].mode, mode) && !strcmp(r[i].what, what) && r[i].spec.gpu == a &&
+		    (r[i].spec.kind == GP_XFER_PEER ? r[i].spec.peer_gpu : -1) == b)
+			return &r[i];
+	return NULL;
+}
+
+static void pattern_plan_tests(void)
+{
+	struct gp_bench_opts o = { .modes = GP_BENCH_PATTERNS, .gpus = (const int[]){ 0, 1, 2 }, .ngpus = 3,
+				   .sizes = (const uint64_t[]){ 1 << 20 }, .nsizes = 1, .iters = 10, .reps = 5,
+				   .mem = GP_MEM_PAGEABLE, .numa = -1, .can_peer = peer_01, .engine = GP_ENGINE_SM };
+	struct gp_bench_row *r;
+	const struct gp_bench_row *x;
+	struct gp_threshold t;
+	int n = gp_bench_plan(&o, &r), groups_ok = 1;
+
+	/* one2all: 3 hubs x (2 pairs + aggregate) = 9, all2one 9, all2host 3 + 1, host2all 4 */
+	CHECK(n == 26 && count(r, n, "one2all", -1) == 9 && count(r, n, "all2one", -1) == 9 &&
+	      count(r, n, "all2host", -1) == 4 && count(r, n, "host2all", -1) == 4, "patterns, 3 GPUs: 26 rows (%d)", n);
+	for (int i = 0; i < n; i++)      /* a group: its rows adjacent, the last one the aggregate */
+		groups_ok &= r[i].group > 0 && r[i].spec.sm && (i == n - 1 ? r[i].aggregate :
+			     r[i].aggregate == (r[i + 1].group != r[i].group));
+	CHECK(groups_ok && r[n - 1].group == 8, "8 groups, each ending with its aggregate, SM engine kept");
+	x = find(r, n, "one2all", "p2p", 0, 1);
+	CHECK(x && !x->skip && x->spec.p2p && !x->spec.read, "one2all GPU0->GPU1: peer write, measured");
+	x = find(r, n, "one2all", "p2p", 0, 2);
+	CHECK(x && x->skip, "one2all GPU0->GPU2: no peer access, skipped");
+	x = find(r, n, "one2all", "aggregate", 2, -1);
+	CHECK(x && x->skip && x->aggregate, "one2all from GPU2: no pair with peer access, aggregate skipped");
+	x = find(r, n, "all2one", "aggregate", -1, 0);
+	CHECK(x && !x->skip && x->spec.kind == GP_XFER_PEER, "all2one to GPU0: aggregate 'all'->GPU0 measured");
+	x = find(r, n, "all2host", "d2h", 2, -1);
+	CHECK(x && !x->skip && x->spec.pinned && x->spec.kind == GP_XFER_D2H,
+	      "all2host GPU2->host: pinned (even with --pageable), no peer access needed");
+	x = find(r, n, "host2all", "aggregate", -1, -1);
+	CHECK(x && x->spec.kind == GP_XFER_H2D && x->spec.size == 1 << 20, "host2all aggregate: h2d, 'all'");
+	gp_threshold_parse("host2all=40", gp_bench_threshold_modes, &t);
+	gp_bench_floors(r, n, &t, 1);
+	CHECK(r[n - 1].floor == 40 && r[n - 2].floor == -1, "--min-bw host2all=40: the aggregate only, not each pair");
+	free(r);
+	o.ngpus = 1;
+	n = gp_bench_plan(&o, &r);
+	CHECK(n == 1 + 1 + 2 + 2 && r[0].aggregate && r[0].skip && strstr(r[0].skip, "one GPU") && r[1].skip &&
+	      !r[3].skip && !r[5].skip, "one GPU: one2all/all2one a skipped aggregate each, host patterns measured");
+	free(r);
+	o.modes = 1024;
+	CHECK(gp_bench_plan(&o, &r) == -EINVAL, "unknown mode bit refused");
+}
+
 static void cpulist_tests(void)
 {
 	cpu_set_t s;
@@ -196,6 +250,7 @@ int main(void)
 	threshold_tests();
 	pattern_tests();
 	plan_tests();
+	pattern_plan_tests();
 	cpulist_tests();
 	return unit_done();
 }

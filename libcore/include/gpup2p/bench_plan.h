@@ -10,6 +10,10 @@
 enum {
 	GP_BENCH_H2D = 1, GP_BENCH_D2H = 2, GP_BENCH_P2P = 4, GP_BENCH_BIDIR = 8, GP_BENCH_LATENCY = 16,
 	GP_BENCH_D2D = 32, GP_BENCH_ALL = 63,
+	/* nvbandwidth-style patterns, copies running together (not in "all"): one GPU to every other, every
+	 * GPU to one, every GPU to host, host to every GPU */
+	GP_BENCH_ONE2ALL = 64, GP_BENCH_ALL2ONE = 128, GP_BENCH_ALL2HOST = 256, GP_BENCH_HOST2ALL = 512,
+	GP_BENCH_PATTERNS = 960,
 };
 
 /* Who moves the data: the copy engines (cuMemcpy*), the SMs (a kernel, smcopy.h), or both. */
@@ -51,16 +55,21 @@ struct gp_bench_row {
 	const char *skip;               /* not measured: why; NULL when measured */
 	struct gp_xfer_result res;      /* filled by the caller's run */
 	int done;                       /* res holds a measurement */
-	double floor;                   /* --min-bw for the row's mode, -1 none */
+	double floor;                   /* --min-bw for the row's mode, -1 none (pattern pairs: none) */
+	int group;                      /* patterns: rows copied together share a group number (> 0); the
+	                                   group's last row is its aggregate */
+	int aggregate;                  /* the group's total: all bytes over the slowest copy's time; its
+	                                   spec has gpu or peer_gpu -1 for "all" */
 };
 
-/* Plan the rows. Order: per mode (h2d, d2h, d2d, p2p, bidir, latency), then engine (copy engines, SMs),
+/* Plan the rows. Order: per mode (h2d, d2h, d2d, p2p, bidir, latency, one2all, all2one, all2host,
+ * host2all), then engine (copy engines, SMs),
  * then per GPU or pair, memory kind or peer setting and direction, then size. SM rows exist only where
  * SMs can copy (pinned host memory, peer access on). Returns the count (*rows malloc'ed), or
  * -EINVAL/-ENOMEM. */
 int gp_bench_plan(const struct gp_bench_opts *o, struct gp_bench_row **rows);
 
-/* Set each row's floor from the thresholds. */
+/* Set each row's floor from the thresholds (pattern rows: the aggregate only). */
 void gp_bench_floors(struct gp_bench_row *rows, int n, const struct gp_threshold *t, int nt);
 
 /* 1 when a measured bandwidth row is below its floor. */
@@ -68,5 +77,11 @@ int gp_bench_below(const struct gp_bench_row *r);
 
 /* The mode names --min-bw accepts (NULL-terminated). */
 extern const char *const gp_bench_threshold_modes[];
+
+/* Run one pattern group, rows[0..n): the pair rows, then the aggregate. Every pair that is not skipped
+ * gets its own stream and buffers; the batches of all pairs start behind one gate, each pair timed by
+ * its own events; the aggregate is all bytes over the slowest pair's time. Every pair's data is checked
+ * after each timed batch. Fills each row's res and done. 0 or -errno (e filled). */
+int gp_bench_pattern_run(struct gp_cuda *c, struct gp_bench_row *rows, int n, struct gp_err *e);
 
 #endif

@@ -61,6 +61,12 @@ struct gp_xfer_result {
  * verified = 0 with the offset. */
 int gp_xfer_run(struct gp_cuda *c, const struct gp_xfer_spec *s, struct gp_xfer_result *r, struct gp_err *e);
 
+/* A watchdog thread that sets the gate word *flag to 1 after 5 s unless stopped first (a driver that
+ * blocks the queueing thread costs time, never a hang). NULL when out of memory (no watchdog). */
+void *gp_xfer_watch_start(uint32_t *flag);
+/* Stop and free it; 1 when it had to open the gate. */
+int gp_xfer_watch_stop(void *w);
+
 /* "h2d", "d2h", "d2d", "peer". */
 const char *gp_xfer_kind_name(enum gp_xfer_kind k);
 
