@@ -67,7 +67,7 @@ _gpup2p()
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--gpu --size --min --max --factor --iters --reps --pinned --pageable --numa --p2p --engine --sm --stride --random --seed --min-bw --verify --no-verify $global" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "h2d d2h d2d p2p bidir latency all" -- "$cur"))
+			COMPREPLY=($(compgen -W "h2d d2h d2d p2p bidir latency all one2all all2one all2host host2all" -- "$cur"))
 		fi
 		;;
 	doctor) COMPREPLY=($(compgen -W "--only --skip --active --kmsg --strict --list --explain $global" -- "$cur")) ;;
