@@ -15,7 +15,8 @@
 static int spec_matches(const char *s, size_t len, const struct gp_pci_dev *d)
 {
 	char buf[64];
-	unsigned dom = 0, bus, dev, fn, v, dv, sv, sd;
+	unsigned v, dv, sv, sd;
+	struct gp_pci_addr a;
 	int n = 0;
 
 	if (len >= sizeof(buf))
@@ -31,12 +32,9 @@ static int spec_matches(const char *s, size_t len, const struct gp_pci_dev *d)
 	}
 	if (strchr(buf, '/'))
 		return 0;
-	if (sscanf(buf, "%x:%x:%x.%x%n", &dom, &bus, &dev, &fn, &n) != 4 || buf[n]) {
-		dom = 0;
-		if (sscanf(buf, "%x:%x.%x%n", &bus, &dev, &fn, &n) != 3 || buf[n])
-			return 0;
-	}
-	return (int)dom == d->domain && (int)bus == d->bus && (int)dev == d->dev && (int)fn == d->func;
+	if (gp_pci_addr_parse(buf, &a))
+		return 0;
+	return a.domain == d->domain && a.bus == d->bus && a.dev == d->dev && a.func == d->func;
 }
 
 /* Apply one option's value (the list after "disable_acs_redir=" or "config_acs=") to *ctl. */

@@ -246,10 +246,10 @@ static int measure(struct prun *P, struct gp_bench_row *agg)
 int gp_bench_pattern_run(struct gp_cuda *c, struct gp_bench_row *rows, int n, struct gp_err *e)
 {
 	struct prun P = { .c = c, .e = e };
-	struct gp_bench_row *agg = &rows[n - 1];
+	struct gp_bench_row *agg = n > 0 ? &rows[n - 1] : NULL;
 	int rc = 0;
 
-	if (n < 1 || !agg->aggregate)
+	if (!agg || !agg->aggregate)
 		return gp_err_set(e, GP_E_USAGE, EINVAL, "invalid pattern group");
 	P.s = &agg->spec;
 	if (agg->skip)

@@ -273,7 +273,7 @@ void gp_gpu_nvml_state(void *lib, void *dev, struct gp_gpu_state *s)
 	s->replay_rise = s->replay >= 0 && replay2 >= 0 ? (replay2 > s->replay ? replay2 - s->replay : 0) : s->replay;
 	if (replay2 >= 0)
 		s->replay = replay2;
-	err2 = s->nvl_errors > 0 ? read_link_errors(&a, dev, active) : s->nvl_errors;
+	err2 = s->nvl_errors >= 0 ? read_link_errors(&a, dev, active) : s->nvl_errors; /* also from 0: 0 -> N is a rise */
 	s->nvl_errors_rise = s->nvl_errors >= 0 && err2 >= 0 ? (err2 > s->nvl_errors ? err2 - s->nvl_errors : 0)
 							     : s->nvl_errors;
 	if (err2 >= 0)

@@ -139,8 +139,14 @@ int gp_snap_write_file(struct gp_snap *s, const char *live, const void *data, si
 	if ((rc = parent_of(s, live, buf)))
 		return rc;
 	fd = openat(s->dfd, live + 1, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0 || (len && write(fd, data, len) != (ssize_t)len)) {
-		rc = errno;
+	if (fd < 0)
+		return out_err(s, live, errno);
+	if (len) {
+		ssize_t w = write(fd, data, len);
+
+		rc = w < 0 ? errno : w != (ssize_t)len ? EIO : 0; /* a short write sets no errno */
+	}
+	if (rc) {
 		if (fd >= 0)
 			close(fd);
 		return out_err(s, live, rc);
@@ -178,9 +184,15 @@ int gp_snap_make_link(struct gp_snap *s, const char *from, const char *to)
 		t = ts;
 	}
 	rel[0] = '\0';
-	for (const char *p = strchr(f + 1, '/'); p; p = strchr(p + 1, '/'))
-		used += (size_t)snprintf(rel + used, sizeof(rel) - used, "../");
-	snprintf(rel + used, sizeof(rel) - used, "%s", t + 1);
+	for (const char *p = strchr(f + 1, '/'); p; p = strchr(p + 1, '/')) {
+		if (used + 3 >= sizeof(rel))
+			return out_err(s, from, ENAMETOOLONG);
+		memcpy(rel + used, "../", 4);
+		used += 3;
+	}
+	if (strlen(t + 1) >= sizeof(rel) - used)
+		return out_err(s, from, ENAMETOOLONG);
+	memcpy(rel + used, t + 1, strlen(t + 1) + 1);
 	if ((rc = parent_of(s, from, buf)))
 		return rc;
 	if (symlinkat(rel, s->dfd, from + 1) && errno != EEXIST)

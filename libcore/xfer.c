@@ -194,7 +194,7 @@ static int check(struct run *R, struct lane *l, uint64_t seed, struct gp_xfer_re
 /* One timed batch of `iters` copies on every lane; ms = the slowest lane's time. */
 static int batch(struct run *R, int iters, int gated, double *ms, struct gp_xfer_result *r)
 {
-	struct watchdog w = { .flag = R->flag };
+	void *w = NULL;
 	int rc = 0;
 
 	__atomic_store_n(R->flag, 0, __ATOMIC_RELEASE);
@@ -202,7 +202,7 @@ static int batch(struct run *R, int iters, int gated, double *ms, struct gp_xfer
 		rc = (gated && gp_cuda_gate(R->c, R->l[i].st, R->dflag, R->e)) ||
 		     gp_cuda_mark(R->c, R->l[i].st, &R->l[i].ev0, R->e);
 	if (!rc && gated)
-		w.started = pthread_create(&w.th, NULL, watch, &w) == 0;
+		w = gp_xfer_watch_start(R->flag);
 	for (int k = 0; k < iters && !rc; k++)
 		for (int i = 0; i < R->nl && !rc; i++)
 			rc = lane_copy(R, &R->l[i]);
@@ -210,11 +210,7 @@ static int batch(struct run *R, int iters, int gated, double *ms, struct gp_xfer
 		rc = gp_cuda_mark(R->c, R->l[i].st, &R->l[i].ev1, R->e);
 	/* open the gate even after an error: the queued work must be able to drain */
 	__atomic_store_n(R->flag, 1, __ATOMIC_RELEASE);
-	if (w.started) {
-		__atomic_store_n(&w.done, 1, __ATOMIC_RELEASE);
-		pthread_join(w.th, NULL);
-		r->gate_forced |= w.forced;
-	}
+	r->gate_forced |= gp_xfer_watch_stop(w);
 	if (rc) {
 		for (int i = 0; i < R->nst; i++)
 			(void)gp_cuda_sync(R->c, R->st[i], R->e);

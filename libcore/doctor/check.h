@@ -115,6 +115,10 @@ const struct gp_pci_dev *gp_doctor_dev(const struct gp_doctor_ctx *c, int i);
  * maximum speed (GT/s) and width; 0 where unknown. */
 void gp_doctor_link_best(const struct gp_doctor_ctx *c, int idx, double *gts, int *width);
 
+/* GB/s one direction of a PCIe link carries at gts GT/s over width lanes (after line encoding:
+ * 8b/10b to Gen2, 128b/130b Gen3-5, FLIT Gen6); 0 when unknown. */
+double gp_doctor_pcie_gbps(double gts, int width);
+
 /* 1 when some NIC is on the GPU's host bridge or closer (PIX, PXB, PHB); matrix index g. */
 int gp_doctor_nic_near(const struct gp_doctor_ctx *c, int g);
 

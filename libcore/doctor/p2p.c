@@ -99,13 +99,6 @@ int gp_doctor_p2p_consumer(const struct gp_doctor_ctx *c, int i)
 	return s && s->ok && i < s->n && s->cu[i] >= 0 && strcasestr(s->cuda.gpu[s->cu[i]].name, "geforce");
 }
 
-double gp_doctor_pcie_gbps(double gts, int width)
-{
-	double lane = gts <= 0 ? 0 : gts <= 5.0 ? gts * 8 / 10 : gts <= 32.0 ? gts * 128 / 130 : gts * 242 / 256;
-
-	return width > 0 ? lane / 8 * width : 0;
-}
-
 /* --- p2p.access -------------------------------------------------------------------------------- */
 
 /* 1 when the IOMMU translates the GPU's DMA (DMA or DMA-FQ: the system's mode, or its group's). */

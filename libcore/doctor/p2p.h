@@ -35,10 +35,6 @@ const char *gp_doctor_p2p_subject(const struct gp_doctor_ctx *c, int a, int b, c
 /* 1 when topology GPU i is a consumer part (a GeForce) by its NVML, pci.ids or CUDA name. */
 int gp_doctor_p2p_consumer(const struct gp_doctor_ctx *c, int i);
 
-/* GB/s one direction of a PCIe link carries at gts GT/s over width lanes (after line encoding:
- * 8b/10b to Gen2, 128b/130b Gen3-5, FLIT Gen6); 0 when unknown. */
-double gp_doctor_pcie_gbps(double gts, int width);
-
 /* The active checks (doctor/p2p_active.c), listed in p2p.c's table. */
 void gp_doctor_check_p2p_verify(struct gp_doctor_ctx *c);
 void gp_doctor_check_p2p_bandwidth(struct gp_doctor_ctx *c);

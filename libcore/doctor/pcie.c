@@ -47,6 +47,13 @@ static const char *role(const struct gp_doctor_ctx *c, int idx)
 }
 
 /* The link above function idx (in check.h). */
+double gp_doctor_pcie_gbps(double gts, int width)
+{
+	double lane = gts <= 0 ? 0 : gts <= 5.0 ? gts * 8 / 10 : gts <= 32.0 ? gts * 128 / 130 : gts * 242 / 256;
+
+	return width > 0 ? lane / 8 * width : 0;
+}
+
 void gp_doctor_link_best(const struct gp_doctor_ctx *c, int idx, double *gts, int *width)
 {
 	const struct gp_pci_dev *d = &c->pci->devs[idx];

@@ -169,20 +169,6 @@ static void check_port(struct gp_doctor_ctx *c)
 	each_port(c, port_one);
 }
 
-/* Usable data rate of a PCIe link in Gb/s: lanes x GT/s less the line code (8b/10b up to 5 GT/s,
- * 128b/130b at 8-32 GT/s, 242B/256B FLITs at 64 GT/s). */
-static double pcie_gbps(double gts, int width)
-{
-	double code = gts < 8 ? 8.0 / 10 : gts < 64 ? 128.0 / 130 : 242.0 / 256;
-
-	return gts * width * code;
-}
-
-static int pcie_gen(double gts)
-{
-	return gts < 3 ? 1 : gts < 6 ? 2 : gts < 10 ? 3 : gts < 20 ? 4 : gts < 40 ? 5 : 6;
-}
-
 static void rate_one(struct gp_doctor_ctx *c, const struct ibport *p)
 {
 	char state[64], rate[64];
@@ -216,11 +202,11 @@ static void rate_one(struct gp_doctor_ctx *c, const struct ibport *p)
 		bdf_of(c, p, f);
 		return;
 	}
-	link = pcie_gbps(d->cur_gts, d->cur_width);
+	link = 8 * gp_doctor_pcie_gbps(d->cur_gts, d->cur_width); /* Gb/s, as the port rate */
 	if (port > link) {
 		f = gp_doctor_add(c, GP_SEV_WARNING, p->subject, "%s port %s runs at %g Gb/s but its PCIe link (Gen%d, %g GT/s "
 				  "x%d) carries at most %.0f Gb/s: the NIC cannot reach its line rate", p->d.name, p->port,
-				  port, pcie_gen(d->cur_gts), d->cur_gts, d->cur_width, link);
+				  port, gp_pci_gen(d->cur_gts), d->cur_gts, d->cur_width, link);
 		gp_finding_fix(f, "move the NIC to a slot that gives it a wider or faster link (or see pcie.link_speed and "
 			       "pcie.link_width if the link trained below the slot)");
 	} else {

@@ -7,7 +7,8 @@
 #   libboost1.74-dev, libboost-program-options1.74-dev and libboost-program-options1.74.0 .debs in build/nvb/.
 # Builds nvbandwidth once (build/nvb/bin, kept while the machine stays warm), checks SM copies of odd
 # sizes on the real GPU, then measures. Prints a table of medians, ratios gpup2p/nvbandwidth and goals
-# (bandwidth >= 1.00x, latency within 5%); raw results under $OUT/perf/.
+# (bandwidth >= 1.00x, latency within 5%); raw results under $OUT/perf/. Exit 1 when a goal is missed
+# or the data-checked copies or the chase failed.
 set -u
 OUT=${OUT:-/tmp/gpup2p-out}
 ROUNDS=${ROUNDS:-2}
@@ -42,9 +43,11 @@ fi
 # SM copies on the real GPU: odd sizes (the 16-byte words, the 8-word rounds and the byte tail), data
 # checked; the chase in both chain orders. Exit 0 wanted.
 "$B" bench h2d d2h d2d --sm --min 1 --max 3M --factor 5.3 --iters 2 --reps 2 -q >"$P/sm-sizes.txt" 2>&1
-echo "SM copies of 10 odd sizes 1 B..3 MiB, h2d/d2h/d2d, data checked: exit $?"
+rc_sizes=$?
+echo "SM copies of 10 odd sizes 1 B..3 MiB, h2d/d2h/d2d, data checked: exit $rc_sizes"
 "$B" bench latency --sm --random --seed 42 --iters 20000 --reps 3 --jsonl >"$P/chase-random.jsonl" 2>&1
-echo "random-order chase: exit $?"
+rc_chase=$?
+echo "random-order chase: exit $rc_chase"
 
 tests=(host_to_device_memcpy_sm device_to_host_memcpy_sm device_local_copy host_device_latency_sm
 	host_to_device_memcpy_ce device_to_host_memcpy_ce)
@@ -57,7 +60,7 @@ for r in $(seq 1 "$ROUNDS"); do
 		echo "nvbandwidth run $r: exit $?"; }
 done
 
-python3 - "$P" "$ROUNDS" "$SIZE_MIB" <<'PY'
+python3 - "$P" "$ROUNDS" "$SIZE_MIB" "$rc_sizes" "$rc_chase" <<'PY'
 import json, re, statistics, sys
 P, rounds, size = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 g, n = {}, {}
@@ -116,5 +119,9 @@ try:
     print(f'{"host chase, random order (ns)":34} {x["us"] * 1e3:9.2f} {"-":>9} {"-":>7}  reported')
 except (OSError, ValueError, IndexError):
     pass
+checks = int(sys.argv[4]) == 0 and int(sys.argv[5]) == 0
 print("all goals met" if ok else "some goals NOT met")
+if not checks:
+    print("the data-checked SM copies or the chase failed on the GPU (see above)")
+sys.exit(0 if ok and checks else 1)
 PY

@@ -53,24 +53,28 @@ static inline void kmsg_on(struct fx *x, struct gp_doctor_ctx *c)
 }
 
 /* Run the checks `only` names minus those `skip` names (NULL: every check) on a fixture (after setup);
- * findings stay in *c. 0 or -1 (printed). */
+ * findings stay in *c. 0, or -1 after a failed CHECK (a run that cannot start is a test failure). */
 static inline int run_sel(const char *fixture, void (*setup)(struct fx *, struct gp_doctor_ctx *), const char *only,
 			  const char *skip, struct fx *x, struct gp_doctor_ctx *c)
 {
 	static unsigned char on[512];
 	struct gp_err e = { 0 };
 
-	if (gp_doctor_select(on, only, skip, &e))
+	if (gp_doctor_select(on, only, skip, &e)) {
+		CHECK(0, "%s: select %s / skip %s: %s", fixture, only ? only : "all", skip ? skip : "none", e.msg);
 		return -1;
+	}
 	if (fx_load(x, unit_fixture(fixture), NULL, 0, 0))
-		return -1;
+		return -1; /* fx_load reported it */
 	if (gp_doctor_ctx_init(c, &x->r, &x->p, &x->f, &x->t, &e)) {
+		CHECK(0, "%s: doctor context: %s", fixture, e.msg);
 		fx_unload(x);
 		return -1;
 	}
 	if (setup)
 		setup(x, c);
 	if (gp_doctor_run(c, on, &e)) {
+		CHECK(0, "%s: doctor run: %s", fixture, e.msg);
 		gp_doctor_ctx_free(c);
 		fx_unload(x);
 		return -1;

@@ -25,9 +25,14 @@ static int run(const char *fixture, const char *id, const char *nopeer, const ch
 	const char *fx = getenv("GPUP2P_FIXTURES");
 	struct gp_err e = { 0 };
 
-	if (gp_doctor_select(on, id, NULL, &e) || fx_load(x, unit_fixture(fixture), NULL, 0, 0))
+	if (gp_doctor_select(on, id, NULL, &e)) {
+		CHECK(0, "%s: select %s: %s", fixture, id, e.msg);
 		return -1;
+	}
+	if (fx_load(x, unit_fixture(fixture), NULL, 0, 0))
+		return -1; /* fx_load reported it */
 	if (gp_doctor_ctx_init(c, &x->r, &x->p, &x->f, &x->t, &e)) {
+		CHECK(0, "%s: doctor context: %s", fixture, e.msg);
 		fx_unload(x);
 		return -1;
 	}
@@ -47,7 +52,11 @@ static int run(const char *fixture, const char *id, const char *nopeer, const ch
 		setenv("FAKECUDA_PEER_GBPS", gbps, 1);
 	c->active = active;
 	c->progress = count_progress;
-	return gp_doctor_run(c, on, &e);
+	if (gp_doctor_run(c, on, &e)) {
+		CHECK(0, "%s %s: doctor run: %s", fixture, id, e.msg);
+		return -1;
+	}
+	return 0;
 }
 
 static const struct gp_finding *find(const struct gp_doctor_ctx *c, const char *subject)
