@@ -54,6 +54,22 @@ void gp_doctor_check_xid(struct gp_doctor_ctx *c);
  * and code; 0 when the line is no Xid line; -EINVAL when it starts like one but does not parse. */
 int gp_doctor_xid_parse(const char *line, char bdf[GP_BDF_LEN], int *xid);
 
+/* --- prefetched sources (doctor/prefetch.c) ----------------------------------------------------- */
+
+/* The symbol kmod.nv_p2p_api looks for (and the one prefetch scans /proc/kallsyms for). */
+#define GP_DOCTOR_P2P_SYM "nvidia_p2p_get_pages"
+
+/* 1 when a selected check (on may be NULL: all; an active one only when active) reads a source in
+ * src, or has this id (src 0 or id NULL: not asked). */
+int gp_doctor_wants(const unsigned char *on, int active, unsigned src, const char *id);
+
+/* libcuda's prefetched probe, joined: a malloc'd copy, or NULL (none started, or no memory). */
+struct gp_cuda_probe *gp_doctor_pre_cuda(struct gp_doctor_pre *p);
+
+/* The prefetched kallsyms answer for sym, joined: 1 and *has set (as gp_doctor_kallsyms_scan
+ * returns), or 0 when none was prefetched for sym. */
+int gp_doctor_pre_kallsyms(struct gp_doctor_pre *p, const char *sym, int *has);
+
 /* libcuda probed once per run (live only; doctor/driver_rt.c): what cuInit said, or NULL (no memory). */
 const struct gp_cuda_probe *gp_doctor_cuda(struct gp_doctor_ctx *c);
 
@@ -89,8 +105,12 @@ int gp_doctor_numa_nodes(struct gp_doctor_ctx *c);
  * than n - 1 bytes, never cut). */
 long gp_doctor_read(struct gp_doctor_ctx *c, const char *path, char *buf, size_t n);
 
-/* 1 when /proc/kallsyms lists sym, 0 not, -errno when it could not be read. */
+/* 1 when /proc/kallsyms lists sym, 0 not, -errno when it could not be read (the prefetched answer
+ * when there is one). */
 int gp_doctor_kallsyms_has(struct gp_doctor_ctx *c, const char *sym);
+
+/* gp_doctor_kallsyms_has's reading of /proc/kallsyms under root r (no context: prefetch runs it). */
+int gp_doctor_kallsyms_scan(const struct gp_root *r, const char *sym);
 
 /* A device node under the root's /dev: 1 present (*usable: this process may read and write it;
  * offline, a recorded node counts as usable unless it reads "not usable..."), 0 missing, -ENOENT

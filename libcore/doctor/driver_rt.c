@@ -11,8 +11,18 @@
 
 const struct gp_cuda_probe *gp_doctor_cuda(struct gp_doctor_ctx *c)
 {
-	if (!c->cuda_probe && (c->cuda_probe = calloc(1, sizeof(*c->cuda_probe)))) {
+	if (c->cuda_probe)
+		return c->cuda_probe;
+	if (c->no_cuda && (c->cuda_probe = calloc(1, sizeof(*c->cuda_probe)))) {
+		c->cuda_probe->devices = -1;
+		c->cuda_probe->dmabuf = -1;
+		snprintf(c->cuda_probe->why, sizeof(c->cuda_probe->why), "not loaded: --no-cuda");
+		snprintf(c->src.cuda_why, sizeof(c->src.cuda_why), "%s", c->cuda_probe->why);
+		return c->cuda_probe;
+	}
+	if (!(c->cuda_probe = gp_doctor_pre_cuda(c->pre)) && (c->cuda_probe = calloc(1, sizeof(*c->cuda_probe))))
 		gp_cuda_probe(c->cuda_probe);
+	if (c->cuda_probe) {
 		c->src.cuda = c->cuda_probe->loaded;
 		snprintf(c->src.cuda_why, sizeof(c->src.cuda_why), "%s", c->cuda_probe->loaded ? "" : c->cuda_probe->why);
 	}
@@ -21,7 +31,8 @@ const struct gp_cuda_probe *gp_doctor_cuda(struct gp_doctor_ctx *c)
 
 /* Can the CPU mmap a dma-buf of GPU memory (CUDA driver API 13030 and later, as GDRCopy 2.6 uses it)?
  * Probed as `gpup2p enable --status` does (gp_pinmap_dmabuf_probe: export 64 KiB of the first GPU, mmap
- * it), never inferred from a version: live only, and only when a selected check loads libcuda anyway.
+ * it), never inferred from a version: live only, with --active (it costs a context, ~0.25 s), and only
+ * when a selected check loads libcuda anyway.
  * 1 yes, 0 no, -1 not probed; why says what the probe said, or why it did not run. */
 static int dmabuf_mmap(struct gp_doctor_ctx *c, char *why, size_t n)
 {
@@ -32,6 +43,11 @@ static int dmabuf_mmap(struct gp_doctor_ctx *c, char *why, size_t n)
 
 	if (!c->root->live && !c->probe_libs) {
 		snprintf(why, n, "not probed: offline (--root)");
+		return -1;
+	}
+	if (!c->active) {
+		snprintf(why, n, "not probed: the probe creates a CUDA context and exports GPU memory; doctor "
+			 "--active runs it");
 		return -1;
 	}
 	if (!c->cuda_wanted) {

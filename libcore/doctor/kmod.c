@@ -78,7 +78,7 @@ static void check_p2p_api(struct gp_doctor_ctx *c)
 								       : "no NVIDIA GPU on the PCI bus");
 		return;
 	}
-	has = gp_doctor_kallsyms_has(c, "nvidia_p2p_get_pages");
+	has = gp_doctor_kallsyms_has(c, GP_DOCTOR_P2P_SYM);
 	if (has < 0) {
 		gp_doctor_missing(c, "nvidia", "/proc/kallsyms", has);
 	} else if (has) {

@@ -22,6 +22,7 @@ struct gp_doctor_p2p *gp_doctor_p2p_session(struct gp_doctor_ctx *c)
 		return NULL;
 	}
 	s->n = c->topo->ngpu < GP_GPU_MAX ? c->topo->ngpu : GP_GPU_MAX;
+	(void)gp_doctor_cuda(c); /* a prefetch thread may be loading libcuda: wait for it first */
 	if (gp_cuda_list(&s->cuda, &e)) {
 		snprintf(s->why, sizeof(s->why), "%s", e.msg);
 		return NULL;

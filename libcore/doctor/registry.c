@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -166,21 +167,33 @@ void gp_doctor_ctx_free(struct gp_doctor_ctx *c)
 	c->bar = NULL;
 	free(c->cuda_probe);
 	c->cuda_probe = NULL;
+	gp_doctor_prefetch_free(c->pre);
+	c->pre = NULL;
 	gp_doctor_p2p_free(c);
 	free(c->verbs_probe);
 	c->verbs_probe = NULL;
 	gp_findings_free(&c->out);
 	gp_doctor_sys_free(c);
+	free(c->check_ms);
+	c->check_ms = NULL;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 int gp_doctor_run(struct gp_doctor_ctx *c, const unsigned char *on, struct gp_err *e)
 {
+	double t0;
 	int n = gp_doctor_count();
 
-	c->cuda_wanted = 0;
-	for (int i = 0; i < n; i++)
-		c->cuda_wanted |= (!on || on[i]) && (gp_doctor_at(i)->sources & GP_SRC_CUDA) &&
-				  (!gp_doctor_at(i)->active || c->active);
+	c->cuda_wanted = !c->no_cuda && gp_doctor_wants(on, c->active, GP_SRC_CUDA, NULL);
+	free(c->check_ms);
+	c->check_ms = calloc((size_t)n, sizeof(*c->check_ms));
 	for (int i = 0; i < n; i++) {
 		const struct gp_doctor_check *k = gp_doctor_at(i);
 		int before = c->out.n;
@@ -188,15 +201,20 @@ int gp_doctor_run(struct gp_doctor_ctx *c, const unsigned char *on, struct gp_er
 		if (on && !on[i])
 			continue;
 		c->cur = k;
+		t0 = now_ms();
 		if (k->active && !c->active)
 			gp_doctor_add(c, GP_SEV_SKIPPED, "system", "not requested: an active check (moves data); "
 				      "gpup2p doctor --active runs it");
+		else if (c->no_cuda && (k->sources & GP_SRC_CUDA))
+			gp_doctor_add(c, GP_SEV_SKIPPED, "system", "not run: --no-cuda (the check asks libcuda)");
 		else if ((k->sources & GP_SRC_LIVE_ONLY) && !c->root->live && !c->probe_libs)
 			gp_doctor_add(c, GP_SEV_SKIPPED, "system", "live only: not available under --root %s", c->root->dir);
 		else
 			k->run(c);
 		if (c->out.n == before)
 			gp_doctor_add(c, GP_SEV_UNKNOWN, "system", "the check gave no verdict (a bug in gpup2p: please report it)");
+		if (c->check_ms)
+			c->check_ms[i] = now_ms() - t0;
 		c->cur = NULL;
 	}
 	return c->out.nomem ? gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory") : 0;

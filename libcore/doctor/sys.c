@@ -222,10 +222,17 @@ long gp_doctor_read(struct gp_doctor_ctx *c, const char *path, char *buf, size_t
 
 int gp_doctor_kallsyms_has(struct gp_doctor_ctx *c, const char *sym)
 {
+	int has;
+
+	return gp_doctor_pre_kallsyms(c->pre, sym, &has) ? has : gp_doctor_kallsyms_scan(c->root, sym);
+}
+
+int gp_doctor_kallsyms_scan(const struct gp_root *r, const char *sym)
+{
 	char line[512];
 	size_t l = strlen(sym);
 	int err, found = 0;
-	FILE *f = root_fopen(c->root, "/proc/kallsyms", &err);
+	FILE *f = root_fopen(r, "/proc/kallsyms", &err);
 
 	if (!f)
 		return err;

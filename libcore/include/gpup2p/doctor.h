@@ -102,6 +102,8 @@ struct gp_doctor_proc {
 	int euid;
 };
 
+struct gp_doctor_pre;
+
 struct gp_doctor_ctx {
 	const struct gp_root *root;
 	const struct gp_pci *pci;
@@ -117,15 +119,19 @@ struct gp_doctor_ctx {
 	struct gp_cuda_probe *cuda_probe; /* libcuda's cuInit, probed on first use (live only) */
 	struct gp_verbs_probe *verbs_probe; /* libibverbs' device list, probed on first use (live only) */
 	int active;                  /* --active given */
+	int no_cuda;                 /* --no-cuda given: libcuda is never loaded, its checks are skipped */
 	struct gp_doctor_p2p *p2p;   /* the p2p checks' CUDA session and answers (doctor/p2p.c) */
 	void (*progress)(void *arg, const char *what); /* active checks: what is being copied now (NULL: quiet) */
 	void *progress_arg;
 	int kmsg;                    /* --kmsg given: gpu.xid may read the kernel log */
+	struct gp_doctor_pre *pre;   /* slow sources started early (gp_doctor_prefetch), or NULL; the
+	                                context joins and frees it */
 	int cuda_wanted;             /* a selected check reads libcuda (set by gp_doctor_run): without one,
 	                                nothing loads libcuda (driver.version does not probe it either) */
 	int probe_libs;              /* ask libcuda/libibverbs: live; tests set it on a fixture (their test doubles) */
 	struct gp_findings out;
 	const struct gp_doctor_check *cur;
+	double *check_ms;            /* gp_doctor_run: each check's wall time (ms) by registry index, or NULL */
 };
 
 /* The registry: every family, in report order. */
@@ -157,6 +163,17 @@ int gp_doctor_select(unsigned char *on, const char *only, const char *skip, stru
  * 0 or -ENOMEM. */
 int gp_doctor_ctx_init(struct gp_doctor_ctx *c, const struct gp_root *r, const struct gp_pci *p,
 		       const struct gp_gpu_facts *f, const struct gp_topo *t, struct gp_err *e);
+
+/* Start the slow live sources a selected check will read (on may be NULL: all; active: the active
+ * checks run too; no_cuda: --no-cuda, libcuda is not wanted) on threads, before the PCI scan: libcuda's probe (dlopen, cuInit, no context) and the
+ * /proc/kallsyms scan of kmod.nv_p2p_api. NULL under --root, when nothing is wanted, or without memory
+ * (the checks then read their sources themselves). Hand it to the context (c->pre) after
+ * gp_doctor_ctx_init, which joins and frees it; or release it with gp_doctor_prefetch_free. */
+struct gp_doctor_pre *gp_doctor_prefetch(const struct gp_root *r, const unsigned char *on, int active,
+					 int no_cuda);
+
+/* Wait for the prefetch threads still running and free p (NULL is fine). */
+void gp_doctor_prefetch_free(struct gp_doctor_pre *p);
 
 /* Fill c->proc from this process (live roots only). */
 void gp_doctor_proc_read(struct gp_doctor_ctx *c);

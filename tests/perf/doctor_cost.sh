@@ -1,0 +1,32 @@
+#!/bin/bash
+# Static doctor's wall time against nvidia-smi -q on a GPU machine (device tool; build/gpup2p and
+# build/devlibs carried), alternating, ROUNDS rounds: `gpup2p doctor` (every static check, libcuda's cuInit
+# on a thread), `gpup2p doctor --no-cuda`, `nvidia-smi -q`, and the floor a CUDA check cannot go below: a
+# bare process's dlopen + cuInit (tests/perf/cuda_cost.c). Then one run with GPUP2P_DOCTOR_TIMING=1
+# (where the time went). Medians on stdout; raw figures in $OUT/doctor-cost.txt. BIN= another binary.
+set -u
+OUT=${OUT:-/tmp/gpup2p-out}
+ROUNDS=${ROUNDS:-9}
+B=${BIN:-$PWD/build/gpup2p}
+mkdir -p "$OUT"
+[ -d build/devlibs ] && export LD_LIBRARY_PATH=$PWD/build/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+cc -O2 -o /tmp/cuda_cost tests/perf/cuda_cost.c -ldl || exit 1
+ms() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N); echo $(( (t1 - t0) / 1000 ))e-3; }
+nvidia-smi --query-gpu=name,driver_version,persistence_mode --format=csv,noheader
+for r in $(seq 1 "$ROUNDS"); do
+	c=$(/tmp/cuda_cost now | python3 -c 'import json,sys; x=json.load(sys.stdin); print(x["dlopen_ms"]+x["cuinit_ms"])')
+	echo "doctor $(ms "$B" doctor) no_cuda $(ms "$B" doctor --no-cuda) smi $(ms nvidia-smi -q) cuinit $c"
+done | tee "$OUT/doctor-cost.txt"
+python3 - "$OUT/doctor-cost.txt" <<'PY'
+import statistics, sys
+cols = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    for k, v in zip(f[::2], f[1::2]):
+        cols.setdefault(k, []).append(float(v))
+m = {k: statistics.median(v) for k, v in cols.items()}
+print("medians (ms) over %d rounds: %s" % (len(cols["doctor"]), ", ".join("%s %.1f" % kv for kv in m.items())))
+print("doctor vs nvidia-smi -q: %.2fx; doctor --no-cuda vs nvidia-smi -q: %.2fx; cuInit floor vs nvidia-smi -q: %.2fx"
+      % (m["doctor"] / m["smi"], m["no_cuda"] / m["smi"], m["cuinit"] / m["smi"]))
+PY
+GPUP2P_DOCTOR_TIMING=1 "$B" doctor -q 2>&1 >/dev/null | sort -k2 -g -r | head -8
