@@ -28,6 +28,7 @@ struct cli {
 	struct gp_pci pci;
 	struct gp_gpu_facts *facts;    /* heap: large */
 	int loaded;
+	int root_ready;               /* c->root opened (cli_root) */
 };
 
 struct cli_cmd {
@@ -54,6 +55,9 @@ struct gp_topo;
 /* Parse `--match VENDOR:DEVICE` (or --match=) at argv[*i] into m[*nm]. Returns 1 consumed,
  * 0 not a --match, -1 on a usage error (printed, exit 64). */
 int cli_match_arg(const char *cmd, int argc, char **argv, int *i, struct gp_topo_match *m, int *nm);
+
+/* Open the root (--root, GPUP2P_ROOT or live) once; prints the error and returns the exit code. */
+int cli_root(struct cli *c);
 
 /* Open the root, scan PCI and load the GPU facts; prints the error and returns the exit code. */
 int cli_load(struct cli *c);

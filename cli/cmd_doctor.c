@@ -380,8 +380,12 @@ static double now_ms(void)
 /* GPUP2P_DOCTOR_TIMING set: where the run's wall time went, on stderr (phases, then each check). */
 static void print_timing(const struct gp_doctor_ctx *d, const unsigned char *on, const double ph[4])
 {
-	fprintf(stderr, "doctor timing (ms): scan+nvml+topo %.2f, context %.2f, checks %.2f, total %.2f\n",
-		ph[1] - ph[0], ph[2] - ph[1], ph[3] - ph[2], ph[3] - ph[0]);
+	double cu, sym;
+
+	gp_doctor_prefetch_ms(d->pre, &cu, &sym);
+	fprintf(stderr, "doctor timing (ms): scan+nvml+topo %.2f, context %.2f, checks %.2f, total %.2f; "
+		"on threads: libcuda %.2f, kallsyms %.2f\n", ph[1] - ph[0], ph[2] - ph[1], ph[3] - ph[2],
+		ph[3] - ph[0], cu, sym);
 	for (int i = 0; d->check_ms && i < gp_doctor_count(); i++)
 		if (on[i])
 			fprintf(stderr, "  %-22s %8.2f\n", gp_doctor_at(i)->id, d->check_ms[i]);
@@ -417,6 +421,10 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 		return rc;
 	}
 	ph[0] = now_ms();
+	if ((rc = cli_root(c))) {
+		free(on);
+		return rc;
+	}
 	pre = gp_doctor_prefetch(&c->root, on, o.active, o.no_cuda);
 	rc = cli_load_topo(c, &t, NULL, 0);
 	if (rc) {

@@ -117,12 +117,25 @@ void cli_print_warnings(const struct cli *c)
 		fprintf(stderr, "gpup2p: warning: %s\n", c->pci.warnings[i]);
 }
 
-int cli_load(struct cli *c)
+int cli_root(struct cli *c)
 {
 	struct gp_err e = { 0 };
 
+	if (c->root_ready)
+		return 0;
 	if (gp_root_init(&c->root, c->root_dir, &e))
 		return cli_fail(&e);
+	c->root_ready = 1;
+	return 0;
+}
+
+int cli_load(struct cli *c)
+{
+	struct gp_err e = { 0 };
+	int rc = cli_root(c);
+
+	if (rc)
+		return rc;
 	if (gp_pci_scan(&c->pci, &c->root, &e))
 		return cli_fail(&e);
 	c->facts = calloc(1, sizeof(*c->facts));

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gpup2p/cuda.h"
 #include "check.h"
@@ -17,19 +18,34 @@ struct gp_doctor_pre {
 	int cuda_done, sym_done;         /* joined: the answer below is valid */
 	struct gp_cuda_probe probe;
 	int sym_has;                     /* gp_doctor_kallsyms_scan for GP_DOCTOR_P2P_SYM */
+	double cuda_ms, sym_ms;          /* each thread's wall time, -1 before it ends */
 };
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
 
 static void *cuda_thread(void *arg)
 {
-	gp_cuda_probe(&((struct gp_doctor_pre *)arg)->probe);
+	struct gp_doctor_pre *p = arg;
+	double t0 = now_ms();
+
+	gp_cuda_probe(&p->probe);
+	p->cuda_ms = now_ms() - t0;
 	return NULL;
 }
 
 static void *sym_thread(void *arg)
 {
 	struct gp_doctor_pre *p = arg;
+	double t0 = now_ms();
 
 	p->sym_has = gp_doctor_kallsyms_scan(p->root, GP_DOCTOR_P2P_SYM);
+	p->sym_ms = now_ms() - t0;
 	return NULL;
 }
 
@@ -52,6 +68,7 @@ struct gp_doctor_pre *gp_doctor_prefetch(const struct gp_root *r, const unsigned
 	if (!r->live || !(p = calloc(1, sizeof(*p))))
 		return NULL;
 	p->root = r;
+	p->cuda_ms = p->sym_ms = -1;
 	if (!no_cuda && gp_doctor_wants(on, active, GP_SRC_CUDA, NULL))
 		p->cuda_started = !pthread_create(&p->cuda_th, NULL, cuda_thread, p);
 	if (gp_doctor_wants(on, active, 0, "kmod.nv_p2p_api"))
@@ -95,4 +112,10 @@ void gp_doctor_prefetch_free(struct gp_doctor_pre *p)
 	if (p->sym_started)
 		pthread_join(p->sym_th, NULL);
 	free(p);
+}
+
+void gp_doctor_prefetch_ms(const struct gp_doctor_pre *p, double *cuda_ms, double *sym_ms)
+{
+	*cuda_ms = p && p->cuda_done ? p->cuda_ms : -1;
+	*sym_ms = p && p->sym_done ? p->sym_ms : -1;
 }

@@ -29,4 +29,4 @@ print("medians (ms) over %d rounds: %s" % (len(cols["doctor"]), ", ".join("%s %.
 print("doctor vs nvidia-smi -q: %.2fx; doctor --no-cuda vs nvidia-smi -q: %.2fx; cuInit floor vs nvidia-smi -q: %.2fx"
       % (m["doctor"] / m["smi"], m["no_cuda"] / m["smi"], m["cuinit"] / m["smi"]))
 PY
-GPUP2P_DOCTOR_TIMING=1 "$B" doctor -q 2>&1 >/dev/null | sort -k2 -g -r | head -8
+GPUP2P_DOCTOR_TIMING=1 "$B" doctor -q 2>&1 >/dev/null | sort -k2 -g -r | head -8; GPUP2P_DOCTOR_TIMING=1 "$B" doctor -q 2>&1 >/dev/null | grep "^doctor timing"

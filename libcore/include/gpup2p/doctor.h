@@ -172,6 +172,9 @@ int gp_doctor_ctx_init(struct gp_doctor_ctx *c, const struct gp_root *r, const s
 struct gp_doctor_pre *gp_doctor_prefetch(const struct gp_root *r, const unsigned char *on, int active,
 					 int no_cuda);
 
+/* How long each prefetch thread ran (ms), once a check joined it; -1: not run or not joined yet. */
+void gp_doctor_prefetch_ms(const struct gp_doctor_pre *p, double *cuda_ms, double *sym_ms);
+
 /* Wait for the prefetch threads still running and free p (NULL is fine). */
 void gp_doctor_prefetch_free(struct gp_doctor_pre *p);
 
