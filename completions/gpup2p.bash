@@ -70,7 +70,7 @@ _gpup2p()
 			COMPREPLY=($(compgen -W "h2d d2h d2d p2p bidir latency all one2all all2one all2host host2all" -- "$cur"))
 		fi
 		;;
-	doctor) COMPREPLY=($(compgen -W "--only --skip --active --kmsg --strict --list --explain $global" -- "$cur")) ;;
+	doctor) COMPREPLY=($(compgen -W "--only --skip --active --no-cuda --kmsg --strict --list --explain $global" -- "$cur")) ;;
 	topo) COMPREPLY=($(compgen -W "--tree --all --match $global" -- "$cur")) ;;
 	bar) COMPREPLY=($(compgen -W "--all --match $global" -- "$cur")) ;;
 	snapshot)

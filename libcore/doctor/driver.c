@@ -337,12 +337,14 @@ static const struct gp_doctor_check checks[] = {
 	{ "driver.cuda_init", "cuInit fails (no device, driver mismatch)", GP_SRC_CUDA, 0, gp_doctor_check_cuda_init,
 	  "Loads libcuda and calls cuInit, cuDriverGetVersion and cuDeviceGetCount (no context: cheap). Error when "
 	  "cuInit fails or finds no device, with the CUDA error decoded (CUDA_VISIBLE_DEVICES hiding every GPU, "
-	  "libcuda and the kernel module from different drivers). Unknown when libcuda cannot be loaded; live only." },
+	  "libcuda and the kernel module from different drivers). Unknown when libcuda cannot be loaded; live only. "
+	  "cuInit runs on a thread from the start of the run; --no-cuda skips it." },
 	{ "driver.version", "kernel module and user-space driver versions, and what they support", GP_SRC_PROC | GP_SRC_NVML,
 	  0, gp_doctor_check_version,
 	  "Compares the kernel module's version (/proc/driver/nvidia/version) with NVML's. Error when they differ "
 	  "(after an upgrade without reboot: CUDA and NVML fail with a version mismatch). Info for a driver before "
-	  "R470 (no nvidia-peermem, no dma-buf export); driver.cuda_init shows the CUDA driver API version." },
+	  "R470 (no nvidia-peermem, no dma-buf export); driver.cuda_init shows the CUDA driver API version. With "
+	  "--active it also probes whether the CPU can mmap a dma-buf of GPU memory (a context, 64 KiB exported)." },
 	{ "driver.persistence", "persistence mode off", GP_SRC_NVML, 0, gp_doctor_check_persistence,
 	  "Reads each GPU's persistence mode (NVML). Warning when off: the driver tears the GPU down when its last "
 	  "client exits, so each job's first CUDA call pays seconds of initialisation. Fix: nvidia-persistenced." },

@@ -131,6 +131,22 @@ assert "fallen off the bus" in f["0000:13:00.0"]["message"], f["0000:13:00.0"]' 
 	ok "--kmsg: Xid 79 on GPU0 is an error, exit 2" || nok "--kmsg: exit $rc"
 [ "$(code --root "$D/healthy" doctor --kmsg)" = 0 ] && ok "--kmsg on a clean log: exit 0" || nok "--kmsg healthy"
 
+# --no-cuda: the three checks that ask libcuda say skipped (--no-cuda), the rest as without it; not with --active
+expect 64 "cannot run with --no-cuda" --root "$D/healthy" doctor --active --no-cuda
+"$BIN" --root "$D/healthy" doctor --json >"$tmp/cu.json"; rc1=$?
+GPUP2P_LIBCUDA=/nonexistent/libcuda.so.1 "$BIN" --root "$D/healthy" doctor --no-cuda --json >"$tmp/nocu.json"; rc2=$?
+python3 -c 'import json,sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+cu = {"driver.cuda_init", "p2p.access", "p2p.nvml_status"}
+fb = {(f["id"], f["subject"]): f for f in b["findings"]}
+for i in cu:
+    f = [x for x in b["findings"] if x["id"] == i]
+    assert f and all(x["severity"] == "skipped" and "--no-cuda" in x["message"] for x in f), (i, f)
+rest = lambda d: sorted((f["id"], f["subject"], f["severity"], f["message"]) for f in d["findings"] if f["id"] not in cu)
+assert rest(a) == rest(b), set(rest(a)) ^ set(rest(b))' "$tmp/cu.json" "$tmp/nocu.json" && [ $rc1 = $rc2 ] &&
+	ok "--no-cuda: driver.cuda_init, p2p.access, p2p.nvml_status skipped; every other finding unchanged" ||
+	nok "--no-cuda: exit $rc1/$rc2"
+
 # a machine without RDMA NICs: the rdma, nic and peermem.dmabuf checks are all skipped, the exit the same
 ws=$("$BIN" --root "$FX/workstation" doctor --json --only rdma,nic,peermem.dmabuf | python3 -c '
 import json, sys; print(" ".join(sorted({f["severity"] for f in json.load(sys.stdin)["findings"]})))')

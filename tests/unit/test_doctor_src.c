@@ -68,9 +68,22 @@ static void xid_counts(void)
 	done(&x, &c);
 }
 
-/* libcuda is loaded only for a selected check that reads it; driver.version's dma-buf mmap probe says
- * what the probe found, or why it did not run. Runs first: the double's "load" marker is written
- * once per process, when it is first loaded. */
+/* Live, with --active: driver.version's dma-buf mmap probe (a context and a GPU allocation) runs. */
+static void active_live(struct fx *x, struct gp_doctor_ctx *c)
+{
+	live(x, c);
+	c->active = 1;
+}
+
+static void active_cuda(struct fx *x, struct gp_doctor_ctx *c)
+{
+	cuda_ok(x, c);
+	c->active = 1;
+}
+
+/* libcuda is loaded only for a selected check that reads it; driver.version's dma-buf mmap probe runs
+ * with --active only and says what the probe found, or why it did not run. Runs first: the double's
+ * "load" marker is written once per process, when it is first loaded. */
 static void cuda_loading(void)
 {
 	static struct fx x;
@@ -86,15 +99,21 @@ static void cuda_loading(void)
 	close(fd);
 	unlink(marker);
 	setenv("FAKECUDA_MARKER", marker, 1);
-	if (!run_sel(D("healthy"), cuda_ok, NULL, "driver.cuda_init,p2p", &x, &c)) {
+	if (!run_sel(D("healthy"), active_cuda, NULL, "driver.cuda_init,p2p", &x, &c)) {
 		v = ev_of(&c, "driver.version", "nvidia", "dma-buf cpu mmap");
-		CHECK(v && strstr(v, "not probed: no selected check loads libcuda"), "--skip driver.cuda_init,p2p: version "
-		      "says not probed (%s)", v ? v : "none");
+		CHECK(v && strstr(v, "not probed: no selected check loads libcuda"), "--active --skip driver.cuda_init,p2p: "
+		      "version says not probed (%s)", v ? v : "none");
 		CHECK(!c.cuda_wanted, "no selected check reads libcuda");
 		done(&x, &c);
 	}
 	CHECK(access(marker, F_OK) != 0, "--skip driver.cuda_init,p2p: libcuda not loaded at all (no marker)");
 	if (!run_on(D("healthy"), cuda_ok, &x, &c)) {
+		v = ev_of(&c, "driver.version", "nvidia", "dma-buf cpu mmap");
+		CHECK(v && strstr(v, "not probed: the probe creates a CUDA context") && strstr(v, "--active"),
+		      "static run: libcuda loaded but the context-creating probe left to --active (%s)", v ? v : "none");
+		done(&x, &c);
+	}
+	if (!run_sel(D("healthy"), active_cuda, "driver", NULL, &x, &c)) {
 		v = ev_of(&c, "driver.version", "nvidia", "dma-buf cpu mmap");
 		CHECK(v && strstr(v, "fails: this driver cannot export dma-bufs"), "probed: no export (%s)", v ? v : "none");
 		done(&x, &c);
@@ -110,14 +129,14 @@ static void cuda_loading(void)
 	unsetenv("FAKECUDA_MARKER");
 	snprintf(dmabuf, sizeof(dmabuf), "%s/../tests/fakecuda-dmabuf/libcuda.so.1", fx ? fx : "build/fixtures");
 	setenv("GPUP2P_LIBCUDA", dmabuf, 1);
-	if (!run_on(D("healthy"), live, &x, &c)) {
+	if (!run_sel(D("healthy"), active_live, "driver", NULL, &x, &c)) {
 		v = ev_of(&c, "driver.version", "nvidia", "dma-buf cpu mmap");
 		CHECK(v && strstr(v, "works: CUDA dma-buf export, mapped with mmap"), "probed: mmap works (%s)",
 		      v ? v : "none");
 		done(&x, &c);
 	}
 	setenv("FAKECUDA_DMABUF_MMAP", "0", 1);
-	if (!run_on(D("healthy"), live, &x, &c)) {
+	if (!run_sel(D("healthy"), active_live, "driver", NULL, &x, &c)) {
 		v = ev_of(&c, "driver.version", "nvidia", "dma-buf cpu mmap");
 		CHECK(v && strstr(v, "fails: exported, but mmap of it fails with errno"), "probed: exported, mmap "
 		      "fails (%s)", v ? v : "none");
