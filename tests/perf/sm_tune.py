@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Device-local SM copy kernels, side by side with the copy engine (cuMemcpyDtoDAsync, what nvbandwidth's
+device_local_copy times), on one GPU: which load/store cache operators, unroll, address layout and launch
+geometry reach the copy engine's bandwidth. PTX generated here, loaded with cuModuleLoadData, launched
+with cuLaunchKernel through ctypes (no CUDA toolkit). Run on the GPU machine (device tool):
+    python3 tests/perf/sm_tune.py [SIZE_MiB] > $OUT/sm-tune.txt
+Prints one line per variant (GB/s, median of REPS samples of ITERS copies, bytes copied / time, as
+nvbandwidth counts) and the copy engine's figure measured between the variants. Not part of the build."""
+import ctypes as C
+import itertools
+import os
+import statistics
+import sys
+
+cu = C.CDLL("libcuda.so.1")
+U64 = C.c_uint64
+
+
+def ck(r, what):
+    if r != 0:
+        name = C.c_char_p()
+        cu.cuGetErrorName(r, C.byref(name))
+        raise RuntimeError("%s: %s (%d)" % (what, name.value.decode() if name.value else "?", r))
+
+
+def ptx(unroll, layout, ld, st, version="7.8", target="sm_80"):
+    """gp_tune(dst, src, n): copy n bytes (a multiple of 16). Super-iterations of U*T*16 bytes: thread t
+    copies words at base + (t + k T) 16 (layout gs: grid-stride) or base + (W U 32 + k 32 + lane) 16
+    (layout chunk: each warp W a contiguous U*512 bytes), k < U; the rest word by word, grid-stride."""
+    u = unroll
+    L = []
+    a = L.append
+    a(".version %s\n.target %s\n.address_size 64\n" % (version, target))
+    a(".visible .entry gp_tune(.param .u64 p_dst, .param .u64 p_src, .param .u64 p_n)\n{")
+    a("\t.reg .pred %p<4>;\n\t.reg .b32 %r<8>;\n\t.reg .b32 %v<" + str(4 * u) + ">;\n\t.reg .b64 %rd<40>;")
+    a("\tld.param.u64 %rd1, [p_dst];\n\tld.param.u64 %rd2, [p_src];\n\tld.param.u64 %rd3, [p_n];")
+    a("\tcvta.to.global.u64 %rd1, %rd1;\n\tcvta.to.global.u64 %rd2, %rd2;")
+    a("\tmov.u32 %r1, %ctaid.x;\n\tmov.u32 %r2, %ntid.x;\n\tmov.u32 %r3, %tid.x;\n\tmov.u32 %r4, %nctaid.x;")
+    a("\tmul.wide.u32 %rd4, %r1, %r2;\n\tcvt.u64.u32 %rd5, %r3;\n\tadd.u64 %rd4, %rd4, %rd5;")  # t
+    a("\tmul.wide.u32 %rd6, %r4, %r2;")  # T
+    a("\tshl.b64 %rd7, %rd6, 4;")  # 16T
+    a("\tmul.lo.u64 %rd8, %rd7, " + str(u) + ";")  # super = 16 T U
+    if layout == "gs":
+        a("\tshl.b64 %rd9, %rd4, 4;")  # o0 = 16 t
+        a("\tmov.u64 %rd10, %rd7;")  # sk = 16T
+    else:
+        a("\tshr.u64 %rd11, %rd4, 5;\n\tand.b64 %rd12, %rd4, 31;")  # W, lane
+        a("\tmul.lo.u64 %rd11, %rd11, " + str(u * 32) + ";\n\tadd.u64 %rd11, %rd11, %rd12;\n\tshl.b64 %rd9, %rd11, 4;")
+        a("\tmov.u64 %rd10, 512;")
+    a("\tmov.u64 %rd13, 0;")  # base
+    a("MAIN:\n\tadd.u64 %rd14, %rd13, %rd8;\n\tsetp.gt.u64 %p1, %rd14, %rd3;\n\t@%p1 bra REM;")
+    a("\tadd.u64 %rd15, %rd13, %rd9;\n\tadd.u64 %rd16, %rd2, %rd15;\n\tadd.u64 %rd17, %rd1, %rd15;")
+    for k in range(u):
+        if layout == "gs":
+            if k:
+                a("\tadd.u64 %rd16, %rd16, %rd10;")
+            a("\t%s.v4.u32 {%%v%d, %%v%d, %%v%d, %%v%d}, [%%rd16];" % (ld, 4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3))
+        else:
+            a("\t%s.v4.u32 {%%v%d, %%v%d, %%v%d, %%v%d}, [%%rd16+%d];" % (ld, 4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3, 512 * k))
+    for k in range(u):
+        if layout == "gs":
+            if k:
+                a("\tadd.u64 %rd17, %rd17, %rd10;")
+            a("\t%s.v4.u32 [%%rd17], {%%v%d, %%v%d, %%v%d, %%v%d};" % (st, 4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3))
+        else:
+            a("\t%s.v4.u32 [%%rd17+%d], {%%v%d, %%v%d, %%v%d, %%v%d};" % (st, 512 * k, 4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3))
+    a("\tmov.u64 %rd13, %rd14;\n\tbra.uni MAIN;")
+    a("REM:\n\tshl.b64 %rd18, %rd4, 4;\n\tadd.u64 %rd18, %rd18, %rd13;")
+    a("R1:\n\tsetp.ge.u64 %p2, %rd18, %rd3;\n\t@%p2 bra DONE;")
+    a("\tadd.u64 %rd19, %rd2, %rd18;\n\tadd.u64 %rd20, %rd1, %rd18;")
+    a("\tld.global.v4.u32 {%v0, %v1, %v2, %v3}, [%rd19];\n\tst.global.v4.u32 [%rd20], {%v0, %v1, %v2, %v3};")
+    a("\tadd.u64 %rd18, %rd18, %rd7;\n\tbra.uni R1;")
+    a("DONE:\n\tret;\n}\n")
+    return "\n".join(L)
+
+
+def main():
+    size = int(sys.argv[1] if len(sys.argv) > 1 else 512) << 20
+    iters, reps = int(os.environ.get("ITERS", 16)), int(os.environ.get("REPS", 5))
+    ck(cu.cuInit(0), "cuInit")
+    dev, ctx = C.c_int(), C.c_void_p()
+    ck(cu.cuDeviceGet(C.byref(dev), 0), "cuDeviceGet")
+    ck(cu.cuDevicePrimaryCtxRetain(C.byref(ctx), dev), "retain")
+    ck(cu.cuCtxSetCurrent(ctx), "set current")
+    sms = C.c_int()
+    ck(cu.cuDeviceGetAttribute(C.byref(sms), 16, dev), "SM count")
+    name = C.create_string_buffer(128)
+    cu.cuDeviceGetName(name, 128, dev)
+    src, dst = U64(), U64()
+    ck(cu.cuMemAlloc_v2(C.byref(src), U64(size)), "alloc")
+    ck(cu.cuMemAlloc_v2(C.byref(dst), U64(size)), "alloc")
+    ck(cu.cuMemsetD8_v2(src, C.c_ubyte(0x5a), U64(size)), "memset")
+    stream = C.c_void_p()
+    ck(cu.cuStreamCreate(C.byref(stream), 1), "stream")
+    e0, e1 = C.c_void_p(), C.c_void_p()
+    ck(cu.cuEventCreate(C.byref(e0), 0), "event")
+    ck(cu.cuEventCreate(C.byref(e1), 0), "event")
+    elapsed = getattr(cu, "cuEventElapsedTime_v2", None) or cu.cuEventElapsedTime
+
+    def timed(run):
+        out = []
+        run()  # warm-up
+        for _ in range(reps):
+            ck(cu.cuEventRecord(e0, stream), "record")
+            for _ in range(iters):
+                run()
+            ck(cu.cuEventRecord(e1, stream), "record")
+            ck(cu.cuEventSynchronize(e1), "sync")
+            ms = C.c_float()
+            ck(elapsed(C.byref(ms), e0, e1), "elapsed")
+            out.append(size * iters / (ms.value / 1e3) / 1e9)
+        return statistics.median(out)
+
+    def ce():
+        ck(cu.cuMemcpyDtoDAsync_v2(dst, src, U64(size), stream), "memcpy")
+
+    print("# %s, %d SMs, %d MiB, %d copies x %d samples, GB/s = bytes copied / time" % (name.value.decode(), sms.value,
+                                                                                        size >> 20, iters, reps))
+    print("ce %.2f" % timed(ce), flush=True)
+    nbytes = U64(size)
+    variants = itertools.product((4, 8, 16), ("gs", "chunk"),
+                                 ("ld.global", "ld.global.nc", "ld.global.cs", "ld.global.L1::no_allocate"),
+                                 ("st.global", "st.global.cs"), (256, 512, 1024), (1, 2, 4, 8))
+    n = 0
+    for u, layout, ld, st, block, bps in variants:
+        if block * bps > 2048:
+            continue
+        mod, fn = C.c_void_p(), C.c_void_p()
+        text = ptx(u, layout, ld, st).encode()
+        r = cu.cuModuleLoadData(C.byref(mod), C.c_char_p(text))
+        if r:
+            print("variant u%d %s %s %s: module load failed (%d)" % (u, layout, ld, st, r))
+            continue
+        ck(cu.cuModuleGetFunction(C.byref(fn), mod, b"gp_tune"), "function")
+        grid = sms.value * bps
+        params = (C.c_void_p * 3)(C.cast(C.pointer(dst), C.c_void_p), C.cast(C.pointer(src), C.c_void_p),
+                                  C.cast(C.pointer(nbytes), C.c_void_p))
+
+        def sm():
+            ck(cu.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, stream, params, None), "launch")
+        try:
+            g = timed(sm)
+        except RuntimeError as x:
+            print("u%d %s %s %s b%d x%d: %s" % (u, layout, ld, st, block, bps, x))
+            cu.cuModuleUnload(mod)
+            continue
+        # the bytes arrived (one word every 4 KiB, and the last)
+        h = (C.c_ubyte * 16)()
+        ck(cu.cuMemsetD8_v2(dst, C.c_ubyte(0), U64(size)), "memset")
+        sm()
+        ck(cu.cuStreamSynchronize(stream), "sync")
+        ok = True
+        for off in list(range(0, size, 1 << 22)) + [size - 16]:
+            ck(cu.cuMemcpyDtoH_v2(h, U64(dst.value + off), U64(16)), "check")
+            ok &= all(b == 0x5a for b in h)
+        print("u%d %s %s %s b%d x%d %.2f%s" % (u, layout, ld, st, block, bps, g, "" if ok else " WRONG DATA"), flush=True)
+        cu.cuModuleUnload(mod)
+        n += 1
+        if n % 24 == 0:
+            print("ce %.2f" % timed(ce), flush=True)
+    print("ce %.2f" % timed(ce), flush=True)
+
+
+if __name__ == "__main__":
+    main()
