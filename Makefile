@@ -42,7 +42,7 @@ UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 LIBA = $(BUILD)/libgpup2p.a
 BIN = $(BUILD)/gpup2p
 
-.PHONY: all check check-only check-asan check-vm kmod run deps install uninstall clean fixtures pkgcheck version-sync
+.PHONY: all check check-only check-asan check-vm kmod run deps install install-dkms uninstall clean check-pkg fixtures pkgcheck version-sync
 
 all: $(BIN)
 
@@ -126,6 +126,11 @@ check:
 check-only: $(BIN) $(UNIT_BIN) $(FAKECUDA) $(FAKECUDA_DMABUF) $(FAKENVML) $(FAKEVERBS) $(FUZZ_BIN) fixtures
 	@BUILD=$(BUILD) bash tests/run.sh
 
+# The Debian packages (debian/): build both, lintian, install in a throwaway root, DKMS build (tests/pkg).
+check-pkg:
+	@bash tests/deps.sh pkg
+	@BUILD=$(BUILD) bash tests/run.sh tests/pkg/test_deb.sh
+
 # The unit tests and the fuzz regression cases under ASan, LeakSanitizer and UBSan, built in the
 # sanitizer build dir of `make fuzz` ($(BUILD)/fuzz, tests/fuzz/fuzz.mk): any report fails (tests/asan.sh).
 check-asan: $(FUZZ_BIN) $(FAKECUDA) $(FAKECUDA_DMABUF) $(FAKENVML) $(FAKEVERBS) fixtures
@@ -174,6 +179,13 @@ install: $(BIN)
 	chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/gpup2p-acs.service
 	install -d $(DESTDIR)$(UDEVDIR)
 	install -m 0644 udev/60-gpup2p.rules $(DESTDIR)$(UDEVDIR)/60-gpup2p.rules
+
+# gpup2p.ko's source where DKMS looks for it (then: dkms install gpup2p/$(VERSION)); debian/rules uses it.
+DKMSDIR ?= /usr/src/gpup2p-$(VERSION)
+install-dkms:
+	install -d $(DESTDIR)$(DKMSDIR)/uapi
+	install -m 0644 kmod/Kbuild kmod/Makefile kmod/dkms.conf kmod/*.c kmod/*.h $(DESTDIR)$(DKMSDIR)/
+	install -m 0644 kmod/uapi/*.h $(DESTDIR)$(DKMSDIR)/uapi/
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/gpup2p $(DESTDIR)$(BASHCOMPDIR)/gpup2p $(DESTDIR)$(ZSHCOMPDIR)/_gpup2p

@@ -1,9 +1,13 @@
 #!/bin/bash
 # Install the Debian 12 packages gpup2p needs to build and test (only what is missing).
-# Used by `make deps` and .ci/run. Needs root (or sudo) when something is missing.
+# Used by `make deps`, `make check` and `make check-pkg` (.ci/run). Needs root (or sudo) when something
+# is missing.
 set -eu
 # zsh: tests/cli/test_install.sh asks it where completions belong; strace: tests/cli/test_snapshot_perf.sh counts calls
 PKGS="gcc make pkg-config libpci-dev libkmod-dev pciutils python3 tar gzip man-db zsh strace"
+# `deps.sh pkg` (make check-pkg): also what building and testing the Debian packages needs (tests/pkg)
+[ "${1:-}" != pkg ] ||
+	PKGS="$PKGS dpkg-dev debhelper dh-dkms lintian dkms linux-headers-$(dpkg --print-architecture)"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
