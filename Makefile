@@ -162,11 +162,16 @@ deps:
 	@bash tests/deps.sh
 
 # VERSION is the one source of the version: this copies it into the files that must state it literally
-# (man pages, the module, dkms.conf); tests/cli/test_version.sh fails while they differ.
+# (man pages, the module, dkms.conf) and adds a debian/changelog entry for it; tests/cli/test_version.sh
+# fails while they differ.
 version-sync:
 	sed -i 's/^\(\.TH .* "gpup2p \)[^"]*"/\1$(VERSION)"/' man/*.1
 	sed -i 's/^MODULE_VERSION("[^"]*");/MODULE_VERSION("$(VERSION)");/' kmod/main.c
 	sed -i 's/^PACKAGE_VERSION="[^"]*"/PACKAGE_VERSION="$(VERSION)"/' kmod/dkms.conf
+	head -1 debian/changelog | grep -q '^gpup2p ($(VERSION)) ' || { \
+		printf 'gpup2p (%s) unstable; urgency=medium\n\n  * New upstream version %s.\n\n -- %s  %s\n\n' \
+		'$(VERSION)' '$(VERSION)' "$$(sed -n 's/^ -- \(.*>\)  .*/\1/p' debian/changelog | head -1)" \
+		"$$(date -R)" | cat - debian/changelog >debian/changelog.new && mv debian/changelog.new debian/changelog; }
 
 install: $(BIN)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)

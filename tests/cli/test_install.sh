@@ -31,6 +31,15 @@ if command -v systemd-analyze >/dev/null; then
 	systemd-analyze verify --man=no --root="$d" "$u" >/dev/null 2>&1 && echo "ok - systemd-analyze verify" ||
 		echo "not ok - systemd-analyze verify: $(systemd-analyze verify --man=no --root="$d" "$u" 2>&1 | head -3)"
 fi
+# the unit where systemd looks for units (the installed unit's directory is one of systemd's unit paths)
+unit_check() { # PREFIX
+	local u
+	u=$(cd "$d" && find . -name gpup2p-acs.service | sed 's|^\.||')
+	command -v systemd-analyze >/dev/null || return 0
+	[ -n "$u" ] && systemd-analyze unit-paths 2>/dev/null | grep -qx "$(dirname "$u")" &&
+		echo "ok - PREFIX=$1: unit in one of systemd's unit paths ($u)" || echo "not ok - PREFIX=$1: unit at '$u'"
+}
+unit_check /usr
 # zsh completion: where zsh's $fpath looks. Debian's zsh reads /usr/local/share/zsh/site-functions and
 # /usr/share/zsh/vendor-completions (it has no /usr/share/zsh/site-functions); zsh's own default is
 # $prefix/share/zsh/site-functions.
@@ -54,6 +63,7 @@ n=$(find "$d" -type f | wc -l)
 make -s --no-print-directory install PREFIX=/usr/local DESTDIR="$d" BUILD="$BUILD" >/dev/null 2>&1 &&
 	[ -x "$d/usr/local/bin/gpup2p" ] && echo "ok - make install PREFIX=/usr/local" || echo "not ok - make install PREFIX=/usr/local"
 zsh_check /usr/local /usr/local/share/zsh/site-functions
+unit_check /usr/local
 make -s --no-print-directory uninstall PREFIX=/usr/local DESTDIR="$d" BUILD="$BUILD" >/dev/null 2>&1
 n=$(find "$d" -type f | wc -l)
 [ "$n" -eq 0 ] && echo "ok - make uninstall PREFIX=/usr/local removes every file" || echo "not ok - $n files left after uninstall"
