@@ -61,5 +61,10 @@ else
 	fail=$((fail + 1))
 fi
 unset GPUP2P_VM
+# the ACS boot unit in a guest booted with systemd (tests/vm/acs_unit.sh)
+out=$(bash tests/vm/acs_unit.sh 900)
+echo "$out" | sed 's/^/[acs-unit] /'
+pass=$((pass + $(grep -c '^ok ' <<<"$out")))
+fail=$((fail + $(grep -c '^not ok ' <<<"$out")))
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
