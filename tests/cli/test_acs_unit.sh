@@ -68,8 +68,9 @@ W=$T/w
 cp -a "$GPUP2P_FIXTURES/seed4x2" "$W"
 sums() { (cd "$W/sys/bus/pci/devices" && cat ./*/config | md5sum); }
 run() { # KEY: run the unit's ExecKEY= against $W; exit status
-	# shellcheck disable=SC2046
-	GPUP2P_ROOT=$W GPUP2P_TEST_NONROOT_WRITES=1 $(cmd "$1") >"$T/out" 2>&1
+	local -a c
+	read -ra c <<<"$(cmd "$1")"
+	GPUP2P_ROOT=$W GPUP2P_TEST_NONROOT_WRITES=1 "${c[@]}" >"$T/out" 2>&1
 }
 S0=$(sums)
 ST=$W/run/gpup2p/acs.state
