@@ -105,5 +105,7 @@ int cmd_bench(struct cli *c, int argc, char **argv);
 void help_bench(FILE *f);
 int cmd_doctor(struct cli *c, int argc, char **argv);
 void help_doctor(FILE *f);
+int cmd_report(struct cli *c, int argc, char **argv);
+void help_report(FILE *f);
 
 #endif

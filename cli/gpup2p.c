@@ -19,6 +19,7 @@ static const struct cli_cmd commands[] = {
 	{ "map", cmd_map, "pin, map to the CPU, copy both ways through the mapping, verified", help_map },
 	{ "copy", cmd_copy, "copy a pattern host<->GPU or GPU<->GPU and check every byte", help_copy },
 	{ "bench", cmd_bench, "bandwidth and latency of every copy path, verified", help_bench },
+	{ "report", cmd_report, "merge many nodes' doctor and bench JSON into host ranges, missing and slow nodes", help_report },
 	{ "snapshot", cmd_snapshot, "capture this machine's PCI/GPU state into an archive for --root", help_snapshot },
 };
 #define NCMD (int)(sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,390 @@
+/* gpup2p report — merge many nodes' doctor and bench JSON (libcore/report.c) and print the fleet view. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "gpup2p/bench.h"
+#include "gpup2p/report.h"
+
+#ifndef GPUP2P_VERSION
+#define GPUP2P_VERSION "0.0.0"
+#endif
+
+void help_report(FILE *f)
+{
+	fprintf(f,
+		"usage: gpup2p report [FILE|DIR|-]... [--expect HOSTLIST] [--below FRACTION] [-v] [--json|--csv]\n\n"
+		"Merges the doctor --json and bench --json/--jsonl output of many nodes and folds identical results\n"
+		"into host ranges (node[01-12,14]), as dshbak -c does. Input: files; directories with one file per\n"
+		"host, named after it (clush --outdir); stdin (\"-\", or no argument) in the \"host: line\" form of\n"
+		"pdsh, clush and srun --label, or plain JSON lines with a \"host\" member. A document may span\n"
+		"several lines (doctor --pretty). Lines and files that are no such JSON are listed as malformed\n"
+		"(source, line, host, why) and do not stop the report.\n\n"
+		"  --expect HOSTLIST  the nodes that should have answered (node[01-64],login1): list those that\n"
+		"                     sent nothing as missing\n"
+		"  --below FRACTION   flag a node's bench figure below FRACTION x the fleet median of the same\n"
+		"                     mode, path, src, dst, size, op and engine (default 0.9; 0 < FRACTION <= 1)\n"
+		"  -v, --verbose      also fold the info findings\n"
+		"  --json, --csv, --no-header, -q: see gpup2p --help\n\n"
+		"Exit: 0 every node clean, 1 a warning, a missing node, a figure below, malformed input or a doctor\n"
+		"that could not run, 2 an error finding on some node, 64 usage.\n");
+}
+
+struct rep_opts {
+	const char *expect;
+	double below;
+	const char **in;
+	int nin;
+};
+
+static int parse(struct cli *c, struct rep_opts *o, int argc, char **argv)
+{
+	int done;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+		char *end;
+
+		if (!strcmp(a, "-") || a[0] != '-') {
+			o->in[o->nin++] = a;
+			continue;
+		}
+		if (cli_common_arg(c, help_report, argc, argv, &i, &done)) {
+			if (done >= 0)
+				return done;
+			continue;
+		}
+		if ((v = cli_opt_value(argc, argv, &i, "--expect"))) {
+			if (!*v)
+				return cli_usage("report", "--expect needs a host list, like node[01-64]");
+			o->expect = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--below"))) {
+			errno = 0;
+			o->below = strtod(v, &end);
+			if (!*v || *end || errno || !(o->below > 0 && o->below <= 1))
+				return cli_usage("report", "--below takes a fraction of the median, 0 < FRACTION <= 1 "
+						 "(like 0.9), not '%s'", v);
+		} else {
+			return cli_usage("report", "unknown option '%s'", a);
+		}
+	}
+	if (c->fmt == GP_OUT_JSONL)
+		return cli_usage("report", "prints text, --json or --csv (not --jsonl)");
+	return -1;
+}
+
+static const char *nz(const char *s)
+{
+	return s ? s : "-";
+}
+
+static const char *exit_meaning(int s)
+{
+	switch (s) {
+	case EX_UNKNOWN: return "could not run on this data";
+	case EX_USAGE_: return "usage error";
+	case EX_UNAVAIL: return "facility unavailable";
+	case EX_PERM: return "permission denied";
+	default: return "unexpected status";
+	}
+}
+
+static void print_table(const struct cli *c, const struct gp_report *r)
+{
+	static const char *const title[] = { "errors", "warnings", "unknown", "info" };
+	int nlow = 0;
+
+	if (!c->quiet)
+		printf("gpup2p report: %d host%s sent results (%d doctor)%s\n", r->nhost, r->nhost == 1 ? "" : "s",
+		       r->ndoctor, r->nhost ? "" : ": nothing read");
+	for (int s = 0; s < 4; s++) {
+		int n = 0;
+
+		for (int i = 0; i < r->ngroup; i++)
+			n += r->group[i].sev == s;
+		if (!n)
+			continue;
+		printf("\n%s (%d)\n", title[s], n);
+		for (int i = 0; i < r->ngroup; i++) {
+			const struct gp_report_group *g = &r->group[i];
+
+			if (g->sev != s)
+				continue;
+			printf("  %s  %s (%d)\n      %s: %s\n", g->id, g->range, g->nhost, nz(g->subject), nz(g->message));
+			if (g->fix && c->verbose)
+				printf("      fix: %s\n", g->fix);
+		}
+	}
+	if (r->nclean && !c->quiet)
+		printf("\nclean: %s (%d)\n", r->clean_range, r->nclean);
+	for (int i = 0; i < r->nstatus; i++)
+		printf("\ndoctor exited %d (%s): %s (%d)\n", r->status[i].exit_status,
+		       exit_meaning(r->status[i].exit_status), r->status[i].range, r->status[i].nhost);
+	if (r->nmissing)
+		printf("\nmissing (sent nothing): %s (%d)\n", r->missing_range, r->nmissing);
+	if (r->nunexpected && !c->quiet)
+		printf("\nnot in --expect: %s (%d)\n", r->unexpected_range, r->nunexpected);
+	if (r->nbench) {
+		struct gp_table t;
+		char size[32], med[32], cnt[16];
+
+		printf("\nbench: fleet median per figure, GB/s; below: under %.2f x median\n", r->below);
+		if (gp_table_init(&t, 9) == 0) {
+			const char *hdr[] = { "MODE", "PATH", "SRC", "DST", "SIZE", "OP", "ENGINE", "HOSTS", "MEDIAN" };
+
+			gp_table_row(&t, hdr);
+			for (int i = 0; i < r->nbench; i++) {
+				const struct gp_report_bench *b = &r->bench[i];
+				const char *row[9] = { nz(b->mode), nz(b->path), nz(b->src), nz(b->dst),
+						       gp_size_str(b->size, size, sizeof(size)), nz(b->op), nz(b->engine),
+						       cnt, med };
+
+				snprintf(cnt, sizeof(cnt), "%d", b->nv);
+				snprintf(med, sizeof(med), "%.2f", b->median);
+				gp_table_row(&t, row);
+				nlow += b->nlow;
+			}
+			gp_table_print(&t, stdout, 2, 2, NULL);
+			gp_table_free(&t);
+		}
+		if (nlow)
+			printf("\nbelow %.2f x median (%d)\n", r->below, nlow);
+		for (int i = 0; i < r->nbench; i++) {
+			const struct gp_report_bench *b = &r->bench[i];
+
+			for (int k = 0; k < b->nlow; k++)
+				printf("  %s  %.2f GB/s = %.2f x %.2f  %s %s %s->%s %s %s%s%s\n", r->host[b->low[k].host].name,
+				       b->low[k].gbps, b->median > 0 ? b->low[k].gbps / b->median : 0, b->median, nz(b->mode),
+				       nz(b->path), nz(b->src), nz(b->dst), gp_size_str(b->size, size, sizeof(size)),
+				       nz(b->engine), b->op ? " " : "", b->op ? b->op : "");
+		}
+	}
+	if (r->nbad)
+		printf("\nmalformed input (%d)\n", r->nbad);
+	for (int i = 0; i < r->nbad; i++) {
+		const struct gp_report_bad *b = &r->bad[i];
+
+		if (b->line)
+			printf("  %s:%d  %s  %s\n", b->source, b->line, nz(b->host), b->why);
+		else
+			printf("  %s  %s  %s\n", b->source, nz(b->host), b->why);
+	}
+	if (!c->quiet) {
+		int n[4] = { 0 };
+
+		for (int i = 0; i < r->ngroup; i++)
+			n[r->group[i].sev] += r->group[i].nhost;
+		printf("\nsummary: %d host%s, %d clean; findings on hosts: %d error, %d warning, %d unknown; %d missing, "
+		       "%d below, %d malformed\n", r->nhost, r->nhost == 1 ? "" : "s", r->nclean, n[0], n[1], n[2],
+		       r->nmissing, nlow, r->nbad);
+	}
+}
+
+static void json_hosts(struct gp_json *j, const char *key, const char *range, int n)
+{
+	gp_json_obj(j, key);
+	gp_json_str(j, "hosts", range ? range : "");
+	gp_json_int(j, "count", n);
+	gp_json_end(j, '}');
+}
+
+static void json_key(struct gp_json *j, const struct gp_report_bench *b)
+{
+	gp_json_str(j, "mode", b->mode);
+	gp_json_str(j, "path", b->path);
+	gp_json_str(j, "src", b->src);
+	gp_json_str(j, "dst", b->dst);
+	gp_json_u64(j, "size", b->size);
+	gp_json_str(j, "op", b->op);
+	gp_json_str(j, "engine", b->engine);
+}
+
+static void print_json(const struct gp_report *r, int argc, char **argv)
+{
+	struct gp_json j;
+
+	gp_json_init(&j, stdout, 1);
+	gp_json_obj(&j, NULL);
+	gp_json_int(&j, "schema", 1);
+	gp_json_str(&j, "command", "report");
+	gp_json_obj(&j, "gpup2p");
+	gp_json_str(&j, "version", GPUP2P_VERSION);
+	gp_json_arr_flat(&j, "argv");
+	for (int i = 0; i < argc; i++)
+		gp_json_str(&j, NULL, argv[i]);
+	gp_json_end(&j, ']');
+	gp_json_end(&j, '}');
+	gp_json_num(&j, "below", r->below, 2);
+	gp_json_int(&j, "hosts", r->nhost);
+	gp_json_int(&j, "doctor_hosts", r->ndoctor);
+	gp_json_arr(&j, "findings");
+	for (int i = 0; i < r->ngroup; i++) {
+		const struct gp_report_group *g = &r->group[i];
+
+		gp_json_obj(&j, NULL);
+		gp_json_str(&j, "id", g->id);
+		gp_json_str(&j, "severity", g->severity);
+		gp_json_str(&j, "subject", g->subject);
+		gp_json_str(&j, "message", g->message);
+		gp_json_str(&j, "fix", g->fix);
+		gp_json_str(&j, "hosts", g->range);
+		gp_json_int(&j, "count", g->nhost);
+		gp_json_end(&j, '}');
+	}
+	gp_json_end(&j, ']');
+	json_hosts(&j, "clean", r->clean_range, r->nclean);
+	gp_json_arr(&j, "not_run");
+	for (int i = 0; i < r->nstatus; i++) {
+		gp_json_obj(&j, NULL);
+		gp_json_int(&j, "exit_status", r->status[i].exit_status);
+		gp_json_str(&j, "hosts", r->status[i].range);
+		gp_json_int(&j, "count", r->status[i].nhost);
+		gp_json_end(&j, '}');
+	}
+	gp_json_end(&j, ']');
+	if (r->have_expect) {
+		json_hosts(&j, "missing", r->missing_range, r->nmissing);
+		json_hosts(&j, "unexpected", r->unexpected_range, r->nunexpected);
+	} else {
+		gp_json_null(&j, "missing");
+		gp_json_null(&j, "unexpected");
+	}
+	gp_json_arr(&j, "bench");
+	for (int i = 0; i < r->nbench; i++) {
+		const struct gp_report_bench *b = &r->bench[i];
+
+		gp_json_obj(&j, NULL);
+		json_key(&j, b);
+		gp_json_int(&j, "count", b->nv);
+		gp_json_num(&j, "median_gbps", b->median, 2);
+		gp_json_arr(&j, "below");
+		for (int k = 0; k < b->nlow; k++) {
+			gp_json_obj(&j, NULL);
+			gp_json_str(&j, "host", r->host[b->low[k].host].name);
+			gp_json_num(&j, "gbps", b->low[k].gbps, 2);
+			gp_json_num(&j, "fraction", b->median > 0 ? b->low[k].gbps / b->median : 0, 3);
+			gp_json_end(&j, '}');
+		}
+		gp_json_end(&j, ']');
+		gp_json_end(&j, '}');
+	}
+	gp_json_end(&j, ']');
+	gp_json_arr(&j, "malformed");
+	for (int i = 0; i < r->nbad; i++) {
+		gp_json_obj(&j, NULL);
+		gp_json_str(&j, "source", r->bad[i].source);
+		gp_json_int(&j, "line", r->bad[i].line);
+		gp_json_str(&j, "host", r->bad[i].host);
+		gp_json_str(&j, "why", r->bad[i].why);
+		gp_json_end(&j, '}');
+	}
+	gp_json_end(&j, ']');
+	gp_json_int(&j, "exit_status", r->exit_code);
+	gp_json_end(&j, '}');
+}
+
+/* CSV: one row per folded item; columns that do not apply stay empty. */
+static void csv_row(const char *kind, const char *sev, const char *id, const char *subject, const char *msg,
+		    const char *hosts, int count, const struct gp_report_bench *b, double gbps, double median)
+{
+	char n[32], size[32], g[32], m[32];
+	const char *cells[] = { kind, sev, id, subject, msg, hosts, n, b ? b->mode : NULL, b ? b->path : NULL,
+				b ? b->src : NULL, b ? b->dst : NULL, b ? size : NULL, b ? b->op : NULL,
+				b ? b->engine : NULL, gbps >= 0 ? g : NULL, median >= 0 ? m : NULL };
+	size_t nc = sizeof(cells) / sizeof(cells[0]);
+
+	snprintf(n, sizeof(n), "%d", count);
+	snprintf(size, sizeof(size), "%llu", b ? (unsigned long long)b->size : 0ull);
+	snprintf(g, sizeof(g), "%.2f", gbps);
+	snprintf(m, sizeof(m), "%.2f", median);
+	for (size_t i = 0; i < nc; i++)
+		gp_csv_field(stdout, cells[i] ? cells[i] : "", i + 1 < nc ? ',' : '\n');
+}
+
+static void print_csv(const struct cli *c, const struct gp_report *r)
+{
+	char ex[16], at[64];
+
+	if (!c->no_header)
+		printf("kind,severity,id,subject,message,hosts,count,mode,path,src,dst,size,op,engine,gbps,median_gbps\n");
+	for (int i = 0; i < r->ngroup; i++) {
+		const struct gp_report_group *g = &r->group[i];
+
+		csv_row("finding", g->severity, g->id, g->subject, g->message, g->range, g->nhost, NULL, -1, -1);
+	}
+	csv_row("clean", NULL, NULL, NULL, NULL, r->clean_range, r->nclean, NULL, -1, -1);
+	for (int i = 0; i < r->nstatus; i++) {
+		snprintf(ex, sizeof(ex), "exit %d", r->status[i].exit_status);
+		csv_row("not_run", NULL, ex, NULL, exit_meaning(r->status[i].exit_status), r->status[i].range,
+			r->status[i].nhost, NULL, -1, -1);
+	}
+	if (r->have_expect) {
+		csv_row("missing", NULL, NULL, NULL, NULL, r->missing_range, r->nmissing, NULL, -1, -1);
+		csv_row("unexpected", NULL, NULL, NULL, NULL, r->unexpected_range, r->nunexpected, NULL, -1, -1);
+	}
+	for (int i = 0; i < r->nbench; i++) {
+		const struct gp_report_bench *b = &r->bench[i];
+
+		csv_row("bench", NULL, NULL, NULL, NULL, NULL, b->nv, b, -1, b->median);
+		for (int k = 0; k < b->nlow; k++)
+			csv_row("below", NULL, NULL, NULL, NULL, r->host[b->low[k].host].name, 1, b, b->low[k].gbps,
+				b->median);
+	}
+	for (int i = 0; i < r->nbad; i++) {
+		snprintf(at, sizeof(at), "%s:%d", r->bad[i].source, r->bad[i].line);
+		csv_row("malformed", NULL, NULL, at, r->bad[i].why, r->bad[i].host, 1, NULL, -1, -1);
+	}
+}
+
+int cmd_report(struct cli *c, int argc, char **argv)
+{
+	struct rep_opts o = { .below = 0.9 };
+	struct gp_report r;
+	struct gp_err e = { 0 };
+	int rc;
+
+	o.in = calloc((size_t)argc + 1, sizeof(*o.in));
+	if (!o.in) {
+		fprintf(stderr, "gpup2p: out of memory\n");
+		return EX_ERROR;
+	}
+	if ((rc = parse(c, &o, argc, argv)) >= 0) {
+		free(o.in);
+		return rc;
+	}
+	gp_report_init(&r);
+	if (o.expect && gp_report_expect(&r, o.expect, &e)) {
+		gp_report_free(&r);
+		free(o.in);
+		return e.cls == GP_E_USAGE ? cli_usage("report", "--expect: %s", e.msg) : cli_fail(&e);
+	}
+	r.info = c->verbose > 0;
+	if (!o.nin)
+		o.in[o.nin++] = "-";
+	rc = 0;
+	for (int i = 0; !rc && i < o.nin; i++)
+		rc = strcmp(o.in[i], "-") ? gp_report_read_path(&r, o.in[i], &e)
+					  : gp_report_read_stream(&r, stdin, "stdin", NULL, &e);
+	if (!rc)
+		rc = gp_report_fold(&r, o.below, &e);
+	if (rc) {
+		rc = cli_fail(&e);
+	} else {
+		if (!c->quiet)
+			for (int i = 0; i < r.nbad; i++)
+				fprintf(stderr, "gpup2p report: %s:%d: %s%s%s\n", r.bad[i].source, r.bad[i].line,
+					r.bad[i].host ? r.bad[i].host : "", r.bad[i].host ? ": " : "", r.bad[i].why);
+		if (c->fmt == GP_OUT_JSON)
+			print_json(&r, argc, argv);
+		else if (c->fmt == GP_OUT_CSV)
+			print_csv(c, &r);
+		else
+			print_table(c, &r);
+		rc = r.exit_code;
+	}
+	gp_report_free(&r);
+	free(o.in);
+	return rc;
+}

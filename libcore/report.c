@@ -1,0 +1,332 @@
+/* gpup2p — report: the hosts, the doctor findings and bench figures they sent, malformed input. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_internal.h"
+
+static size_t hash(const char *s)
+{
+	size_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+int gp_strmap_get(const struct gp_strmap *m, const char *key)
+{
+	if (!m->cap)
+		return -1;
+	for (size_t i = hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->key[i])
+			return -1;
+		if (!strcmp(m->key[i], key))
+			return m->val[i];
+	}
+}
+
+int gp_strmap_put(struct gp_strmap *m, const char *key, int val)
+{
+	size_t i;
+
+	if ((m->n + 1) * 2 > m->cap) {
+		struct gp_strmap g = { .cap = m->cap ? m->cap * 2 : 64 };
+
+		g.key = calloc(g.cap, sizeof(*g.key));
+		g.val = calloc(g.cap, sizeof(*g.val));
+		if (!g.key || !g.val) {
+			free(g.key);
+			free(g.val);
+			return -ENOMEM;
+		}
+		for (size_t k = 0; k < m->cap; k++) {
+			if (!m->key[k])
+				continue;
+			for (i = hash(m->key[k]) & (g.cap - 1); g.key[i]; i = (i + 1) & (g.cap - 1))
+				;
+			g.key[i] = m->key[k];
+			g.val[i] = m->val[k];
+		}
+		free(m->key);
+		free(m->val);
+		g.n = m->n;
+		*m = g;
+	}
+	for (i = hash(key) & (m->cap - 1); m->key[i]; i = (i + 1) & (m->cap - 1))
+		if (!strcmp(m->key[i], key)) {
+			m->val[i] = val;
+			return 0;
+		}
+	if (!(m->key[i] = strdup(key)))
+		return -ENOMEM;
+	m->val[i] = val;
+	m->n++;
+	return 0;
+}
+
+void gp_strmap_free(struct gp_strmap *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->key[i]);
+	free(m->key);
+	free(m->val);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Grow an array of *cap elements of size sz to hold n + 1. */
+static int grow(void **v, int *cap, int n, size_t sz)
+{
+	void *p;
+	int c;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 16;
+	if (!(p = realloc(*v, (size_t)c * sz)))
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+void gp_report_init(struct gp_report *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->below = 0.9;
+}
+
+int report_host(struct gp_report *r, const char *name)
+{
+	int i = gp_strmap_get(&r->hmap, name);
+	struct gp_report_host *h;
+
+	if (i >= 0)
+		return i;
+	if (grow((void **)&r->host, &r->hcap, r->nhost, sizeof(*r->host)))
+		return -ENOMEM;
+	h = &r->host[r->nhost];
+	memset(h, 0, sizeof(*h));
+	h->exit_status = -1;
+	if (!(h->name = strdup(name)))
+		return -ENOMEM;
+	if (gp_strmap_put(&r->hmap, name, r->nhost)) {
+		free(h->name);
+		return -ENOMEM;
+	}
+	return r->nhost++;
+}
+
+int report_bad(struct gp_report *r, const char *source, int line, const char *host, const char *fmt, ...)
+{
+	struct gp_report_bad *b;
+	char why[512];
+	va_list ap;
+	int h = -1;
+
+	if (host && (h = report_host(r, host)) < 0)
+		return h;
+	if (grow((void **)&r->bad, &r->badcap, r->nbad, sizeof(*r->bad)))
+		return -ENOMEM;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	b = &r->bad[r->nbad];
+	b->line = line;
+	b->source = strdup(source);
+	b->host = dup_or_null(host);
+	b->why = strdup(why);
+	if (!b->source || !b->why || (host && !b->host)) {
+		free(b->source);
+		free(b->host);
+		free(b->why);
+		return -ENOMEM;
+	}
+	r->nbad++;
+	if (h >= 0)
+		r->host[h].bad++;
+	return 0;
+}
+
+/* The print order of a severity that is folded: error, warning, unknown, info; -1 for the others. */
+static int fold_sev(const struct gp_report *r, const char *s)
+{
+	if (!strcmp(s, "error"))
+		return 0;
+	if (!strcmp(s, "warning"))
+		return 1;
+	if (!strcmp(s, "unknown"))
+		return 2;
+	if (!strcmp(s, "info"))
+		return r->info ? 3 : -1;
+	return -1;
+}
+
+static int known_sev(const char *s)
+{
+	static const char *const names[] = { "error", "warning", "info", "ok", "unknown", "skipped" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(s, names[i]))
+			return 1;
+	return 0;
+}
+
+static int add_to_group(struct gp_report *r, const struct gp_jv *f, int sev, int h)
+{
+	const char *id = gp_jv_str(f, "id"), *sv = gp_jv_str(f, "severity");
+	const char *subj = gp_jv_str(f, "subject"), *msg = gp_jv_str(f, "message");
+	struct gp_report_group *g;
+	size_t l = strlen(id) + strlen(sv) + (subj ? strlen(subj) : 0) + (msg ? strlen(msg) : 0) + 8;
+	char *key = malloc(l);
+	int i;
+
+	if (!key)
+		return -ENOMEM;
+	/* \x1f cannot occur in what doctor writes as an id or severity; subject and message end the key */
+	snprintf(key, l, "%s\x1f%s\x1f%s\x1f%s", id, sv, subj ? subj : "", msg ? msg : "");
+	i = gp_strmap_get(&r->gmap, key);
+	if (i < 0) {
+		if (grow((void **)&r->group, &r->gcap, r->ngroup, sizeof(*r->group)) ||
+		    gp_strmap_put(&r->gmap, key, r->ngroup)) {
+			free(key);
+			return -ENOMEM;
+		}
+		g = &r->group[r->ngroup];
+		memset(g, 0, sizeof(*g));
+		g->sev = sev;
+		g->id = strdup(id);
+		g->severity = strdup(sv);
+		g->subject = dup_or_null(subj);
+		g->message = dup_or_null(msg);
+		g->fix = dup_or_null(gp_jv_str(f, "fix"));
+		i = r->ngroup++;
+	}
+	free(key);
+	g = &r->group[i];
+	if (grow((void **)&g->host, &g->cap, g->nhost, sizeof(*g->host)))
+		return -ENOMEM;
+	g->host[g->nhost++] = h;
+	return 0;
+}
+
+static int doctor_doc(struct gp_report *r, const struct gp_jv *doc, const struct gp_jv *fs, int h,
+		      const char *source, int line)
+{
+	struct gp_report_host *hs = &r->host[h];
+	double st;
+	int k = 0, rc;
+
+	hs->doctor++;
+	if (gp_jv_num(doc, "exit_status", &st))
+		hs->exit_status = (int)st;
+	for (const struct gp_jv *f = fs->kid; f; f = f->next, k++) {
+		const char *id = gp_jv_str(f, "id"), *sv = gp_jv_str(f, "severity");
+		int sev;
+
+		if (!id || !sv || !known_sev(sv)) {
+			rc = report_bad(r, source, line, hs->name, "finding %d has no id or a bad severity", k + 1);
+			if (rc)
+				return rc;
+			continue;
+		}
+		hs = &r->host[h];
+		hs->errors += !strcmp(sv, "error");
+		hs->warnings += !strcmp(sv, "warning");
+		hs->unknown += !strcmp(sv, "unknown");
+		if ((sev = fold_sev(r, sv)) >= 0 && (rc = add_to_group(r, f, sev, h)))
+			return rc;
+	}
+	return 0;
+}
+
+static const char *nstr(const struct gp_jv *o, const char *key)
+{
+	const char *s = gp_jv_str(o, key);
+
+	return s ? s : "";
+}
+
+/* One bench row (bench --json's results[] or a --jsonl line): its GB/s, when it has one. */
+static int bench_row(struct gp_report *r, const struct gp_jv *row, int h)
+{
+	static const char *const keys[] = { "mode", "path", "src", "dst", "op", "engine" };
+	struct gp_report_bench *b;
+	char key[1024];
+	double gbps, size = 0;
+	size_t l = 0;
+	int i;
+
+	if (!gp_jv_num(row, "gbps", &gbps) || gp_jv_str(row, "skipped"))
+		return 0; /* a latency row, or one not run */
+	gp_jv_num(row, "size", &size);
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		l += (size_t)snprintf(key + l, sizeof(key) - l, "%s\x1f", nstr(row, keys[k]));
+	snprintf(key + l, sizeof(key) - l, "%.0f", size);
+	i = gp_strmap_get(&r->bmap, key);
+	if (i < 0) {
+		if (grow((void **)&r->bench, &r->bcap, r->nbench, sizeof(*r->bench)) ||
+		    gp_strmap_put(&r->bmap, key, r->nbench))
+			return -ENOMEM;
+		b = &r->bench[r->nbench];
+		memset(b, 0, sizeof(*b));
+		b->mode = dup_or_null(gp_jv_str(row, "mode"));
+		b->path = dup_or_null(gp_jv_str(row, "path"));
+		b->src = dup_or_null(gp_jv_str(row, "src"));
+		b->dst = dup_or_null(gp_jv_str(row, "dst"));
+		b->op = dup_or_null(gp_jv_str(row, "op"));
+		b->engine = dup_or_null(gp_jv_str(row, "engine"));
+		b->size = size > 0 ? (uint64_t)size : 0;
+		i = r->nbench++;
+	}
+	b = &r->bench[i];
+	if (grow((void **)&b->v, &b->cap, b->nv, sizeof(*b->v)))
+		return -ENOMEM;
+	b->v[b->nv].host = h;
+	b->v[b->nv++].gbps = gbps;
+	r->host[h].bench++;
+	return 0;
+}
+
+int report_doc(struct gp_report *r, const struct gp_jv *doc, const char *host, const char *source, int line)
+{
+	const struct gp_jv *fs = gp_jv_get(doc, "findings"), *res = gp_jv_get(doc, "results");
+	int h, rc;
+
+	if (doc->type != GP_JV_OBJ)
+		return report_bad(r, source, line, host, "not a JSON object");
+	if (!fs && !res && !gp_jv_get(doc, "mode") && gp_jv_get(doc, "exit_status") && !gp_jv_get(doc, "checks"))
+		return 0; /* a closing summary record (exit status, messages): nothing to fold */
+	if (!host)
+		host = gp_jv_str(doc, "host");
+	if (!host || !*host)
+		return report_bad(r, source, line, NULL, "no host: neither a 'host: ' label nor a \"host\" member");
+	if ((h = report_host(r, host)) < 0)
+		return h;
+	if (fs && fs->type == GP_JV_ARR)
+		return doctor_doc(r, doc, fs, h, source, line);
+	if (res && res->type == GP_JV_ARR) {
+		for (const struct gp_jv *row = res->kid; row; row = row->next)
+			if (row->type == GP_JV_OBJ && (rc = bench_row(r, row, h)))
+				return rc;
+		return 0;
+	}
+	if (gp_jv_get(doc, "mode") && gp_jv_get(doc, "gbps"))
+		return bench_row(r, doc, h);
+	return report_bad(r, source, line, host, "neither doctor nor bench output (no \"findings\" or \"results\")");
+}
+
+int gp_report_expect(struct gp_report *r, const char *hostlist, struct gp_err *e)
+{
+	int rc = gp_hostlist_parse(&r->expect, hostlist, e);
+
+	if (!rc)
+		r->have_expect = 1;
+	return rc;
+}

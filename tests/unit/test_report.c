@@ -1,0 +1,259 @@
+/* Unit tests: gpup2p report's reading (labels, multi-line documents, malformed input) and folding. */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gpup2p/report.h"
+#include "unit.h"
+
+/* A doctor document as doctor --json writes it (compact: the new envelope; pretty: the old one). */
+static void doctor_doc(char *buf, size_t n, const char *host, const char *sev, const char *subject, int pretty)
+{
+	if (pretty)
+		snprintf(buf, n,
+			 "{\n  \"schema\": 1,\n  \"command\": \"doctor\",\n  \"host\": \"%s\",\n  \"summary\": {\n"
+			 "    \"error\": %d\n  },\n  \"findings\": [\n    {\n      \"id\": \"acs.redirect\",\n"
+			 "      \"severity\": \"%s\",\n      \"subject\": \"%s\",\n      \"message\": \"m {x}\"\n"
+			 "    }\n  ]\n}\n", host, !strcmp(sev, "error"), sev, subject);
+	else
+		snprintf(buf, n,
+			 "{\"schema\":1,\"command\":\"doctor\",\"host\":\"%s\",\"boot_id\":\"b\",\"time\":\"t\","
+			 "\"gpup2p\":{\"version\":\"0.1.0\",\"argv\":[\"doctor\",\"--json\"]},\"findings\":[{\"id\":"
+			 "\"acs.redirect\",\"severity\":\"%s\",\"subject\":\"%s\",\"message\":\"m {x}\",\"fix\":\"f\"}],"
+			 "\"exit_status\":%d}\n", host, sev, subject, !strcmp(sev, "error") ? 2 : 0);
+}
+
+/* Prefix every line of text with "label: " into out. */
+static void labelled(char *out, size_t n, const char *label, const char *text)
+{
+	size_t k = 0;
+
+	out[0] = '\0';
+	while (*text && k < n) {
+		size_t l = strcspn(text, "\n");
+
+		k += (size_t)snprintf(out + k, n - k, "%s: %.*s\n", label, (int)l, text);
+		text += l + (text[l] == '\n');
+	}
+}
+
+static int read_text(struct gp_report *r, const char *text, const char *host)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	struct gp_err e = { 0 };
+	int rc = gp_report_read_stream(r, f, "stdin", host, &e);
+
+	fclose(f);
+	return rc;
+}
+
+static const struct gp_report_group *group(const struct gp_report *r, const char *sev)
+{
+	for (int i = 0; i < r->ngroup; i++)
+		if (!strcmp(r->group[i].severity, sev))
+			return &r->group[i];
+	return NULL;
+}
+
+/* pdsh output: hosts' lines interleaved, pretty documents over many lines, a garbage line. */
+static void test_interleaved(void)
+{
+	char a[2048], b[2048], la[4096], lb[4096], in[16384];
+	struct gp_report r;
+	struct gp_err e = { 0 };
+	const char *pa, *pb;
+	size_t k = 0;
+
+	doctor_doc(a, sizeof(a), "ignored", "error", "0000:00:01.0", 1);
+	doctor_doc(b, sizeof(b), "ignored", "ok", "0000:00:01.0", 1);
+	labelled(la, sizeof(la), "node02", a);
+	labelled(lb, sizeof(lb), "node01", b);
+	/* one line of each in turn */
+	for (pa = la, pb = lb; *pa || *pb;) {
+		size_t l;
+
+		if (*pa) {
+			l = strcspn(pa, "\n") + 1;
+			k += (size_t)snprintf(in + k, sizeof(in) - k, "%.*s", (int)l, pa);
+			pa += l;
+		}
+		if (*pb) {
+			l = strcspn(pb, "\n") + 1;
+			k += (size_t)snprintf(in + k, sizeof(in) - k, "%.*s", (int)l, pb);
+			pb += l;
+		}
+	}
+	snprintf(in + k, sizeof(in) - k, "node03: ssh: connect to host node03 port 22: Connection refused\n");
+	gp_report_init(&r);
+	CHECK(gp_report_expect(&r, "node[01-04]", &e) == 0, "--expect node[01-04] parses");
+	CHECK(read_text(&r, in, NULL) == 0, "an interleaved pdsh stream reads");
+	CHECK(gp_report_fold(&r, 0.9, &e) == 0, "folds");
+	CHECK(r.nhost == 3 && r.ndoctor == 2, "three hosts answered, two with doctor output (%d, %d)", r.nhost, r.ndoctor);
+	CHECK(group(&r, "error") && !strcmp(group(&r, "error")->range, "node02") && r.ngroup == 1,
+	      "the error is node02's, the label's host, not the document's \"host\"");
+	CHECK_STR(r.clean_range, "node01", "node01 is clean");
+	CHECK(r.nbad == 1 && r.bad[0].line == 2 * 16 + 1 && r.bad[0].host && !strcmp(r.bad[0].host, "node03") &&
+	      strstr(r.bad[0].why, "not JSON"), "the ssh error is malformed: node03, line %d (%s)", r.nbad ? r.bad[0].line : 0,
+	      r.nbad ? r.bad[0].why : "");
+	CHECK(r.nmissing == 1 && !strcmp(r.missing_range, "node04"), "node04 sent nothing");
+	CHECK(r.exit_code == 2, "an error finding: exit 2 (%d)", r.exit_code);
+	gp_report_free(&r);
+}
+
+/* Plain JSON lines carrying "host", srun --label task numbers, a truncated line, a closing record. */
+static void test_plain_and_truncated(void)
+{
+	char a[2048], b[2048], c[2048], in[8192];
+	struct gp_report r;
+	struct gp_err e = { 0 };
+
+	doctor_doc(a, sizeof(a), "gpu7", "warning", "nvidia", 0);
+	doctor_doc(b, sizeof(b), "gpu8", "warning", "nvidia", 0);
+	doctor_doc(c, sizeof(c), "gpu9", "ok", "nvidia", 0);
+	c[60] = '\0'; /* cut inside the document, as a full disk or a killed pdsh does */
+	snprintf(in, sizeof(in), "%s 0: %s%s\n  1: {\"exit_status\": 0}\n", a, b, c);
+	gp_report_init(&r);
+	CHECK(read_text(&r, in, NULL) == 0, "plain and srun-labelled lines read");
+	CHECK(gp_report_fold(&r, 0.9, &e) == 0, "folds");
+	CHECK(group(&r, "warning") && !strcmp(group(&r, "warning")->range, "gpu[7-8]") &&
+	      group(&r, "warning")->nhost == 2, "warnings folded: gpu[7-8], the hosts the documents name");
+	CHECK(r.nbad == 1 && r.bad[0].line == 3 && r.bad[0].host && !strcmp(r.bad[0].host, "gpu9") &&
+	      strstr(r.bad[0].why, "truncated"), "the cut line: line 3, host gpu9 from its text, truncated (%s)",
+	      r.nbad ? r.bad[0].why : "");
+	CHECK(r.nclean == 0 && r.exit_code == 1, "no clean host, exit 1 (%d)", r.exit_code);
+	gp_report_free(&r);
+
+	/* a pretty document cut short and followed by the next one at column 0 */
+	doctor_doc(a, sizeof(a), "n1", "ok", "x", 1);
+	doctor_doc(b, sizeof(b), "n2", "ok", "x", 1);
+	a[strlen(a) / 2] = '\0';
+	snprintf(in, sizeof(in), "%s\n%s", a, b);
+	gp_report_init(&r);
+	read_text(&r, in, NULL);
+	gp_report_fold(&r, 0.9, &e);
+	CHECK(r.nbad == 1 && r.bad[0].line == 1 && strstr(r.bad[0].why, "not closed before line") &&
+	      r.nclean == 1 && !strcmp(r.clean_range, "n2"), "a cut pretty document does not swallow the next one (%s)",
+	      r.nbad ? r.bad[0].why : "");
+	gp_report_free(&r);
+}
+
+static void bench_line(char *buf, size_t n, const char *host, const char *path, double gbps)
+{
+	snprintf(buf, n, "%s: {\"schema\":1,\"mode\":\"p2p\",\"path\":\"%s\",\"src\":\"GPU0\",\"dst\":\"GPU1\","
+		 "\"memory\":null,\"p2p\":\"on\",\"op\":\"write\",\"engine\":\"ce\",\"size\":268435456,\"gbps\":%.2f,"
+		 "\"us\":5.0,\"skipped\":null}\n", host, path, gbps);
+}
+
+/* Bench: the fleet median per figure, hosts below a fraction of it; a host's last record counts. */
+static void test_bench(void)
+{
+	static const double v[] = { 50, 52, 48, 51, 49, 44.0, 45.5 };
+	char in[8192], line[512];
+	struct gp_report r;
+	struct gp_err e = { 0 };
+	size_t k = 0;
+
+	for (int i = 0; i < 7; i++) {
+		char h[16];
+
+		snprintf(h, sizeof(h), "n%d", i + 1);
+		bench_line(line, sizeof(line), h, "p2p", i == 6 ? 10.0 : v[i]); /* n7 first slow ... */
+		k += (size_t)snprintf(in + k, sizeof(in) - k, "%s", line);
+	}
+	bench_line(line, sizeof(line), "n7", "p2p", v[6]); /* ... then its second run, which counts */
+	k += (size_t)snprintf(in + k, sizeof(in) - k, "%s", line);
+	snprintf(in + k, sizeof(in) - k,
+		 "n1: {\"schema\":1,\"mode\":\"latency\",\"path\":\"p2p\",\"gbps\":null,\"us\":2.5}\n");
+	gp_report_init(&r);
+	read_text(&r, in, NULL);
+	CHECK(gp_report_fold(&r, 0.9, &e) == 0, "folds");
+	/* sorted: 44 45.5 48 49 50 51 52 -> median 49; 0.9 x 49 = 44.1: only n6 (44.0) is below */
+	CHECK(r.nbench == 1 && r.bench[0].nv == 7, "one figure (latency rows have no GB/s), seven hosts (%d)",
+	      r.nbench ? r.bench[0].nv : 0);
+	CHECK(r.nbench == 1 && r.bench[0].median == 49.0, "median 49 GB/s");
+	CHECK(r.nbench == 1 && r.bench[0].nlow == 1 && !strcmp(r.host[r.bench[0].low[0].host].name, "n6"),
+	      "n6 (44.0 < 44.1) is below; n7's first run (10.0) was replaced by its second (45.5)");
+	CHECK(r.exit_code == 1, "a figure below: exit 1");
+	gp_report_free(&r);
+	gp_report_init(&r);
+	read_text(&r, in, NULL);
+	gp_report_fold(&r, 0.5, &e);
+	CHECK(r.nbench == 1 && r.bench[0].nlow == 0 && r.exit_code == 0 && r.nclean == 0,
+	      "--below 0.5: none below, exit 0 (bench only: no host is listed clean)");
+	gp_report_free(&r);
+}
+
+/* A directory as clush --outdir writes it: the file names are the hosts. */
+static void test_dir(void)
+{
+	char dir[] = "/tmp/gp-report-XXXXXX", path[256], doc[2048];
+	struct gp_report r;
+	struct gp_err e = { 0 };
+	FILE *f;
+
+	if (!mkdtemp(dir)) {
+		CHECK(0, "mkdtemp");
+		return;
+	}
+	for (int i = 1; i <= 3; i++) {
+		snprintf(path, sizeof(path), "%s/node%02d", dir, i);
+		f = fopen(path, "w");
+		doctor_doc(doc, sizeof(doc), "localhost", i == 2 ? "warning" : "ok", "s", i == 3);
+		fputs(doc, f);
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "%s/node04", dir);
+	f = fopen(path, "w");
+	fputs("{\"schema\":1,\"command\":\"doctor\",\"host\":null,\"findings\":[],\"error\":\"no GPU\",\"exit_status\":69}\n", f);
+	fclose(f);
+	gp_report_init(&r);
+	CHECK(gp_report_read_path(&r, dir, &e) == 0, "a directory reads");
+	snprintf(path, sizeof(path), "%s/absent", dir);
+	CHECK(gp_report_read_path(&r, path, &e) == 0, "a missing file is no fatal error");
+	gp_report_fold(&r, 0.9, &e);
+	CHECK(r.nclean == 2 && !strcmp(r.clean_range, "node[01,03]"), "hosts named by the files: clean node[01,03] (%s)",
+	      r.clean_range);
+	CHECK(group(&r, "warning") && !strcmp(group(&r, "warning")->range, "node02"), "node02's warning");
+	CHECK(r.nstatus == 1 && r.status[0].exit_status == 69 && !strcmp(r.status[0].range, "node04"),
+	      "node04's doctor could not run (exit 69)");
+	CHECK(r.nbad == 1 && r.bad[0].line == 0 && strstr(r.bad[0].why, "cannot open"), "the missing file is malformed input");
+	gp_report_free(&r);
+	for (int i = 1; i <= 4; i++) {
+		snprintf(path, sizeof(path), "%s/node%02d", dir, i);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+static void test_clean_and_expect_errors(void)
+{
+	char a[2048];
+	struct gp_report r;
+	struct gp_err e = { 0 };
+
+	doctor_doc(a, sizeof(a), "n1", "ok", "x", 0);
+	gp_report_init(&r);
+	read_text(&r, a, NULL);
+	gp_report_fold(&r, 0.9, &e);
+	CHECK(r.exit_code == 0 && r.nclean == 1 && r.nbad == 0, "one clean host: exit 0");
+	gp_report_free(&r);
+	gp_report_init(&r);
+	read_text(&r, "", NULL);
+	gp_report_fold(&r, 0.9, &e);
+	CHECK(r.exit_code == 1 && r.nhost == 0, "nothing read: exit 1, not a clean fleet");
+	gp_report_free(&r);
+	gp_report_init(&r);
+	CHECK(gp_report_expect(&r, "node[3-1]", &e) == -EINVAL && e.cls == GP_E_USAGE, "a bad --expect: usage (%s)", e.msg);
+	gp_report_free(&r);
+}
+
+int main(void)
+{
+	test_interleaved();
+	test_plain_and_truncated();
+	test_bench();
+	test_dir();
+	test_clean_and_expect_errors();
+	return unit_done();
+}
