@@ -25,7 +25,8 @@ void help_report(FILE *f)
 		"  --expect HOSTLIST  the nodes that should have answered (node[01-64],login1): list those that\n"
 		"                     sent nothing as missing\n"
 		"  --below FRACTION   flag a node's bench figure below FRACTION x the fleet median of the same\n"
-		"                     mode, path, src, dst, size, op and engine (default 0.9; 0 < FRACTION <= 1)\n"
+		"                     mode, path, src, dst, size, memory, p2p, op and engine (default 0.9;\n"
+		"                     0 < FRACTION <= 1)\n"
 		"  -v, --verbose      also fold the info findings\n"
 		"  --json, --csv, --no-header, -q: see gpup2p --help\n\n"
 		"Exit: 0 every node clean, 1 a warning, a missing node, a figure below, malformed input or a doctor\n"
@@ -131,15 +132,16 @@ static void print_table(const struct cli *c, const struct gp_report *r)
 		char size[32], med[32], cnt[16];
 
 		printf("\nbench: fleet median per figure, GB/s; below: under %.2f x median\n", r->below);
-		if (gp_table_init(&t, 9) == 0) {
-			const char *hdr[] = { "MODE", "PATH", "SRC", "DST", "SIZE", "OP", "ENGINE", "HOSTS", "MEDIAN" };
+		if (gp_table_init(&t, 11) == 0) {
+			const char *hdr[] = { "MODE", "PATH", "SRC", "DST", "SIZE", "MEMORY", "P2P", "OP", "ENGINE", "HOSTS",
+					      "MEDIAN" };
 
 			gp_table_row(&t, hdr);
 			for (int i = 0; i < r->nbench; i++) {
 				const struct gp_report_bench *b = &r->bench[i];
-				const char *row[9] = { nz(b->mode), nz(b->path), nz(b->src), nz(b->dst),
-						       gp_size_str(b->size, size, sizeof(size)), nz(b->op), nz(b->engine),
-						       cnt, med };
+				const char *row[11] = { nz(b->mode), nz(b->path), nz(b->src), nz(b->dst),
+							gp_size_str(b->size, size, sizeof(size)), nz(b->memory), nz(b->p2p),
+							nz(b->op), nz(b->engine), cnt, med };
 
 				snprintf(cnt, sizeof(cnt), "%d", b->nv);
 				snprintf(med, sizeof(med), "%.2f", b->median);
@@ -155,10 +157,12 @@ static void print_table(const struct cli *c, const struct gp_report *r)
 			const struct gp_report_bench *b = &r->bench[i];
 
 			for (int k = 0; k < b->nlow; k++)
-				printf("  %s  %.2f GB/s = %.2f x %.2f  %s %s %s->%s %s %s%s%s\n", r->host[b->low[k].host].name,
-				       b->low[k].gbps, b->median > 0 ? b->low[k].gbps / b->median : 0, b->median, nz(b->mode),
-				       nz(b->path), nz(b->src), nz(b->dst), gp_size_str(b->size, size, sizeof(size)),
-				       nz(b->engine), b->op ? " " : "", b->op ? b->op : "");
+				printf("  %s  %.2f GB/s = %.2f x %.2f  %s %s %s->%s %s%s%s%s%s %s%s%s\n",
+				       r->host[b->low[k].host].name, b->low[k].gbps,
+				       b->median > 0 ? b->low[k].gbps / b->median : 0, b->median, nz(b->mode), nz(b->path),
+				       nz(b->src), nz(b->dst), gp_size_str(b->size, size, sizeof(size)), b->memory ? " " : "",
+				       b->memory ? b->memory : "", b->p2p ? " p2p " : "", b->p2p ? b->p2p : "", nz(b->engine),
+				       b->op ? " " : "", b->op ? b->op : "");
 		}
 	}
 	if (r->nbad)
@@ -197,6 +201,8 @@ static void json_key(struct gp_json *j, const struct gp_report_bench *b)
 	gp_json_str(j, "src", b->src);
 	gp_json_str(j, "dst", b->dst);
 	gp_json_u64(j, "size", b->size);
+	gp_json_str(j, "memory", b->memory);
+	gp_json_str(j, "p2p", b->p2p);
 	gp_json_str(j, "op", b->op);
 	gp_json_str(j, "engine", b->engine);
 }
@@ -291,7 +297,8 @@ static void csv_row(const char *kind, const char *sev, const char *id, const cha
 {
 	char n[32], size[32], g[32], m[32];
 	const char *cells[] = { kind, sev, id, subject, msg, hosts, n, b ? b->mode : NULL, b ? b->path : NULL,
-				b ? b->src : NULL, b ? b->dst : NULL, b ? size : NULL, b ? b->op : NULL,
+				b ? b->src : NULL, b ? b->dst : NULL, b ? size : NULL, b ? b->memory : NULL,
+				b ? b->p2p : NULL, b ? b->op : NULL,
 				b ? b->engine : NULL, gbps >= 0 ? g : NULL, median >= 0 ? m : NULL };
 	size_t nc = sizeof(cells) / sizeof(cells[0]);
 
@@ -308,7 +315,8 @@ static void print_csv(const struct cli *c, const struct gp_report *r)
 	char ex[16], at[64];
 
 	if (!c->no_header)
-		printf("kind,severity,id,subject,message,hosts,count,mode,path,src,dst,size,op,engine,gbps,median_gbps\n");
+		printf("kind,severity,id,subject,message,hosts,count,mode,path,src,dst,size,memory,p2p,op,engine,gbps,"
+		       "median_gbps\n");
 	for (int i = 0; i < r->ngroup; i++) {
 		const struct gp_report_group *g = &r->group[i];
 

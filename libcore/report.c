@@ -256,7 +256,7 @@ static const char *nstr(const struct gp_jv *o, const char *key)
 /* One bench row (bench --json's results[] or a --jsonl line): its GB/s, when it has one. */
 static int bench_row(struct gp_report *r, const struct gp_jv *row, int h)
 {
-	static const char *const keys[] = { "mode", "path", "src", "dst", "op", "engine" };
+	static const char *const keys[] = { "mode", "path", "src", "dst", "memory", "p2p", "op", "engine" };
 	struct gp_report_bench *b;
 	char key[1024];
 	double gbps, size = 0;
@@ -280,6 +280,8 @@ static int bench_row(struct gp_report *r, const struct gp_jv *row, int h)
 		b->path = dup_or_null(gp_jv_str(row, "path"));
 		b->src = dup_or_null(gp_jv_str(row, "src"));
 		b->dst = dup_or_null(gp_jv_str(row, "dst"));
+		b->memory = dup_or_null(gp_jv_str(row, "memory"));
+		b->p2p = dup_or_null(gp_jv_str(row, "p2p"));
 		b->op = dup_or_null(gp_jv_str(row, "op"));
 		b->engine = dup_or_null(gp_jv_str(row, "engine"));
 		b->size = size > 0 ? (uint64_t)size : 0;

@@ -59,6 +59,10 @@ static int cmp_bench(const void *a, const void *b)
 	if (!c && x->size != y->size)
 		c = x->size < y->size ? -1 : 1;
 	if (!c)
+		c = cmp_str(x->memory, y->memory);
+	if (!c)
+		c = cmp_str(x->p2p, y->p2p);
+	if (!c)
 		c = cmp_str(x->op, y->op);
 	return c ? c : cmp_str(x->engine, y->engine);
 }
@@ -202,6 +206,45 @@ static int fold_hosts(struct gp_report *r)
 	return r->clean_range && (!r->nstatus || r->status[r->nstatus - 1].range) ? 0 : -ENOMEM;
 }
 
+struct bad_key {
+	int block, line, seq;
+};
+
+static int cmp_bad(const void *a, const void *b)
+{
+	const struct bad_key *x = a, *y = b;
+
+	if (x->block != y->block)
+		return x->block - y->block;
+	if (x->line != y->line)
+		return x->line - y->line;
+	return x->seq - y->seq;
+}
+
+/* Malformed entries in input order: by source (in the order read), then line. */
+static int sort_bad(struct gp_report *r)
+{
+	struct bad_key *k = malloc((size_t)(r->nbad > 0 ? r->nbad : 1) * sizeof(*k));
+	struct gp_report_bad *v = malloc((size_t)(r->nbad > 0 ? r->nbad : 1) * sizeof(*v));
+
+	if (!k || !v) {
+		free(k);
+		free(v);
+		return -ENOMEM;
+	}
+	for (int i = 0, blk = 0; i < r->nbad; i++) {
+		blk += i && strcmp(r->bad[i].source, r->bad[i - 1].source);
+		k[i] = (struct bad_key){ blk, r->bad[i].line, i };
+	}
+	qsort(k, (size_t)r->nbad, sizeof(*k), cmp_bad);
+	for (int i = 0; i < r->nbad; i++)
+		v[i] = r->bad[k[i].seq];
+	memcpy(r->bad, v, (size_t)r->nbad * sizeof(*v));
+	free(k);
+	free(v);
+	return 0;
+}
+
 int gp_report_fold(struct gp_report *r, double below, struct gp_err *e)
 {
 	int err = 0, warn = 0, rc;
@@ -226,7 +269,9 @@ int gp_report_fold(struct gp_report *r, double below, struct gp_err *e)
 			return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
 		warn |= r->bench[i].nlow > 0;
 	}
-	rc = fold_hosts(r);
+	rc = sort_bad(r);
+	if (!rc)
+		rc = fold_hosts(r);
 	if (!rc && r->have_expect)
 		rc = fold_expect(r);
 	if (rc)
@@ -258,6 +303,8 @@ void gp_report_free(struct gp_report *r)
 		free(b->path);
 		free(b->src);
 		free(b->dst);
+		free(b->memory);
+		free(b->p2p);
 		free(b->op);
 		free(b->engine);
 		free(b->v);

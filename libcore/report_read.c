@@ -219,17 +219,20 @@ int gp_report_read_stream(struct gp_report *r, FILE *f, const char *source, cons
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
-	int ln = 0, rc = 0;
+	int ln = 0, rc = 0, text = 0;
 
 	while (!rc && (n = getline(&line, &cap, f)) >= 0) {
 		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 			line[--n] = '\0';
+		text |= line[strspn(line, " \t")] != '\0';
 		if (memchr(line, '\0', (size_t)n)) {
 			rc = report_bad(r, source, ++ln, host, "a NUL byte in the line");
 			continue;
 		}
 		rc = one_line(&rd, line, ++ln);
 	}
+	if (!rc && !text && host) /* clush --outdir: the host's file, empty */
+		rc = report_bad(r, source, 0, host, "empty: the host printed nothing");
 	if (!rc && ferror(f))
 		rc = report_bad(r, source, 0, host, "read error: %s", strerror(errno));
 	for (int i = 0; i < rd.np; i++) {

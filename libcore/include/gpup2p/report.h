@@ -46,9 +46,9 @@ struct gp_report_sample {
 	double gbps;
 };
 
-/* One bench figure (same mode, path, src, dst, op, engine and size) across the fleet. */
+/* One bench figure (same mode, path, src, dst, memory, p2p, op, engine and size) across the fleet. */
 struct gp_report_bench {
-	char *mode, *path, *src, *dst, *op, *engine;  /* NULL where the record had null */
+	char *mode, *path, *src, *dst, *memory, *p2p, *op, *engine;  /* NULL where the record had null */
 	uint64_t size;
 	struct gp_report_sample *v;    /* one per host (a host's last record) after gp_report_fold */
 	int nv, cap;
