@@ -1,0 +1,98 @@
+#!/bin/bash
+# gpup2p report: a generated fleet of 512 nodes (tests/fleet/gen.py) with planted differences, read as a
+# pdsh stream and as a clush --outdir directory; real doctor and bench output folded; formats, exit codes,
+# usage errors, malformed input; 512 nodes in well under a second of CPU time.
+set -u
+BUILD=${BUILD:-build}
+BIN=$PWD/$BUILD/gpup2p
+FX=$PWD/$BUILD/fixtures
+. tests/cli/lib.sh
+export GPUP2P_PCI_IDS=$PWD/tests/fixtures/pci.ids NO_COLOR=1 GPUP2P_LIBCUDA=$PWD/$BUILD/tests/fakecuda/libcuda.so.1
+unset GPUP2P_ROOT
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+# templates: doctor on a healthy fixture and on one with an ACS redirect error (exit 2)
+"$BIN" --root "$FX/doctor/healthy" doctor --json >"$T/healthy.json"; h=$?
+"$BIN" --root "$FX/doctor/acs-redirect" doctor --json >"$T/faulty.json"; f=$?
+[ $h -eq 0 ] && [ $f -eq 2 ] && ok "doctor templates: healthy exit 0, acs-redirect exit 2" || nok "templates: $h $f"
+python3 tests/fleet/gen.py "$T/healthy.json" "$T/faulty.json" "$T/fleet" || nok "gen.py failed"
+
+# the pdsh stream on stdin, --json, timed (user + system CPU seconds of the report alone)
+TIMEFORMAT='%U %S'
+cpu=$( { time "$BIN" report --expect 'node[001-512]' --json <"$T/fleet/stream.txt" >"$T/rep.json" 2>"$T/rep.err"; echo "rc=$?" >"$T/rc"; } 2>&1)
+rc=$(sed 's/rc=//' "$T/rc")
+[ "$rc" = 2 ] && ok "report of 512 nodes: exit 2 (an error finding)" || nok "report exit $rc: $(head -3 "$T/rep.err")"
+python3 tests/fleet/check.py "$T/fleet/plan.json" "$T/rep.json"
+awk -v c="$cpu" 'BEGIN { split(c, t, " "); exit !(t[1] + t[2] < 1.0) }' &&
+	ok "512 nodes ($(du -m "$T/fleet/stream.txt" | cut -f1) MB of pdsh output) in $cpu s CPU (user sys), under 1 s" ||
+	nok "512 nodes took $cpu s CPU (user sys)"
+# malformed input is also said on stderr, one line each: which source, line, host, why
+[ "$(grep -c '^gpup2p report: stdin:[0-9]*: node\(120\|121\|300\): ' "$T/rep.err")" = 3 ] &&
+	[ "$(grep -c . "$T/rep.err")" = 3 ] && ok "three malformed entries on stderr, with line and host" ||
+	nok "stderr: $(cat "$T/rep.err")"
+
+# the clush --outdir copy: hosts named by the files
+"$BIN" report --json "$T/fleet/outdir" >"$T/repd.json" 2>/dev/null; rc=$?
+[ $rc -eq 2 ] && ok "the directory: exit 2" || nok "directory exit $rc"
+python3 tests/fleet/check.py "$T/fleet/plan.json" "$T/repd.json" --dir
+
+# the table: each planted difference on its line
+"$BIN" report --expect 'node[001-512]' <"$T/fleet/stream.txt" >"$T/rep.txt" 2>/dev/null
+grep -q '^  acs.redirect  node\[017,230,411\] (3)$' "$T/rep.txt" && ok "table: the error with its host range" ||
+	nok "table error line: $(grep -A1 '^errors' "$T/rep.txt")"
+grep -q '^missing (sent nothing): node\[200-207,450\] (9)$' "$T/rep.txt" && ok "table: missing nodes" || nok "table missing"
+grep -q '^doctor exited 69 (facility unavailable): node099 (1)$' "$T/rep.txt" && ok "table: the node doctor could not check" ||
+	nok "table exit 69"
+grep -qE '^  node042  24\.[0-9]+ GB/s = 0\.5[0-9] x 48\.[0-9]+  p2p p2p GPU0->GPU1 256M p2p on ce write$' "$T/rep.txt" &&
+	grep -qE '^  node333  .* h2d h2d host->GPU0 64M pinned ce$' "$T/rep.txt" && ! grep -q '^  node404 ' "$T/rep.txt" &&
+	ok "table: node042 and node333 below, node404 (0.93 x) not" || nok "table below: $(grep -A3 '^below' "$T/rep.txt")"
+grep -qE '^summary: 503 hosts, 497 clean; .* 3 error, 0 warning, 0 unknown; 9 missing, 2 below, 3 malformed$' "$T/rep.txt" &&
+	ok "table: the summary line" || nok "summary: $(tail -1 "$T/rep.txt")"
+
+# CSV: one row per folded item
+"$BIN" report --csv --expect 'node[001-512]' <"$T/fleet/stream.txt" >"$T/rep.csv" 2>/dev/null
+python3 -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+k = lambda kind: [r for r in rows if r["kind"] == kind]
+assert [(r["id"], r["hosts"], r["count"]) for r in k("finding")] == [("acs.redirect", "node[017,230,411]", "3")], k("finding")
+assert [(r["hosts"], r["count"]) for r in k("missing")] == [("node[200-207,450]", "9")]
+assert sorted(r["hosts"] for r in k("below")) == ["node042", "node333"]
+assert sorted(r["hosts"] for r in k("malformed")) == ["node120", "node121", "node300"]
+assert len(k("bench")) == 3 and k("clean")[0]["count"] == "497"' "$T/rep.csv" &&
+	ok "CSV: findings, missing, below, malformed, bench and clean rows" || nok "CSV: $(head -5 "$T/rep.csv")"
+
+# real bench output: --jsonl lines and a --json document (indented, several lines), both labelled
+"$BIN" bench --size 1M --iters 2 --jsonl >"$T/b1" && "$BIN" bench --size 1M --iters 2 --json >"$T/b2" &&
+	{ sed 's/^/gpuA: /' "$T/b1"; sed 's/^/gpuB: /' "$T/b2"; } >"$T/bench.txt" || nok "bench over the test double"
+"$BIN" report --json - <"$T/bench.txt" >"$T/rb.json"; rc=$?
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = [json.loads(l) for l in open(sys.argv[2])]
+want = {(r["mode"], r["path"], r["src"], r["dst"], r["memory"], r["p2p"], r["op"], r["engine"], r["size"])
+        for r in rows if r["gbps"] is not None}
+got = {(b["mode"], b["path"], b["src"], b["dst"], b["memory"], b["p2p"], b["op"], b["engine"], b["size"]) for b in d["bench"]}
+assert got == want and all(b["count"] == 2 and b["below"] == [] for b in d["bench"]), (len(got), len(want))
+assert d["malformed"] == [] and d["hosts"] == 2 and d["exit_status"] == 0' "$T/rb.json" "$T/b1" && [ $rc -eq 0 ] &&
+	ok "bench --jsonl and --json from two hosts: every GB/s figure once, two hosts each, exit 0" || nok "bench input: rc=$rc"
+
+# exit codes: a clean fleet 0; a warning 1; nothing read 1
+{ sed 's/^/n1: /' "$T/healthy.json"; sed 's/^/n2: /' "$T/healthy.json"; } | "$BIN" report -q >/dev/null 2>&1; rc=$?
+[ $rc -eq 0 ] && ok "two clean nodes: exit 0" || nok "clean exit $rc"
+{ sed 's/^/n1: /' "$T/healthy.json"; } | "$BIN" report --expect 'n[1-2]' >/dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] && ok "a missing node: exit 1" || nok "missing exit $rc"
+"$BIN" report </dev/null >"$T/empty.txt" 2>&1; rc=$?
+[ $rc -eq 1 ] && grep -q 'nothing read' "$T/empty.txt" && ok "no input: exit 1, says nothing was read" || nok "empty: $rc"
+printf 'n1: garbage\n' | "$BIN" report >/dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] && ok "only malformed input: exit 1, not fatal" || nok "garbage exit $rc"
+
+# usage errors: one line, exit 64
+expect 64 'below' report --below 0
+expect 64 'below' report --below 1.5
+expect 64 'below' report --below x
+expect 64 'expect.*backwards' report --expect 'n[5-1]'
+expect 64 'expect.*without' report --expect 'n[1-5'
+expect 64 'not --jsonl' report --jsonl
+expect 64 'unknown option' report --frobnicate
