@@ -16,12 +16,12 @@ void help_report(FILE *f)
 {
 	fprintf(f,
 		"usage: gpup2p report [FILE|DIR|-]... [--expect HOSTLIST] [--below FRACTION] [-v] [--json|--csv]\n\n"
-		"Merges the doctor --json and bench --json/--jsonl output of many nodes and folds identical results\n"
-		"into host ranges (node[01-12,14]), as dshbak -c does. Input: files; directories with one file per\n"
-		"host, named after it (clush --outdir); stdin (\"-\", or no argument) in the \"host: line\" form of\n"
-		"pdsh, clush and srun --label, or plain JSON lines with a \"host\" member. A document may span\n"
-		"several lines (doctor --pretty). Lines and files that are no such JSON are listed as malformed\n"
-		"(source, line, host, why) and do not stop the report.\n\n"
+		"Merges the doctor and bench JSON output of many nodes and folds identical results into host\n"
+		"ranges (node[01-12,14]), as dshbak -c does. Input: files; directories with one file per host,\n"
+		"named after it (as clush writes its output directory); stdin (\"-\", or no argument) in the\n"
+		"\"host: line\" form of pdsh, clush and labelled srun, or plain JSON lines with a \"host\" member.\n"
+		"A document may span several lines (indented JSON). Lines and files that are no such JSON are\n"
+		"listed as malformed (source, line, host, why) and do not stop the report.\n\n"
 		"  --expect HOSTLIST  the nodes that should have answered (node[01-64],login1): list those that\n"
 		"                     sent nothing as missing\n"
 		"  --below FRACTION   flag a node's bench figure below FRACTION x the fleet median of the same\n"
@@ -98,7 +98,7 @@ static void print_table(const struct cli *c, const struct gp_report *r)
 	int nlow = 0;
 
 	if (!c->quiet)
-		printf("gpup2p report: %d host%s sent results (%d doctor)%s\n", r->nhost, r->nhost == 1 ? "" : "s",
+		printf("gpup2p report: %d host%s answered (%d with doctor output)%s\n", r->nhost, r->nhost == 1 ? "" : "s",
 		       r->ndoctor, r->nhost ? "" : ": nothing read");
 	for (int s = 0; s < 4; s++) {
 		int n = 0;

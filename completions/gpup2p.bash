@@ -5,7 +5,7 @@ _gpup2p()
 	_init_completion -s || return
 
 	local global="--root --json --csv --jsonl --no-header --color= --verbose --quiet --help --version -v -q -h"
-	local commands="doctor topo bar acs enable pin map copy bench snapshot help"
+	local commands="doctor topo bar acs enable pin map copy bench report snapshot help"
 	local cmd="" i
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
@@ -29,6 +29,8 @@ _gpup2p()
 	--via) COMPREPLY=($(compgen -W "map cuda" -- "$cur")); return ;;
 	--isa) COMPREPLY=($(compgen -W "memcpy sse4.1 avx2 avx512 movdir64b" -- "$cur")); return ;;
 	--state) _filedir; return ;;
+	--expect) return ;;
+	--below) COMPREPLY=($(compgen -W "0.9 0.8 0.5" -- "$cur")); return ;;
 	--only|--skip|--explain)
 		local ids pre=""
 		ids=$(gpup2p doctor --list 2>/dev/null | awk '{ print $1; print $2 }' | sort -u)
@@ -51,7 +53,7 @@ _gpup2p()
 
 	case $cmd in
 	"") COMPREPLY=($(compgen -W "$global $commands" -- "$cur")) ;;
-	help) COMPREPLY=($(compgen -W "doctor topo bar acs enable pin map copy bench snapshot" -- "$cur")) ;;
+	help) COMPREPLY=($(compgen -W "doctor topo bar acs enable pin map copy bench report snapshot" -- "$cur")) ;;
 	acs) COMPREPLY=($(compgen -W "--match --disable --restore --all --device --mode --state --force --dry-run $global" -- "$cur")) ;;
 	enable) COMPREPLY=($(compgen -W "--module --peermem --status --disable --dry-run $global" -- "$cur")) ;;
 	pin) COMPREPLY=($(compgen -W "--gpu --size --persistent $global" -- "$cur")) ;;
@@ -73,6 +75,13 @@ _gpup2p()
 	doctor) COMPREPLY=($(compgen -W "--only --skip --active --no-cuda --kmsg --strict --list --explain $global" -- "$cur")) ;;
 	topo) COMPREPLY=($(compgen -W "--tree --all --match $global" -- "$cur")) ;;
 	bar) COMPREPLY=($(compgen -W "--all --match $global" -- "$cur")) ;;
+	report)
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--expect --below $global" -- "$cur"))
+		else
+			_filedir
+		fi
+		;;
 	snapshot)
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--force --dir --no-hostname $global" -- "$cur"))
