@@ -182,6 +182,23 @@ static void test_bench(void)
 	CHECK(r.nbench == 1 && r.bench[0].nlow == 0 && r.exit_code == 0 && r.nclean == 0,
 	      "--below 0.5: none below, exit 0 (bench only: no host is listed clean)");
 	gp_report_free(&r);
+
+	/* the bound: exactly 0.9 x the median (0.9 * 50.0 == 45.0 in binary too) is not below it */
+	k = 0;
+	for (int i = 0; i < 5; i++) {
+		static const double w[] = { 50, 50, 50, 45.0, 44.99 };
+		char h[16];
+
+		snprintf(h, sizeof(h), "m%d", i + 1);
+		bench_line(line, sizeof(line), h, "p2p", w[i]);
+		k += (size_t)snprintf(in + k, sizeof(in) - k, "%s", line);
+	}
+	gp_report_init(&r);
+	read_text(&r, in, NULL);
+	gp_report_fold(&r, 0.9, &e);
+	CHECK(r.nbench == 1 && r.bench[0].median == 50.0 && r.bench[0].nlow == 1 &&
+	      !strcmp(r.host[r.bench[0].low[0].host].name, "m5"), "45.0 = 0.9 x 50 is not below; 44.99 is");
+	gp_report_free(&r);
 }
 
 /* A directory as clush --outdir writes it: the file names are the hosts. */
@@ -207,6 +224,8 @@ static void test_dir(void)
 	f = fopen(path, "w");
 	fputs("{\"schema\":1,\"command\":\"doctor\",\"host\":null,\"findings\":[],\"error\":\"no GPU\",\"exit_status\":69}\n", f);
 	fclose(f);
+	snprintf(path, sizeof(path), "%s/node05", dir);
+	fclose(fopen(path, "w")); /* the host printed nothing */
 	gp_report_init(&r);
 	CHECK(gp_report_read_path(&r, dir, &e) == 0, "a directory reads");
 	snprintf(path, sizeof(path), "%s/absent", dir);
@@ -217,9 +236,11 @@ static void test_dir(void)
 	CHECK(group(&r, "warning") && !strcmp(group(&r, "warning")->range, "node02"), "node02's warning");
 	CHECK(r.nstatus == 1 && r.status[0].exit_status == 69 && !strcmp(r.status[0].range, "node04"),
 	      "node04's doctor could not run (exit 69)");
-	CHECK(r.nbad == 1 && r.bad[0].line == 0 && strstr(r.bad[0].why, "cannot open"), "the missing file is malformed input");
+	CHECK(r.nbad == 2 && r.bad[0].line == 0 && r.bad[0].host && !strcmp(r.bad[0].host, "node05") &&
+	      strstr(r.bad[0].why, "empty"), "node05's empty file is malformed input (%s)", r.nbad ? r.bad[0].why : "");
+	CHECK(r.nbad == 2 && r.bad[1].line == 0 && strstr(r.bad[1].why, "cannot open"), "the missing file is malformed input");
 	gp_report_free(&r);
-	for (int i = 1; i <= 4; i++) {
+	for (int i = 1; i <= 5; i++) {
 		snprintf(path, sizeof(path), "%s/node%02d", dir, i);
 		unlink(path);
 	}
