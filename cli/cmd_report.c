@@ -121,8 +121,9 @@ static void print_table(const struct cli *c, const struct gp_report *r)
 	if (r->nclean && !c->quiet)
 		printf("\nclean: %s (%d)\n", r->clean_range, r->nclean);
 	for (int i = 0; i < r->nstatus; i++)
-		printf("\ndoctor exited %d (%s): %s (%d)\n", r->status[i].exit_status,
-		       exit_meaning(r->status[i].exit_status), r->status[i].range, r->status[i].nhost);
+		printf("\ndoctor exited %d (%s): %s (%d)%s%s\n", r->status[i].exit_status,
+		       exit_meaning(r->status[i].exit_status), r->status[i].range, r->status[i].nhost,
+		       r->status[i].error ? "\n      " : "", r->status[i].error ? r->status[i].error : "");
 	if (r->nmissing)
 		printf("\nmissing (sent nothing): %s (%d)\n", r->missing_range, r->nmissing);
 	if (r->nunexpected && !c->quiet)
@@ -245,6 +246,7 @@ static void print_json(const struct gp_report *r, int argc, char **argv)
 	for (int i = 0; i < r->nstatus; i++) {
 		gp_json_obj(&j, NULL);
 		gp_json_int(&j, "exit_status", r->status[i].exit_status);
+		gp_json_str(&j, "error", r->status[i].error);
 		gp_json_str(&j, "hosts", r->status[i].range);
 		gp_json_int(&j, "count", r->status[i].nhost);
 		gp_json_end(&j, '}');
@@ -325,7 +327,7 @@ static void print_csv(const struct cli *c, const struct gp_report *r)
 	csv_row("clean", NULL, NULL, NULL, NULL, r->clean_range, r->nclean, NULL, -1, -1);
 	for (int i = 0; i < r->nstatus; i++) {
 		snprintf(ex, sizeof(ex), "exit %d", r->status[i].exit_status);
-		csv_row("not_run", NULL, ex, NULL, exit_meaning(r->status[i].exit_status), r->status[i].range,
+		csv_row("not_run", NULL, ex, exit_meaning(r->status[i].exit_status), r->status[i].error, r->status[i].range,
 			r->status[i].nhost, NULL, -1, -1);
 	}
 	if (r->have_expect) {

@@ -226,6 +226,11 @@ static int doctor_doc(struct gp_report *r, const struct gp_jv *doc, const struct
 	hs->doctor++;
 	if (gp_jv_num(doc, "exit_status", &st))
 		hs->exit_status = (int)st;
+	if (gp_jv_str(doc, "error")) {
+		free(hs->error);
+		if (!(hs->error = strdup(gp_jv_str(doc, "error"))))
+			return -ENOMEM;
+	}
 	for (const struct gp_jv *f = fs->kid; f; f = f->next, k++) {
 		const char *id = gp_jv_str(f, "id"), *sv = gp_jv_str(f, "severity");
 		int sev;

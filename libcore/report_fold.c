@@ -164,12 +164,25 @@ static int odd_status(int s)
 	return s > 2;
 }
 
+static int cmp_status(const void *a, const void *b, void *arg)
+{
+	const struct gp_report_host *x = &((const struct gp_report *)arg)->host[*(const int *)a];
+	const struct gp_report_host *y = &((const struct gp_report *)arg)->host[*(const int *)b];
+
+	if (x->exit_status != y->exit_status)
+		return x->exit_status - y->exit_status;
+	return cmp_str(x->error, y->error);
+}
+
+/* The clean hosts; the hosts whose doctor did not run, one line per exit status and error. */
 static int fold_hosts(struct gp_report *r)
 {
-	int *clean = malloc((size_t)(r->nhost > 0 ? r->nhost : 1) * sizeof(int));
-	int *odd = malloc((size_t)(r->nhost > 0 ? r->nhost : 1) * sizeof(int));
+	int *clean = calloc((size_t)(r->nhost > 0 ? r->nhost : 1), sizeof(int));
+	int *odd = calloc((size_t)(r->nhost > 0 ? r->nhost : 1), sizeof(int));
+	int nodd = 0, rc = 0;
 
-	if (!clean || !odd) {
+	r->status = calloc((size_t)(r->nhost > 0 ? r->nhost : 1), sizeof(*r->status));
+	if (!clean || !odd || !r->status) {
 		free(clean);
 		free(odd);
 		return -ENOMEM;
@@ -180,30 +193,28 @@ static int fold_hosts(struct gp_report *r)
 		r->ndoctor += h->doctor > 0;
 		if (h->doctor && !h->errors && !h->warnings && !odd_status(h->exit_status))
 			clean[r->nclean++] = i;
+		if (h->doctor && odd_status(h->exit_status))
+			odd[nodd++] = i;
 	}
-	r->clean_range = gp_report_range(r, clean, r->nclean);
-	/* hosts whose doctor did not run, one line per exit status */
-	for (int i = 0; r->clean_range && i < r->nhost; i++) {
-		int s = r->host[i].exit_status, n = 0, k;
+	if (!(r->clean_range = gp_report_range(r, clean, r->nclean)))
+		rc = -ENOMEM;
+	qsort_r(odd, (size_t)nodd, sizeof(*odd), cmp_status, r);
+	for (int i = 0, j; !rc && i < nodd; i = j) {
+		struct gp_report_status *st = &r->status[r->nstatus];
 
-		if (!r->host[i].doctor || !odd_status(s))
-			continue;
-		for (k = 0; k < r->nstatus && r->status[k].exit_status != s; k++)
+		for (j = i + 1; j < nodd && !cmp_status(&odd[i], &odd[j], r); j++)
 			;
-		if (k < r->nstatus || k == (int)(sizeof(r->status) / sizeof(r->status[0])))
-			continue;
-		for (int j = i; j < r->nhost; j++)
-			if (r->host[j].doctor && r->host[j].exit_status == s)
-				odd[n++] = j;
-		r->status[k].exit_status = s;
-		r->status[k].nhost = n;
-		if (!(r->status[k].range = gp_report_range(r, odd, n)))
-			break;
-		r->nstatus++;
+		st->exit_status = r->host[odd[i]].exit_status;
+		st->error = r->host[odd[i]].error;
+		st->nhost = j - i;
+		if (!(st->range = gp_report_range(r, odd + i, j - i)))
+			rc = -ENOMEM;
+		else
+			r->nstatus++;
 	}
 	free(clean);
 	free(odd);
-	return r->clean_range && (!r->nstatus || r->status[r->nstatus - 1].range) ? 0 : -ENOMEM;
+	return rc;
 }
 
 struct bad_key {
@@ -283,8 +294,10 @@ int gp_report_fold(struct gp_report *r, double below, struct gp_err *e)
 
 void gp_report_free(struct gp_report *r)
 {
-	for (int i = 0; i < r->nhost; i++)
+	for (int i = 0; i < r->nhost; i++) {
 		free(r->host[i].name);
+		free(r->host[i].error);
+	}
 	for (int i = 0; i < r->ngroup; i++) {
 		struct gp_report_group *g = &r->group[i];
 
@@ -317,6 +330,7 @@ void gp_report_free(struct gp_report *r)
 	}
 	for (int i = 0; i < r->nstatus; i++)
 		free(r->status[i].range);
+	free(r->status);
 	free(r->host);
 	free(r->group);
 	free(r->bench);

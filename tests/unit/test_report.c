@@ -264,6 +264,26 @@ static void test_clean_and_expect_errors(void)
 	gp_report_fold(&r, 0.9, &e);
 	CHECK(r.exit_code == 1 && r.nhost == 0, "nothing read: exit 1, not a clean fleet");
 	gp_report_free(&r);
+	/* doctor could not run on ten hosts, each for its own reason: ten lines, none dropped */
+	{
+		char in[4096];
+		size_t k = 0;
+		int n = 0;
+
+		for (int i = 0; i < 10; i++)
+			k += (size_t)snprintf(in + k, sizeof(in) - k, "h%d: {\"command\":\"doctor\",\"host\":null,"
+					      "\"findings\":[],\"error\":\"reason %d\",\"exit_status\":%d}\n", i, i,
+					      i % 2 ? 69 : 3);
+		gp_report_init(&r);
+		read_text(&r, in, NULL);
+		gp_report_fold(&r, 0.9, &e);
+		for (int i = 0; i < r.nstatus; i++)
+			n += r.status[i].nhost;
+		CHECK(r.nstatus == 10 && n == 10 && r.status[0].exit_status == 3 && r.status[9].exit_status == 69 &&
+		      r.status[0].error && !strcmp(r.status[0].error, "reason 0") && r.nclean == 0 && r.exit_code == 1,
+		      "ten hosts that could not run, by status then reason: ten lines (%d), exit 1", r.nstatus);
+		gp_report_free(&r);
+	}
 	gp_report_init(&r);
 	CHECK(gp_report_expect(&r, "node[3-1]", &e) == -EINVAL && e.cls == GP_E_USAGE, "a bad --expect: usage (%s)", e.msg);
 	gp_report_free(&r);

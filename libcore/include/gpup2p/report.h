@@ -23,6 +23,7 @@ struct gp_report_host {
 	int bench;                     /* bench rows read */
 	int bad;                       /* malformed entries */
 	int exit_status;               /* doctor's own exit status, -1 when not given */
+	char *error;                   /* why doctor could not run (its "error"), or NULL */
 	int errors, warnings, unknown; /* findings of these severities */
 };
 
@@ -34,9 +35,11 @@ struct gp_report_group {
 	char *range;                   /* after gp_report_fold */
 };
 
-/* Hosts whose doctor exited with a status that is no finding (3, 64, 69, 77): one per status. */
+/* Hosts whose doctor exited with a status that is no finding (3, 64, 69, 77): one per status and
+ * error message. */
 struct gp_report_status {
 	int exit_status;
+	const char *error;             /* the hosts' doctor "error" (owned by a host), or NULL */
 	int nhost;
 	char *range;
 };
@@ -84,7 +87,7 @@ struct gp_report {
 	double below;
 	char *clean_range, *missing_range, *unexpected_range;
 	int nclean, nmissing, nunexpected, ndoctor;
-	struct gp_report_status status[8];
+	struct gp_report_status *status;
 	int nstatus;
 	int exit_code;                 /* 0 clean, 1 warnings/missing/below/malformed/no result, 2 an error */
 };
