@@ -81,6 +81,11 @@ assert d["malformed"] == [] and d["hosts"] == 2 and d["exit_status"] == 0' "$T/r
 # exit codes: a clean fleet 0; a warning 1; nothing read 1
 { sed 's/^/n1: /' "$T/healthy.json"; sed 's/^/n2: /' "$T/healthy.json"; } | "$BIN" report -q >/dev/null 2>&1; rc=$?
 [ $rc -eq 0 ] && ok "two clean nodes: exit 0" || nok "clean exit $rc"
+# -v folds the info findings too (the healthy fixture has one: kmod.loaded, gpup2p.ko not loaded)
+out=$({ sed 's/^/n1: /' "$T/healthy.json"; sed 's/^/n2: /' "$T/healthy.json"; } | "$BIN" report -v)
+grep -q '^  kmod.loaded  n\[1-2\] (2)$' <<<"$out" && grep -q '^      fix: ' <<<"$out" &&
+	! { sed 's/^/n1: /' "$T/healthy.json" | "$BIN" report | grep -q kmod.loaded; } &&
+	ok "-v: info findings folded, with their fix; not without -v" || nok "-v: $out"
 { sed 's/^/n1: /' "$T/healthy.json"; } | "$BIN" report --expect 'n[1-2]' >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] && ok "a missing node: exit 1" || nok "missing exit $rc"
 "$BIN" report </dev/null >"$T/empty.txt" 2>&1; rc=$?
