@@ -1,8 +1,9 @@
-/* Unit tests: host lists (expand and fold as Slurm and dshbak -c do) and the JSON reader. */
+/* Unit tests: host lists (expand and fold as Slurm and dshbak -c do), the JSON reader, the string map. */
 #include <errno.h>
 
 #include "gpup2p/hostlist.h"
 #include "gpup2p/jsonr.h"
+#include "gpup2p/strmap.h"
 #include "unit.h"
 
 /* Expand expr and join the names with spaces (or "ERR:<class>" on an error). */
@@ -150,8 +151,30 @@ static void test_json(void)
 	}
 }
 
+static void test_strmap(void)
+{
+	struct gp_strmap m = { 0 };
+	char k[32];
+	int bad = 0;
+
+	CHECK(gp_strmap_get(&m, "x") == -1, "an empty map has nothing");
+	for (int i = 0; i < 1000; i++) {
+		snprintf(k, sizeof(k), "node%04d", i);
+		bad += gp_strmap_put(&m, k, i) != 0;
+	}
+	gp_strmap_put(&m, "node0007", 7007);
+	for (int i = 0; i < 1000; i++) {
+		snprintf(k, sizeof(k), "node%04d", i);
+		bad += gp_strmap_get(&m, k) != (i == 7 ? 7007 : i);
+	}
+	CHECK(!bad && m.n == 1000 && gp_strmap_get(&m, "node1000") == -1 && gp_strmap_get(&m, "node") == -1,
+	      "1000 keys through several growths, one replaced, absent keys -1 (%d wrong)", bad);
+	gp_strmap_free(&m);
+}
+
 int main(void)
 {
+	test_strmap();
 	test_expand();
 	test_fold();
 	test_uniq();

@@ -10,12 +10,7 @@
 
 #include "gpup2p/err.h"
 #include "gpup2p/hostlist.h"
-
-struct gp_strmap {                     /* name -> index, open addressing */
-	char **key;
-	int *val;
-	size_t cap, n;
-};
+#include "gpup2p/strmap.h"
 
 struct gp_report_host {
 	char *name;
@@ -117,12 +112,5 @@ int gp_report_fold(struct gp_report *r, double below, struct gp_err *e);
 
 /* The range string of the hosts in idx[0..n) (indices into r->host); malloc'd, NULL when out of memory. */
 char *gp_report_range(const struct gp_report *r, const int *idx, int n);
-
-/* Map helpers: the index stored for key, or -1. */
-int gp_strmap_get(const struct gp_strmap *m, const char *key);
-/* Store key (copied) -> val. 0 or -ENOMEM. */
-int gp_strmap_put(struct gp_strmap *m, const char *key, int val);
-/* Free the map. */
-void gp_strmap_free(struct gp_strmap *m);
 
 #endif
