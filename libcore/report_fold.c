@@ -235,9 +235,13 @@ static int cmp_bad(const void *a, const void *b)
 /* Malformed entries in input order: by source (in the order read), then line. */
 static int sort_bad(struct gp_report *r)
 {
-	struct bad_key *k = malloc((size_t)(r->nbad > 0 ? r->nbad : 1) * sizeof(*k));
-	struct gp_report_bad *v = malloc((size_t)(r->nbad > 0 ? r->nbad : 1) * sizeof(*v));
+	struct bad_key *k;
+	struct gp_report_bad *v;
 
+	if (r->nbad < 2)
+		return 0;
+	k = malloc((size_t)(r->nbad > 0 ? r->nbad : 1) * sizeof(*k));
+	v = malloc((size_t)r->nbad * sizeof(*v));
 	if (!k || !v) {
 		free(k);
 		free(v);

@@ -142,10 +142,11 @@ static void test_json(void)
 	CHECK(parses("\"a\tb\"", why, sizeof(why)) == -EINVAL && strstr(why, "control"), "a raw tab in a string");
 	CHECK(parses("", why, sizeof(why)) == -EINVAL, "nothing is no document");
 	{
-		char deep[200];
+		char deep[201];
 
 		memset(deep, '[', 100);
 		memset(deep + 100, ']', 100);
+		deep[200] = '\0';
 		CHECK(parses(deep, why, sizeof(why)) == -EINVAL && strstr(deep, "[") && strstr(why, "deep"),
 		      "nesting past 64 levels is refused: %s", why);
 	}
