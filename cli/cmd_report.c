@@ -8,10 +8,6 @@
 #include "gpup2p/bench.h"
 #include "gpup2p/report.h"
 
-#ifndef GPUP2P_VERSION
-#define GPUP2P_VERSION "0.0.0"
-#endif
-
 void help_report(FILE *f)
 {
 	fprintf(f,
@@ -208,21 +204,11 @@ static void json_key(struct gp_json *j, const struct gp_report_bench *b)
 	gp_json_str(j, "engine", b->engine);
 }
 
-static void print_json(const struct gp_report *r, int argc, char **argv)
+static void print_json(const struct cli *c, const struct gp_report *r, int argc, char **argv)
 {
 	struct gp_json j;
 
-	gp_json_init(&j, stdout, 1);
-	gp_json_obj(&j, NULL);
-	gp_json_int(&j, "schema", 1);
-	gp_json_str(&j, "command", "report");
-	gp_json_obj(&j, "gpup2p");
-	gp_json_str(&j, "version", GPUP2P_VERSION);
-	gp_json_arr_flat(&j, "argv");
-	for (int i = 0; i < argc; i++)
-		gp_json_str(&j, NULL, argv[i]);
-	gp_json_end(&j, ']');
-	gp_json_end(&j, '}');
+	cli_json_begin(c, &j, "report", argc, argv);
 	gp_json_num(&j, "below", r->below, 2);
 	gp_json_int(&j, "hosts", r->nhost);
 	gp_json_int(&j, "doctor_hosts", r->ndoctor);
@@ -289,8 +275,7 @@ static void print_json(const struct gp_report *r, int argc, char **argv)
 		gp_json_end(&j, '}');
 	}
 	gp_json_end(&j, ']');
-	gp_json_int(&j, "exit_status", r->exit_code);
-	gp_json_end(&j, '}');
+	cli_json_end(c, &j, r->exit_code);
 }
 
 /* CSV: one row per folded item; columns that do not apply stay empty. */
@@ -387,7 +372,7 @@ int cmd_report(struct cli *c, int argc, char **argv)
 				fprintf(stderr, "gpup2p report: %s:%d: %s%s%s\n", r.bad[i].source, r.bad[i].line,
 					r.bad[i].host ? r.bad[i].host : "", r.bad[i].host ? ": " : "", r.bad[i].why);
 		if (c->fmt == GP_OUT_JSON)
-			print_json(&r, argc, argv);
+			print_json(c, &r, argc, argv);
 		else if (c->fmt == GP_OUT_CSV)
 			print_csv(c, &r);
 		else
