@@ -1,9 +1,11 @@
 /* gpup2p — output helpers: JSON, CSV, tables, colour. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gpup2p/out.h"
@@ -287,4 +289,88 @@ int gp_out_use_color(const char *mode, FILE *f)
 	if (nc && *nc)
 		return 0;
 	return isatty(fileno(f));
+}
+
+/* A Prometheus HELP text or label value: backslash, newline (and in label values the double quote)
+ * escaped, bytes that are not well-formed UTF-8 written as U+FFFD (the format is UTF-8). */
+static void prom_escape(FILE *f, const char *s, int quote)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		int n = utf8_len(p);
+
+		if (*p == '\\')
+			fputs("\\\\", f);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else if (*p == '"' && quote)
+			fputs("\\\"", f);
+		else if (!n)
+			fputs("\xef\xbf\xbd", f);
+		else
+			fwrite(p, 1, (size_t)n, f);
+		p += n ? n : 1;
+	}
+}
+
+void gp_prom_family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s ", name);
+	prom_escape(f, help, 0);
+	fprintf(f, "\n# TYPE %s %s\n", name, type);
+}
+
+void gp_prom_sample(FILE *f, const char *name, const char *const *labels, int nlabels, double v)
+{
+	fputs(name, f);
+	for (int i = 0; i < nlabels; i++) {
+		fprintf(f, "%s%s=\"", i ? "," : "{", labels[2 * i]);
+		prom_escape(f, labels[2 * i + 1] ? labels[2 * i + 1] : "", 1);
+		fputc('"', f);
+	}
+	if (nlabels)
+		fputc('}', f);
+	if (isnan(v))
+		fputs(" NaN\n", f);
+	else if (isinf(v))
+		fputs(v > 0 ? " +Inf\n" : " -Inf\n", f);
+	else
+		fprintf(f, " %.15g\n", v);
+}
+
+int gp_out_replace_file(const char *dir, const char *name, const void *data, size_t len, struct gp_err *e)
+{
+	char tmp[4096], dst[4096];
+	const char *p = data;
+	int fd, err = 0;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, name) >= sizeof(tmp) ||
+	    (size_t)snprintf(dst, sizeof(dst), "%s/%s", dir, name) >= sizeof(dst))
+		return gp_err_set(e, GP_E_USAGE, ENAMETOOLONG, "%s: the path is too long", dir);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		err = errno;
+		return gp_err_set(e, err == EACCES || err == EPERM || err == EROFS ? GP_E_PERM :
+				  err == ENOENT || err == ENOTDIR ? GP_E_USAGE : GP_E_FAIL, err,
+				  "cannot create a file in %s: %s", dir, strerror(err));
+	}
+	while (len && !err) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno != EINTR)
+			err = errno;
+		else if (n > 0)
+			p += n, len -= (size_t)n;
+	}
+	if (!err && (fchmod(fd, 0644) || fsync(fd)))
+		err = errno;
+	if (close(fd) && !err)
+		err = errno;
+	if (!err && rename(tmp, dst))
+		err = errno;
+	if (err) {
+		unlink(tmp);
+		return gp_err_set(e, err == EACCES || err == EPERM || err == EROFS ? GP_E_PERM : GP_E_FAIL, err,
+				  "cannot write %s: %s", dst, strerror(err));
+	}
+	return 0;
 }

@@ -1,6 +1,11 @@
 /* Unit tests: JSON strings from arbitrary bytes (sysfs text is not always UTF-8), the growing string
- * buffer. */
+ * buffer, Prometheus text (escaping, no timestamps) and the atomic replacement of a file. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "gpup2p/buf.h"
 #include "gpup2p/out.h"
@@ -67,8 +72,103 @@ static void buf_tests(void)
 	CHECK(b.s == NULL && b.len == 0 && b.cap == 0, "free empties it");
 }
 
+/* What gp_prom_sample writes for one metric with up to two labels. */
+static const char *prom_of(const char *k1, const char *v1, const char *k2, const char *v2, double v)
+{
+	static char out[512];
+	const char *lab[4] = { k1, v1, k2, v2 };
+	FILE *f = fmemopen(out, sizeof(out), "w");
+
+	gp_prom_sample(f, "gpup2p_x", lab, k2 ? 2 : k1 ? 1 : 0, v);
+	fclose(f);
+	return out;
+}
+
+static void prom_tests(void)
+{
+	char out[512];
+	FILE *f;
+
+	/* the exposition format (prometheus.io/docs/instrumenting/exposition_formats): in label values
+	 * backslash, double quote and line feed are escaped, nothing else; the value ends the line */
+	CHECK_STR(prom_of(NULL, NULL, NULL, NULL, 2), "gpup2p_x 2\n", "no labels: name, space, value");
+	CHECK_STR(prom_of("id", "acs.redirect", "subject", "0000:02:00.0", 1),
+		  "gpup2p_x{id=\"acs.redirect\",subject=\"0000:02:00.0\"} 1\n", "two labels, comma, no spaces");
+	CHECK_STR(prom_of("subject", "a\\b\"c\nd\te", NULL, NULL, 0), "gpup2p_x{subject=\"a\\\\b\\\"c\\nd\te\"} 0\n",
+		  "label value: \\ \" and newline escaped, tab kept");
+	CHECK_STR(prom_of("subject", "x\xff", NULL, NULL, 0), "gpup2p_x{subject=\"x\xef\xbf\xbd\"} 0\n",
+		  "label value: a byte that is not UTF-8 becomes U+FFFD");
+	CHECK_STR(prom_of("subject", NULL, NULL, NULL, 0), "gpup2p_x{subject=\"\"} 0\n", "NULL label value: empty");
+	CHECK_STR(prom_of(NULL, NULL, NULL, NULL, 25e9), "gpup2p_x 25000000000\n", "25 GB/s in bytes/s, all digits");
+	CHECK_STR(prom_of(NULL, NULL, NULL, NULL, 0.25), "gpup2p_x 0.25\n", "a fraction");
+	CHECK_STR(prom_of(NULL, NULL, NULL, NULL, NAN), "gpup2p_x NaN\n", "NaN as the format spells it");
+	CHECK_STR(prom_of(NULL, NULL, NULL, NULL, -INFINITY), "gpup2p_x -Inf\n", "-Inf as the format spells it");
+	f = fmemopen(out, sizeof(out), "w");
+	gp_prom_family(f, "gpup2p_x", "gauge", "a \"quoted\" \\ help\nline");
+	fclose(f);
+	/* in HELP only backslash and line feed are escaped */
+	CHECK_STR(out, "# HELP gpup2p_x a \"quoted\" \\\\ help\\nline\n# TYPE gpup2p_x gauge\n", "HELP escaped, TYPE line");
+}
+
+/* The names in dir, sorted, space separated. */
+static const char *ls(const char *dir)
+{
+	static char out[1024];
+	struct dirent **v;
+	int n = scandir(dir, &v, NULL, alphasort);
+
+	out[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		if (strcmp(v[i]->d_name, ".") && strcmp(v[i]->d_name, ".."))
+			snprintf(out + strlen(out), sizeof(out) - strlen(out), "%s%s", out[0] ? " " : "", v[i]->d_name);
+		free(v[i]);
+	}
+	free(v);
+	return out;
+}
+
+static void replace_tests(void)
+{
+	char dir[] = "/tmp/gpup2p-out-XXXXXX", path[64], got[64] = "", missing[96];
+	struct gp_err e = { 0 };
+	struct stat st;
+	int fd, rc;
+	ssize_t n;
+
+	if (!mkdtemp(dir)) {
+		CHECK(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/m.prom", dir);
+	rc = gp_out_replace_file(dir, "m.prom", "old\n", 4, &e);
+	CHECK(rc == 0 && stat(path, &st) == 0 && (st.st_mode & 0777) == 0644 && st.st_size == 4,
+	      "a new file: written whole, mode 0644 (%s)", e.msg);
+	/* a reader that opened the old file still reads the old file: replaced by rename, not rewritten */
+	fd = open(path, O_RDONLY);
+	rc = gp_out_replace_file(dir, "m.prom", "new text\n", 9, &e);
+	n = fd >= 0 ? pread(fd, got, sizeof(got) - 1, 0) : -1;
+	CHECK(rc == 0 && n == 4 && !memcmp(got, "old\n", 4), "the old file's reader still sees it whole (%zd bytes)", n);
+	if (fd >= 0)
+		close(fd);
+	fd = open(path, O_RDONLY);
+	n = fd >= 0 ? read(fd, got, sizeof(got) - 1) : -1;
+	CHECK(n == 9 && !memcmp(got, "new text\n", 9), "the name now holds the new text");
+	if (fd >= 0)
+		close(fd);
+	CHECK_STR(ls(dir), "m.prom", "no temporary file left behind");
+	snprintf(missing, sizeof(missing), "%s/nosuch", dir);
+	gp_err_clear(&e);
+	rc = gp_out_replace_file(missing, "m.prom", "x", 1, &e);
+	CHECK(rc == -ENOENT && e.cls == GP_E_USAGE && strstr(e.msg, missing), "no such directory: -ENOENT, usage (%s)",
+	      e.msg);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
+	prom_tests();
+	replace_tests();
 	json_tests();
 	buf_tests();
 	return unit_done();

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "gpup2p/err.h"
+
 enum gp_out_format { GP_OUT_TABLE = 0, GP_OUT_JSON, GP_OUT_CSV, GP_OUT_JSONL };
 
 #define GP_JSON_DEPTH 16
@@ -67,5 +69,17 @@ int gp_out_use_color(const char *mode, FILE *f);
 
 /* Parse "auto|always|never"; 0 or -EINVAL. */
 int gp_out_parse_color(const char *s);
+
+/* Prometheus text exposition (node_exporter's textfile collector reads it): the "# HELP" and
+ * "# TYPE" lines of metric name (type "gauge", "counter", ...); help is escaped. */
+void gp_prom_family(FILE *f, const char *name, const char *type, const char *help);
+/* One sample, no timestamp: name{k0="v0",...} value; labels holds nlabels key/value pairs (a NULL
+ * value prints ""); values are escaped, non-UTF-8 bytes become U+FFFD. */
+void gp_prom_sample(FILE *f, const char *name, const char *const *labels, int nlabels, double v);
+
+/* Replace dir/name with len bytes of data atomically: written to a temporary file in dir (named
+ * .name.XXXXXX, mode 0644), synced, then renamed over name. 0 or -errno (GP_E_PERM, GP_E_USAGE
+ * when dir is not there, GP_E_FAIL); the temporary file never stays behind. */
+int gp_out_replace_file(const char *dir, const char *name, const void *data, size_t len, struct gp_err *e);
 
 #endif
