@@ -35,6 +35,9 @@ void gp_finding_bdf(struct gp_finding *f, const char *bdf);
 /* Append an evidence entry: key (a file, register or fact) and the value seen. */
 void gp_finding_ev(struct gp_finding *f, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* Append a measured copy rate (bytes/s) from topology entry src to dst (-1: host memory). */
+void gp_finding_figure(struct gp_finding *f, int src, int dst, double bytes_per_s);
+
 /* Release a findings list. */
 void gp_findings_free(struct gp_findings *f);
 

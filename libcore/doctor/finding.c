@@ -116,6 +116,19 @@ void gp_finding_ev(struct gp_finding *f, const char *key, const char *fmt, ...)
 	f->nev++;
 }
 
+void gp_finding_figure(struct gp_finding *f, int src, int dst, double bytes_per_s)
+{
+	struct gp_figure *v;
+
+	if (!f)
+		return;
+	v = realloc(f->fig, sizeof(*v) * (size_t)(f->nfig + 1));
+	if (!v)
+		return;
+	f->fig = v;
+	v[f->nfig++] = (struct gp_figure){ .src = src, .dst = dst, .bytes_per_s = bytes_per_s };
+}
+
 void gp_findings_free(struct gp_findings *l)
 {
 	for (int i = 0; i < l->n; i++) {
@@ -130,7 +143,32 @@ void gp_findings_free(struct gp_findings *l)
 			free(f->ev[k].value);
 		}
 		free(f->ev);
+		free(f->fig);
 	}
 	free(l->v);
 	memset(l, 0, sizeof(*l));
+}
+
+int gp_doctor_fit(const struct gp_findings *f, const size_t *size, size_t budget, unsigned char *keep)
+{
+	static const enum gp_sev order[] = { GP_SEV_ERROR, GP_SEV_WARNING, GP_SEV_UNKNOWN, GP_SEV_INFO, GP_SEV_OK,
+					     GP_SEV_SKIPPED };
+	size_t used = 0;
+	int left = 0, full = 0;
+
+	memset(keep, 0, (size_t)f->n);
+	/* the first finding that does not fit ends the list: no later (less urgent) one slips in */
+	for (size_t o = 0; o < sizeof(order) / sizeof(order[0]); o++)
+		for (int i = 0; i < f->n; i++) {
+			if (f->v[i].sev != order[o])
+				continue;
+			if (!full && size[i] <= budget - used) {
+				keep[i] = 1;
+				used += size[i];
+			} else {
+				full = 1;
+				left++;
+			}
+		}
+	return left;
 }

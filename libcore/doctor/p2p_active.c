@@ -207,8 +207,8 @@ static void bw_paths(struct gp_doctor_ctx *c, const char *subj, int a, int b, st
 	struct gp_xfer_result r;
 	struct gp_err e = { 0 };
 	struct gp_finding *f = NULL;
-	double worst = -1, t0 = now_s();
-	int wk = 0;
+	double worst = -1, t0 = now_s(), rate[2];
+	int wk = 0, got = 0, end[2][2];
 
 	for (int k = 0; k < nx && !f; k++) {
 		int from = k ? b : a;
@@ -221,6 +221,10 @@ static void bw_paths(struct gp_doctor_ctx *c, const char *subj, int a, int b, st
 		}
 		snprintf(meas + strlen(meas), sizeof(meas) - strlen(meas), "%s%s %.2f GB/s", k ? ", " : "", name[k],
 			 r.gbps.median);
+		rate[k] = r.gbps.median * 1e9;
+		got++;
+		end[k][0] = x[k].kind == GP_XFER_H2D ? -1 : from;
+		end[k][1] = x[k].kind == GP_XFER_D2H ? -1 : x[k].kind == GP_XFER_H2D ? from : (k ? a : b);
 		if (worst < 0 || r.gbps.median < worst)
 			worst = r.gbps.median, wk = k;
 	}
@@ -243,6 +247,8 @@ static void bw_paths(struct gp_doctor_ctx *c, const char *subj, int a, int b, st
 	if (b != a)
 		gp_finding_bdf(f, gp_doctor_dev(c, b)->bdf);
 	gp_finding_ev(f, "measured", "%s", meas);
+	for (int k = 0; k < got; k++)
+		gp_finding_figure(f, end[k][0], end[k][1], rate[k]);
 	if (expect > 0)
 		gp_finding_ev(f, "expected", "%.2f GB/s (%s); floor %.2f GB/s", expect, link, expect / 2);
 	gp_finding_ev(f, "seconds", "%.2f", now_s() - t0);

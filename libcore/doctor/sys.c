@@ -23,6 +23,8 @@ struct gp_doctor_sys {
 	int numa_rc;             /* 0 not read yet, else nodes + 1, or -errno */
 	int host_rc;
 	char host[256];
+	int boot_rc;
+	char boot_id[64];
 };
 
 static struct gp_doctor_sys *sys_of(struct gp_doctor_ctx *c)
@@ -279,6 +281,51 @@ const char *gp_doctor_host(struct gp_doctor_ctx *c)
 	if (!s->host_rc)
 		s->host_rc = gp_doctor_read(c, "/proc/sys/kernel/hostname", s->host, sizeof(s->host)) > 0 ? 1 : -1;
 	return s->host_rc > 0 ? s->host : NULL;
+}
+
+/* "8-4-4-4-12" hex digits, as the kernel writes a random UUID. */
+static int is_uuid(const char *s)
+{
+	for (int i = 0; i < 36; i++) {
+		int dash = i == 8 || i == 13 || i == 18 || i == 23;
+
+		if (dash ? s[i] != '-' : !isxdigit((unsigned char)s[i]))
+			return 0;
+	}
+	return s[36] == '\0';
+}
+
+const char *gp_doctor_boot_id(struct gp_doctor_ctx *c)
+{
+	struct gp_doctor_sys *s = sys_of(c);
+
+	if (!s)
+		return NULL;
+	if (!s->boot_rc)
+		s->boot_rc = gp_doctor_read(c, "/proc/sys/kernel/random/boot_id", s->boot_id, sizeof(s->boot_id)) > 0 &&
+			     is_uuid(s->boot_id) ? 1 : -1;
+	return s->boot_rc > 0 ? s->boot_id : NULL;
+}
+
+const char *gp_doctor_gpu_uuid(struct gp_doctor_ctx *c, int i, char *buf, size_t n)
+{
+	char path[128], info[2048];
+	const char *u;
+	size_t l;
+
+	if (i < 0 || i >= c->topo->ngpu)
+		return NULL;
+	snprintf(path, sizeof(path), "/proc/driver/nvidia/gpus/%s/information", gp_doctor_dev(c, i)->bdf);
+	if (gp_doctor_read(c, path, info, sizeof(info)) <= 0 || !(u = strstr(info, "GPU UUID:")))
+		return NULL;
+	u += 9;
+	u += strspn(u, " \t");
+	l = strcspn(u, " \t\n");
+	if (!l || l >= n)
+		return NULL;
+	memcpy(buf, u, l);
+	buf[l] = '\0';
+	return buf;
 }
 
 int gp_doctor_captured(const struct gp_doctor_ctx *c, const char *group)

@@ -190,6 +190,17 @@ static void active(void)
 		/* the double's host rate, 25 GB/s plus 2 us a copy: 64 MiB / (64 MiB / 25e9 + 2e-6 s) = 24.98 GB/s */
 		CHECK(f && f->sev == GP_SEV_OK && strstr(ev(f, "measured"), "host->GPU0 24.98 GB/s"), "host copies ok (%s)",
 		      ev(f, "measured"));
+		/* the figures --prometheus prints, in bytes/s: host (-1) to GPU0 at the double's h2d 25 GB/s
+		 * (24.981e9 as above), back at its d2h 26 GB/s: 64 MiB / (64 MiB / 26e9 + 2 us) = 25.980e9 */
+		CHECK(f && f->nfig == 2 && f->fig[0].src == -1 && f->fig[0].dst == 0 && NEAR(f->fig[0].bytes_per_s, 24.981e9, 1e6) &&
+		      f->fig[1].src == 0 && f->fig[1].dst == -1 && NEAR(f->fig[1].bytes_per_s, 25.980e9, 1e6),
+		      "host figures: host->GPU0 24.98e9, GPU0->host 25.98e9 B/s");
+		/* the pair: 0->1 at 3 GB/s (64 MiB / (64 MiB / 3e9 + 2 us) = 2.9997e9), 1->0 at the double's
+		 * 300 GB/s (2.9734e11) */
+		f = find(&c, "0000:03:00.0-0000:04:00.0");
+		CHECK(f && f->nfig == 2 && f->fig[0].src == 0 && f->fig[0].dst == 1 && NEAR(f->fig[0].bytes_per_s, 2.99973e9, 1e6) &&
+		      f->fig[1].src == 1 && f->fig[1].dst == 0 && NEAR(f->fig[1].bytes_per_s, 2.97342e11, 1e7),
+		      "pair figures: GPU0->GPU1 and GPU1->GPU0 in B/s (%d)", f ? f->nfig : -1);
 		done(&x, &c);
 	}
 	if (!run("workstation", "p2p.bandwidth", "1", NULL, NULL, NULL, 1, &x, &c)) {

@@ -61,6 +61,13 @@ struct gp_kv {
 	char *key, *value;
 };
 
+/* A measured figure a finding carries as a number (doctor --prometheus prints it): a copy's rate
+ * from src to dst, topology indices (GPUs first), -1 for host memory. */
+struct gp_figure {
+	int src, dst;
+	double bytes_per_s;
+};
+
 struct gp_finding {
 	const struct gp_doctor_check *check;
 	enum gp_sev sev;
@@ -71,6 +78,8 @@ struct gp_finding {
 	int nbdf;
 	struct gp_kv *ev;        /* evidence: file or register, and the value seen */
 	int nev;
+	struct gp_figure *fig;   /* measured figures (p2p.bandwidth), nfig of them */
+	int nfig;
 };
 
 struct gp_findings {
@@ -196,5 +205,18 @@ int gp_doctor_exit_code(const int sum[GP_SEV_N], int strict);
 
 /* The host's name: /proc/sys/kernel/hostname under the root, NULL when not there. */
 const char *gp_doctor_host(struct gp_doctor_ctx *c);
+
+/* This boot's id: /proc/sys/kernel/random/boot_id under the root (a snapshot records it), NULL when
+ * not there or not a UUID. */
+const char *gp_doctor_boot_id(struct gp_doctor_ctx *c);
+
+/* Topology GPU i's UUID ("GPU-…") from "GPU UUID:" in /proc/driver/nvidia/gpus/BDF/information,
+ * copied into buf; NULL when not there (or longer than n - 1). */
+const char *gp_doctor_gpu_uuid(struct gp_doctor_ctx *c, int i, char *buf, size_t n);
+
+/* Which findings fit in budget bytes when finding i takes size[i]: keep[i] = 1 for those kept.
+ * Errors go first, then warnings, unknown, info, ok, skipped; within a severity, report order.
+ * Returns how many were left out. */
+int gp_doctor_fit(const struct gp_findings *f, const size_t *size, size_t budget, unsigned char *keep);
 
 #endif
