@@ -22,7 +22,7 @@ void help_snapshot(FILE *f)
 		"  --force  replace FILE if it exists and is a snapshot: an archive (gzip) without --dir, a\n"
 		"           directory holding gpup2p/snapshot-info with --dir; never /, the current directory,\n"
 		"           $HOME or a folder holding one of them\n"
-		"  --no-hostname  leave /proc/sys/kernel/hostname out\n"
+		"  --no-hostname  leave /proc/sys/kernel/hostname (and random/boot_id) out\n"
 		"  --root DIR: capture from DIR instead of the live system\n\n"
 		"Exit: 0 ok, 2 could not write, 3 the root's data is malformed, 64 usage or FILE may not be\n"
 		"replaced, 69 tar or PCI unavailable, 77 permission denied.\n");

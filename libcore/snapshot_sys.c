@@ -73,6 +73,9 @@ static int capture_files(struct gp_snap *s)
 			gp_snapshot_info_captured(&s->info, f->group);
 		last = f->group;
 	}
+	/* this boot's id (doctor --json "boot_id"): an identity, as the host name is; absent costs no check */
+	if (!(s->flags & GP_SNAP_NO_HOST))
+		return gp_snap_copy_file(s, "/proc/sys/kernel/random/boot_id", 0, NULL);
 	return 0;
 }
 

@@ -26,7 +26,7 @@
 /* gp_snapshot_write flags */
 #define GP_SNAP_DIR     0x1u   /* write a directory, not a gzip'ed tar archive */
 #define GP_SNAP_FORCE   0x2u   /* replace an existing snapshot of the same kind */
-#define GP_SNAP_NO_HOST 0x4u   /* leave the host name (/proc/sys/kernel/hostname) out */
+#define GP_SNAP_NO_HOST 0x4u   /* leave the host name and boot id (/proc/sys/kernel/hostname, random/boot_id) out */
 
 #define GP_SNAPSHOT_UNREAD_MAX 32
 
