@@ -72,12 +72,22 @@ void cli_unload(struct cli *c);
 /* Print "gpup2p: msg" to stderr and return the exit code of e. */
 int cli_fail(const struct gp_err *e);
 
+/* The message of the last cli_fail or cli_usage ("" before any), for a one-line status. */
+const char *cli_last_error(void);
+
+/* Print "gpup2p CMD: msg" to stderr (kept for cli_last_error) and return code. */
+int cli_error(int code, const char *cmd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* Print a usage error ("gpup2p CMD: msg; see gpup2p help CMD") and return 64. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Start a JSON document with the envelope every command shares: "schema", "command" and
  * "gpup2p": {version, argv, root, live}. */
 void cli_json_begin(const struct cli *c, struct gp_json *j, const char *command, int argc, char **argv);
+
+/* cli_json_begin writing to f, indented when pretty (else one line). */
+void cli_json_open(const struct cli *c, struct gp_json *j, FILE *f, int pretty, const char *command, int argc,
+		   char **argv);
 
 /* End it: "messages" (the scan warnings) and "exit_status", then the closing brace. */
 void cli_json_end(const struct cli *c, struct gp_json *j, int exit_status);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "doctor_out.h"
 #include "gpup2p/doctor.h"
 #include "gpup2p/topo.h"
 
@@ -13,7 +14,7 @@ void help_doctor(FILE *f)
 {
 	fprintf(f,
 		"usage: gpup2p doctor [--only LIST] [--skip LIST] [--active | --no-cuda] [--kmsg] [--strict] [-q] [-v]\n"
-		"                     [--json]\n"
+		"                     [--json [--pretty] | --prometheus [--textfile DIR] | --nagios]\n"
 		"       gpup2p doctor --list [--only LIST] [--skip LIST] [--json]\n"
 		"       gpup2p doctor --explain ID|FAMILY\n\n"
 		"Checks this machine (or, with --root DIR, a snapshot) for what breaks or slows GPU peer-to-peer and\n"
@@ -36,14 +37,24 @@ void help_doctor(FILE *f)
 		"  --explain ID    what a check (or every check of a family) reads, when it alarms, the fix\n"
 		"  -q, --quiet     print only the alarms (errors, warnings; unknown with --strict)\n"
 		"  -v, --verbose   also list each ok and skipped finding, and the evidence\n"
-		"  --json, --root DIR, --color=WHEN: see gpup2p --help\n\n"
+		"  --json          one line of JSON (under 64 KiB: the least urgent findings are left out and\n"
+		"                  counted in \"truncated\" when more would not fit), with host, boot_id, time,\n"
+		"                  the gpup2p version, argv and exit_status; also when doctor cannot run\n"
+		"  --pretty        indent the JSON, every finding (no size bound: for files and people)\n"
+		"  --prometheus    Prometheus text (node_exporter textfile collector): gpup2p_check_status per\n"
+		"                  finding, gpup2p_copy_bandwidth_bytes_per_second (--active), gpup2p_doctor_exit,\n"
+		"                  gpup2p_doctor_duration_seconds\n"
+		"  --textfile DIR  write it to DIR/gpup2p.prom atomically (temporary file, then rename)\n"
+		"  --nagios        one Nagios status line with perfdata; exit 0 OK, 1 WARNING, 2 CRITICAL,\n"
+		"                  3 UNKNOWN (could not run, usage, no GPU, permission)\n"
+		"  --root DIR, --color=WHEN: see gpup2p --help\n\n"
 		"Exit: 0 no warning or error, 1 warnings, 2 an error, 3 input unreadable, 64 usage,\n"
-		"69 no NVIDIA GPU on the PCI bus (or no root), 77 permission denied.\n");
+		"69 no NVIDIA GPU on the PCI bus (or no root), 77 permission denied (--nagios: 0-3).\n");
 }
 
 struct doc_opts {
-	const char *only, *skip, *explain;
-	int list, active, kmsg, strict, no_cuda;
+	const char *only, *skip, *explain, *textfile;
+	int list, active, kmsg, strict, no_cuda, pretty, prom, nagios;
 };
 
 static const char *const sev_title[GP_SEV_N] = { "errors", "warnings", "info", "ok", "unknown", "skipped" };
@@ -249,81 +260,6 @@ static void print_table(struct cli *c, struct gp_doctor_ctx *d, const struct doc
 		       sum[0] == 1 ? "" : "s", sum[1], sum[1] == 1 ? "" : "s", sum[2], sum[3], sum[4], sum[5]);
 }
 
-/* sources.snapshot: what the root's gpup2p/snapshot-info says, or null (live, or a tree that is no
- * snapshot). "unreadable": files the snapshot's live source could not give (their checks say unknown). */
-static void json_snapshot(struct gp_json *j, const struct gp_doctor_sources *s)
-{
-	char groups[sizeof(s->snap.captured)], *save = NULL;
-
-	if (!s->snapshot) {
-		gp_json_null(j, "snapshot");
-		return;
-	}
-	gp_json_obj(j, "snapshot");
-	gp_json_int(j, "format", s->snap.format);
-	gp_json_str(j, "writer", s->snap.writer[0] ? s->snap.writer : NULL);
-	gp_json_str(j, "created", s->snap.created[0] ? s->snap.created : NULL);
-	gp_json_str(j, "source", s->snap.source[0] ? s->snap.source : NULL);
-	gp_json_str(j, "kernel", s->snap.kernel[0] ? s->snap.kernel : NULL);
-	gp_json_arr_flat(j, "captured");
-	snprintf(groups, sizeof(groups), "%s", s->snap.captured);
-	for (char *g = strtok_r(groups, " ", &save); g; g = strtok_r(NULL, " ", &save))
-		gp_json_str(j, NULL, g);
-	gp_json_end(j, ']');
-	gp_json_obj(j, "unreadable");
-	for (int i = 0; i < s->snap.nunread; i++)
-		gp_json_str(j, s->snap.unread[i].path, strerror(s->snap.unread[i].err));
-	gp_json_end(j, '}');
-	gp_json_end(j, '}');
-}
-
-static void print_json(struct cli *c, struct gp_doctor_ctx *d, int argc, char **argv, const int sum[GP_SEV_N], int rc)
-{
-	struct gp_json j;
-
-	cli_json_begin(c, &j, "doctor", argc, argv);
-	gp_json_str(&j, "host", gp_doctor_host(d));
-	gp_json_str(&j, "root", d->src.live ? NULL : d->root->dir);
-	gp_json_obj(&j, "sources");
-	gp_json_bool(&j, "live", d->src.live);
-	gp_json_obj(&j, "nvml");
-	gp_json_bool(&j, "available", d->src.nvml);
-	gp_json_str(&j, "why", d->src.nvml ? NULL : d->src.nvml_why);
-	gp_json_end(&j, '}');
-	gp_json_obj(&j, "cuda");
-	gp_json_bool(&j, "available", d->src.cuda);
-	gp_json_str(&j, "why", d->src.cuda ? NULL : d->src.cuda_why);
-	gp_json_end(&j, '}');
-	json_snapshot(&j, &d->src);
-	gp_json_end(&j, '}');
-	gp_json_obj(&j, "summary");
-	for (int s = 0; s < GP_SEV_N; s++)
-		gp_json_int(&j, gp_sev_name((enum gp_sev)s), sum[s]);
-	gp_json_end(&j, '}');
-	gp_json_arr(&j, "findings");
-	for (int i = 0; i < d->out.n; i++) {
-		const struct gp_finding *f = &d->out.v[i];
-
-		gp_json_obj(&j, NULL);
-		gp_json_str(&j, "id", f->check->id);
-		gp_json_str(&j, "severity", gp_sev_name(f->sev));
-		gp_json_str(&j, "subject", f->subject);
-		gp_json_arr_flat(&j, "bdf");
-		for (int k = 0; k < f->nbdf; k++)
-			gp_json_str(&j, NULL, f->bdf[k]);
-		gp_json_end(&j, ']');
-		gp_json_str(&j, "message", f->message);
-		gp_json_str(&j, "fix", f->fix);
-		gp_json_obj(&j, "evidence");
-		for (int k = 0; k < f->nev; k++)
-			gp_json_str(&j, f->ev[k].key, f->ev[k].value);
-		gp_json_end(&j, '}');
-		gp_json_end(&j, '}');
-	}
-	gp_json_end(&j, ']');
-	cli_json_end(c, &j, rc);
-}
-
 static int parse(struct cli *c, struct doc_opts *o, int argc, char **argv)
 {
 	int done;
@@ -356,6 +292,17 @@ static int parse(struct cli *c, struct doc_opts *o, int argc, char **argv)
 			o->kmsg = 1;
 		} else if (!strcmp(a, "--strict")) {
 			o->strict = 1;
+		} else if (!strcmp(a, "--pretty")) {
+			o->pretty = 1;
+		} else if (!strcmp(a, "--prometheus")) {
+			o->prom = 1;
+		} else if (!strcmp(a, "--nagios")) {
+			o->nagios = 1;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--textfile"))) {
+			if (!*v)
+				return cli_usage("doctor", "--textfile needs a directory (node_exporter's "
+						 "--collector.textfile.directory)");
+			o->textfile = v;
 		} else {
 			return cli_usage("doctor", "unknown option '%s'", a);
 		}
@@ -366,6 +313,14 @@ static int parse(struct cli *c, struct doc_opts *o, int argc, char **argv)
 		return cli_usage("doctor", "--active copies with CUDA: it cannot run with --no-cuda");
 	if (o->list + !!o->explain > 1)
 		return cli_usage("doctor", "--list and --explain exclude each other");
+	if ((c->fmt == GP_OUT_JSON) + o->prom + o->nagios > 1)
+		return cli_usage("doctor", "--json, --prometheus and --nagios exclude each other");
+	if (o->pretty && c->fmt != GP_OUT_JSON)
+		return cli_usage("doctor", "--pretty indents --json: add --json");
+	if (o->textfile && !o->prom)
+		return cli_usage("doctor", "--textfile DIR writes --prometheus output: add --prometheus");
+	if ((o->prom || o->nagios) && (o->list || o->explain))
+		return cli_usage("doctor", "--list and --explain print text or --json");
 	return -1;
 }
 
@@ -391,19 +346,86 @@ static void print_timing(const struct gp_doctor_ctx *d, const unsigned char *on,
 			fprintf(stderr, "  %-22s %8.2f\n", gp_doctor_at(i)->id, d->check_ms[i]);
 }
 
+/* Print the run (r->d NULL: doctor could not run) in the format asked; returns the exit code. */
+static int finish(struct cli *c, const struct doc_opts *o, struct doc_run *r, double t0)
+{
+	int rc;
+
+	r->seconds = (now_ms() - t0) / 1e3;
+	if (o->nagios)
+		return doc_nagios(r);
+	if (o->prom)
+		return (rc = doc_prom(c, r, o->textfile)) ? rc : r->rc;
+	if (c->fmt == GP_OUT_JSON)
+		return (rc = doc_json(c, r)) ? rc : r->rc;
+	return r->rc;
+}
+
+/* Run the selected checks on what cli_load_topo loaded; fills r (r->d NULL when they could not run). */
+static int run(struct cli *c, const struct doc_opts *o, const unsigned char *on, struct gp_topo *t,
+	       struct gp_doctor_pre *pre, double ph[4], struct gp_doctor_ctx *d, struct doc_run *r, int sum[GP_SEV_N])
+{
+	struct gp_err e = { 0 };
+	int rc;
+
+	if (gp_doctor_ctx_init(d, &c->root, &c->pci, c->facts, t, &e)) {
+		gp_doctor_prefetch_free(pre);
+		return cli_fail(&e);
+	}
+	d->pre = pre;
+	ph[1] = now_ms();
+	gp_doctor_proc_read(d);
+	ph[2] = now_ms();
+	d->active = o->active;
+	d->no_cuda = o->no_cuda;
+	d->kmsg = o->kmsg;
+	if (o->active && !c->quiet && isatty(STDERR_FILENO))
+		d->progress = progress;
+	rc = gp_doctor_run(d, on, &e);
+	ph[3] = now_ms();
+	if (d->progress)
+		progress(NULL, NULL);
+	if (getenv("GPUP2P_DOCTOR_TIMING"))
+		print_timing(d, on, ph);
+	if (rc) {
+		rc = cli_fail(&e);
+		gp_doctor_ctx_free(d);
+		return rc;
+	}
+	r->d = d;
+	r->sum = sum;
+	gp_doctor_summary(&d->out, sum);
+	rc = gp_doctor_exit_code(sum, o->strict);
+	if (!t->ngpu) {
+		rc = cli_error(EX_UNAVAIL, "doctor", "no NVIDIA GPU on the PCI bus: nothing to check (gpup2p --root DIR "
+			       "doctor checks a snapshot)");
+	}
+	return rc;
+}
+
 int cmd_doctor(struct cli *c, int argc, char **argv)
 {
-	double ph[4];
 	struct doc_opts o = { 0 };
+	struct doc_run r = { .argc = argc, .argv = argv };
 	struct gp_doctor_ctx d;
 	struct gp_doctor_pre *pre;
 	struct gp_topo t;
 	struct gp_err e = { 0 };
 	unsigned char *on;
-	int sum[GP_SEV_N], rc = parse(c, &o, argc, argv);
+	int sum[GP_SEV_N], rc;
+	double t0 = now_ms(), ph[4];
 
+	rc = parse(c, &o, argc, argv);
+	for (int i = 1; i < argc && rc > 0; i++)
+		if (!strcmp(argv[i], "--nagios")) {
+			/* a usage error still gives Nagios its one line, as UNKNOWN */
+			o.nagios = 1;
+			r.rc = rc;
+			return finish(c, &o, &r, t0);
+		}
 	if (rc >= 0)
 		return rc;
+	r.pretty = o.pretty;
 	if (o.explain)
 		return do_explain(o.explain);
 	on = calloc((size_t)gp_doctor_count() + 1, 1);
@@ -413,7 +435,8 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 	}
 	if (gp_doctor_select(on, o.only, o.skip, &e)) {
 		free(on);
-		return cli_usage("doctor", "%s", e.msg);
+		r.rc = cli_usage("doctor", "%s", e.msg);
+		return o.nagios ? finish(c, &o, &r, t0) : r.rc;
 	}
 	if (o.list) {
 		rc = do_list(c, on);
@@ -421,54 +444,23 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 		return rc;
 	}
 	ph[0] = now_ms();
-	if ((rc = cli_root(c))) {
+	if ((r.rc = cli_root(c))) {
 		free(on);
-		return rc;
+		return finish(c, &o, &r, t0);
 	}
 	pre = gp_doctor_prefetch(&c->root, on, o.active, o.no_cuda);
-	rc = cli_load_topo(c, &t, NULL, 0);
-	if (rc) {
+	r.rc = cli_load_topo(c, &t, NULL, 0);
+	if (r.rc) {
 		gp_doctor_prefetch_free(pre);
 		free(on);
-		return rc;
+		return finish(c, &o, &r, t0);
 	}
-	if (gp_doctor_ctx_init(&d, &c->root, &c->pci, c->facts, &t, &e)) {
-		gp_doctor_prefetch_free(pre);
-		gp_topo_free(&t);
-		free(on);
-		return cli_fail(&e);
-	}
-	d.pre = pre;
-	ph[1] = now_ms();
-	gp_doctor_proc_read(&d);
-	ph[2] = now_ms();
-	d.active = o.active;
-	d.no_cuda = o.no_cuda;
-	d.kmsg = o.kmsg;
-	if (o.active && !c->quiet && isatty(STDERR_FILENO))
-		d.progress = progress;
-	rc = gp_doctor_run(&d, on, &e);
-	ph[3] = now_ms();
-	if (d.progress)
-		progress(NULL, NULL);
-	if (getenv("GPUP2P_DOCTOR_TIMING"))
-		print_timing(&d, on, ph);
-	if (rc) {
-		rc = cli_fail(&e);
-	} else {
-		gp_doctor_summary(&d.out, sum);
-		rc = gp_doctor_exit_code(sum, o.strict);
-		if (!t.ngpu) {
-			fprintf(stderr, "gpup2p doctor: no NVIDIA GPU on the PCI bus: nothing to check (gpup2p --root DIR "
-				"doctor checks a snapshot)\n");
-			rc = EX_UNAVAIL;
-		}
-		if (c->fmt == GP_OUT_JSON)
-			print_json(c, &d, argc, argv, sum, rc);
-		else if (t.ngpu)
-			print_table(c, &d, &o, sum);
-	}
-	gp_doctor_ctx_free(&d);
+	r.rc = run(c, &o, on, &t, pre, ph, &d, &r, sum);
+	if (r.d && c->fmt == GP_OUT_TABLE && !o.prom && !o.nagios && t.ngpu)
+		print_table(c, &d, &o, sum);
+	rc = finish(c, &o, &r, t0);
+	if (r.d)
+		gp_doctor_ctx_free(&d);
 	gp_topo_free(&t);
 	free(on);
 	return rc;

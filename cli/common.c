@@ -10,21 +10,40 @@
 #define GPUP2P_VERSION "0.0.0"
 #endif
 
+static char last_error[800];
+
+const char *cli_last_error(void)
+{
+	return last_error;
+}
+
 int cli_fail(const struct gp_err *e)
 {
-	fprintf(stderr, "gpup2p: %s\n", e->msg[0] ? e->msg : "unknown error");
+	snprintf(last_error, sizeof(last_error), "%s", e->msg[0] ? e->msg : "unknown error");
+	fprintf(stderr, "gpup2p: %s\n", last_error);
 	return gp_err_exit_code(e);
+}
+
+int cli_error(int code, const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "gpup2p%s%s: %s\n", cmd ? " " : "", cmd ? cmd : "", last_error);
+	return code;
 }
 
 int cli_usage(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "gpup2p%s%s: ", cmd ? " " : "", cmd ? cmd : "");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, " (see 'gpup2p help%s%s')\n", cmd ? " " : "", cmd ? cmd : "");
+	fprintf(stderr, "gpup2p%s%s: %s (see 'gpup2p help%s%s')\n", cmd ? " " : "", cmd ? cmd : "", last_error,
+		cmd ? " " : "", cmd ? cmd : "");
 	return EX_USAGE_;
 }
 
@@ -80,7 +99,13 @@ int cli_global_opt(struct cli *c, int argc, char **argv, int *i)
 
 void cli_json_begin(const struct cli *c, struct gp_json *j, const char *command, int argc, char **argv)
 {
-	gp_json_init(j, stdout, 1);
+	cli_json_open(c, j, stdout, 1, command, argc, argv);
+}
+
+void cli_json_open(const struct cli *c, struct gp_json *j, FILE *f, int pretty, const char *command, int argc,
+		   char **argv)
+{
+	gp_json_init(j, f, pretty);
 	gp_json_obj(j, NULL);
 	gp_json_int(j, "schema", 1);
 	gp_json_str(j, "command", command);

@@ -38,7 +38,7 @@ expect 64 "exclude each other" doctor --list --explain bar.small
 expect 64 "needs a value" doctor --only
 
 # --json: valid, and the contract's keys and counts
-"$BIN" --root "$D/bar-small" doctor --json >"$tmp/d.json"
+"$BIN" --root "$D/bar-small" doctor --json --pretty >"$tmp/d.json"
 rc=$?
 python3 -m json.tool "$tmp/d.json" >/dev/null && ok "--json is valid JSON" || nok "--json: invalid"
 python3 - "$tmp/d.json" "$rc" "$D/bar-small" <<'EOF' && ok "--json follows the contract" || nok "--json contract"
@@ -80,7 +80,7 @@ n=$(wc -l <"$tmp/list")
 [ "$n" -ge 25 ] && ok "--list: $n checks" || nok "--list: $n lines"
 awk '{ split($1, a, "."); if (a[1] != $2 || ($3 != "static" && $3 != "active") || NF < 5) bad++ } END { exit bad > 0 }' \
 	"$tmp/list" && ok "--list lines: id, family, kind, sources, title" || nok "--list format"
-"$BIN" --root "$D/healthy" doctor --json | python3 -c 'import json,sys; print("\n".join(sorted({f["id"] for f in json.load(sys.stdin)["findings"]})))' >"$tmp/ran"
+"$BIN" --root "$D/healthy" doctor --json --pretty | python3 -c 'import json,sys; print("\n".join(sorted({f["id"] for f in json.load(sys.stdin)["findings"]})))' >"$tmp/ran"
 cut -d' ' -f1 "$tmp/list" | sort | cmp -s - "$tmp/ran" && ok "every listed check reports on the healthy fixture" ||
 	nok "checks without a finding: $(cut -d' ' -f1 "$tmp/list" | sort | comm -23 - "$tmp/ran" | tr '\n' ' ')"
 "$BIN" doctor --list --json | python3 -m json.tool >/dev/null && ok "--list --json is valid JSON" || nok "--list --json"

@@ -18,8 +18,8 @@ pairs=()
 # (same findings, summary, host and exit status)
 pair() {
 	local n=${#pairs[@]}
-	"$BIN" --root "$2" doctor --json >"$tmp/$n.root.json" 2>/dev/null
-	"$BIN" --root "$3" doctor --json >"$tmp/$n.snap.json" 2>/dev/null
+	"$BIN" --root "$2" doctor --json --pretty >"$tmp/$n.root.json" 2>/dev/null
+	"$BIN" --root "$3" doctor --json --pretty >"$tmp/$n.snap.json" 2>/dev/null
 	pairs+=("$1" "$2" "$tmp/$n.root.json" "$3" "$tmp/$n.snap.json")
 }
 # every doctor fixture (healthy and each planted fault) and two topology fixtures
@@ -178,8 +178,8 @@ mkdir -p "$tmp/old" && tar -C "$tmp/old" -xzf tests/fixtures/old-snapshot-v0.1/d
 O=$tmp/old/dgx-v0.1
 out=$("$BIN" --root "$O" doctor); rc=$?
 [ $rc -eq 0 ] && grep -q "format 1 (older" <<<"$out" && ok "old snapshot (format 1): exit 0, labelled older" || nok "old snapshot: exit $rc"
-"$BIN" --root "$O" doctor --json >"$tmp/old.json"
-"$BIN" --root "$H" doctor --json >"$tmp/healthy.json"
+"$BIN" --root "$O" doctor --json --pretty >"$tmp/old.json"
+"$BIN" --root "$H" doctor --json --pretty >"$tmp/healthy.json"
 python3 - "$tmp/old.json" "$tmp/healthy.json" <<'EOF' && ok "old snapshot: as healthy, the checks of what it lacks skipped" || nok "old snapshot findings"
 import json, sys
 old, new = (json.load(open(p)) for p in sys.argv[1:3])

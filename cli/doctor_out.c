@@ -1,0 +1,398 @@
+/* gpup2p doctor — the formats for machines (see doctor_out.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "doctor_out.h"
+
+#ifndef GPUP2P_VERSION
+#define GPUP2P_VERSION "0.0.0"
+#endif
+
+/* --- JSON ---------------------------------------------------------------------------------------- */
+
+/* sources.snapshot: what the root's gpup2p/snapshot-info says, or null (live, or a tree that is no
+ * snapshot). "unreadable": files the snapshot's live source could not give (their checks say unknown). */
+static void json_snapshot(struct gp_json *j, const struct gp_doctor_sources *s)
+{
+	char groups[sizeof(s->snap.captured)], *save = NULL;
+
+	if (!s->snapshot) {
+		gp_json_null(j, "snapshot");
+		return;
+	}
+	gp_json_obj(j, "snapshot");
+	gp_json_int(j, "format", s->snap.format);
+	gp_json_str(j, "writer", s->snap.writer[0] ? s->snap.writer : NULL);
+	gp_json_str(j, "created", s->snap.created[0] ? s->snap.created : NULL);
+	gp_json_str(j, "source", s->snap.source[0] ? s->snap.source : NULL);
+	gp_json_str(j, "kernel", s->snap.kernel[0] ? s->snap.kernel : NULL);
+	gp_json_arr_flat(j, "captured");
+	snprintf(groups, sizeof(groups), "%s", s->snap.captured);
+	for (char *g = strtok_r(groups, " ", &save); g; g = strtok_r(NULL, " ", &save))
+		gp_json_str(j, NULL, g);
+	gp_json_end(j, ']');
+	gp_json_obj(j, "unreadable");
+	for (int i = 0; i < s->snap.nunread; i++)
+		gp_json_str(j, s->snap.unread[i].path, strerror(s->snap.unread[i].err));
+	gp_json_end(j, '}');
+	gp_json_end(j, '}');
+}
+
+static void json_finding(struct gp_json *j, const struct gp_finding *f)
+{
+	gp_json_obj(j, NULL);
+	gp_json_str(j, "id", f->check->id);
+	gp_json_str(j, "severity", gp_sev_name(f->sev));
+	gp_json_str(j, "subject", f->subject);
+	gp_json_arr_flat(j, "bdf");
+	for (int k = 0; k < f->nbdf; k++)
+		gp_json_str(j, NULL, f->bdf[k]);
+	gp_json_end(j, ']');
+	gp_json_str(j, "message", f->message);
+	gp_json_str(j, "fix", f->fix);
+	gp_json_obj(j, "evidence");
+	for (int k = 0; k < f->nev; k++)
+		gp_json_str(j, f->ev[k].key, f->ev[k].value);
+	gp_json_end(j, '}');
+	gp_json_end(j, '}');
+}
+
+/* "2026-11-24T00:41:07Z" */
+static void utc_now(char *buf, size_t n)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (!gmtime_r(&now, &tm) || !strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, n, "unknown");
+}
+
+/* The whole document into f: the findings with keep[i] (all when keep is NULL). */
+static void json_doc(const struct cli *c, const struct doc_run *r, FILE *f, const unsigned char *keep, int left,
+		     const char *now)
+{
+	struct gp_doctor_ctx *d = r->d;
+	struct gp_json j;
+
+	cli_json_open(c, &j, f, r->pretty, "doctor", r->argc, r->argv);
+	gp_json_str(&j, "host", d ? gp_doctor_host(d) : NULL);
+	gp_json_str(&j, "boot_id", d ? gp_doctor_boot_id(d) : NULL);
+	gp_json_str(&j, "time", now);
+	if (!d) {
+		/* doctor could not run: what it was asked to read, and why not */
+		gp_json_str(&j, "root", c->root_dir);
+		gp_json_null(&j, "sources");
+		gp_json_null(&j, "summary");
+		gp_json_int(&j, "truncated", 0);
+		gp_json_arr(&j, "findings");
+		gp_json_end(&j, ']');
+		gp_json_str(&j, "error", cli_last_error());
+		gp_json_arr(&j, "messages");
+		gp_json_end(&j, ']');
+		gp_json_int(&j, "exit_status", r->rc);
+		gp_json_end(&j, '}');
+		return;
+	}
+	gp_json_str(&j, "root", d->src.live ? NULL : d->root->dir);
+	gp_json_obj(&j, "sources");
+	gp_json_bool(&j, "live", d->src.live);
+	gp_json_obj(&j, "nvml");
+	gp_json_bool(&j, "available", d->src.nvml);
+	gp_json_str(&j, "why", d->src.nvml ? NULL : d->src.nvml_why);
+	gp_json_end(&j, '}');
+	gp_json_obj(&j, "cuda");
+	gp_json_bool(&j, "available", d->src.cuda);
+	gp_json_str(&j, "why", d->src.cuda ? NULL : d->src.cuda_why);
+	gp_json_end(&j, '}');
+	json_snapshot(&j, &d->src);
+	gp_json_end(&j, '}');
+	gp_json_obj(&j, "summary");
+	for (int s = 0; s < GP_SEV_N; s++)
+		gp_json_int(&j, gp_sev_name((enum gp_sev)s), r->sum[s]);
+	gp_json_end(&j, '}');
+	gp_json_int(&j, "truncated", left);
+	gp_json_arr(&j, "findings");
+	for (int i = 0; i < d->out.n; i++)
+		if (!keep || keep[i])
+			json_finding(&j, &d->out.v[i]);
+	gp_json_end(&j, ']');
+	cli_json_end(c, &j, r->rc);
+}
+
+/* Render into a memory buffer; NULL when out of memory. */
+static char *json_render(const struct cli *c, const struct doc_run *r, const unsigned char *keep, int left,
+			 const char *now, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+
+	if (!f)
+		return NULL;
+	json_doc(c, r, f, keep, left, now);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Bytes finding i adds to a one-line document: itself and the ", " before it. */
+static int finding_sizes(const struct gp_findings *l, size_t *size)
+{
+	for (int i = 0; i < l->n; i++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		struct gp_json j;
+
+		if (!f)
+			return -ENOMEM;
+		gp_json_init(&j, f, 0);
+		json_finding(&j, &l->v[i]);
+		if (fclose(f))
+			return -ENOMEM;
+		free(buf);
+		size[i] = len + 2;
+	}
+	return 0;
+}
+
+int doc_json(const struct cli *c, const struct doc_run *r)
+{
+	int n = r->d ? r->d->out.n : 0, left = 0;
+	size_t len, base, budget, *size = NULL;
+	unsigned char *keep = NULL;
+	char now[32], *doc;
+
+	utc_now(now, sizeof(now));
+	doc = json_render(c, r, NULL, 0, now, &len);
+	/* a line too long for pdsh/clush: the most urgent findings that fit, the rest counted in
+	 * "truncated" (--pretty is for files and people: whole). The budget starts from each finding's
+	 * size; should the document still be too long, it shrinks by the excess. */
+	if (doc && len >= DOC_JSON_MAX && n && !r->pretty) {
+		size = calloc((size_t)n, sizeof(*size));
+		keep = calloc((size_t)n, 1);
+		free(doc);
+		doc = NULL;
+		if (size && keep && !finding_sizes(&r->d->out, size)) {
+			memset(keep, 0, (size_t)n);
+			doc = json_render(c, r, keep, n, now, &base);
+			budget = doc && base < DOC_JSON_MAX ? DOC_JSON_MAX - base : 0;
+			while (doc && budget) {
+				left = gp_doctor_fit(&r->d->out, size, budget, keep);
+				free(doc);
+				if (!(doc = json_render(c, r, keep, left, now, &len)) || len < DOC_JSON_MAX)
+					break;
+				budget = len - DOC_JSON_MAX + 1 < budget ? budget - (len - DOC_JSON_MAX + 1) : 0;
+			}
+			if (doc && !budget) {
+				free(doc);
+				memset(keep, 0, (size_t)n);
+				doc = json_render(c, r, keep, left = n, now, &len);
+			}
+		}
+	}
+	free(size);
+	free(keep);
+	if (!doc) {
+		fprintf(stderr, "gpup2p: out of memory\n");
+		return EX_ERROR;
+	}
+	fwrite(doc, 1, len, stdout);
+	free(doc);
+	return 0;
+}
+
+/* --- Prometheus ---------------------------------------------------------------------------------- */
+
+/* gpup2p_check_status: 0 ok, info or skipped; 1 warning; 2 error; 3 unknown (as Nagios counts). */
+static int sev_status(enum gp_sev s)
+{
+	return s == GP_SEV_ERROR ? 2 : s == GP_SEV_WARNING ? 1 : s == GP_SEV_UNKNOWN ? 3 : 0;
+}
+
+/* Finding i repeats an earlier one's id and subject (the contract says it never does; a repeated
+ * series would make the whole file unreadable to Prometheus, so the first one stands). */
+static int repeated(const struct gp_findings *l, int i)
+{
+	for (int k = 0; k < i; k++)
+		if (l->v[k].check == l->v[i].check && !strcmp(l->v[k].subject, l->v[i].subject))
+			return 1;
+	return 0;
+}
+
+/* One end of a copy: "host" or the GPU's number. */
+static const char *end_name(int end, char *buf, size_t n)
+{
+	if (end < 0)
+		return "host";
+	snprintf(buf, n, "%d", end);
+	return buf;
+}
+
+static void prom_figures(struct gp_doctor_ctx *d, FILE *f)
+{
+	static const char *const name = "gpup2p_copy_bandwidth_bytes_per_second";
+	char src[16], dst[16], gpu[16], uuid[96];
+	int head = 0;
+
+	for (int i = 0; i < d->out.n; i++) {
+		const struct gp_finding *fi = &d->out.v[i];
+
+		for (int k = 0; k < fi->nfig; k++) {
+			const struct gp_figure *g = &fi->fig[k];
+			int at = g->src >= 0 ? g->src : g->dst;
+			const char *lab[8] = { "gpu", end_name(at, gpu, sizeof(gpu)), "uuid", NULL, "src",
+					       end_name(g->src, src, sizeof(src)), "dst", end_name(g->dst, dst, sizeof(dst)) };
+
+			lab[3] = gp_doctor_gpu_uuid(d, at, uuid, sizeof(uuid));
+			if (!head++)
+				gp_prom_family(f, name, "gauge", "Copy rate doctor --active measured (p2p.bandwidth, median), "
+					       "bytes per second from src to dst (host or a GPU number); gpu and uuid name "
+					       "the GPU end (the source GPU of a GPU-to-GPU copy)");
+			gp_prom_sample(f, name, lab, 4, g->bytes_per_s);
+		}
+	}
+}
+
+static void prom_write(const struct doc_run *r, FILE *f)
+{
+	struct gp_doctor_ctx *d = r->d;
+	const char *lab[6];
+
+	gp_prom_family(f, "gpup2p_doctor_exit", "gauge", "Exit status of the last gpup2p doctor run: 0 ok, 1 warnings, "
+		       "2 errors, 3 could not read its data, 64 usage, 69 no GPU or facility, 77 permission denied");
+	gp_prom_sample(f, "gpup2p_doctor_exit", NULL, 0, r->rc);
+	gp_prom_family(f, "gpup2p_doctor_duration_seconds", "gauge", "Wall time of the last gpup2p doctor run");
+	gp_prom_sample(f, "gpup2p_doctor_duration_seconds", NULL, 0, r->seconds);
+	gp_prom_family(f, "gpup2p_build_info", "gauge", "The gpup2p that wrote these metrics (always 1)");
+	lab[0] = "version";
+	lab[1] = GPUP2P_VERSION;
+	gp_prom_sample(f, "gpup2p_build_info", lab, 1, 1);
+	if (!d)
+		return;
+	gp_prom_family(f, "gpup2p_doctor_findings", "gauge", "Findings of the last doctor run per severity");
+	lab[0] = "severity";
+	for (int s = 0; s < GP_SEV_N; s++) {
+		lab[1] = gp_sev_name((enum gp_sev)s);
+		gp_prom_sample(f, "gpup2p_doctor_findings", lab, 1, r->sum[s]);
+	}
+	gp_prom_family(f, "gpup2p_check_status", "gauge", "One doctor finding (gpup2p doctor --explain ID): 0 ok, info "
+		       "or skipped, 1 warning, 2 error, 3 unknown");
+	for (int i = 0; i < d->out.n; i++) {
+		const struct gp_finding *fi = &d->out.v[i];
+
+		if (repeated(&d->out, i))
+			continue;
+		lab[0] = "id", lab[1] = fi->check->id;
+		lab[2] = "subject", lab[3] = fi->subject;
+		lab[4] = "severity", lab[5] = gp_sev_name(fi->sev);
+		gp_prom_sample(f, "gpup2p_check_status", lab, 3, sev_status(fi->sev));
+	}
+	prom_figures(d, f);
+}
+
+int doc_prom(const struct cli *c, const struct doc_run *r, const char *dir)
+{
+	struct gp_err e = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)c;
+	if (!dir) {
+		prom_write(r, stdout);
+		return 0;
+	}
+	if (!(f = open_memstream(&buf, &len))) {
+		fprintf(stderr, "gpup2p: out of memory\n");
+		return EX_ERROR;
+	}
+	prom_write(r, f);
+	if (fclose(f)) {
+		fprintf(stderr, "gpup2p: out of memory\n");
+		return EX_ERROR;
+	}
+	if (gp_out_replace_file(dir, DOC_PROM_FILE, buf, len, &e)) {
+		free(buf);
+		return cli_fail(&e);
+	}
+	free(buf);
+	return 0;
+}
+
+/* --- Nagios -------------------------------------------------------------------------------------- */
+
+int doc_nagios_code(int rc)
+{
+	return rc >= 0 && rc <= 2 ? rc : 3;
+}
+
+/* Text on the status line: '|' (it starts the perfdata) and control characters replaced, at
+ * most max bytes, never cut inside a UTF-8 sequence. */
+static void nagios_text(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n > max) {
+		n = max;
+		while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+	}
+	for (size_t i = 0; i < n; i++)
+		putchar(s[i] == '|' ? '/' : (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? ' ' : s[i]);
+	if (n < strlen(s))
+		fputs("...", stdout);
+}
+
+int doc_nagios(const struct doc_run *r)
+{
+	static const char *const state[] = { "OK", "WARNING", "CRITICAL", "UNKNOWN" };
+	int code = doc_nagios_code(r->rc);
+	struct gp_doctor_ctx *d = r->d;
+	const char *host = d ? gp_doctor_host(d) : NULL;
+
+	printf("GPUP2P %s - ", state[code]);
+	if (host)
+		printf("%s: ", host);
+	if (code == 3) {
+		const char *why = cli_last_error();
+
+		if (*why)
+			nagios_text(why, 300);
+		else
+			printf("doctor exited %d", r->rc);
+	} else {
+		const int *s = r->sum;
+
+		printf("%d error%s, %d warning%s, %d unknown, %d info, %d ok, %d skipped", s[GP_SEV_ERROR],
+		       s[GP_SEV_ERROR] == 1 ? "" : "s", s[GP_SEV_WARNING], s[GP_SEV_WARNING] == 1 ? "" : "s",
+		       s[GP_SEV_UNKNOWN], s[GP_SEV_INFO], s[GP_SEV_OK], s[GP_SEV_SKIPPED]);
+		/* the first alarm that set the state: an error, else a warning, else (--strict) an unknown */
+		for (int want = 0; code && want < 3; want++) {
+			enum gp_sev sev = want == 0 ? GP_SEV_ERROR : want == 1 ? GP_SEV_WARNING : GP_SEV_UNKNOWN;
+			int i = 0;
+
+			while (i < d->out.n && d->out.v[i].sev != sev)
+				i++;
+			if (i < d->out.n) {
+				printf("; %s %s: ", d->out.v[i].check->id, d->out.v[i].subject);
+				nagios_text(d->out.v[i].message, 200);
+				break;
+			}
+		}
+	}
+	printf(" |");
+	if (d && r->sum) {
+		static const enum gp_sev order[] = { GP_SEV_ERROR, GP_SEV_WARNING, GP_SEV_UNKNOWN, GP_SEV_INFO, GP_SEV_OK,
+						     GP_SEV_SKIPPED };
+		static const char *const label[] = { "errors", "warnings", "unknown", "info", "ok", "skipped" };
+
+		for (int k = 0; k < 6; k++)
+			printf(" %s=%d;;;", label[k], r->sum[order[k]]);
+	}
+	printf(" duration=%.3fs;;;\n", r->seconds);
+	return code;
+}
