@@ -1,0 +1,130 @@
+#!/bin/bash
+# contrib/: the NHC check (sourced with stub die/log/dbg as NHC defines them), the Slurm
+# HealthCheckProgram (with stub scontrol and logger), the node-problem-detector plugin config (parsed,
+# its command run), each on fixture roots through GPUP2P_ROOT.
+set -u
+BUILD=${BUILD:-build}
+BIN=$BUILD/gpup2p
+. tests/cli/lib.sh
+FX=$BUILD/fixtures
+D=$FX/doctor
+export GPUP2P_PCI_IDS=$PWD/tests/fixtures/pci.ids NO_COLOR=1 GPUP2P=$PWD/$BIN
+unset GPUP2P_ROOT
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# the first error doctor reports on a root: "ID SUBJECT"
+first_error() {
+	GPUP2P_ROOT=$1 "$BIN" doctor --json --pretty | python3 -c '
+import json, sys
+e = [f for f in json.load(sys.stdin)["findings"] if f["severity"] == "error"]
+print(e[0]["id"], e[0]["subject"])'
+}
+err_nouveau=$(first_error "$D/drv-nouveau")
+err_bar=$(first_error "$D/bar-small")
+[ "$err_bar" = "bar.small 0000:13:00.0" ] && ok "bar-small's first error is the planted bar.small on GPU0" ||
+	nok "bar-small first error: $err_bar"
+
+# --- NHC -------------------------------------------------------------------------------------------
+# nhc ROOT ARGS...: run check_gpup2p_doctor as NHC would; sets rc, died, logged
+nhc() {
+	local root=$1
+	shift
+	died= logged= rc=
+	eval "$(GPUP2P_ROOT=$root bash -c '
+		die() { printf "died=%q\n" "$1 $2"; }
+		log() { printf "logged=%q\n" "$*"; }
+		dbg() { :; }
+		. contrib/nhc/gpup2p.nhc
+		check_gpup2p_doctor "$@"
+		echo "rc=$?"' nhc "$@")"
+}
+nhc "$D/healthy"
+[ "$rc" = 0 ] && [ -z "$died" ] && ok "nhc: healthy passes" || nok "nhc healthy: rc $rc died '$died'"
+nhc "$D/drv-nouveau"
+[ "$rc" = 1 ] && [[ $died == "1 check_gpup2p_doctor: $err_nouveau: "*"(gpup2p doctor --explain ${err_nouveau%% *})" ]] &&
+	ok "nhc: an error fails with the first error's id and subject ($err_nouveau)" || nok "nhc drv-nouveau: rc $rc died '$died'"
+nhc "$D/bar-small"
+[ "$rc" = 1 ] && [[ $died == "1 check_gpup2p_doctor: bar.small 0000:13:00.0: GPU0: aperture 256M"* ]] &&
+	ok "nhc: bar.small on GPU0 named" || nok "nhc bar-small: rc $rc died '$died'"
+nhc "$D/drv-nouveau" -- --skip driver
+[ "$rc" = 0 ] && [ -z "$died" ] && ok "nhc: doctor options after -- (--skip driver)" || nok "nhc --skip: rc $rc died '$died'"
+nhc "$D/pm-legacy"
+[ "$rc" = 0 ] && [ -z "$died" ] && [[ $logged == "check_gpup2p_doctor: warning: "* ]] &&
+	ok "nhc: a warning is logged, the node passes" || nok "nhc pm-legacy: rc $rc died '$died' logged '$logged'"
+nhc "$D/pm-legacy" -w
+[ "$rc" = 1 ] && [[ $died == "1 check_gpup2p_doctor: "*" (gpup2p doctor --explain "* ]] &&
+	ok "nhc -w: the warning fails the node" || nok "nhc -w: rc $rc died '$died'"
+nhc "$FX/broken-vendor"
+[ "$rc" = 1 ] && [[ $died == *"could not check (UNKNOWN): "*"vendor: No such file"* ]] &&
+	ok "nhc: doctor cannot read the data: fails, says why" || nok "nhc broken-vendor: rc $rc died '$died'"
+nhc "$D/healthy" -- --active
+[ "$rc" = 1 ] && [[ $died == *"--active is not for a health check"* ]] && ok "nhc: --active refused" || nok "nhc --active: $died"
+GPUP2P=/nonexistent/gpup2p nhc "$D/healthy"
+[ "$rc" = 1 ] && [[ $died == *"/nonexistent/gpup2p not found"* ]] && ok "nhc: no binary: fails, names it" || nok "nhc no binary: $died"
+
+# --- Slurm HealthCheckProgram ----------------------------------------------------------------------
+mkdir "$tmp/bin"
+printf '#!/bin/sh\necho "$@" >>"%s/scontrol.log"\n' "$tmp" >"$tmp/bin/scontrol"
+printf '#!/bin/sh\nexit 0\n' >"$tmp/bin/logger"
+chmod +x "$tmp/bin/scontrol" "$tmp/bin/logger"
+# hc ROOT [ENV=V...]: run the program as slurmd would (node07); sets rc, drained (scontrol's arguments)
+hc() {
+	local root=$1
+	shift
+	rm -f "$tmp/scontrol.log"
+	env PATH="$tmp/bin:$PATH" GPUP2P_ROOT="$root" SLURMD_NODENAME=node07 "$@" contrib/slurm/gpup2p-healthcheck >/dev/null 2>&1
+	rc=$?
+	drained=$(cat "$tmp/scontrol.log" 2>/dev/null)
+}
+hc "$D/healthy"
+[ "$rc" = 0 ] && [ -z "$drained" ] && ok "slurm: healthy: exit 0, nothing drained" || nok "slurm healthy: $rc '$drained'"
+hc "$D/pm-legacy"
+[ "$rc" = 0 ] && [ -z "$drained" ] && ok "slurm: warnings only: exit 0" || nok "slurm pm-legacy: $rc '$drained'"
+hc "$D/bar-small"
+[ "$rc" = 1 ] && [ "$drained" = "update NodeName=node07 State=DRAIN Reason=gpup2p: bar.small 0000:13:00.0" ] &&
+	ok "slurm: an error drains node07 with the check id and subject" || nok "slurm bar-small: $rc '$drained'"
+hc "$FX/broken-vendor"
+[ "$rc" = 1 ] && [[ $drained == "update NodeName=node07 State=DRAIN Reason=gpup2p: could not check: "* ]] &&
+	ok "slurm: doctor cannot check: drained, says so" || nok "slurm broken-vendor: $rc '$drained'"
+hc "$FX/broken-vendor" GPUP2P_UNKNOWN_OK=1
+[ "$rc" = 0 ] && [ -z "$drained" ] && ok "slurm: GPUP2P_UNKNOWN_OK=1 lets it pass" || nok "slurm UNKNOWN_OK: $rc '$drained'"
+hc "$D/healthy" GPUP2P=/nonexistent/gpup2p
+[ "$rc" = 1 ] && [ "$drained" = "update NodeName=node07 State=DRAIN Reason=gpup2p: /nonexistent/gpup2p not found" ] &&
+	ok "slurm: no binary: drained, named" || nok "slurm no binary: $rc '$drained'"
+# slurmd kills it at 60 s: the static doctor on the largest fixture stays far below (a fixture, not a
+# live machine: tests/perf/results has live runs of about a second)
+s=$(date +%s%N)
+GPUP2P_ROOT=$D/p2p-many "$BIN" doctor --nagios >/dev/null
+ms=$((($(date +%s%N) - s) / 1000000))
+[ "$ms" -lt 10000 ] && ok "static doctor on p2p-many: ${ms} ms (slurmd's limit: 60 s)" || nok "static doctor took ${ms} ms"
+
+# --- node-problem-detector -------------------------------------------------------------------------
+cmd=$(python3 - contrib/npd/gpup2p-doctor.json <<'EOF'
+import json, os, re, sys
+c = json.load(open(sys.argv[1]))
+assert c["plugin"] == "custom" and c["source"], c
+sec = lambda s: int(re.fullmatch(r"(\d+)s", s).group(1))
+pc = c["pluginConfig"]
+assert sec(pc["timeout"]) < sec(pc["invoke_interval"]), pc
+conds = {k["type"] for k in c["conditions"]}
+for r in c["rules"]:
+    assert r["type"] in ("temporary", "permanent") and r["reason"], r
+    assert r["type"] == "temporary" or r["condition"] in conds, r
+    assert sec(r["timeout"]) <= sec(pc["timeout"]), r
+    print("contrib/npd/" + os.path.basename(r["path"]))
+EOF
+)
+[ -n "$cmd" ] && [ -x "$cmd" ] && ok "npd: config parses, its rule runs $cmd (executable)" || nok "npd config: '$cmd'"
+# npd ROOT CODE PATTERN: the plugin's exit as NPD reads it (0 OK, 1 NonOK, other Unknown), one line
+npd() {
+	local out rc
+	out=$(GPUP2P_ROOT=$1 "$cmd")
+	rc=$?
+	[ $rc = "$2" ] && [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && grep -qF -- "$3" <<<"$out" &&
+		ok "npd: $(basename "$1"): exit $2" || nok "npd $(basename "$1"): exit $rc (want $2): $out"
+}
+npd "$D/healthy" 0 "GPUP2P OK"
+npd "$D/pm-legacy" 0 "GPUP2P WARNING"
+npd "$D/bar-small" 1 "; bar.small 0000:13:00.0: "
+npd "$FX/broken-vendor" 3 "GPUP2P UNKNOWN"
