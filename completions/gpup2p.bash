@@ -31,6 +31,7 @@ _gpup2p()
 	--state) _filedir; return ;;
 	--expect) return ;;
 	--below) COMPREPLY=($(compgen -W "0.9 0.8 0.5" -- "$cur")); return ;;
+	--textfile) _filedir -d; return ;;
 	--only|--skip|--explain)
 		local ids pre=""
 		ids=$(gpup2p doctor --list 2>/dev/null | awk '{ print $1; print $2 }' | sort -u)
@@ -72,7 +73,7 @@ _gpup2p()
 			COMPREPLY=($(compgen -W "h2d d2h d2d p2p bidir latency all one2all all2one all2host host2all" -- "$cur"))
 		fi
 		;;
-	doctor) COMPREPLY=($(compgen -W "--only --skip --active --no-cuda --kmsg --strict --list --explain $global" -- "$cur")) ;;
+	doctor) COMPREPLY=($(compgen -W "--only --skip --active --no-cuda --kmsg --strict --list --explain --pretty --prometheus --textfile --nagios $global" -- "$cur")) ;;
 	topo) COMPREPLY=($(compgen -W "--tree --all --match $global" -- "$cur")) ;;
 	bar) COMPREPLY=($(compgen -W "--all --match $global" -- "$cur")) ;;
 	report)
