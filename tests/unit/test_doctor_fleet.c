@@ -6,6 +6,7 @@
 
 #include "doctor/check.h"
 #include "fx.h"
+#include "gpup2p/root.h"
 
 /* Findings of these severities (no text: gp_doctor_fit looks at severity and size only). */
 static void list_of(struct gp_findings *l, struct gp_finding *v, const enum gp_sev *sev, int n)
@@ -65,14 +66,15 @@ static void fit(void)
 /* Write text to root/path (creating the folders). */
 static int put(const char *root, const char *path, const char *text)
 {
-	char cmd[4096];
+	char p[4096];
 	FILE *f;
 
-	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s%s')\"", root, path);
-	if (system(cmd))
+	snprintf(p, sizeof(p), "%s%s", root, path);
+	*strrchr(p, '/') = '\0';
+	if (gp_mkdir_p(p))
 		return -1;
-	snprintf(cmd, sizeof(cmd), "%s%s", root, path);
-	if (!(f = fopen(cmd, "w")))
+	snprintf(p, sizeof(p), "%s%s", root, path);
+	if (!(f = fopen(p, "w")))
 		return -1;
 	fputs(text, f);
 	return fclose(f);
