@@ -115,7 +115,7 @@ void cli_json_open(const struct cli *c, struct gp_json *j, FILE *f, int pretty, 
 	for (int i = 0; i < argc; i++)
 		gp_json_str(j, NULL, argv[i]);
 	gp_json_end(j, ']');
-	gp_json_str(j, "root", c->root.live ? NULL : c->root.dir);
+	gp_json_str(j, "root", c->root.live || !c->root.dir[0] ? NULL : c->root.dir); /* "": not opened */
 	gp_json_bool(j, "live", c->root.live);
 	gp_json_end(j, '}');
 }

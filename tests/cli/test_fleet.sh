@@ -87,7 +87,8 @@ out=$("$BIN" --root "$tmp/nosuch" doctor --json 2>/dev/null); rc=$?
 [ $rc = 69 ] && [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && py '
 import json, sys
 d = json.loads(sys.argv[1])
-assert d["exit_status"] == 69 and d["findings"] == [] and d["summary"] is None and "nosuch" in d["error"], d' "$out" &&
+assert d["exit_status"] == 69 and d["findings"] == [] and d["summary"] is None and "nosuch" in d["error"], d
+assert d["root"].endswith("/nosuch") and d["gpup2p"]["root"] is None, d' "$out" &&
 	ok "--json, root missing: one line, exit_status 69, the error" || nok "--json root missing: $rc $out"
 out=$("$BIN" --root "$FX/broken-vendor" doctor --json 2>/dev/null); rc=$?
 [ $rc = 3 ] && py 'import json,sys; d=json.loads(sys.argv[1]); assert d["exit_status"] == 3 and "vendor" in d["error"]' "$out" &&
