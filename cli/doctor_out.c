@@ -244,13 +244,13 @@ static void prom_figures(struct gp_doctor_ctx *d, FILE *f)
 		for (int k = 0; k < fi->nfig; k++) {
 			const struct gp_figure *g = &fi->fig[k];
 			int at = g->src >= 0 ? g->src : g->dst;
-			const char *lab[8] = { "gpu", end_name(at, gpu, sizeof(gpu)), "uuid", NULL, "src",
+			const char *lab[8] = { "gpu", end_name(at, gpu, sizeof(gpu)), "UUID", NULL, "src",
 					       end_name(g->src, src, sizeof(src)), "dst", end_name(g->dst, dst, sizeof(dst)) };
 
 			lab[3] = gp_doctor_gpu_uuid(d, at, uuid, sizeof(uuid));
 			if (!head++)
 				gp_prom_family(f, name, "gauge", "Copy rate doctor --active measured (p2p.bandwidth, median), "
-					       "bytes per second from src to dst (host or a GPU number); gpu and uuid name "
+					       "bytes per second from src to dst (host or a GPU number); gpu and UUID name "
 					       "the GPU end (the source GPU of a GPU-to-GPU copy)");
 			gp_prom_sample(f, name, lab, 4, g->bytes_per_s);
 		}

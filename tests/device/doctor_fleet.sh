@@ -33,12 +33,12 @@ echo "== doctor --active --prometheus"
 grep -E "^gpup2p_(copy|doctor)" "$OUT/doctor.prom"
 check "--prometheus: valid exposition format (tests/cli/prom_check.py)" 'python3 tests/cli/prom_check.py "$OUT/doctor.prom"'
 nvidia-smi --query-gpu=index,uuid --format=csv,noheader | tr -d ' ' >"$OUT/uuids"
-check "--prometheus --active: host<->GPU rates of every GPU, gpu and uuid labels as nvidia-smi's" 'python3 - "$OUT/doctor.prom" "$OUT/uuids" <<PY
+check "--prometheus --active: host<->GPU rates of every GPU, gpu and UUID labels as nvidia-smi's" 'python3 - "$OUT/doctor.prom" "$OUT/uuids" <<PY
 import re, sys
 gpus = dict(l.strip().split(",") for l in open(sys.argv[2]) if l.strip())
 seen = set()
 for l in open(sys.argv[1]):
-    m = re.match(r"^gpup2p_copy_bandwidth_bytes_per_second\{gpu=\"(\d+)\",uuid=\"([^\"]*)\",src=\"(\w+)\",dst=\"(\w+)\"\} (\S+)$", l)
+    m = re.match(r"^gpup2p_copy_bandwidth_bytes_per_second\{gpu=\"(\d+)\",UUID=\"([^\"]*)\",src=\"(\w+)\",dst=\"(\w+)\"\} (\S+)$", l)
     if m:
         g, u, s, d, v = m.groups()
         assert gpus[g] == u, (g, u, gpus[g])
