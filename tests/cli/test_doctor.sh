@@ -133,8 +133,8 @@ assert "fallen off the bus" in f["0000:13:00.0"]["message"], f["0000:13:00.0"]' 
 
 # --no-cuda: the three checks that ask libcuda say skipped (--no-cuda), the rest as without it; not with --active
 expect 64 "cannot run with --no-cuda" --root "$D/healthy" doctor --active --no-cuda
-"$BIN" --root "$D/healthy" doctor --json >"$tmp/cu.json"; rc1=$?
-GPUP2P_LIBCUDA=/nonexistent/libcuda.so.1 "$BIN" --root "$D/healthy" doctor --no-cuda --json >"$tmp/nocu.json"; rc2=$?
+"$BIN" --root "$D/healthy" doctor --json --pretty >"$tmp/cu.json"; rc1=$?
+GPUP2P_LIBCUDA=/nonexistent/libcuda.so.1 "$BIN" --root "$D/healthy" doctor --no-cuda --json --pretty >"$tmp/nocu.json"; rc2=$?
 python3 -c 'import json,sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 cu = {"driver.cuda_init", "p2p.access", "p2p.nvml_status"}
