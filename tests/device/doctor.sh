@@ -11,12 +11,12 @@ BIN=$PWD/build/gpup2p
 echo "== machine"; uname -r; nvidia-smi -L; id -u
 echo "== gpup2p doctor"; "$BIN" doctor; rc=$?; echo "rc=$rc"
 echo "== gpup2p doctor -v"; "$BIN" doctor -v
-"$BIN" doctor --json >"$OUT/doctor.json"
+"$BIN" doctor --json --pretty >"$OUT/doctor.json"
 check "doctor --json is valid JSON" 'python3 -m json.tool "$OUT/doctor.json" >/dev/null'
 check "doctor: no error on this machine (rc $rc)" '[ "$rc" -le 1 ]'
 rm -rf /tmp/snap && "$BIN" -q snapshot --dir /tmp/snap
 echo "== gpup2p --root SNAPSHOT doctor -v"; "$BIN" --root /tmp/snap doctor -v
-"$BIN" --root /tmp/snap doctor --json >"$OUT/doctor-snap.json"
+"$BIN" --root /tmp/snap doctor --json --pretty >"$OUT/doctor-snap.json"
 cp /tmp/snap/gpup2p/snapshot-info "$OUT/"
 python3 - "$OUT/doctor.json" "$OUT/doctor-snap.json" >"$OUT/live-vs-snapshot.txt" <<'PY'
 import json, sys

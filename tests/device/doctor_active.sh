@@ -11,12 +11,12 @@ BIN=$PWD/build/gpup2p
 
 echo "== machine"; uname -r; nvidia-smi -L; nvidia-smi -q | grep -iE "Link (Gen|Width)" -A2 | head -12
 echo "== gpup2p doctor --only p2p -v"; "$BIN" doctor --only p2p -v; rc0=$?
-"$BIN" doctor --only p2p --json >"$OUT/doctor-p2p.json"
+"$BIN" doctor --only p2p --json --pretty >"$OUT/doctor-p2p.json"
 echo "== gpup2p doctor --active -v"
 t0=$SECONDS
 "$BIN" doctor --active -v; rc=$?
 echo "rc=$rc, $((SECONDS - t0)) s"
-"$BIN" doctor --active --only p2p --json >"$OUT/doctor-active.json"; rcj=$?
+"$BIN" doctor --active --only p2p --json --pretty >"$OUT/doctor-active.json"; rcj=$?
 check "doctor --only p2p without --active: exit 0 (rc $rc0)" '[ "$rc0" = 0 ]'
 check "doctor --active: no error (rc $rc)" '[ "$rc" -le 1 ]'
 check "doctor --active --only p2p: exit 0, no warning (rc $rcj)" '[ "$rcj" = 0 ]'

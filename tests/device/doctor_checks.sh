@@ -25,14 +25,14 @@ for d in /sys/bus/pci/devices/*; do
 done
 echo "== gpup2p doctor"; "$BIN" doctor; rc=$?; echo "rc=$rc"
 echo "== gpup2p doctor -v (new checks)"; "$BIN" doctor -v --only driver,gpu,pcie,topo,nvlink
-"$BIN" doctor --json >"$OUT/doctor.json"
+"$BIN" doctor --json --pretty >"$OUT/doctor.json"
 check "doctor --json is valid JSON" 'python3 -m json.tool "$OUT/doctor.json" >/dev/null'
 check "doctor: no error or warning on this healthy machine (rc $rc)" '[ "$rc" -eq 0 ]'
 rm -rf /tmp/snap && "$BIN" -q snapshot --dir /tmp/snap
 echo "== recorded gpu facts"; cat /tmp/snap/gpup2p/gpu-facts
 check "the snapshot records the GPUs' NVML state" 'grep -q "persistence=" /tmp/snap/gpup2p/gpu-facts'
 echo "== gpup2p --root SNAPSHOT doctor -v"; "$BIN" --root /tmp/snap doctor -v --only driver,gpu,pcie,topo,nvlink
-"$BIN" --root /tmp/snap doctor --json >"$OUT/doctor-snap.json"
+"$BIN" --root /tmp/snap doctor --json --pretty >"$OUT/doctor-snap.json"
 echo "== timing (s): doctor, doctor --skip driver.cuda_init,p2p, nvidia-smi -q"
 for i in 1 2 3 4 5 6 7; do echo "$(wall "$BIN" doctor) $(wall "$BIN" doctor --skip driver.cuda_init,p2p) $(wall nvidia-smi -q)"; done |
 	tee "$OUT/timing.txt"
