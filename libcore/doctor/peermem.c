@@ -62,10 +62,137 @@ static void check_legacy(struct gp_doctor_ctx *c)
 		gp_finding_ev(f, "driver", "%s", rel);
 }
 
+/* Append "why" to the reasons list. */
+static void reason(char *buf, size_t n, const char *why)
+{
+	size_t used = strlen(buf);
+
+	if (used < n)
+		snprintf(buf + used, n - used, "%s%s", used ? "; " : "", why);
+}
+
+/* Whether the dma-buf GPUDirect RDMA path is usable, and the evidence: the parts missing (why), the
+ * parts that could not be learned (unk) and those that are there (have). */
+struct dmabuf {
+	int usable;                        /* 1 every part there; 0 a part missing; -1 none missing, one unknown */
+	int open;                          /* gp_doctor_nv_open of the version line */
+	int nunk;                          /* parts unknown; offline: the live parts are one */
+	char osrel[128];
+	char why[512], unk[384], have[256];
+};
+
+/* A part that could not be learned. */
+static void unknown(struct dmabuf *d, const char *why)
+{
+	d->nunk++;
+	reason(d->unk, sizeof(d->unk), why);
+}
+
+/* The live parts (CUDA's attribute, ibv_reg_dmabuf_mr): offline, or where libcuda or libibverbs
+ * could not tell, they are unknown, never taken as there. */
+static void dmabuf_live(struct gp_doctor_ctx *c, struct dmabuf *d)
+{
+	const struct gp_cuda_probe *cu;
+	const struct gp_verbs_probe *v;
+	char t[320];
+
+	if (!c->probe_libs) {
+		unknown(d, "CUDA's DMA_BUF_SUPPORTED and libibverbs' ibv_reg_dmabuf_mr are not "
+		       "probed offline");
+		return;
+	}
+	cu = gp_doctor_cuda(c);
+	v = gp_doctor_verbs(c);
+	if (!cu || !cu->loaded) {
+		snprintf(t, sizeof(t), "libcuda not loaded (%.200s): CUDA's DMA_BUF_SUPPORTED not read",
+			 cu ? cu->why : "out of memory");
+		unknown(d, t);
+	} else if (cu->init != 0) {
+		snprintf(t, sizeof(t), "cuInit failed (%.60s; see driver.cuda_init): CUDA's DMA_BUF_SUPPORTED not read",
+			 cu->init_name[0] ? cu->init_name : "?");
+		unknown(d, t);
+	} else if (cu->dmabuf == 0) {
+		snprintf(t, sizeof(t), "CUDA device %d says CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0", cu->dmabuf_dev);
+		reason(d->why, sizeof(d->why), t);
+	} else if (cu->dmabuf < 0) {
+		unknown(d, "CUDA's DMA_BUF_SUPPORTED attribute could not be read");
+	} else {
+		reason(d->have, sizeof(d->have), "CUDA: DMA_BUF_SUPPORTED");
+	}
+	if (!v || !v->loaded)
+		unknown(d, "libibverbs not loadable (see rdma.verbs_lib): ibv_reg_dmabuf_mr not "
+		       "looked for");
+	else if (!v->dmabuf_mr)
+		reason(d->why, sizeof(d->why), "libibverbs lacks ibv_reg_dmabuf_mr (rdma-core before v34)");
+	else
+		reason(d->have, sizeof(d->have), "libibverbs: ibv_reg_dmabuf_mr");
+}
+
+/* Fill d: the open kernel module (R515+), kernel 5.12+, and the live parts. 0, or -1 after adding
+ * the finding (on subject) for a file that could not be read or a driver that is not loaded. */
+static int dmabuf_state(struct gp_doctor_ctx *c, const char *subject, struct dmabuf *d)
+{
+	const char *ver, *rel;
+	char t[96];
+	int err, major = 0, minor = 0, recent;
+	long n;
+
+	memset(d, 0, sizeof(*d));
+	if (!(ver = gp_doctor_nv_version(c, &err))) {
+		if (gp_doctor_module(c, "nvidia") == 0)
+			gp_doctor_add(c, GP_SEV_SKIPPED, subject, "the nvidia module is not loaded (see driver.loaded)");
+		else
+			gp_doctor_missing(c, subject, "/proc/driver/nvidia/version", err);
+		return -1;
+	}
+	if ((n = gp_doctor_read(c, "/proc/sys/kernel/osrelease", d->osrel, sizeof(d->osrel))) < 0) {
+		gp_doctor_missing(c, subject, "/proc/sys/kernel/osrelease", (int)n);
+		return -1;
+	}
+	d->open = gp_doctor_nv_open(ver);
+	rel = gp_doctor_nv_release(c);
+	if (d->open == 1 && rel[0] && atoi(rel) < 515)
+		reason(d->why, sizeof(d->why), "open kernel module before R515 (no dma-buf export)");
+	else if (d->open == 1)
+		reason(d->have, sizeof(d->have), "open kernel module");
+	else if (d->open == 0)
+		reason(d->why, sizeof(d->why), "proprietary kernel module (dma-buf export needs the open one)");
+	else
+		unknown(d, "driver flavour (open or proprietary) not understood");
+	if (sscanf(d->osrel, "%d.%d", &major, &minor) != 2) {
+		snprintf(t, sizeof(t), "kernel release \"%.40s\" not understood", d->osrel);
+		unknown(d, t);
+	} else {
+		recent = major > 5 || (major == 5 && minor >= 12);
+		snprintf(t, sizeof(t), "kernel %d.%d%s", major, minor, recent ? "" : " (RDMA dma-buf registration since 5.12)");
+		if (recent)
+			reason(d->have, sizeof(d->have), t);
+		else
+			reason(d->why, sizeof(d->why), t);
+	}
+	dmabuf_live(c, d);
+	d->usable = d->why[0] ? 0 : d->unk[0] ? -1 : 1;
+	return 0;
+}
+
+/* The evidence of a dma-buf verdict. */
+static void dmabuf_ev(struct gp_finding *f, const struct dmabuf *d)
+{
+	gp_finding_ev(f, "/proc/driver/nvidia/version", "%s", d->open == 1 ? "open" : d->open ? "unknown" : "proprietary");
+	gp_finding_ev(f, "/proc/sys/kernel/osrelease", "%s", d->osrel);
+	if (d->have[0])
+		gp_finding_ev(f, "dma-buf parts there", "%s", d->have);
+	if (d->why[0])
+		gp_finding_ev(f, "dma-buf parts missing", "%s", d->why);
+	if (d->unk[0])
+		gp_finding_ev(f, "dma-buf parts unknown", "%s", d->unk);
+}
+
 static void check_missing(struct gp_doctor_ctx *c)
 {
 	struct gp_finding *f;
-	int nvpm, legacy, rdma = gp_doctor_rdma_nics(c), err, open;
+	struct dmabuf d;
+	int nvpm, legacy, rdma = gp_doctor_rdma_nics(c);
 
 	if (!c->topo->ngpu || !rdma) {
 		gp_doctor_add(c, GP_SEV_SKIPPED, "nvidia_peermem", "%s", c->topo->ngpu ? "no RDMA NIC" : "no NVIDIA GPU");
@@ -77,121 +204,66 @@ static void check_missing(struct gp_doctor_ctx *c)
 	}
 	if (mods(c, &nvpm, &legacy))
 		return;
-	open = gp_doctor_nv_open(gp_doctor_nv_version(c, &err));
 	if (nvpm || legacy) {
 		f = gp_doctor_add(c, GP_SEV_OK, "nvidia_peermem", "%s is loaded: NICs can register GPU memory",
 				  nvpm ? "nvidia_peermem" : "nv_peer_mem");
-	} else if (open == 1) {
-		f = gp_doctor_add(c, GP_SEV_INFO, "nvidia_peermem", "no peer-memory module: GPUDirect RDMA only through "
-				  "dma-buf (open module; needs kernel >= 5.12 and rdma-core with ibv_reg_dmabuf_mr; not probed)");
-		gp_finding_fix(f, "if your stack needs it (older NCCL, MPI, GDS): modprobe nvidia-peermem (gpup2p enable "
-			       "--peermem)");
 	} else {
-		f = gp_doctor_add(c, GP_SEV_WARNING, "nvidia_peermem", "%d RDMA NIC%s but no peer-memory module and no "
-				  "dma-buf path (%s): GPUDirect RDMA is unavailable, transfers bounce through host memory",
-				  rdma, rdma > 1 ? "s" : "", open == 0 ? "proprietary kernel module" : "driver flavour unknown");
-		gp_finding_fix(f, "modprobe nvidia-peermem (gpup2p enable --peermem), and load it at boot (modules-load.d)");
+		if (dmabuf_state(c, "nvidia_peermem", &d))
+			return;
+		if (d.usable == 1) {
+			f = gp_doctor_add(c, GP_SEV_OK, "nvidia_peermem", "no peer-memory module, but NICs can register "
+					  "GPU memory through dma-buf (%s)", d.have);
+		} else if (d.usable == 0) {
+			f = gp_doctor_add(c, GP_SEV_WARNING, "nvidia_peermem", "%d RDMA NIC%s but no peer-memory module "
+					  "and no dma-buf path (%s): GPUDirect RDMA is unavailable, transfers bounce through "
+					  "host memory", rdma, rdma > 1 ? "s" : "", d.why);
+			gp_finding_fix(f, "modprobe nvidia-peermem (gpup2p enable --peermem), and load it at boot "
+				       "(modules-load.d)");
+		} else {
+			f = gp_doctor_add(c, GP_SEV_UNKNOWN, "nvidia_peermem", "no peer-memory module; whether NICs can "
+					  "register GPU memory through dma-buf is unknown: %s", d.unk);
+		}
+		dmabuf_ev(f, &d);
 	}
 	gp_finding_ev(f, "/proc/modules", "nvidia_peermem %s, nv_peer_mem %s", nvpm ? "loaded" : "absent",
 		      legacy ? "loaded" : "absent");
 }
 
-/* Append "why" to the reasons list. */
-static void reason(char *buf, size_t n, const char *why)
-{
-	size_t used = strlen(buf);
-
-	if (used < n)
-		snprintf(buf + used, n - used, "%s%s", used ? "; " : "", why);
-}
-
-/* What the live probes say about dma-buf (CUDA's attribute, ibv_reg_dmabuf_mr) into why/have. */
-static void dmabuf_live(struct gp_doctor_ctx *c, char *why, size_t wn, char *have, size_t hn)
-{
-	const struct gp_cuda_probe *cu = gp_doctor_cuda(c);
-	const struct gp_verbs_probe *v = gp_doctor_verbs(c);
-	char t[96];
-
-	if (!cu || !cu->loaded || cu->init != 0)
-		reason(why, wn, "CUDA not usable (see driver.cuda_init)");
-	else if (cu->dmabuf == 0) {
-		snprintf(t, sizeof(t), "CUDA device %d says CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0", cu->dmabuf_dev);
-		reason(why, wn, t);
-	} else if (cu->dmabuf < 0)
-		reason(why, wn, "CUDA's DMA_BUF_SUPPORTED attribute could not be read");
-	else
-		reason(have, hn, "CUDA: DMA_BUF_SUPPORTED");
-	if (!v || !v->loaded)
-		reason(why, wn, "libibverbs not loadable (see rdma.verbs_lib)");
-	else if (!v->dmabuf_mr)
-		reason(why, wn, "libibverbs lacks ibv_reg_dmabuf_mr (rdma-core before v34)");
-	else
-		reason(have, hn, "libibverbs: ibv_reg_dmabuf_mr");
-}
-
 static void check_dmabuf(struct gp_doctor_ctx *c)
 {
-	char why[512] = "", have[256] = "", osrel[128], t[96];
-	const char *ver, *rel;
-	struct gp_finding *f = NULL;
-	int err, open, major = 0, minor = 0;
-	long n;
+	struct gp_finding *f;
+	struct dmabuf d;
 
 	if (!c->topo->ngpu || !gp_doctor_rdma_nics(c)) {
 		gp_doctor_add(c, GP_SEV_SKIPPED, "dma-buf", "%s", c->topo->ngpu ? "no RDMA NIC" : "no NVIDIA GPU");
 		return;
 	}
-	if (!(ver = gp_doctor_nv_version(c, &err))) {
-		if (gp_doctor_module(c, "nvidia") == 0)
-			gp_doctor_add(c, GP_SEV_SKIPPED, "dma-buf", "the nvidia module is not loaded (see driver.loaded)");
-		else
-			gp_doctor_missing(c, "dma-buf", "/proc/driver/nvidia/version", err);
+	if (dmabuf_state(c, "dma-buf", &d))
 		return;
-	}
-	if ((n = gp_doctor_read(c, "/proc/sys/kernel/osrelease", osrel, sizeof(osrel))) < 0) {
-		gp_doctor_missing(c, "dma-buf", "/proc/sys/kernel/osrelease", (int)n);
-		return;
-	}
-	open = gp_doctor_nv_open(ver);
-	rel = gp_doctor_nv_release(c);
-	if (open == 1 && rel[0] && atoi(rel) < 515)
-		reason(why, sizeof(why), "open kernel module before R515 (no dma-buf export)");
-	else if (open == 1)
-		reason(have, sizeof(have), "open kernel module");
-	else
-		reason(why, sizeof(why), open ? "driver flavour unknown" : "proprietary kernel module (dma-buf export "
-		       "needs the open one)");
-	if (sscanf(osrel, "%d.%d", &major, &minor) != 2)
-		snprintf(t, sizeof(t), "kernel release \"%.40s\" not understood", osrel);
-	else if (major < 5 || (major == 5 && minor < 12))
-		snprintf(t, sizeof(t), "kernel %d.%d (RDMA dma-buf registration since 5.12)", major, minor);
-	else
-		snprintf(t, sizeof(t), "kernel %d.%d", major, minor);
-	if (major > 5 || (major == 5 && minor >= 12))
-		reason(have, sizeof(have), t);
-	else
-		reason(why, sizeof(why), t);
-	if (c->probe_libs)
-		dmabuf_live(c, why, sizeof(why), have, sizeof(have));
-	if (why[0]) {
+	if (d.usable == 0) {
 		f = gp_doctor_add(c, GP_SEV_INFO, "dma-buf", "the dma-buf GPUDirect RDMA path is not available: %s%s",
-				  why, gp_doctor_module(c, "nvidia_peermem") == 1 ? " (nvidia_peermem serves GPUDirect RDMA)" : "");
+				  d.why, gp_doctor_module(c, "nvidia_peermem") == 1 ? " (nvidia_peermem serves GPUDirect RDMA)" : "");
 		gp_finding_fix(f, "for dma-buf: the open kernel module (R515+), kernel 5.12+, rdma-core 34+; or keep "
 			       "using nvidia-peermem");
+	} else if (d.usable < 0 && !c->probe_libs && d.nunk == 1) {
+		f = gp_doctor_add(c, GP_SEV_SKIPPED, "dma-buf", "the static parts are there (%s); CUDA and libibverbs "
+				  "are probed live only", d.have);
+	} else if (d.usable < 0) {
+		f = gp_doctor_add(c, GP_SEV_UNKNOWN, "dma-buf", "whether the dma-buf GPUDirect RDMA path is available is "
+				  "unknown: %s", d.unk);
 	} else {
-		f = gp_doctor_add(c, GP_SEV_OK, "dma-buf", "the dma-buf GPUDirect RDMA path is available: %s%s", have,
-				  c->probe_libs ? "" : " (CUDA and libibverbs not probed offline)");
+		f = gp_doctor_add(c, GP_SEV_OK, "dma-buf", "the dma-buf GPUDirect RDMA path is available: %s", d.have);
 	}
-	gp_finding_ev(f, "/proc/driver/nvidia/version", "%s", open == 1 ? "open" : open ? "unknown" : "proprietary");
-	gp_finding_ev(f, "/proc/sys/kernel/osrelease", "%s", osrel);
+	dmabuf_ev(f, &d);
 }
 
 static const struct gp_doctor_check checks[] = {
 	{ "peermem.missing", "RDMA NICs and GPUs but no way for the NICs to reach GPU memory", GP_SRC_PROC | GP_SRC_SYSFS,
 	  0, check_missing,
-	  "Reads /proc/modules and the driver flavour. Warning when GPUs and RDMA NICs are present and neither "
-	  "nvidia_peermem (nor nv_peer_mem) is loaded nor the open module's dma-buf path exists; info when only "
-	  "dma-buf remains (not probed: that needs CUDA)." },
+	  "Reads /proc/modules; without a peer-memory module, the dma-buf parts peermem.dmabuf checks. Warning "
+	  "when GPUs and RDMA NICs are present and neither nvidia_peermem (nor nv_peer_mem) is loaded nor dma-buf "
+	  "usable (a part missing); ok when dma-buf is; unknown when a part could not be learned (offline: CUDA "
+	  "and libibverbs are not probed; live: libcuda or libibverbs not loadable)." },
 	{ "peermem.conflict", "nv_peer_mem and nvidia_peermem both loaded", GP_SRC_PROC, 0, check_conflict,
 	  "Reads /proc/modules. Error when the old Mellanox nv_peer_mem and the driver's nvidia_peermem are both "
 	  "loaded. Fix: unload and remove nv_peer_mem." },
@@ -202,7 +274,9 @@ static const struct gp_doctor_check checks[] = {
 	  0, check_dmabuf,
 	  "Reads /proc/driver/nvidia/version (open kernel module) and /proc/sys/kernel/osrelease (5.12 or later); "
 	  "live also CUDA's CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED and ibv_reg_dmabuf_mr in libibverbs. Info when "
-	  "a part is missing, ok when all are there (offline: the static parts). Skipped without RDMA NICs." },
+	  "a part is missing, ok when all are there, unknown when none is missing but one could not be learned "
+	  "(libcuda or libibverbs not loadable). Skipped without RDMA NICs, and offline when the static parts "
+	  "are there." },
 };
 
 GP_DOCTOR_FAMILY(gp_doctor_fam_peermem, "peermem", "GPUDirect RDMA peer memory", checks);

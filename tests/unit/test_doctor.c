@@ -140,6 +140,13 @@ static void dmabuf_old_verbs(struct fx *x, struct gp_doctor_ctx *c)
 	verbs_lib("fakeverbs-old", ALL_MLX5);
 }
 
+/* dma-buf live, libcuda not loadable: CUDA's attribute unknown. */
+static void dmabuf_no_cuda(struct fx *x, struct gp_doctor_ctx *c)
+{
+	verbs_all(x, c);
+	cuda_lib("/nonexistent/libcuda.so.1", NULL);
+}
+
 static const struct dcase cases[] = {
 	/* driver */
 	{ D("drv-unloaded"), NULL, "driver.loaded", FIRE, GP_SEV_ERROR, "nvidia" },
@@ -355,7 +362,15 @@ static const struct dcase cases[] = {
 	{ "workstation", p2p_yes, "p2p.bandwidth", FIRE, GP_SEV_SKIPPED, "system" },
 	/* peermem */
 	{ D("pm-missing"), NULL, "peermem.missing", FIRE, GP_SEV_WARNING, "nvidia_peermem" },
-	{ D("pm-dmabuf"), NULL, "peermem.missing", FIRE, GP_SEV_INFO, "nvidia_peermem" },
+	{ D("pm-dmabuf"), NULL, "peermem.missing", FIRE, GP_SEV_UNKNOWN, "nvidia_peermem" }, /* offline: not probed */
+	{ D("pm-dmabuf"), verbs_all, "peermem.missing", QUIET, 0, NULL },          /* dma-buf: every part there */
+	{ D("pm-dmabuf"), dmabuf_cuda_no, "peermem.missing", FIRE, GP_SEV_WARNING, "nvidia_peermem" },
+	{ D("pm-dmabuf"), dmabuf_old_verbs, "peermem.missing", FIRE, GP_SEV_WARNING, "nvidia_peermem" },
+	{ D("pm-dmabuf"), dmabuf_no_cuda, "peermem.missing", FIRE, GP_SEV_UNKNOWN, "nvidia_peermem" },
+	{ D("pm-dmabuf"), verbs_missing, "peermem.missing", FIRE, GP_SEV_UNKNOWN, "nvidia_peermem" },
+	{ D("pm-dmabuf-kernel"), NULL, "peermem.missing", FIRE, GP_SEV_WARNING, "nvidia_peermem" }, /* 5.10 */
+	{ D("pm-dmabuf-r510"), NULL, "peermem.missing", FIRE, GP_SEV_WARNING, "nvidia_peermem" },
+	{ D("healthy"), dmabuf_cuda_no, "peermem.missing", QUIET, 0, NULL },        /* nvidia_peermem loaded */
 	{ D("healthy"), NULL, "peermem.missing", QUIET, 0, NULL },
 	{ D("pm-legacy"), NULL, "peermem.missing", QUIET, 0, NULL },
 	{ D("drv-unloaded"), NULL, "peermem.missing", FIRE, GP_SEV_SKIPPED, NULL },
@@ -367,7 +382,10 @@ static const struct dcase cases[] = {
 	{ D("pm-conflict"), NULL, "peermem.legacy", QUIET, 0, NULL },                /* not alone: conflict's job */
 	{ D("pm-missing"), NULL, "peermem.dmabuf", FIRE, GP_SEV_INFO, "dma-buf" },      /* proprietary module */
 	{ D("pm-oldkernel"), NULL, "peermem.dmabuf", FIRE, GP_SEV_INFO, "dma-buf" },    /* kernel 5.10 */
-	{ D("healthy"), NULL, "peermem.dmabuf", QUIET, 0, NULL },                     /* offline: the static parts */
+	{ D("healthy"), NULL, "peermem.dmabuf", FIRE, GP_SEV_SKIPPED, "dma-buf" },    /* offline: live parts not probed */
+	{ D("pm-dmabuf"), NULL, "peermem.dmabuf", FIRE, GP_SEV_SKIPPED, "dma-buf" },
+	{ D("healthy"), dmabuf_no_cuda, "peermem.dmabuf", FIRE, GP_SEV_UNKNOWN, "dma-buf" },
+	{ D("pm-dmabuf-r510"), NULL, "peermem.dmabuf", FIRE, GP_SEV_INFO, "dma-buf" },
 	{ D("healthy"), verbs_all, "peermem.dmabuf", QUIET, 0, NULL },                /* live: CUDA and verbs say yes */
 	{ D("healthy"), dmabuf_cuda_no, "peermem.dmabuf", FIRE, GP_SEV_INFO, "dma-buf" },
 	{ D("healthy"), dmabuf_old_verbs, "peermem.dmabuf", FIRE, GP_SEV_INFO, "dma-buf" },
