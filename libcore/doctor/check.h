@@ -149,6 +149,10 @@ int gp_doctor_nic_near(const struct gp_doctor_ctx *c, int g);
 int gp_doctor_no_gpu(struct gp_doctor_ctx *c);
 int gp_doctor_no_device(struct gp_doctor_ctx *c);
 
+/* 1 when the IOMMU translates the DMA of topology entry i (DMA or DMA-FQ): its group's type; where
+ * it has no group or the type is unreadable, the system's mode unless that is mixed (doctor/iommu.c). */
+int gp_doctor_translated(const struct gp_doctor_ctx *c, int i);
+
 /* NICs with an RDMA device. */
 int gp_doctor_rdma_nics(const struct gp_doctor_ctx *c);
 

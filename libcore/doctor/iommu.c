@@ -13,6 +13,16 @@ static int translated(enum gp_iommu_mode m)
 	return m == GP_IOMMU_DMA || m == GP_IOMMU_DMA_FQ;
 }
 
+int gp_doctor_translated(const struct gp_doctor_ctx *c, int i)
+{
+	const struct gp_pci_dev *d = gp_doctor_dev(c, i);
+	enum gp_iommu_mode m = d->iommu_group >= 0 ? gp_iommu_group_mode(c->root, d->iommu_group) : GP_IOMMU_UNKNOWN;
+
+	if (m == GP_IOMMU_UNKNOWN && c->iommu.mode != GP_IOMMU_MIXED)
+		m = c->iommu.mode;
+	return translated(m);
+}
+
 static void check_mode(struct gp_doctor_ctx *c)
 {
 	enum gp_iommu_mode sys = c->iommu.mode;
@@ -21,9 +31,7 @@ static void check_mode(struct gp_doctor_ctx *c)
 	struct gp_finding *f;
 
 	for (int i = 0; i < c->topo->n; i++) {
-		const struct gp_pci_dev *d = gp_doctor_dev(c, i);
-
-		if (d->iommu_group >= 0 && translated(gp_iommu_group_mode(c->root, d->iommu_group))) {
+		if (gp_doctor_translated(c, i)) {
 			n++;
 			gp_buf_addf(&list, "%s%s", list.len ? ", " : "", c->topo->devs[i].name);
 		}
@@ -37,8 +45,7 @@ static void check_mode(struct gp_doctor_ctx *c)
 				  "the IOMMU translates DMA (%s)%s%s%s: peer-to-peer and GPUDirect traffic is translated or "
 				  "blocked", gp_iommu_mode_name(sys), n ? " for " : "", gp_buf_str(&list), p2p ? "" : " (one device: no P2P here)");
 		for (int i = 0; i < c->topo->n; i++)
-			if (gp_doctor_dev(c, i)->iommu_group >= 0 &&
-			    translated(gp_iommu_group_mode(c->root, gp_doctor_dev(c, i)->iommu_group)))
+			if (gp_doctor_translated(c, i))
 				gp_finding_bdf(f, gp_doctor_dev(c, i)->bdf);
 		gp_finding_fix(f, "boot with iommu=pt (identity for host drivers; VFIO keeps working), then reboot");
 	} else if (sys == GP_IOMMU_UNKNOWN) {

@@ -102,16 +102,6 @@ int gp_doctor_p2p_consumer(const struct gp_doctor_ctx *c, int i)
 
 /* --- p2p.access -------------------------------------------------------------------------------- */
 
-/* 1 when the IOMMU translates the GPU's DMA (DMA or DMA-FQ: the system's mode, or its group's). */
-static int translated(const struct gp_doctor_ctx *c, int i)
-{
-	enum gp_iommu_mode m = c->iommu.mode;
-
-	if (m == GP_IOMMU_MIXED && gp_doctor_dev(c, i)->iommu_group >= 0)
-		m = gp_iommu_group_mode(c->root, gp_doctor_dev(c, i)->iommu_group);
-	return m == GP_IOMMU_DMA || m == GP_IOMMU_DMA_FQ;
-}
-
 /* What elsewhere could make CUDA refuse a pair: ACS redirection on its path, IOMMU translation, registry
  * keys forcing a P2P mode. */
 struct refusal {
@@ -128,7 +118,7 @@ static void refusal_find(struct gp_doctor_ctx *c, int a, int b, struct refusal *
 	for (int k = 0; c->acs_ok && k < c->acs.n; k++)
 		if (c->acs.b[k].redirects == 1 && gp_acs_on_pair_path(c->topo, c->acs.b[k].pci, a, b))
 			gp_buf_addf(&r->acs, "%s%s", r->acs.len ? " " : "", c->pci->devs[c->acs.b[k].pci].bdf);
-	r->iommu = translated(c, a) || translated(c, b);
+	r->iommu = gp_doctor_translated(c, a) || gp_doctor_translated(c, b);
 	if (gp_doctor_nv_param(c, "RegistryDwords", r->dw, sizeof(r->dw), &missing))
 		r->dw[0] = '\0';
 	if (gp_doctor_nv_param(c, "RegistryDwordsPerDevice", r->dwd, sizeof(r->dwd), &missing))
@@ -165,7 +155,7 @@ static struct gp_finding *consumer_pair(struct gp_doctor_ctx *c, int a, int b, i
 					const char *path)
 {
 	int small = c->bar[a].verdict != GP_BAR_LARGE || c->bar[b].verdict != GP_BAR_LARGE;
-	int iommu = translated(c, a) || translated(c, b);
+	int iommu = gp_doctor_translated(c, a) || gp_doctor_translated(c, b);
 	const char *na = c->topo->devs[a].name, *nb = c->topo->devs[b].name;
 	struct gp_finding *f;
 

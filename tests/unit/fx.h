@@ -4,6 +4,7 @@
 #define GPUP2P_UNIT_FX_H
 
 #include "gpup2p/acs.h"
+#include "gpup2p/doctor.h"
 #include "unit.h"
 
 struct fx {
@@ -39,6 +40,15 @@ static inline void fx_unload(struct fx *x)
 		gp_acs_audit_free(&x->a);
 	gp_topo_free(&x->t);
 	gp_pci_free(&x->p);
+}
+
+/* 1 when doctor finding f (may be NULL) lists bdf. */
+static inline int fx_has_bdf(const struct gp_finding *f, const char *bdf)
+{
+	for (int i = 0; f && i < f->nbdf; i++)
+		if (!strcmp(f->bdf[i], bdf))
+			return 1;
+	return 0;
 }
 
 #endif

@@ -18,14 +18,6 @@ static const struct gp_finding *finding(const struct gp_doctor_ctx *c, const cha
 	return NULL;
 }
 
-static int has_bdf(const struct gp_finding *f, const char *bdf)
-{
-	for (int i = 0; f && i < f->nbdf; i++)
-		if (!strcmp(f->bdf[i], bdf))
-			return 1;
-	return 0;
-}
-
 /* What an acs alarm names: the bridge, the pairs' BDFs, the fix, the register (from the spec lines:
  * acs-redirect sets 0000:12:01.0 to 0x001d, GPU0 0000:13:00.0 and GPU1 0000:14:00.0 lose their
  * NVLink; acs-boot has all 16 switch downstream ports at 0 with an IOMMU, the 4 root ports carry no
@@ -39,8 +31,8 @@ static void acs_details(void)
 
 	if (run_sel(D("acs-redirect"), NULL, "acs", NULL, &x, &c) == 0) {
 		f = finding(&c, "acs.redirect", "0000:12:01.0");
-		CHECK(f && f->nbdf >= 3 && !strcmp(f->bdf[0], "0000:12:01.0") && has_bdf(f, "0000:13:00.0") &&
-		      has_bdf(f, "0000:14:00.0") && strstr(f->message, "GPU0-GPU1"), "acs.redirect names the bridge, then GPU0 "
+		CHECK(f && f->nbdf >= 3 && !strcmp(f->bdf[0], "0000:12:01.0") && fx_has_bdf(f, "0000:13:00.0") &&
+		      fx_has_bdf(f, "0000:14:00.0") && strstr(f->message, "GPU0-GPU1"), "acs.redirect names the bridge, then GPU0 "
 		      "and GPU1 (%s)", f ? f->message : "no finding");
 		CHECK(f && f->fix && strstr(f->fix, "gpup2p acs --disable") && strstr(f->fix, "gpup2p-acs.service") &&
 		      strstr(f->fix, "pci=disable_acs_redir=0000:12:01.0"), "fix: acs --disable, the unit, the parameter (%s)",
@@ -53,7 +45,7 @@ static void acs_details(void)
 	}
 	if (run_sel(D("acs-boot"), NULL, "acs", NULL, &x, &c) == 0) {
 		f = finding(&c, "acs.boot", "gpup2p-acs.service");
-		CHECK(f && has_bdf(f, "0000:12:00.0") && has_bdf(f, "0000:b2:03.0") && !has_bdf(f, "0000:10:01.0") &&
+		CHECK(f && fx_has_bdf(f, "0000:12:00.0") && fx_has_bdf(f, "0000:b2:03.0") && !fx_has_bdf(f, "0000:10:01.0") &&
 		      strstr(f->message, "16 bridge(s)"), "acs.boot names the 16 switch ports, not the root ports");
 		CHECK(f && f->fix && strstr(f->fix, "systemctl enable gpup2p-acs.service") &&
 		      strstr(f->fix, "pci=disable_acs_redir=0000:12:00.0;0000:12:01.0;0000:12:02.0;0000:12:03.0;0000:32:00.0;"),

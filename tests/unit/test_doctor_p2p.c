@@ -9,6 +9,7 @@
 #define NEAR(a, b, eps) ((a) - (b) < (eps) && (b) - (a) < (eps))
 
 static int progress_calls;
+static int fixture_root;  /* run() keeps reading the fixture (libcuda's double still asked): IOMMU group types */
 
 static void count_progress(void *arg, const char *what)
 {
@@ -43,7 +44,8 @@ static int run(const char *fixture, const char *id, const char *nopeer, const ch
 
 		gp_doctor_nv_param(c, "RegistryDwords", buf, sizeof(buf), &missing);
 	}
-	x->r.live = 1;
+	x->r.live = !fixture_root;
+	c->probe_libs |= fixture_root;
 	snprintf(lib, sizeof(lib), "%s/../tests/fakecuda/libcuda.so.1", fx ? fx : "build/fixtures");
 	setenv("GPUP2P_LIBCUDA", lib, 1);
 	unsetenv("FAKECUDA_GPUS");
@@ -221,11 +223,49 @@ static void rates(void)
 	CHECK(gp_doctor_pcie_gbps(0, 16) == 0 && gp_doctor_pcie_gbps(8, 0) == 0, "unknown speed or width: 0");
 }
 
+/* iommu.mode and p2p.access decide "does the IOMMU translate this GPU's DMA" alike (gp_doctor_translated):
+ * a group without a readable type follows the system's mode; an identity group on a mixed system is not
+ * translated. */
+static void iommu_agree(void)
+{
+	static struct fx x;
+	struct gp_doctor_ctx c;
+	const struct gp_finding *f;
+
+	fixture_root = 1;
+	if (!run("doctor/iommu-untyped", "iommu.mode", NULL, NULL, NULL, NULL, 0, &x, &c)) {
+		f = find(&c, "system");
+		CHECK(f && f->sev == GP_SEV_WARNING && fx_has_bdf(f, "0000:14:00.0") && fx_has_bdf(f, "0000:13:00.0"),
+		      "untyped group under DMA-FQ: iommu.mode lists GPU1 (%d devices)", f ? f->nbdf : -1);
+		done(&x, &c);
+	}
+	if (!run("doctor/iommu-untyped", "p2p.access", "1", NULL, NULL, NULL, 0, &x, &c)) {
+		f = find(&c, "0000:13:00.0-0000:14:00.0");
+		CHECK(MSG(f, "the IOMMU translates"), "untyped group under DMA-FQ: p2p.access names the IOMMU");
+		done(&x, &c);
+	}
+	if (!run("doctor/iommu-mixed", "iommu.mode", NULL, NULL, NULL, NULL, 0, &x, &c)) {
+		f = find(&c, "system");
+		CHECK(f && !fx_has_bdf(f, "0000:13:00.0") && !fx_has_bdf(f, "0000:14:00.0") && fx_has_bdf(f, "0000:33:00.0"),
+		      "mixed: iommu.mode lists GPU2, not the identity GPU0 and GPU1");
+		done(&x, &c);
+	}
+	if (!run("doctor/iommu-mixed", "p2p.access", "1", NULL, NULL, NULL, 0, &x, &c)) {
+		f = find(&c, "0000:13:00.0-0000:14:00.0");
+		CHECK(f && !MSG(f, "the IOMMU translates"), "mixed: p2p.access does not blame the IOMMU for GPU0-GPU1");
+		f = find(&c, "0000:33:00.0-0000:34:00.0");
+		CHECK(MSG(f, "the IOMMU translates"), "mixed: p2p.access names the IOMMU for GPU2-GPU3");
+		done(&x, &c);
+	}
+	fixture_root = 0;
+}
+
 int main(void)
 {
 	rates();
 	access_reasons();
 	nvml_sides();
 	active();
+	iommu_agree();
 	return unit_done();
 }
