@@ -57,46 +57,40 @@ static const struct xid_kind *kind_of(int code)
 	return NULL;
 }
 
-/* Exactly min..max hex digits at *p: their value, *p moved past them; -1 otherwise. */
-static long hexn(const char **p, int min, int max)
-{
-	long v = 0;
-	int n = 0;
-
-	while (n < max && isxdigit((unsigned char)(*p)[n])) {
-		v = v * 16 + (isdigit((unsigned char)(*p)[n]) ? (*p)[n] - '0' : (tolower((unsigned char)(*p)[n]) - 'a' + 10));
-		n++;
-	}
-	if (n < min || isxdigit((unsigned char)(*p)[n]))
-		return -1;
-	*p += n;
-	return v;
-}
-
 int gp_doctor_xid_parse(const char *line, char bdf[GP_BDF_LEN], int *xid)
 {
 	static const char tag[] = "NVRM: Xid (";
-	const char *p = strstr(line, tag);
-	long dom, bus, dev, code = 0;
-	int digits = 0;
+	const char *p = strstr(line, tag), *end;
+	char addr[GP_BDF_LEN];
+	struct gp_pci_addr a;
+	long code = 0;
+	int digits = 0, colons = 0;
+	size_t n;
 
 	if (!p)
 		return 0;
 	p += sizeof(tag) - 1;
 	if (!strncmp(p, "PCI:", 4)) /* "Xid (PCI:0000:3b:00): 79, ..."; older drivers: "Xid (0000:3b:00): ..." */
 		p += 4;
-	if ((dom = hexn(&p, 4, 8)) < 0 || *p++ != ':' || (bus = hexn(&p, 2, 2)) < 0 || *p++ != ':' ||
-	    (dev = hexn(&p, 2, 2)) < 0 || dev > 0x1f)
+	/* the device as the driver prints it ("%04x:%02x:%02x"), now and then with a function: the
+	 * domain is there (two colons) with at least 4 digits */
+	if (!(end = strchr(p, ')')) || (n = (size_t)(end - p)) + 2 >= sizeof(addr))
 		return -EINVAL;
-	if (*p == '.' && isdigit((unsigned char)p[1]) && p[1] < '8')
-		p += 2;
-	if (strncmp(p, "): ", 3))
+	for (size_t i = 0; i < n; i++)
+		colons += p[i] == ':';
+	if (colons != 2 || strcspn(p, ":") < 4)
 		return -EINVAL;
-	for (p += 3; isdigit((unsigned char)*p) && digits < 5; p++, digits++)
+	snprintf(addr, sizeof(addr), "%.*s%s", (int)n, p, memchr(p, '.', n) ? "" : ".0");
+	if (gp_pci_addr_parse(addr, &a))
+		return -EINVAL;
+	if (strncmp(end, "): ", 3))
+		return -EINVAL;
+	for (p = end + 3; isdigit((unsigned char)*p) && digits < 5; p++, digits++)
 		code = code * 10 + (*p - '0');
 	if (!digits || digits > 4 || code == 0 || (*p && *p != ',' && !isspace((unsigned char)*p)))
 		return -EINVAL;
-	snprintf(bdf, GP_BDF_LEN, "%04lx:%02lx:%02lx.0", dom, bus, dev);
+	a.func = 0; /* Xid lines name the device */
+	gp_pci_addr_format(&a, bdf);
 	*xid = (int)code;
 	return 1;
 }

@@ -29,6 +29,14 @@ static void xid_parse(void)
 		{ "NVRM: Xid (PCI:0000:3b:00): -79", -EINVAL, 0, NULL },
 		{ "NVRM: Xid (PCI:0000:3b:00): 79x", -EINVAL, 0, NULL },
 		{ "NVRM: Xid (", -EINVAL, 0, NULL },
+		{ "NVRM: Xid (PCI:0000:3b:00.7): 13", 1, 13, "0000:3b:00.0" },                 /* the device: function 0 */
+		{ "NVRM: Xid (PCI:0000:3b:00.8): 79", -EINVAL, 0, NULL },                         /* function > 7 */
+		{ "NVRM: Xid (PCI:123456789:3b:00): 79", -EINVAL, 0, NULL },                      /* 9-digit domain */
+		{ "NVRM: Xid (PCI:0000:3b:00:00): 79", -EINVAL, 0, NULL },                        /* three colons */
+		{ "NVRM: Xid (PCI:0000:3g:00): 79", -EINVAL, 0, NULL },
+		{ "NVRM: Xid (PCI:0000:3b:00 79", -EINVAL, 0, NULL },                             /* no ')' */
+		{ "NVRM: Xid (PCI:0000:3b:00 GPU0): 79", -EINVAL, 0, NULL },
+		{ "NVRM: Xid (PCI:00000000000000:3b:00): 79", -EINVAL, 0, NULL },                 /* longer than a BDF */
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
