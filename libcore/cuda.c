@@ -242,6 +242,18 @@ int gp_cuda_peer(struct gp_cuda *c, int a, int b, int on, struct gp_err *e)
 	return 0;
 }
 
+int gp_cuda_peer_require(struct gp_cuda *c, int a, int b, struct gp_err *e)
+{
+	int ok = gp_cuda_can_peer(c, a, b, e);
+
+	if (ok < 0)
+		return ok;
+	if (!ok)
+		return gp_err_set(e, GP_E_UNAVAIL, EOPNOTSUPP,
+				  "GPU%d cannot access GPU%d's memory directly (cuDeviceCanAccessPeer = 0)", a, b);
+	return gp_cuda_peer(c, a, b, 1, e) ? -EIO : 0;
+}
+
 int gp_cuda_alloc(struct gp_cuda *c, int g, size_t n, gp_dptr *p, struct gp_err *e)
 {
 	gp_cu_dptr d;

@@ -105,10 +105,11 @@ static int setup(struct chase *k)
 	    gp_cuda_host_dptr(k->c, k->out, &k->dout, k->e) || gp_cuda_stream_new(k->c, g, &k->st, k->e))
 		return -EIO;
 	if (s->kind == GP_XFER_PEER) {
-		if (!gp_cuda_can_peer(k->c, g, s->peer_gpu, k->e))
-			return gp_err_set(k->e, GP_E_UNAVAIL, EOPNOTSUPP,
-					  "GPU%d cannot access GPU%d's memory directly (cuDeviceCanAccessPeer = 0)", g, s->peer_gpu);
-		if (gp_cuda_peer(k->c, g, s->peer_gpu, 1, k->e) || gp_cuda_alloc(k->c, s->peer_gpu, s->size, &k->dev, k->e))
+		int rc = gp_cuda_peer_require(k->c, g, s->peer_gpu, k->e);
+
+		if (rc)
+			return rc;
+		if (gp_cuda_alloc(k->c, s->peer_gpu, s->size, &k->dev, k->e))
 			return -EIO;
 		k->peer_alloc = 1;
 		/* the image stays on the host for the walk; the GPU gets a copy */

@@ -1,6 +1,7 @@
 /* gpup2p — one measured, verified copy path. */
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -9,29 +10,18 @@
 #include "gpup2p/numa.h"
 #include "gpup2p/smcopy.h"
 #include "gpup2p/xfer.h"
+#include "xfer_lane.h"
 
 #define GATE_WATCHDOG_MS 5000
-
-/* One direction of a path: src → dst, queued on the stream of GPU `q`. -1 = host memory. */
-struct lane {
-	int sgpu, dgpu, q;
-	void *hsrc, *hdst;
-	gp_dptr dsrc, ddst;             /* device memory; SM copies: also the host buffers' device addresses */
-	gp_cuda_stream *st;
-	void *ev0, *ev1;
-	uint64_t seed;
-};
 
 struct run {
 	struct gp_cuda *c;
 	const struct gp_xfer_spec *s;
 	struct gp_err *e;
-	struct lane l[2];
+	struct gp_xfer_io io;          /* the lanes' calls; its stage: the session's scratch buffer */
+	struct gp_xfer_lane l[2];      /* one direction of the path each */
+	uint64_t seed[2];              /* their patterns' seeds */
 	int nl;
-	void *stage;                   /* pinned, size bytes: patterns in and out of GPU memory (the
-	                                  session's scratch buffer) */
-	uint32_t *flag;                /* the gate word */
-	gp_dptr dflag;
 	void *hbuf[2];                 /* host buffers (pinned or pageable) */
 	int hpinned[2];
 	gp_dptr dbuf[4];
@@ -109,6 +99,12 @@ static gp_cuda_stream *stream_for(struct run *R, int g)
 	return R->st[R->nst++];
 }
 
+/* The lanes' staging stream of GPU g: the path's stream of that GPU. */
+static gp_cuda_stream *io_stream(struct gp_xfer_io *io, int g)
+{
+	return stream_for((struct run *)((char *)io - offsetof(struct run, io)), g);
+}
+
 static int dev_alloc(struct run *R, int g, gp_dptr *p)
 {
 	if (gp_cuda_alloc(R->c, g, R->s->size, p, R->e))
@@ -139,95 +135,6 @@ static int host_alloc(struct run *R, int pinned, void **p)
 	return 0;
 }
 
-/* Queue one copy of the lane. */
-static int lane_copy(struct run *R, struct lane *l)
-{
-	size_t n = R->s->size;
-
-	if (R->s->sm)
-		return gp_sm_copy(R->c, l->st, l->ddst, l->dsrc, n, R->e);
-	if (l->sgpu < 0)
-		return gp_cuda_h2d(R->c, l->st, l->ddst, l->hsrc, n, R->e);
-	if (l->dgpu < 0)
-		return gp_cuda_d2h(R->c, l->st, l->hdst, l->dsrc, n, R->e);
-	return gp_cuda_d2d(R->c, l->st, l->dgpu, l->ddst, l->sgpu, l->dsrc, n, R->e);
-}
-
-/* Write the pattern of seed into one side of a lane (host directly, GPU through the staging buffer). */
-static int put(struct run *R, struct lane *l, int dst_side, uint64_t seed)
-{
-	int g = dst_side ? l->dgpu : l->sgpu;
-	gp_cuda_stream *st;
-
-	if (g < 0) {
-		gp_pattern_fill(dst_side ? l->hdst : l->hsrc, R->s->size, seed);
-		return 0;
-	}
-	gp_pattern_fill(R->stage, R->s->size, seed);
-	st = stream_for(R, g);
-	if (!st || gp_cuda_h2d(R->c, st, dst_side ? l->ddst : l->dsrc, R->stage, R->s->size, R->e) ||
-	    gp_cuda_sync(R->c, st, R->e))
-		return -EIO;
-	return 0;
-}
-
-/* Check the lane's destination against seed. 1 right, 0 wrong (r filled), <0 error. */
-static int check(struct run *R, struct lane *l, uint64_t seed, struct gp_xfer_result *r)
-{
-	const void *buf = l->hdst;
-	int64_t bad;
-
-	if (l->dgpu >= 0) {
-		gp_cuda_stream *st = stream_for(R, l->dgpu);
-
-		if (!st || gp_cuda_d2h(R->c, st, R->stage, l->ddst, R->s->size, R->e) || gp_cuda_sync(R->c, st, R->e))
-			return -EIO;
-		buf = R->stage;
-	}
-	bad = gp_pattern_check(buf, R->s->size, seed, &r->want, &r->got);
-	if (bad < 0)
-		return 1;
-	r->bad_offset = bad;
-	return 0;
-}
-
-/* One timed batch of `iters` copies on every lane; ms = the slowest lane's time. */
-static int batch(struct run *R, int iters, int gated, double *ms, struct gp_xfer_result *r)
-{
-	void *w = NULL;
-	int rc = 0;
-
-	__atomic_store_n(R->flag, 0, __ATOMIC_RELEASE);
-	for (int i = 0; i < R->nl && !rc; i++)
-		rc = (gated && gp_cuda_gate(R->c, R->l[i].st, R->dflag, R->e)) ||
-		     gp_cuda_mark(R->c, R->l[i].st, &R->l[i].ev0, R->e);
-	if (!rc && gated)
-		w = gp_xfer_watch_start(R->flag);
-	for (int k = 0; k < iters && !rc; k++)
-		for (int i = 0; i < R->nl && !rc; i++)
-			rc = lane_copy(R, &R->l[i]);
-	for (int i = 0; i < R->nl && !rc; i++)
-		rc = gp_cuda_mark(R->c, R->l[i].st, &R->l[i].ev1, R->e);
-	/* open the gate even after an error: the queued work must be able to drain */
-	__atomic_store_n(R->flag, 1, __ATOMIC_RELEASE);
-	r->gate_forced |= gp_xfer_watch_stop(w);
-	if (rc) {
-		for (int i = 0; i < R->nst; i++)
-			(void)gp_cuda_sync(R->c, R->st[i], R->e);
-		return -EIO;
-	}
-	*ms = 0;
-	for (int i = 0; i < R->nl; i++) {
-		float t;
-
-		if (gp_cuda_elapsed(R->c, R->l[i].ev0, R->l[i].ev1, &t, R->e))
-			return -EIO;
-		if (t > *ms)
-			*ms = t;
-	}
-	return 0;
-}
-
 /* SM copies: the kernel's GPU addresses of the host buffers, the kernels loaded before any gate. */
 static int sm_setup(struct run *R)
 {
@@ -249,11 +156,12 @@ static int sm_setup(struct run *R)
 static int setup(struct run *R)
 {
 	const struct gp_xfer_spec *s = R->s;
-	struct lane *l = R->l;
+	struct gp_xfer_lane *l = R->l;
 	void *h;
 
-	if (gp_cuda_scratch(R->c, s->size, &R->stage, R->e) ||
-	    gp_cuda_host_alloc(R->c, 64, (void **)&R->flag, R->e) || gp_cuda_host_dptr(R->c, R->flag, &R->dflag, R->e))
+	if (gp_cuda_scratch(R->c, s->size, &R->io.stage, R->e) ||
+	    gp_cuda_host_alloc(R->c, 64, (void **)&R->io.flag, R->e) ||
+	    gp_cuda_host_dptr(R->c, R->io.flag, &R->io.dflag, R->e))
 		return -EIO;
 	R->nl = 1;
 	l[0].sgpu = l[0].dgpu = l[0].q = s->gpu;
@@ -290,7 +198,7 @@ static int setup(struct run *R)
 		break;
 	}
 	for (int i = 0; i < R->nl; i++) {
-		l[i].seed = s->seed * 2 + (uint64_t)i;
+		R->seed[i] = s->seed * 2 + (uint64_t)i;
 		if (!(l[i].st = stream_for(R, l[i].q)))
 			return -EIO;
 	}
@@ -306,18 +214,10 @@ static int peer_setup(struct run *R)
 	if (s->kind != GP_XFER_PEER)
 		return 0;
 	if (s->p2p) {
-		for (int i = 0; i < R->nl; i++) {
-			int from = R->l[i].q, to = R->l[i].q == R->l[i].sgpu ? R->l[i].dgpu : R->l[i].sgpu;
-			int ok = gp_cuda_can_peer(R->c, from, to, R->e);
-
-			if (ok < 0)
-				return ok;
-			if (!ok)
-				return gp_err_set(R->e, GP_E_UNAVAIL, EOPNOTSUPP,
-						  "GPU%d cannot access GPU%d's memory directly (cuDeviceCanAccessPeer = 0)", from, to);
-			if (gp_cuda_peer(R->c, from, to, 1, R->e))
-				return -EIO;
-		}
+		for (int i = 0, rc; i < R->nl; i++)
+			if ((rc = gp_cuda_peer_require(R->c, R->l[i].q, R->l[i].q == R->l[i].sgpu ? R->l[i].dgpu : R->l[i].sgpu,
+							R->e)))
+				return rc;
 		return 0;
 	}
 	return gp_cuda_peer(R->c, a, b, 0, R->e) || gp_cuda_peer(R->c, b, a, 0, R->e) ? -EIO : 0;
@@ -339,7 +239,7 @@ static void teardown(struct run *R)
 		else
 			free(R->hbuf[i]);
 	}
-	gp_cuda_host_free(R->c, R->flag);
+	gp_cuda_host_free(R->c, R->io.flag);
 }
 
 static double now_us(void)
@@ -370,24 +270,25 @@ static int measure(struct run *R, struct gp_xfer_result *r)
 		   ((s->kind == GP_XFER_H2D || s->kind == GP_XFER_D2H) && s->pinned);
 	r->verified = verify ? 1 : -1;
 	/* warm up (first-touch of pages, peer mappings), then put the "before" pattern in place */
-	rc = batch(R, 1, r->gated, &ms, r);
+	rc = gp_xfer_lanes_batch(&R->io, R->l, R->nl, 1, r->gated, NULL, &ms, &r->gate_forced);
 	for (int i = 0; i < R->nl && !rc && verify; i++)
-		rc = put(R, &R->l[i], 0, R->l[i].seed) || put(R, &R->l[i], 1, R->l[i].seed ^ 0x5a5a5a5aULL);
+		rc = gp_xfer_lane_put(&R->io, &R->l[i], 0, R->seed[i]) ||
+		     gp_xfer_lane_put(&R->io, &R->l[i], 1, R->seed[i] ^ 0x5a5a5a5aULL);
 	/* Every timed batch copies a pattern of its own, checked after it: a batch whose copies went
 	 * wrong cannot hide behind a later one that rewrote the same bytes. */
 	for (int k = 0; k < n && !rc; k++) {
 		uint64_t pat = 2 * (uint64_t)(k + 1);
 
 		for (int i = 0; i < R->nl && !rc && verify; i++)
-			rc = put(R, &R->l[i], 0, R->l[i].seed + pat);
+			rc = gp_xfer_lane_put(&R->io, &R->l[i], 0, R->seed[i] + pat);
 		if (!rc)
-			rc = batch(R, per, r->gated, &ms, r);
+			rc = gp_xfer_lanes_batch(&R->io, R->l, R->nl, per, r->gated, NULL, &ms, &r->gate_forced);
 		if (rc)
 			break;
 		bw[k] = gp_gbps(bytes, ms);
 		us[k] = ms * 1e3 / per;
 		for (int i = 0; verify && i < R->nl && !rc && r->verified; i++) {
-			int ok = check(R, &R->l[i], R->l[i].seed + pat, r);
+			int ok = gp_xfer_lane_check(&R->io, &R->l[i], R->seed[i] + pat, r);
 
 			if (ok < 0)
 				rc = ok;
@@ -401,7 +302,7 @@ static int measure(struct run *R, struct gp_xfer_result *r)
 		double t0 = now_us();
 
 		for (int k = 0; k < s->iters && !rc; k++)
-			rc = lane_copy(R, &R->l[0]) || gp_cuda_sync(R->c, R->l[0].st, R->e);
+			rc = gp_xfer_lane_copy(&R->io, &R->l[0]) || gp_cuda_sync(R->c, R->l[0].st, R->e);
 		r->host_us = (now_us() - t0) / s->iters;
 	}
 	if (!rc) {
@@ -415,7 +316,7 @@ static int measure(struct run *R, struct gp_xfer_result *r)
 
 int gp_xfer_run(struct gp_cuda *c, const struct gp_xfer_spec *s, struct gp_xfer_result *r, struct gp_err *e)
 {
-	struct run R = { .c = c, .s = s, .e = e };
+	struct run R = { .c = c, .s = s, .e = e, .io = { .c = c, .e = e, .size = s->size, .sm = s->sm, .stream = io_stream } };
 	struct gp_numa_saved sv = { 0 };
 	int rc;
 

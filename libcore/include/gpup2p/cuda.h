@@ -77,6 +77,10 @@ int gp_cuda_can_peer(struct gp_cuda *c, int a, int b, struct gp_err *e);
 /* Enable (on=1) or disable (on=0) peer access from GPU a to GPU b's memory. Idempotent. */
 int gp_cuda_peer(struct gp_cuda *c, int a, int b, int on, struct gp_err *e);
 
+/* Peer access from GPU a to GPU b's memory, which the copy cannot do without: turned on (0), or
+ * GP_E_UNAVAIL "GPUa cannot access GPUb's memory directly (cuDeviceCanAccessPeer = 0)", or -errno. */
+int gp_cuda_peer_require(struct gp_cuda *c, int a, int b, struct gp_err *e);
+
 /* Device memory on GPU g. */
 int gp_cuda_alloc(struct gp_cuda *c, int g, size_t n, gp_dptr *p, struct gp_err *e);
 void gp_cuda_free(struct gp_cuda *c, int g, gp_dptr p);

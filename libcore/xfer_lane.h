@@ -1,0 +1,51 @@
+/* gpup2p — one copy direction (a lane), shared by xfer.c (one path) and bench_pattern.c (copies running
+ * together): queue its copy, write and check its patterns. Internal to libcore. */
+#ifndef GPUP2P_XFER_LANE_H
+#define GPUP2P_XFER_LANE_H
+
+#include <stdint.h>
+
+#include "gpup2p/xfer.h"
+
+/* src → dst (GPU index; -1 host memory), queued on stream st of GPU q. */
+struct gp_xfer_lane {
+	int sgpu, dgpu, q;
+	void *hsrc, *hdst;              /* host buffers */
+	gp_dptr dsrc, ddst;             /* device buffers; SM copies: also the host buffers' device addresses */
+	gp_cuda_stream *st;
+	void *ev0, *ev1;                /* the batch's start and end events */
+};
+
+/* What the lane calls share: the session, the copy size and engine, the pinned staging buffer (size
+ * bytes) for patterns in and out of GPU memory, and stream(io, g): a stream of GPU g for that staging
+ * (NULL after filling io->e). */
+struct gp_xfer_io {
+	struct gp_cuda *c;
+	struct gp_err *e;
+	size_t size;
+	int sm;
+	void *stage;
+	gp_cuda_stream *(*stream)(struct gp_xfer_io *io, int g);
+	uint32_t *flag;                 /* the gate word (mapped pinned), and its device address */
+	gp_dptr dflag;
+};
+
+/* Queue one copy of the lane (a kernel when io->sm, else the copy engines). 0 or -errno. */
+int gp_xfer_lane_copy(struct gp_xfer_io *io, const struct gp_xfer_lane *l);
+
+/* Write seed's pattern into the lane's source (dst_side 0) or destination (1): host memory directly,
+ * GPU memory through the staging buffer. 0 or -EIO. */
+int gp_xfer_lane_put(struct gp_xfer_io *io, const struct gp_xfer_lane *l, int dst_side, uint64_t seed);
+
+/* Check the lane's destination against seed's pattern: 1 right, 0 wrong (r's want, got and bad_offset
+ * filled), -EIO. */
+int gp_xfer_lane_check(struct gp_xfer_io *io, const struct gp_xfer_lane *l, uint64_t seed, struct gp_xfer_result *r);
+
+/* One timed batch: iters copies on each of the n lanes, queued round robin between each lane's events,
+ * held behind the gate (io->flag; gated 0: no gate) until all are queued. ms[i] each lane's time in ms
+ * (ms may be NULL), *slow the slowest; *forced |= 1 when the watchdog had to open the gate. 0, or -EIO
+ * after every lane drained. */
+int gp_xfer_lanes_batch(struct gp_xfer_io *io, struct gp_xfer_lane *l, int n, int iters, int gated, double *ms,
+			double *slow, int *forced);
+
+#endif
