@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpup2p/smcopy.h"
 #include "xfer_cli.h"
 
 void help_bench(FILE *f)
@@ -272,6 +271,7 @@ static int bench(struct cli *c, struct opts *o, int argc, char **argv)
 {
 	struct xfer_session s;
 	struct gp_bench_row *rows;
+	struct gp_err e = { 0 };
 	int rc, done, n;
 
 	for (int i = 1; i < argc; i++) {
@@ -309,22 +309,12 @@ static int bench(struct cli *c, struct opts *o, int argc, char **argv)
 			o->gpus[o->b.ngpus++] = i;
 		o->b.gpus = o->gpus;
 	}
-	if ((o->b.engine & GP_ENGINE_SM) && (o->b.modes & GP_BENCH_LATENCY) && !o->b.chain_size) {
-		struct gp_err e = { 0 };
-
-		if (gp_sm_chain_default(&s.cuda, &o->b.chain_size, &e)) {
-			xfer_close(c, &s);
-			return cli_fail(&e);
-		}
-	}
 	o->b.gpu_numa = s.numa;
 	o->b.can_peer = can_peer;
-	o->b.ctx = &s.cuda;
-	n = gp_bench_plan(&o->b, &rows);
-	if (n < 0) {
+	o->b.ctx = o->b.cuda = &s.cuda;
+	if ((n = gp_bench_plan(&o->b, &rows, &e)) < 0) {
 		xfer_close(c, &s);
-		fprintf(stderr, "gpup2p: bench: cannot plan the measurements\n");
-		return EX_ERROR;
+		return cli_fail(&e);
 	}
 	gp_bench_floors(rows, n, o->t, o->nt);
 	rc = run_rows(c, &s, rows, n);

@@ -4,12 +4,14 @@
 #include <string.h>
 
 #include "gpup2p/bench_plan.h"
+#include "gpup2p/smcopy.h"
 
 const char *const gp_bench_threshold_modes[] = { "h2d", "d2h", "d2d", "p2p", "bidir", "one2all",
 							       "all2one", "all2host", "host2all", NULL };
 
 struct plan {
 	const struct gp_bench_opts *o;
+	uint64_t chain;                 /* SM latency: chain bytes (o->chain_size, or its default) */
 	int sm;                         /* rows being planned are SM rows */
 	struct gp_bench_row *rows;
 	int n, cap;
@@ -187,7 +189,7 @@ static int plan_latency(struct plan *p)
 		s->reps = o->lat_reps;
 		if (p->sm) {                     /* pointer chases */
 			s->chase = 1;
-			s->size = o->chain_size;
+			s->size = p->chain;
 			s->stride = o->chain_stride;
 			s->random = o->chain_random;
 			s->iters = o->chase_hops;
@@ -301,29 +303,31 @@ static int plan_d2h(struct plan *p)
 	return plan_host(p, "d2h", GP_XFER_D2H);
 }
 
-int gp_bench_plan(const struct gp_bench_opts *o, struct gp_bench_row **rows)
+int gp_bench_plan(const struct gp_bench_opts *o, struct gp_bench_row **rows, struct gp_err *e)
 {
 	static int (*const fns[])(struct plan *) = { plan_h2d, plan_d2h, plan_d2d, plan_p2p, plan_bidir, plan_latency,
 						     plan_one2all, plan_all2one, plan_all2host, plan_host2all };
 	static const int bits[] = { GP_BENCH_H2D, GP_BENCH_D2H, GP_BENCH_D2D, GP_BENCH_P2P, GP_BENCH_BIDIR,
 				    GP_BENCH_LATENCY, GP_BENCH_ONE2ALL, GP_BENCH_ALL2ONE, GP_BENCH_ALL2HOST,
 				    GP_BENCH_HOST2ALL };
-	struct plan p = { .o = o };
+	struct plan p = { .o = o, .chain = o->chain_size };
 	int rc = 0, sm = o->engine & GP_ENGINE_SM;
 
 	*rows = NULL;
+	if ((o->modes & GP_BENCH_LATENCY) && sm && !p.chain && o->cuda && gp_sm_chain_default(o->cuda, &p.chain, e))
+		return -EIO;
 	if (!o->modes || (o->modes & ~(GP_BENCH_ALL | GP_BENCH_PATTERNS)) || o->ngpus < 1 ||
 	    (o->nsizes < 1 && (o->modes & ~GP_BENCH_LATENCY)) || o->iters < 1 ||
 	    o->reps < 1 || ((o->modes & (GP_BENCH_H2D | GP_BENCH_D2H)) && !o->mem) || (o->engine & ~3) ||
 	    ((o->modes & GP_BENCH_LATENCY) && (!o->lat_size || o->lat_iters < 1 || o->lat_reps < 1)) ||
-	    ((o->modes & GP_BENCH_LATENCY) && sm && (!o->chain_size || !o->chain_stride || o->chase_hops < 1)))
-		return -EINVAL;
+	    ((o->modes & GP_BENCH_LATENCY) && sm && (!p.chain || !o->chain_stride || o->chase_hops < 1)))
+		return gp_err_set(e, GP_E_FAIL, EINVAL, "bench: cannot plan the measurements (invalid options)");
 	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]) && !rc; i++)
 		if (o->modes & bits[i])
 			rc = plan_mode(&p, fns[i]);
 	if (rc) {
 		free(p.rows);
-		return rc;
+		return gp_err_set(e, GP_E_FAIL, -rc, "bench: cannot plan the measurements (%s)", strerror(-rc));
 	}
 	*rows = p.rows;
 	return p.n;

@@ -6,6 +6,8 @@
 #include "gpup2p/numa.h"
 #include "unit.h"
 
+static struct gp_err plan_err; /* gp_bench_plan's account of a refusal */
+
 static void stats_tests(void)
 {
 	double odd[] = { 5, 1, 4, 2, 3 }, even[] = { 10, 40, 20, 30 }, one[] = { 7 };
@@ -137,7 +139,7 @@ static void plan_tests(void)
 				   .can_peer = peer_01 };
 	struct gp_bench_row *r;
 	struct gp_threshold t[2];
-	int n = gp_bench_plan(&o, &r);
+	int n = gp_bench_plan(&o, &r, &plan_err);
 
 	/* h2d: 3 GPUs x 2 memories x 2 sizes = 12, d2h 12; d2d: 3 GPUs x 2 sizes = 6; p2p: 6 ordered pairs x
 	 * on/off x write/read x 2 sizes = 48; bidir: 3 pairs x on/off x 2 sizes = 12; latency: 3 x (h2d, d2h)
@@ -167,16 +169,16 @@ static void plan_tests(void)
 	o.numa = 1;
 	o.modes = GP_BENCH_H2D;
 	o.mem = GP_MEM_PINNED;
-	n = gp_bench_plan(&o, &r);
+	n = gp_bench_plan(&o, &r, &plan_err);
 	CHECK(n == 6 && r[0].spec.numa == 1 && r[5].spec.numa == 1, "--numa overrides every GPU's node");
 	free(r);
 	o.modes = GP_BENCH_P2P | GP_BENCH_BIDIR;
 	o.peer = 1;
-	n = gp_bench_plan(&o, &r);
+	n = gp_bench_plan(&o, &r, &plan_err);
 	CHECK(n == 24 + 6 && count(r, n, "p2p", -1) == 24, "--p2p on: only rows with peer access (%d)", n);
 	free(r);
 	o.modes = 0;
-	CHECK(gp_bench_plan(&o, &r) == -EINVAL, "no mode: refused");
+	CHECK(gp_bench_plan(&o, &r, &plan_err) == -EINVAL, "no mode: refused");
 }
 
 /* The row of a pattern plan with this mode, path, source and destination (-1 all/host), else NULL. */
@@ -198,7 +200,7 @@ static void pattern_plan_tests(void)
 	struct gp_bench_row *r;
 	const struct gp_bench_row *x;
 	struct gp_threshold t;
-	int n = gp_bench_plan(&o, &r), groups_ok = 1;
+	int n = gp_bench_plan(&o, &r, &plan_err), groups_ok = 1;
 
 	/* one2all: 3 hubs x (2 pairs + aggregate) = 9, all2one 9, all2host 3 + 1, host2all 4 */
 	CHECK(n == 26 && count(r, n, "one2all", -1) == 9 && count(r, n, "all2one", -1) == 9 &&
@@ -225,12 +227,12 @@ static void pattern_plan_tests(void)
 	CHECK(r[n - 1].floor == 40 && r[n - 2].floor == -1, "--min-bw host2all=40: the aggregate only, not each pair");
 	free(r);
 	o.ngpus = 1;
-	n = gp_bench_plan(&o, &r);
+	n = gp_bench_plan(&o, &r, &plan_err);
 	CHECK(n == 1 + 1 + 2 + 2 && r[0].aggregate && r[0].skip && strstr(r[0].skip, "one GPU") && r[1].skip &&
 	      !r[3].skip && !r[5].skip, "one GPU: one2all/all2one a skipped aggregate each, host patterns measured");
 	free(r);
 	o.modes = 1024;
-	CHECK(gp_bench_plan(&o, &r) == -EINVAL, "unknown mode bit refused");
+	CHECK(gp_bench_plan(&o, &r, &plan_err) == -EINVAL, "unknown mode bit refused");
 }
 
 static void cpulist_tests(void)

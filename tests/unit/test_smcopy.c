@@ -8,6 +8,8 @@
 #include "gpup2p/smcopy.h"
 #include "unit.h"
 
+static struct gp_err plan_err; /* gp_bench_plan's account of a refusal */
+
 static uint64_t at(const uint8_t *buf, uint64_t slot, uint64_t stride)
 {
 	uint64_t a;
@@ -159,7 +161,7 @@ static void plan_tests(void)
 				   .numa = -1, .can_peer = peer_01, .engine = GP_ENGINE_SM, .chain_size = 64 << 20,
 				   .chain_stride = 128, .chase_hops = 100000, .chain_seed = 9 };
 	struct gp_bench_row *r;
-	int n = gp_bench_plan(&o, &r), chase = 0;
+	int n = gp_bench_plan(&o, &r, &plan_err), chase = 0;
 
 	/* pinned only: h2d 3 x 2 = 6, d2h 6, d2d 6; peer access on only: p2p 6 pairs x write/read x 2 = 24,
 	 * bidir 3 x 2 = 6; latency: 3 host chases + 6 peer chases = 9 */
@@ -186,16 +188,57 @@ static void plan_tests(void)
 	free(r);
 	o.engine = GP_ENGINE_CE | GP_ENGINE_SM;
 	o.modes = GP_BENCH_H2D;
-	n = gp_bench_plan(&o, &r);
+	n = gp_bench_plan(&o, &r, &plan_err);
 	CHECK(n == 12 + 6 && !r[0].spec.sm && r[11].spec.sm == 0 && r[12].spec.sm == 1 && r[17].spec.sm == 1,
 	      "--engine both: the copy-engine rows, then the SM rows (%d)", n);
 	free(r);
 	o.modes = GP_BENCH_LATENCY;
 	o.chain_size = 0;
-	CHECK(gp_bench_plan(&o, &r) == -EINVAL, "SM latency without a chain size: refused");
+	CHECK(gp_bench_plan(&o, &r, &plan_err) == -EINVAL, "SM latency without a chain size: refused");
 	o.engine = 4;
 	o.chain_size = 1 << 20;
-	CHECK(gp_bench_plan(&o, &r) == -EINVAL, "an unknown engine: refused");
+	CHECK(gp_bench_plan(&o, &r, &plan_err) == -EINVAL, "an unknown engine: refused");
+}
+
+/* The chain of SM latency rows when the caller gives none: twice the largest L2 cache of the session's
+ * GPUs rounded up to MiB, 64 MiB at least (libcuda's test double: FAKECUDA_L2 bytes on every GPU). */
+static void plan_chain_default(void)
+{
+	static const struct { const char *l2; uint64_t want; } t[] = {
+		{ "1048576", 64ULL << 20 },          /* 2 MiB: the 64 MiB floor */
+		{ "50331648", 96ULL << 20 },         /* 48 MiB: 96 MiB */
+		{ "40000001", 77ULL << 20 },         /* 80000002 bytes = 76.3 MiB: up to 77 MiB */
+	};
+	const char *fx = getenv("GPUP2P_FIXTURES");
+	char lib[1024];
+	struct gp_cuda cu;
+	struct gp_err e = { 0 };
+
+	snprintf(lib, sizeof(lib), "%s/../tests/fakecuda/libcuda.so.1", fx ? fx : "build/fixtures");
+	setenv("GPUP2P_LIBCUDA", lib, 1);
+	setenv("FAKECUDA_GPUS", "2", 1);
+	if (gp_cuda_open(&cu, &e)) {
+		CHECK(0, "libcuda's test double opens (%s)", e.msg);
+		return;
+	}
+	for (size_t k = 0; k < sizeof(t) / sizeof(t[0]); k++) {
+		struct gp_bench_opts o = { .modes = GP_BENCH_LATENCY, .gpus = (const int[]){ 0, 1 }, .ngpus = 2,
+					   .lat_size = 4, .iters = 1, .reps = 1, .lat_iters = 1, .lat_reps = 1,
+					   .numa = -1, .can_peer = peer_01, .engine = GP_ENGINE_SM, .chain_stride = 128,
+					   .chase_hops = 100, .cuda = &cu };
+		struct gp_bench_row *r = NULL;
+		int n, ok = 0;
+
+		setenv("FAKECUDA_L2", t[k].l2, 1);
+		n = gp_bench_plan(&o, &r, &plan_err);
+		for (int i = 0; i < n; i++)
+			ok += r[i].spec.chase && r[i].spec.size == t[k].want;
+		CHECK(n > 0 && ok == n, "L2 of %s bytes: every chase row has a %llu-byte chain (%d of %d)", t[k].l2,
+		      (unsigned long long)t[k].want, ok, n);
+		free(r);
+	}
+	unsetenv("FAKECUDA_L2");
+	gp_cuda_close(&cu);
 }
 
 int main(void)
@@ -203,5 +246,6 @@ int main(void)
 	chain_tests();
 	geometry_tests();
 	plan_tests();
+	plan_chain_default();
 	return unit_done();
 }

@@ -37,7 +37,9 @@ struct gp_bench_opts {
 	int no_verify;
 	int engine;                     /* GP_ENGINE_* bits; 0 = copy engines. SM bandwidth rows: pinned host
 	                                   memory and peer access only; SM latency rows: pointer chases */
-	uint64_t chain_size;            /* SM latency: chain bytes */
+	uint64_t chain_size;            /* SM latency: chain bytes; 0: twice the largest L2 cache of cuda's GPUs,
+	                                   64 MiB at least (gp_sm_chain_default) */
+	struct gp_cuda *cuda;           /* the session the chain default asks, may be NULL (then 0 is refused) */
 	uint64_t chain_stride;          /* SM latency: bytes between slots */
 	int chain_random;               /* SM latency: random slot order (from chain_seed) */
 	uint64_t chain_seed;
@@ -66,8 +68,8 @@ struct gp_bench_row {
  * host2all), then engine (copy engines, SMs),
  * then per GPU or pair, memory kind or peer setting and direction, then size. SM rows exist only where
  * SMs can copy (pinned host memory, peer access on). Returns the count (*rows malloc'ed), or
- * -EINVAL/-ENOMEM. */
-int gp_bench_plan(const struct gp_bench_opts *o, struct gp_bench_row **rows);
+ * -EINVAL/-ENOMEM/-EIO (the chain default's CUDA call) with e filled. */
+int gp_bench_plan(const struct gp_bench_opts *o, struct gp_bench_row **rows, struct gp_err *e);
 
 /* Set each row's floor from the thresholds (pattern rows: the aggregate only). */
 void gp_bench_floors(struct gp_bench_row *rows, int n, const struct gp_threshold *t, int nt);
