@@ -2,7 +2,6 @@
  * fires and one where it stays quiet; the registry walk at the end fails an id that lacks either.
  * Fixtures: the specs in tests/fixtures/doctor/ (healthy.spec plus one planted fault each) and the shared
  * specs; the expectations below were worked out from the spec lines, not copied from output. */
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -520,106 +519,8 @@ static void healthy(const char *fixture)
 	done(&x, &c);
 }
 
-/* GPU state in the recorded facts: keys read back as written, unknown ones left at GP_GPU_UNKNOWN (an
- * older snapshot), unknown keys of a newer writer ignored. */
-static void facts_state(void)
-{
-	static const char text[] = "gpup2p-gpu-facts 1\nsource nvml\n"
-				   "gpu 00:06.0 vram=10 bar1=20 persistence=1 replay=37 replay_rise=5 fabric=3 "
-				   "fabric_status=0 future_key=9 name=A B\ngpu 00:07.0 vram=10 bar1=20 na=1536 name=C\n";
-	static struct gp_gpu_facts f;
-	struct gp_err e = { 0 };
-	char out[1024] = "";
-	FILE *in = fmemopen((void *)text, sizeof(text) - 1, "r"), *o = fmemopen(out, sizeof(out), "w");
-	const struct gp_gpu_state *a = &f.gpus[0].st, *b = &f.gpus[1].st;
-
-	CHECK(in && o && gp_gpu_facts_parse(in, "t", &f, &e) == 0 && f.n == 2, "facts with state keys parse (%s)", e.msg);
-	CHECK(a->persistence == 1 && a->replay == 37 && a->replay_rise == 5 && a->fabric == 3 && a->fabric_status == 0,
-	      "state keys read");
-	CHECK(a->mig == GP_GPU_UNKNOWN && a->nvl_active == GP_GPU_UNKNOWN && b->persistence == GP_GPU_UNKNOWN &&
-	      b->replay == GP_GPU_UNKNOWN, "keys not recorded stay unknown");
-	CHECK(b->nvl_active == GP_GPU_NA && b->nvl_inactive == GP_GPU_NA && b->nvl_errors == GP_GPU_UNKNOWN,
-	      "na=1536 (bits 9 and 10: nvlink_active, nvlink_inactive): not supported");
-	gp_gpu_facts_write(&f, o);
-	fclose(o);
-	CHECK(strstr(out, "gpu 0000:00:06.0 vram=10 bar1=20 persistence=1 replay=37 replay_rise=5 fabric=3 fabric_status=0 "
-		      "name=A B\n") && strstr(out, "gpu 0000:00:07.0 vram=10 bar1=20 na=1536 name=C\n"),
-	      "written back: known keys only, numeric (older readers skip them)");
-	if (in)
-		fclose(in);
-}
-
-/* Reading the state from NVML: the test double (tests/fakenvml) answers each call with a value of its
- * own, so a field filled from the wrong call, or read before its call returned, shows. */
-static void nvml_state(void)
-{
-	char path[1024];
-	const char *fx = getenv("GPUP2P_FIXTURES");
-	void *lib;
-	struct gp_gpu_state a, b;
-
-	snprintf(path, sizeof(path), "%s/../tests/fakenvml/libnvidia-ml.so.1", fx ? fx : "build/fixtures");
-	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	CHECK(lib != NULL, "the NVML test double loads (%s)", lib ? path : dlerror());
-	if (!lib)
-		return;
-	gp_gpu_nvml_state(lib, (void *)1, &a);
-	gp_gpu_nvml_state(lib, (void *)2, &b);
-	CHECK(a.persistence == 1 && a.virt == 2 && a.compute == 3, "persistence 1, virtualization 2, compute mode 3 "
-	      "(%d, %d, %d)", a.persistence, a.virt, a.compute);
-	CHECK(a.mig == GP_GPU_NA && a.retired_pending == GP_GPU_NA, "MIG not supported, retired pages call missing: NA "
-	      "(%d, %d)", a.mig, a.retired_pending);
-	CHECK(a.remap_pending == 1 && a.remap_failed == 0, "row remapping pending, not failed");
-	CHECK(a.replay == 9 && a.replay_rise == 2, "replay counter read twice: 9, rose by 2 (%lld, %lld)", a.replay,
-	      a.replay_rise);
-	CHECK(a.nvl_active == 12 && a.nvl_inactive == 4, "NVLinks 12 up, 4 down, none beyond (%d, %d)", a.nvl_active,
-	      a.nvl_inactive);
-	CHECK(a.nvl_errors == 2 && a.nvl_errors_rise == 1, "NVLink errors read twice: 2, rose by 1 (%lld, %lld)",
-	      a.nvl_errors, a.nvl_errors_rise);
-	CHECK(a.fabric == 3 && a.fabric_status == 0, "fabric completed, success");
-	CHECK(a.bar1_total == 256LL << 20 && a.bar1_used == 3LL << 20, "BAR1: 3 MiB of 256 MiB in use (%lld, %lld)",
-	      a.bar1_total, a.bar1_used);
-	setenv("FAKENVML_BAR1_USED_MIB", "250", 1);
-	gp_gpu_nvml_state(lib, (void *)1, &a);
-	unsetenv("FAKENVML_BAR1_USED_MIB");
-	CHECK(a.bar1_used == 250LL << 20, "BAR1 use follows the double's knob: 250 MiB (%lld)", a.bar1_used);
-	CHECK(b.persistence == GP_GPU_UNKNOWN && b.virt == GP_GPU_NA && b.compute == GP_GPU_NA && b.replay == GP_GPU_NA &&
-	      b.nvl_active == GP_GPU_NA && b.nvl_errors == GP_GPU_NA && b.fabric == GP_GPU_NA && b.remap_failed == GP_GPU_NA &&
-	      b.bar1_total == GP_GPU_NA && b.bar1_used == GP_GPU_NA,
-	      "a GPU that supports nothing: NA; a failing call: unknown");
-	dlclose(lib);
-}
-
-static void selection(void)
-{
-	int n = gp_doctor_count(), on_n = 0, i;
-	unsigned char *on = calloc((size_t)n, 1);
-	struct gp_err e = { 0 };
-	int sum[GP_SEV_N] = { 0 };
-
-	CHECK(n >= 25 && n <= 512, "the registry holds %d checks (run_on selects from 512 at most)", n);
-	CHECK(!gp_doctor_select(on, "bar,iommu.mode", "bar.rebar", &e), "--only bar,iommu.mode --skip bar.rebar");
-	for (i = 0; i < n; i++)
-		on_n += on[i];
-	CHECK(on_n == 4 && on[0] == 0, "selects bar.small, bar.unassigned, bar.bar1_used, iommu.mode (%d)", on_n);
-	CHECK(!gp_doctor_select(on, "kmod.*", NULL, &e), "family glob kmod.*");
-	CHECK(gp_doctor_select(on, "bar.nosuch", NULL, &e) < 0 && e.cls == GP_E_USAGE && strstr(e.msg, "bar.nosuch"),
-	      "unknown id: usage error naming it");
-	CHECK(gp_doctor_select(on, NULL, "nosuch", &e) < 0 && e.cls == GP_E_USAGE, "unknown family in --skip");
-	free(on);
-	sum[GP_SEV_UNKNOWN] = 1;
-	CHECK(gp_doctor_exit_code(sum, 0) == 0 && gp_doctor_exit_code(sum, 1) == 1, "unknown counts only with --strict");
-	sum[GP_SEV_WARNING] = 1;
-	CHECK(gp_doctor_exit_code(sum, 0) == 1, "a warning: exit 1");
-	sum[GP_SEV_ERROR] = 1;
-	CHECK(gp_doctor_exit_code(sum, 0) == 2, "an error: exit 2");
-}
-
 int main(void)
 {
-	facts_state();
-	nvml_state();
-	selection();
 	registry_walk();
 	for (int i = 0; i < NCASES; i++)
 		check_case(&cases[i]);
