@@ -51,26 +51,13 @@
 
 #include "../vm/nvp2p_stub/nvp2p_stub.h"
 
-#include "cuda_drv.h"
+#include "fakecuda.h"
 
-#define EXPORT __attribute__((visibility("default")))
-/* Every entry point with the signature gpup2p calls it with (libcore/cuda_drv.h). */
-#define X_DECL(f, sym, args) EXPORT gp_cu_result sym args;
-GP_CU_FUNCS(X_DECL)
-
-#define MAXG 256
-
-struct fctx { int dev; };
-struct fstream { int dev; double t; };
 struct fevent { double t; int recorded; };
-struct fmodule { int copy, chase; };
-struct ffunc { int kind; };             /* 1 copy, 2 chase */
-
-static struct ffunc fn_copy = { 1 }, fn_chase = { 2 };
 
 static struct fctx ctxs[MAXG];
-static struct fctx *current;
-static int peer_on[MAXG][MAXG];
+struct fctx *current;
+int peer_on[MAXG][MAXG];
 static int inited;
 
 /* FAKECUDA_BUSIDS entry d (12 characters each, comma separated), or NULL. */
@@ -95,19 +82,17 @@ static int ngpus(void)
 	return n < 0 ? 0 : n > MAXG ? MAXG : n;
 }
 
-static int failing(const char *sym)
+int failing(const char *sym)
 {
 	const char *s = getenv("FAKECUDA_FAIL");
 
 	return s && !strcmp(s, sym);
 }
 
-#define FAILPOINT(sym) do { if (failing(sym)) return GP_CUDA_ERROR_OUT_OF_MEMORY; } while (0)
-
 /* Pinned host allocations, to tell pinned from pageable. */
 static struct { void *p; size_t n; } pinned[256];
 
-static int is_pinned(const void *p)
+int is_pinned(const void *p)
 {
 	for (int i = 0; i < 256; i++)
 		if (pinned[i].p && (const char *)p >= (const char *)pinned[i].p &&
@@ -169,15 +154,14 @@ static int stub_mode(void)
 	return stubfd >= 0;
 }
 
-/* Where a device pointer's bytes are in this process. */
-static void *host_of(gp_cu_dptr d)
+void *host_of(gp_cu_dptr d)
 {
 	if (bar && d >= NVP2P_STUB_VA_BASE && d < NVP2P_STUB_VA_BASE + bar_len)
 		return bar + (d - NVP2P_STUB_VA_BASE);
 	return (void *)(uintptr_t)d;
 }
 
-static int dev_of(gp_cu_dptr d)
+int dev_of(gp_cu_dptr d)
 {
 	if (bar && d >= NVP2P_STUB_VA_BASE && d < NVP2P_STUB_VA_BASE + bar_len)
 		return 0;
@@ -187,7 +171,7 @@ static int dev_of(gp_cu_dptr d)
 	return -1;
 }
 
-static void copy(void *dst, const void *src, size_t n, const char *kind, struct fstream *s, double gbps)
+void copy(void *dst, const void *src, size_t n, const char *kind, struct fstream *s, double gbps)
 {
 	static long seen;
 	const char *c = getenv("FAKECUDA_CORRUPT"), *nth = getenv("FAKECUDA_CORRUPT_NTH");
@@ -201,8 +185,7 @@ static void copy(void *dst, const void *src, size_t n, const char *kind, struct 
 
 static double link_free;   /* FAKECUDA_HOST_GBPS: when the host link is next free (virtual seconds) */
 
-/* A host copy queued on s at virtual time t0 takes its turn on the shared host link. */
-static void host_link(struct fstream *s, double t0, size_t n)
+void host_link(struct fstream *s, double t0, size_t n)
 {
 	const char *h = getenv("FAKECUDA_HOST_GBPS");
 
@@ -530,98 +513,4 @@ EXPORT gp_cu_result cuDeviceGetAttribute(int *v, gp_cu_device_attribute a, gp_cu
 	default: return GP_CUDA_ERROR_INVALID_VALUE;
 	}
 	return GP_CUDA_SUCCESS;
-}
-
-EXPORT gp_cu_result cuModuleLoadData(gp_cu_module *m, const void *image)
-{
-	const char *bad = getenv("FAKECUDA_BADPTX");
-	struct fmodule *f;
-
-	FAILPOINT("cuModuleLoadData");
-	if ((bad && *bad == '1') || !current || strncmp(image, ".version ", 9))
-		return GP_CUDA_ERROR_INVALID_VALUE;
-	if (!(f = calloc(1, sizeof(*f))))
-		return GP_CUDA_ERROR_OUT_OF_MEMORY;
-	f->copy = strstr(image, ".entry gp_copy16(") != NULL;
-	f->chase = strstr(image, ".entry gp_chase(") != NULL;
-	*m = (gp_cu_module)f;
-	return GP_CUDA_SUCCESS;
-}
-
-EXPORT gp_cu_result cuModuleUnload(gp_cu_module m) { free(m); return GP_CUDA_SUCCESS; }
-
-EXPORT gp_cu_result cuModuleGetFunction(gp_cu_function *fn, gp_cu_module m, const char *name)
-{
-	struct fmodule *f = (struct fmodule *)m;
-
-	if (!strcmp(name, "gp_copy16") && f->copy)
-		*fn = (gp_cu_function)&fn_copy;
-	else if (!strcmp(name, "gp_chase") && f->chase)
-		*fn = (gp_cu_function)&fn_chase;
-	else
-		return GP_CUDA_ERROR_NOT_FOUND;
-	return GP_CUDA_SUCCESS;
-}
-
-/* Whether the GPU of stream s may load or store at device address d (host memory is mapped for all). */
-static int reachable(struct fstream *s, gp_cu_dptr d)
-{
-	int g = dev_of(d);
-
-	return g < 0 ? is_pinned(host_of(d)) : g == s->dev || peer_on[s->dev][g];
-}
-
-static gp_cu_result run_copy(struct fstream *s, unsigned threads, void **p)
-{
-	gp_cu_dptr dst = *(gp_cu_dptr *)p[0], src = *(gp_cu_dptr *)p[1];
-	uint64_t words = *(uint64_t *)p[2];
-	unsigned tail = *(unsigned *)p[3];
-	size_t n = words * 16 + tail;
-	int ds = dev_of(src), dd = dev_of(dst);
-	double rate = ds < 0 ? 27 : dd < 0 ? 28 : ds == dd ? 1500 : 350;
-
-	if (!reachable(s, src) || !reachable(s, dst) || tail > 15 || tail > threads || ((dst | src) & 15))
-		return GP_CUDA_ERROR_INVALID_VALUE;
-	copy(host_of(dst), host_of(src), n, "sm", NULL, 0);
-	s->t += 3e-6 + (double)n / (rate * 1e9);
-	if (ds < 0 || dd < 0)
-		host_link(s, s->t - 3e-6 - (double)n / (rate * 1e9), n);
-	return GP_CUDA_SUCCESS;
-}
-
-static gp_cu_result run_chase(struct fstream *s, void **p)
-{
-	gp_cu_dptr at = *(gp_cu_dptr *)p[0], out = *(gp_cu_dptr *)p[2];
-	uint64_t hops = *(uint64_t *)p[1], done[2];
-	const char *c = getenv("FAKECUDA_CORRUPT");
-	int where = dev_of(at);
-
-	if (c && !strcmp(c, "chase") && hops > 1)
-		hops--;
-	for (uint64_t k = 0; k < hops; k++) {
-		if (!reachable(s, at))
-			return GP_CUDA_ERROR_INVALID_VALUE;   /* an illegal address, as the GPU would fault */
-		memcpy(&at, host_of(at), 8);
-	}
-	done[0] = at;
-	done[1] = (uint64_t)((double)*(uint64_t *)p[1] * (where < 0 ? 1000 : 700));
-	memcpy(host_of(out), done, sizeof(done));
-	s->t += (double)done[1] * 1e-9;
-	return GP_CUDA_SUCCESS;
-}
-
-EXPORT gp_cu_result cuLaunchKernel(gp_cu_function f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-				   unsigned bz, unsigned shmem, gp_cu_stream st, void **params, void **extra)
-{
-	struct fstream *s = (struct fstream *)st;
-
-	FAILPOINT("cuLaunchKernel");
-	if (!f || !s || !params || extra || shmem || !gx || !bx || bx > 1024 || gy != 1 || gz != 1 || by != 1 || bz != 1 ||
-	    !current || current->dev != s->dev)
-		return GP_CUDA_ERROR_INVALID_VALUE;
-	if (((struct ffunc *)f)->kind == 1)
-		return run_copy(s, gx * bx, params);
-	if (gx != 1 || bx != 1)
-		return GP_CUDA_ERROR_INVALID_VALUE;
-	return run_chase(s, params);
 }

@@ -1,0 +1,107 @@
+/* The test double of libcuda: PTX modules and kernel launches. cuModuleLoadData knows the kernels
+ * gpup2p's PTX declares by name; cuLaunchKernel runs them here, in C, on the virtual clock (see
+ * fakecuda.c's head comment for the rates). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fakecuda.h"
+
+struct fmodule { int copy, chase; };
+struct ffunc { int kind; };             /* 1 copy, 2 chase */
+
+static struct ffunc fn_copy = { 1 }, fn_chase = { 2 };
+
+EXPORT gp_cu_result cuModuleLoadData(gp_cu_module *m, const void *image)
+{
+	const char *bad = getenv("FAKECUDA_BADPTX");
+	struct fmodule *f;
+
+	FAILPOINT("cuModuleLoadData");
+	if ((bad && *bad == '1') || !current || strncmp(image, ".version ", 9))
+		return GP_CUDA_ERROR_INVALID_VALUE;
+	if (!(f = calloc(1, sizeof(*f))))
+		return GP_CUDA_ERROR_OUT_OF_MEMORY;
+	f->copy = strstr(image, ".entry gp_copy16(") != NULL;
+	f->chase = strstr(image, ".entry gp_chase(") != NULL;
+	*m = (gp_cu_module)f;
+	return GP_CUDA_SUCCESS;
+}
+
+EXPORT gp_cu_result cuModuleUnload(gp_cu_module m) { free(m); return GP_CUDA_SUCCESS; }
+
+EXPORT gp_cu_result cuModuleGetFunction(gp_cu_function *fn, gp_cu_module m, const char *name)
+{
+	struct fmodule *f = (struct fmodule *)m;
+
+	if (!strcmp(name, "gp_copy16") && f->copy)
+		*fn = (gp_cu_function)&fn_copy;
+	else if (!strcmp(name, "gp_chase") && f->chase)
+		*fn = (gp_cu_function)&fn_chase;
+	else
+		return GP_CUDA_ERROR_NOT_FOUND;
+	return GP_CUDA_SUCCESS;
+}
+
+/* Whether the GPU of stream s may load or store at device address d (host memory is mapped for all). */
+static int reachable(struct fstream *s, gp_cu_dptr d)
+{
+	int g = dev_of(d);
+
+	return g < 0 ? is_pinned(host_of(d)) : g == s->dev || peer_on[s->dev][g];
+}
+
+static gp_cu_result run_copy(struct fstream *s, unsigned threads, void **p)
+{
+	gp_cu_dptr dst = *(gp_cu_dptr *)p[0], src = *(gp_cu_dptr *)p[1];
+	uint64_t words = *(uint64_t *)p[2];
+	unsigned tail = *(unsigned *)p[3];
+	size_t n = words * 16 + tail;
+	int ds = dev_of(src), dd = dev_of(dst);
+	double rate = ds < 0 ? 27 : dd < 0 ? 28 : ds == dd ? 1500 : 350;
+
+	if (!reachable(s, src) || !reachable(s, dst) || tail > 15 || tail > threads || ((dst | src) & 15))
+		return GP_CUDA_ERROR_INVALID_VALUE;
+	copy(host_of(dst), host_of(src), n, "sm", NULL, 0);
+	s->t += 3e-6 + (double)n / (rate * 1e9);
+	if (ds < 0 || dd < 0)
+		host_link(s, s->t - 3e-6 - (double)n / (rate * 1e9), n);
+	return GP_CUDA_SUCCESS;
+}
+
+static gp_cu_result run_chase(struct fstream *s, void **p)
+{
+	gp_cu_dptr at = *(gp_cu_dptr *)p[0], out = *(gp_cu_dptr *)p[2];
+	uint64_t hops = *(uint64_t *)p[1], done[2];
+	const char *c = getenv("FAKECUDA_CORRUPT");
+	int where = dev_of(at);
+
+	if (c && !strcmp(c, "chase") && hops > 1)
+		hops--;
+	for (uint64_t k = 0; k < hops; k++) {
+		if (!reachable(s, at))
+			return GP_CUDA_ERROR_INVALID_VALUE;   /* an illegal address, as the GPU would fault */
+		memcpy(&at, host_of(at), 8);
+	}
+	done[0] = at;
+	done[1] = (uint64_t)((double)*(uint64_t *)p[1] * (where < 0 ? 1000 : 700));
+	memcpy(host_of(out), done, sizeof(done));
+	s->t += (double)done[1] * 1e-9;
+	return GP_CUDA_SUCCESS;
+}
+
+EXPORT gp_cu_result cuLaunchKernel(gp_cu_function f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+				   unsigned bz, unsigned shmem, gp_cu_stream st, void **params, void **extra)
+{
+	struct fstream *s = (struct fstream *)st;
+
+	FAILPOINT("cuLaunchKernel");
+	if (!f || !s || !params || extra || shmem || !gx || !bx || bx > 1024 || gy != 1 || gz != 1 || by != 1 || bz != 1 ||
+	    !current || current->dev != s->dev)
+		return GP_CUDA_ERROR_INVALID_VALUE;
+	if (((struct ffunc *)f)->kind == 1)
+		return run_copy(s, gx * bx, params);
+	if (gx != 1 || bx != 1)
+		return GP_CUDA_ERROR_INVALID_VALUE;
+	return run_chase(s, params);
+}
