@@ -113,6 +113,8 @@ int cmd_copy(struct cli *c, int argc, char **argv);
 void help_copy(FILE *f);
 int cmd_bench(struct cli *c, int argc, char **argv);
 void help_bench(FILE *f);
+int cmd_bench_rdma(struct cli *c, int argc, char **argv);
+void help_bench_rdma(FILE *f);
 int cmd_doctor(struct cli *c, int argc, char **argv);
 void help_doctor(FILE *f);
 int cmd_report(struct cli *c, int argc, char **argv);

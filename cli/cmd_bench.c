@@ -45,6 +45,7 @@ void help_bench(FILE *f)
 		"                         or a PATTERN: its aggregate); repeatable; a median below it exits 1\n"
 		"  --verify, --no-verify  check the data after timing (default on)\n"
 		"  --json, --csv, --jsonl, --no-header, -q, -v: see gpup2p --help\n\n"
+		"gpup2p bench rdma ...: RDMA between a NIC and host or GPU memory (gpup2p bench rdma --help).\n"
 		"Units: GB/s = 1e9 bytes/s; sizes K/M/G = powers of 1024; latency in microseconds (per load\n"
 		"for --sm).\n"
 		"Exit: 0 ok, 1 a result below --min-bw, 2 wrong data or a CUDA error, 64 usage,\n"
@@ -330,7 +331,11 @@ static int bench(struct cli *c, struct opts *o, int argc, char **argv)
 int cmd_bench(struct cli *c, int argc, char **argv)
 {
 	struct opts o = { .b = { .numa = -1, .iters = 10, .reps = 5, .seed = 0x6770753270ULL, .chain_seed = 1 } };
-	int rc = bench(c, &o, argc, argv);
+	int rc;
+
+	if (argc > 1 && !strcmp(argv[1], "rdma"))
+		return cmd_bench_rdma(c, argc - 1, argv + 1);
+	rc = bench(c, &o, argc, argv);
 
 	free(o.gpus);
 	return rc;

@@ -1,28 +1,101 @@
-/* A test double of libibverbs.so.1 (tests only, never installed): the calls gpup2p makes through
- * dlsym (libcore/verbs.c), answering from the environment. Built twice: with ibv_reg_dmabuf_mr
- * (rdma-core 34 and later) and, with -DFAKEVERBS_OLD, without it (older rdma-core).
+/* A test double of libibverbs.so.1 (tests only, never installed): the calls gpup2p makes (libcore/verbs.c's
+ * probe, libcore/verbs_lib.c's binding), with RC queue pairs that run in this process: a post copies the
+ * data at once (memcpy between registered memory, rkeys checked) and queues the completions that
+ * ibv_poll_cq, through the context's ops, hands out. Built twice: with ibv_reg_dmabuf_mr (rdma-core 34 and
+ * later) and, with -DFAKEVERBS_OLD, without it. Symbol versions as rdma-core's (fakeverbs.map).
  *
  * Controls (environment):
- *   FAKEVERBS_DEVICES=a,b  the devices ibv_get_device_list returns (those whose provider was found)
- *   FAKEVERBS_NOSYS=1      ibv_get_device_list fails with ENOSYS (no uverbs device: ib_uverbs missing) */
+ *   FAKEVERBS_DEVICES=a,b     the devices ibv_get_device_list returns (those whose provider was found)
+ *   FAKEVERBS_NOSYS=1         ibv_get_device_list fails with ENOSYS (no uverbs device: ib_uverbs missing)
+ *   FAKEVERBS_PORT_STATE=N    port state (default 4, ACTIVE; 1 DOWN, 2 INIT)
+ *   FAKEVERBS_LINK=ib|eth     link layer (default eth: RoCE)
+ *   FAKEVERBS_SPEED=N, FAKEVERBS_WIDTH=N, FAKEVERBS_MTU=N   active_speed (default 32, EDR), active_width
+ *                             (default 2, 4x), active_mtu (default 5, 4096)
+ *   FAKEVERBS_GID_TYPES=1,2   the GID table's types, index by index (default "1,2": RoCE v1, then v2)
+ *   FAKEVERBS_REG_FAIL=E      ibv_reg_mr fails with errno E (ENOMEM, EFAULT, EINVAL, EOPNOTSUPP)
+ *   FAKEVERBS_REG_FAIL_OVER=N ... only for registrations larger than N bytes
+ *   FAKEVERBS_DMABUF_FAIL=E   ibv_reg_dmabuf_mr fails with errno E (its fd -1 probe: EBADF regardless)
+ *   FAKEVERBS_STALL=N         after N data posts the peer stops answering: no completion ever comes
+ *   FAKEVERBS_CORRUPT=1       every data copy lands with its byte 0 flipped
+ *   FAKEVERBS_LOG=FILE        append one line per registration ("reg_mr LEN", "reg_dmabuf_mr LEN") */
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "verbs_abi.h"
+
 #define EXPORT __attribute__((visibility("default")))
 
-struct ibv_device {
+struct gp_ibv_device {
 	char name[64];
 };
 
-EXPORT struct ibv_device **ibv_get_device_list(int *num);
-EXPORT void ibv_free_device_list(struct ibv_device **list);
-EXPORT const char *ibv_get_device_name(struct ibv_device *d);
+struct fmr {
+	struct gp_ibv_mr mr;
+	uint8_t *base;
+	size_t len;
+	int live;
+};
 
-struct ibv_device **ibv_get_device_list(int *num)
+#define NWC 4096
+struct fcq {
+	struct gp_ibv_cq cq;
+	struct gp_ibv_wc wc[NWC];
+	unsigned head, tail;
+};
+
+#define NRQ 1024
+struct fqp {
+	struct gp_ibv_qp qp;
+	uint32_t dest;
+	struct gp_ibv_sge rq[NRQ];
+	uint64_t rq_id[NRQ];
+	int rq_nsge[NRQ];
+	unsigned rhead, rtail;
+};
+
+static struct fmr *mrs[1024];
+static struct fqp *qps[256];
+static long posts;
+
+static long env_long(const char *name, long dflt)
+{
+	const char *s = getenv(name);
+
+	return s && *s ? strtol(s, NULL, 0) : dflt;
+}
+
+static int env_errno(const char *name)
+{
+	static const struct { const char *n; int v; } t[] = { { "ENOMEM", ENOMEM }, { "EFAULT", EFAULT },
+		{ "EINVAL", EINVAL }, { "EOPNOTSUPP", EOPNOTSUPP }, { "EPERM", EPERM }, { "EAGAIN", EAGAIN } };
+	const char *s = getenv(name);
+
+	for (size_t i = 0; s && i < sizeof(t) / sizeof(t[0]); i++)
+		if (!strcmp(s, t[i].n))
+			return t[i].v;
+	return s && *s ? atoi(s) : 0;
+}
+
+static void logline(const char *what, size_t n)
+{
+	const char *p = getenv("FAKEVERBS_LOG");
+	FILE *f = p ? fopen(p, "a") : NULL;
+
+	if (f) {
+		fprintf(f, "%s %zu\n", what, n);
+		fclose(f);
+	}
+}
+
+#define API(ret, name, args) EXPORT ret name args; ret name args
+
+API(struct gp_ibv_device **, ibv_get_device_list, (int *num))
 {
 	const char *s = getenv("FAKEVERBS_DEVICES");
-	struct ibv_device **v;
+	struct gp_ibv_device **v;
 	int n = 0;
 
 	if (getenv("FAKEVERBS_NOSYS")) {
@@ -43,24 +116,403 @@ struct ibv_device **ibv_get_device_list(int *num)
 	return v;
 }
 
-void ibv_free_device_list(struct ibv_device **list)
+API(void, ibv_free_device_list, (struct gp_ibv_device **list))
 {
 	for (int i = 0; list && list[i]; i++)
 		free(list[i]);
 	free(list);
 }
 
-const char *ibv_get_device_name(struct ibv_device *d)
+API(const char *, ibv_get_device_name, (struct gp_ibv_device *d))
 {
 	return d->name;
 }
 
-#ifndef FAKEVERBS_OLD
-EXPORT void *ibv_reg_dmabuf_mr(void *pd, unsigned long offset, size_t length, unsigned long iova, int fd, int access);
-void *ibv_reg_dmabuf_mr(void *pd, unsigned long offset, size_t length, unsigned long iova, int fd, int access)
+static struct fqp *qp_by_num(uint32_t n)
 {
-	(void)pd, (void)offset, (void)length, (void)iova, (void)fd, (void)access;
-	errno = EOPNOTSUPP;
+	return n && n <= 256 ? qps[n - 1] : NULL;
+}
+
+static void push(struct gp_ibv_cq *cq, uint64_t id, int status, int opcode, uint32_t len, uint32_t qpn)
+{
+	struct fcq *c = (struct fcq *)cq;
+	struct gp_ibv_wc *w = &c->wc[c->tail++ % NWC];
+
+	memset(w, 0, sizeof(*w));
+	w->wr_id = id;
+	w->status = status;
+	w->opcode = opcode;
+	w->byte_len = len;
+	w->qp_num = qpn;
+}
+
+static int fake_poll_cq(struct gp_ibv_cq *cq, int n, struct gp_ibv_wc *wc)
+{
+	struct fcq *c = (struct fcq *)cq;
+	int k = 0;
+
+	while (k < n && c->head != c->tail)
+		wc[k++] = c->wc[c->head++ % NWC];
+	return k;
+}
+
+/* The registered memory [addr, addr+len) under key (rkey or lkey), or NULL. */
+static uint8_t *mem_at(uint32_t key, uint64_t addr, uint64_t len, int remote)
+{
+	for (int i = 0; i < 1024; i++) {
+		struct fmr *m = mrs[i];
+
+		if (m && m->live && (remote ? m->mr.rkey : m->mr.lkey) == key && addr >= (uintptr_t)m->base &&
+		    addr + len <= (uintptr_t)m->base + m->len)
+			return (uint8_t *)(uintptr_t)addr;
+	}
 	return NULL;
 }
+
+static void copy(uint8_t *dst, const uint8_t *src, size_t n)
+{
+	memmove(dst, src, n);
+	if (n && getenv("FAKEVERBS_CORRUPT"))
+		dst[0] ^= 0xff;
+}
+
+static int fake_post_send(struct gp_ibv_qp *qp, struct gp_ibv_send_wr *wr, struct gp_ibv_send_wr **bad)
+{
+	struct fqp *me = (struct fqp *)qp;
+
+	for (; wr; wr = wr->next) {
+		struct fqp *to = qp_by_num(me->dest);
+		uint64_t len = wr->num_sge ? wr->sg_list[0].length : 0;
+		uint8_t *local = wr->num_sge ? mem_at(wr->sg_list[0].lkey, wr->sg_list[0].addr, len, 0) : NULL;
+		int st = 0, wop = 0;
+
+		if (!to || qp->state != GP_IBV_QPS_RTS || (wr->num_sge && !local)) {
+			*bad = wr;
+			return EINVAL;
+		}
+		if (++posts > env_long("FAKEVERBS_STALL", -1) && env_long("FAKEVERBS_STALL", -1) >= 0)
+			continue;                   /* the peer is gone: nothing comes back */
+		switch (wr->opcode) {
+		case GP_IBV_WR_RDMA_WRITE:
+		case GP_IBV_WR_RDMA_WRITE_WITH_IMM: {
+			uint8_t *r = mem_at(wr->wr.rdma.rkey, wr->wr.rdma.remote_addr, len, 1);
+
+			wop = 1;
+			if (!r) {
+				st = 10;                       /* IBV_WC_REM_ACCESS_ERR */
+				break;
+			}
+			copy(r, local, len);
+			if (wr->opcode == GP_IBV_WR_RDMA_WRITE)
+				break;
+			if (to->rhead == to->rtail) {
+				st = 13;                       /* IBV_WC_RNR_RETRY_EXC_ERR */
+				break;
+			}
+			push(to->qp.recv_cq, to->rq_id[to->rhead++ % NRQ], 0, GP_IBV_WC_RECV_RDMA_WITH_IMM, (uint32_t)len,
+			     to->qp.qp_num);
+			break;
+		}
+		case GP_IBV_WR_RDMA_READ: {
+			uint8_t *r = mem_at(wr->wr.rdma.rkey, wr->wr.rdma.remote_addr, len, 1);
+
+			wop = 2;
+			if (!r)
+				st = 10;
+			else
+				copy(local, r, len);
+			break;
+		}
+		case GP_IBV_WR_SEND: {
+			unsigned k = to->rhead % NRQ;
+
+			if (to->rhead == to->rtail) {
+				st = 13;
+				break;
+			}
+			if (len > (to->rq_nsge[k] ? to->rq[k].length : 0)) {
+				st = 9;                        /* IBV_WC_REM_INV_REQ_ERR */
+				break;
+			}
+			if (len)
+				copy((uint8_t *)(uintptr_t)to->rq[k].addr, local, len);
+			to->rhead++;
+			push(to->qp.recv_cq, to->rq_id[k], 0, GP_IBV_WC_RECV, (uint32_t)len, to->qp.qp_num);
+			break;
+		}
+		default:
+			*bad = wr;
+			return EINVAL;
+		}
+		if ((wr->send_flags & GP_IBV_SEND_SIGNALED) || st)
+			push(qp->send_cq, wr->wr_id, st, wop, (uint32_t)len, qp->qp_num);
+	}
+	return 0;
+}
+
+static int fake_post_recv(struct gp_ibv_qp *qp, struct gp_ibv_recv_wr *wr, struct gp_ibv_recv_wr **bad)
+{
+	struct fqp *me = (struct fqp *)qp;
+
+	for (; wr; wr = wr->next) {
+		unsigned k = me->rtail % NRQ;
+
+		if (me->rtail - me->rhead >= NRQ || (wr->num_sge && !mem_at(wr->sg_list[0].lkey, wr->sg_list[0].addr,
+									    wr->sg_list[0].length, 0))) {
+			*bad = wr;
+			return ENOMEM;
+		}
+		me->rq_nsge[k] = wr->num_sge;
+		if (wr->num_sge)
+			me->rq[k] = wr->sg_list[0];
+		me->rq_id[k] = wr->wr_id;
+		me->rtail++;
+	}
+	return 0;
+}
+
+API(struct gp_ibv_context *, ibv_open_device, (struct gp_ibv_device *d))
+{
+	struct gp_ibv_context *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->device = d;
+	c->ops.poll_cq = fake_poll_cq;
+	c->ops.post_send = fake_post_send;
+	c->ops.post_recv = fake_post_recv;
+	return c;
+}
+
+API(int, ibv_close_device, (struct gp_ibv_context *c))
+{
+	free(c);
+	return 0;
+}
+
+API(int, ibv_query_device, (struct gp_ibv_context *c, struct gp_ibv_device_attr *a))
+{
+	(void)c;
+	memset(a, 0, sizeof(*a));
+	a->max_qp_rd_atom = a->max_qp_init_rd_atom = 16;
+	a->max_qp_wr = 16384;
+	a->phys_port_cnt = 1;
+	return 0;
+}
+
+/* the compat entry: fills the fields of struct _compat_ibv_port_attr */
+API(int, ibv_query_port, (struct gp_ibv_context *c, uint8_t port, struct gp_ibv_port_attr *a))
+{
+	const char *l = getenv("FAKEVERBS_LINK");
+
+	(void)c;
+	if (port != 1)
+		return EINVAL;
+	a->state = (int)env_long("FAKEVERBS_PORT_STATE", GP_IBV_PORT_ACTIVE);
+	a->max_mtu = GP_IBV_MTU_4096;
+	a->active_mtu = (int)env_long("FAKEVERBS_MTU", GP_IBV_MTU_4096);
+	a->gid_tbl_len = 16;
+	a->lid = l && !strcmp(l, "ib") ? 7 : 0;
+	a->active_speed = (uint8_t)env_long("FAKEVERBS_SPEED", 32);
+	a->active_width = (uint8_t)env_long("FAKEVERBS_WIDTH", 2);
+	a->phys_state = 5;
+	a->link_layer = l && !strcmp(l, "ib") ? GP_IBV_LINK_LAYER_INFINIBAND : GP_IBV_LINK_LAYER_ETHERNET;
+	return 0;
+}
+
+static int gid_type(uint32_t i)
+{
+	const char *s = getenv("FAKEVERBS_GID_TYPES");
+	const char *p = s ? s : "1,2";
+
+	for (uint32_t k = 0; *p; k++) {
+		if (k == i)
+			return atoi(p);
+		p += strcspn(p, ",");
+		if (*p)
+			p++;
+	}
+	return -1;
+}
+
+API(int, ibv_query_gid, (struct gp_ibv_context *c, uint8_t port, int i, union gp_ibv_gid *g))
+{
+	(void)c, (void)port;
+	if (gid_type((uint32_t)i) < 0)
+		return -1;
+	memset(g, 0, sizeof(*g));
+	g->raw[10] = g->raw[11] = 0xff;
+	g->raw[15] = (uint8_t)(i + 1);
+	return 0;
+}
+
+API(int, _ibv_query_gid_ex, (struct gp_ibv_context *c, uint32_t port, uint32_t i, struct gp_ibv_gid_entry *g,
+			     uint32_t flags, size_t sz))
+{
+	int t = gid_type(i);
+
+	(void)flags, (void)sz;
+	if (t < 0)
+		return ENODATA;
+	memset(g, 0, sizeof(*g));
+	ibv_query_gid(c, (uint8_t)port, (int)i, &g->gid);
+	g->gid_index = i;
+	g->port_num = port;
+	g->gid_type = (uint32_t)t;
+	return 0;
+}
+
+API(struct gp_ibv_pd *, ibv_alloc_pd, (struct gp_ibv_context *c))
+{
+	(void)c;
+	return calloc(1, 16);
+}
+
+API(int, ibv_dealloc_pd, (struct gp_ibv_pd *pd))
+{
+	free(pd);
+	return 0;
+}
+
+static struct gp_ibv_mr *new_mr(struct gp_ibv_pd *pd, void *addr, size_t n)
+{
+	for (int i = 0; i < 1024; i++)
+		if (!mrs[i]) {
+			struct fmr *m = calloc(1, sizeof(*m));
+
+			if (!m)
+				break;
+			m->mr.pd = pd;
+			m->mr.addr = addr;
+			m->mr.length = n;
+			m->mr.lkey = 0x100 + (uint32_t)i;
+			m->mr.rkey = 0x8000 + (uint32_t)i;
+			m->base = addr;
+			m->len = n;
+			m->live = 1;
+			mrs[i] = m;
+			return &m->mr;
+		}
+	errno = ENOMEM;
+	return NULL;
+}
+
+API(struct gp_ibv_mr *, ibv_reg_mr, (struct gp_ibv_pd *pd, void *addr, size_t n, int access))
+{
+	int err = env_errno("FAKEVERBS_REG_FAIL");
+
+	(void)access;
+	logline("reg_mr", n);
+	if (err && (size_t)env_long("FAKEVERBS_REG_FAIL_OVER", 0) < n) {
+		errno = err;
+		return NULL;
+	}
+	return new_mr(pd, addr, n);
+}
+
+#ifndef FAKEVERBS_OLD
+API(struct gp_ibv_mr *, ibv_reg_dmabuf_mr, (struct gp_ibv_pd *pd, uint64_t off, size_t n, uint64_t iova, int fd,
+					    int access))
+{
+	int err = env_errno("FAKEVERBS_DMABUF_FAIL");
+
+	(void)off, (void)access;
+	if (fd < 0) {                           /* NCCL's probe: EBADF means supported */
+		errno = EBADF;
+		return NULL;
+	}
+	logline("reg_dmabuf_mr", n);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	return new_mr(pd, (void *)(uintptr_t)iova, n);
+}
 #endif
+
+API(int, ibv_dereg_mr, (struct gp_ibv_mr *mr))
+{
+	for (int i = 0; i < 1024; i++)
+		if (mrs[i] && &mrs[i]->mr == mr) {
+			free(mrs[i]);
+			mrs[i] = NULL;
+			return 0;
+		}
+	return EINVAL;
+}
+
+API(struct gp_ibv_cq *, ibv_create_cq, (struct gp_ibv_context *c, int cqe, void *ctx, struct gp_ibv_comp_channel *ch,
+				       int vec))
+{
+	struct fcq *q = calloc(1, sizeof(*q));
+
+	(void)ctx, (void)ch, (void)vec;
+	if (!q)
+		return NULL;
+	q->cq.context = c;
+	q->cq.cqe = cqe;
+	return &q->cq;
+}
+
+API(int, ibv_destroy_cq, (struct gp_ibv_cq *cq))
+{
+	free(cq);
+	return 0;
+}
+
+API(struct gp_ibv_qp *, ibv_create_qp, (struct gp_ibv_pd *pd, struct gp_ibv_qp_init_attr *a))
+{
+	for (int i = 0; i < 256; i++)
+		if (!qps[i]) {
+			struct fqp *q = calloc(1, sizeof(*q));
+
+			if (!q)
+				break;
+			q->qp.context = a->send_cq->context;
+			q->qp.pd = pd;
+			q->qp.send_cq = a->send_cq;
+			q->qp.recv_cq = a->recv_cq;
+			q->qp.qp_num = (uint32_t)i + 1;
+			q->qp.qp_type = a->qp_type;
+			qps[i] = q;
+			return &q->qp;
+		}
+	errno = ENOMEM;
+	return NULL;
+}
+
+API(int, ibv_modify_qp, (struct gp_ibv_qp *qp, struct gp_ibv_qp_attr *a, int mask))
+{
+	struct fqp *q = (struct fqp *)qp;
+
+	if (!(mask & GP_IBV_QP_STATE) || a->qp_state != qp->state + 1)
+		return EINVAL;                      /* only RESET -> INIT -> RTR -> RTS, in order */
+	if (a->qp_state == GP_IBV_QPS_RTR) {
+		if (!(mask & GP_IBV_QP_DEST_QPN) || !qp_by_num(a->dest_qp_num) || !(mask & GP_IBV_QP_AV))
+			return EINVAL;
+		if (!a->ah_attr.is_global && !a->ah_attr.dlid)
+			return EINVAL;              /* RoCE needs a GRH, IB a LID */
+		q->dest = a->dest_qp_num;
+	}
+	qp->state = a->qp_state;
+	return 0;
+}
+
+API(int, ibv_destroy_qp, (struct gp_ibv_qp *qp))
+{
+	qps[qp->qp_num - 1] = NULL;
+	free(qp);
+	return 0;
+}
+
+API(const char *, ibv_wc_status_str, (gp_ibv_wc_status st))
+{
+	switch (st) {
+	case 0: return "success";
+	case 9: return "remote invalid request error";
+	case 10: return "remote access error";
+	case 12: return "transport retry counter exceeded";
+	case 13: return "RNR retry counter exceeded";
+	default: return "unknown";
+	}
+}

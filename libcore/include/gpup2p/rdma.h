@@ -1,0 +1,132 @@
+/* gpup2p — GPUDirect RDMA bench: RC queue pairs over libibverbs (loaded at run time, libcore/verbs_lib.h),
+ * RDMA write, RDMA read and send/recv, bandwidth and ping-pong latency, host or GPU memory on either side
+ * (dma-buf or nvidia-peermem), loopback on one host or client/server through librdmacm. Plus the rate
+ * arithmetic (what a port can carry after headers), which is pure and unit-tested. */
+#ifndef GPUP2P_RDMA_H
+#define GPUP2P_RDMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpup2p/err.h"
+#include "gpup2p/root.h"
+
+enum gp_rdma_op { GP_RDMA_WRITE = 1, GP_RDMA_READ = 2, GP_RDMA_SEND = 4 };
+enum gp_rdma_link { GP_RDMA_LINK_IB = 1, GP_RDMA_LINK_ETH = 2 };   /* verbs' link_layer values */
+enum gp_rdma_memkind { GP_RMEM_HOST = 0, GP_RMEM_GPU, GP_RMEM_AUTO };
+enum gp_rdma_role { GP_RDMA_LOOPBACK = 0, GP_RDMA_SERVER, GP_RDMA_CLIENT };
+
+/* ---- rate arithmetic (rdma_rate.c) ---- */
+
+/* Data rate of one lane in Gbit/s after line coding, from ibv_port_attr.active_speed (1 SDR 2.0,
+ * 2 DDR 4.0, 4 QDR 8.0, 8 FDR10 10.0, 16 FDR 13.64, 32 EDR 25.0, 64 HDR 50.0, 128 NDR 100.0, 256 XDR 200.0);
+ * 0 when unknown. */
+double gp_rdma_lane_gbits(int active_speed);
+
+/* Lanes from ibv_port_attr.active_width (1 -> 1, 2 -> 4, 4 -> 8, 8 -> 12, 16 -> 2); 0 when unknown. */
+int gp_rdma_width_lanes(int active_width);
+
+/* MTU in bytes from enum ibv_mtu (1 -> 256 ... 5 -> 4096); 0 when unknown. */
+int gp_rdma_mtu_bytes(int ibv_mtu);
+
+/* Header bytes around each MTU-sized payload packet on the wire: InfiniBand LRH 8 + BTH 12 + ICRC 4 +
+ * VCRC 2 = 26; RoCE v2 Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4 + preamble/SFD 8 +
+ * inter-frame gap 12 = 82. 0 for an unknown link layer. */
+int gp_rdma_header_bytes(int link_layer);
+
+/* Payload Gbit/s a port carries: lane rate x lanes x mtu / (mtu + headers); 0 when any part is unknown. */
+double gp_rdma_port_payload_gbits(int active_speed, int active_width, int ibv_mtu, int link_layer);
+
+/* The Gbit/s of a sysfs rate line ("100 Gb/sec (4X EDR)", "2.5 Gb/sec (1X SDR)"), 0 when malformed. */
+double gp_rdma_rate_parse(const char *s);
+
+/* Gbit/s for bytes moved in seconds (1e9 bits); 0 when sec <= 0. */
+double gp_rdma_gbits(uint64_t bytes, double sec);
+
+/* ---- the bench engine (rdma.c, rdma_run.c, rdma_cm.c) ---- */
+
+/* This side's or the peer's buffer: host memory, GPU N through dma-buf or nvidia-peermem, or auto
+ * (dma-buf, then peermem). gpu -1 with GPU memory: GPU 0. */
+struct gp_rdma_mem {
+	enum gp_rdma_memkind kind;
+	int gpu;
+};
+
+/* Parse "host", "gpu", "gpu:N" or "auto". 0 or -EINVAL. */
+int gp_rdma_mem_parse(const char *s, struct gp_rdma_mem *m);
+
+struct gp_rdma_opts {
+	enum gp_rdma_role role;
+	const char *device;            /* NULL: the first device with an ACTIVE port */
+	int ib_port;                   /* 0: 1 */
+	int gid_index;                 /* -1: RoCE v2 GID of the port (RoCE), none (IB) */
+	struct gp_rdma_mem mem, peer_mem;
+	const char *host;              /* client: server to connect to */
+	const char *listen;            /* server: address to listen on, NULL any */
+	int cm_port;                   /* rdma_cm port, 0: 18515 */
+	int timeout_s;                 /* no completion or connection event for this long: ETIMEDOUT; 0: 10 */
+	uint64_t max_size;             /* the largest message: buffers are this big */
+	int iters_max;                 /* the most operations in flight per run (sizes the queues), 0: 128 */
+	const struct gp_root *root;    /* where sysfs is read (module, NUMA node of the NIC); required */
+};
+
+/* What the session runs on, for the result lines. */
+struct gp_rdma_info {
+	char device[64];
+	int port;
+	int link_layer;                /* GP_RDMA_LINK_IB, GP_RDMA_LINK_ETH, 0 unknown */
+	int gid_index;                 /* -1 none */
+	int active_mtu;                /* bytes */
+	double port_gbits;             /* payload Gbit/s after headers, 0 unknown */
+	const char *mem_path;          /* this side: "host", "dmabuf", "peermem" */
+	const char *peer_mem_path;     /* loopback: the other QP's buffer */
+	int gpu, peer_gpu;             /* -1: host memory */
+};
+
+struct gp_rdma_result {
+	int op;                        /* one enum gp_rdma_op */
+	int lat;                       /* 1: latency ping-pong, 0: bandwidth */
+	uint64_t bytes;
+	int iters, reps;
+	double gbps;                   /* GB/s (1e9 bytes/s), average over the repetitions */
+	double gbits_avg, gbits_peak;  /* Gbit/s: average, and the fastest repetition */
+	double mpps;                   /* million messages per second (average) */
+	double port_fraction;          /* gbits_avg / port_gbits, 0 unknown */
+	double us_min, us_median, us_p99;  /* latency: one way (write, send: half a round trip; read: a read) */
+	int verified;                  /* 1 checked and right, 0 not checked */
+};
+
+struct gp_rdma;
+
+/* Open a session: device, port, memory, queue pairs; loopback connects its two QPs, a server waits
+ * for one client (timeout_s), a client connects. Errors name the cause and the fix: RLIMIT_MEMLOCK,
+ * nvidia-peermem / dma-buf, a port not ACTIVE, no RoCE v2 GID. 0 or -errno (e filled). */
+int gp_rdma_open(struct gp_rdma **s, const struct gp_rdma_opts *o, struct gp_err *e);
+
+/* The facts of an open session. */
+void gp_rdma_get_info(const struct gp_rdma *s, struct gp_rdma_info *i);
+
+/* One measurement (loopback or client): op, lat, size (<= max_size), iters per repetition, reps; the
+ * data is checked after timing unless no_verify. 0 or -errno (ETIMEDOUT: the peer stopped answering;
+ * EBADMSG: wrong data). */
+int gp_rdma_run(struct gp_rdma *s, int op, int lat, uint64_t size, int iters, int reps, int no_verify,
+		struct gp_rdma_result *r, struct gp_err *e);
+
+/* Server: answer the client's measurements until it disconnects. 0 or -errno. */
+int gp_rdma_serve(struct gp_rdma *s, struct gp_err *e);
+
+/* Close the session (client: tells the server it is done). */
+void gp_rdma_close(struct gp_rdma *s);
+
+struct gp_topo;
+/* The PCIe class ("PIX", "PXB", "PHB", "NODE", "SYS") between GPU gpu (its number: GPUs in PCI bus order)
+ * and the NIC of RDMA device dev, from topo's matrix; NULL when either is not in t. */
+const char *gp_rdma_distance(const struct gp_topo *t, int gpu, const char *dev);
+
+/* The RDMA device closest to GPU gpu (first in t's NIC order on a tie), NULL when none. */
+const char *gp_rdma_closest_nic(const struct gp_topo *t, int gpu);
+
+/* "write", "read", "send". */
+const char *gp_rdma_op_name(int op);
+
+#endif
