@@ -206,13 +206,25 @@ static int finish(struct ropts *r)
 	return 0;
 }
 
-/* GPU memory without --device: the NIC closest to the GPU. Topology problems are not fatal here. */
+/* GPU memory without --device: the NIC closest to the GPU. Quiet: a topology that cannot be read only
+ * leaves the choice to the engine and the distance "unknown". */
 static void pair(struct cli *c, struct ropts *r, struct gp_topo *t, int *have_topo)
 {
 	int gpu = r->o.mem.kind == GP_RMEM_HOST ? -1 : r->o.mem.gpu < 0 ? 0 : r->o.mem.gpu;
 	struct gp_err e = { 0 };
 
-	if (gpu < 0 || *have_topo || (!c->loaded && cli_load(c)) || gp_topo_build(t, &c->pci, c->facts, NULL, 0, &e))
+	if (gpu < 0 || *have_topo)
+		return;
+	if (!c->loaded) {
+		if (gp_pci_scan(&c->pci, &c->root, &e))
+			return;
+		if ((c->facts = calloc(1, sizeof(*c->facts))) && gp_gpu_facts_load(&c->root, c->facts, &e)) {
+			free(c->facts);
+			c->facts = NULL;
+		}
+		c->loaded = 1;
+	}
+	if (gp_topo_build(t, &c->pci, c->facts, NULL, 0, &e))
 		return;
 	*have_topo = 1;
 	if (!r->o.device)
@@ -222,7 +234,7 @@ static void pair(struct cli *c, struct ropts *r, struct gp_topo *t, int *have_to
 static int run_all(struct cli *c, struct ropts *r, struct gp_rdma *s, struct rdma_report *rp, int argc, char **argv)
 {
 	struct gp_err e = { 0 };
-	int rc = 0, wrong = 0, below = 0, n = 0;
+	int rc = 0, below = 0, n = 0;
 
 	for (int op = GP_RDMA_WRITE; op <= GP_RDMA_SEND; op <<= 1)
 		n += (r->ops & op) ? r->nsizes : 0;
@@ -244,10 +256,10 @@ static int run_all(struct cli *c, struct ropts *r, struct gp_rdma *s, struct rdm
 				below += rdma_below(w);
 			}
 		}
-	if (rc)
-		wrong = e.errnum == EBADMSG;
 	rc = rc ? gp_err_exit_code(&e) : below ? EX_WARN : 0;
-	rdma_print(c, rp, argc, argv, rc);
+	if (rp->n || c->fmt != GP_OUT_TABLE)
+		rdma_print(c, rp, argc, argv, rc);
+	fflush(stdout);
 	if (e.cls)
 		fprintf(stderr, "gpup2p: bench rdma: %s\n", e.msg);
 	for (int i = 0; i < rp->n && !c->quiet; i++)
@@ -255,7 +267,6 @@ static int run_all(struct cli *c, struct ropts *r, struct gp_rdma *s, struct rdm
 			fprintf(stderr, "gpup2p: bench rdma %s %llu bytes: %.2f GB/s is below --min-bw %.2f\n",
 				gp_rdma_op_name(rp->rows[i].r.op), (unsigned long long)rp->rows[i].r.bytes, rp->rows[i].r.gbps,
 				rp->rows[i].floor);
-	(void)wrong;
 	return rc;
 }
 

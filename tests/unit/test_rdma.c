@@ -1,0 +1,281 @@
+/* bench rdma's engine (libcore/rdma*.c) against the libibverbs test double (tests/fakeverbs: loopback QPs
+ * in this process) and libcuda's (tests/fakecuda-dmabuf): the rate arithmetic, the three operations in
+ * bandwidth and latency with their data checked, and every refusal with the fix it names. */
+#include <errno.h>
+#include <math.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpup2p/rdma.h"
+#include "unit.h"
+
+#define NEAR(a, b) (fabs((a) - (b)) < 1e-3)
+
+static void rate_math(void)
+{
+	/* by hand: RoCE v2 EDR 4x = 100 Gb/s of data; 4096 / (4096 + 82) of it is payload */
+	CHECK(NEAR(gp_rdma_port_payload_gbits(32, 2, 5, GP_RDMA_LINK_ETH), 100.0 * 4096 / 4178),
+	      "RoCE EDR 4x at MTU 4096: %.4f Gb/s (100 x 4096/4178 = 98.0373)",
+	      gp_rdma_port_payload_gbits(32, 2, 5, GP_RDMA_LINK_ETH));
+	CHECK(NEAR(gp_rdma_port_payload_gbits(32, 2, 3, GP_RDMA_LINK_ETH), 100.0 * 1024 / 1106),
+	      "RoCE EDR 4x at MTU 1024: 100 x 1024/1106 = 92.5859");
+	CHECK(NEAR(gp_rdma_port_payload_gbits(64, 2, 5, GP_RDMA_LINK_IB), 200.0 * 4096 / 4122),
+	      "IB HDR 4x at MTU 4096: 200 x 4096/4122 = 198.7385");
+	CHECK(NEAR(gp_rdma_port_payload_gbits(16, 2, 4, GP_RDMA_LINK_IB), 14.0625 * 64 / 66 * 4 * 2048 / 2074),
+	      "IB FDR 4x at MTU 2048: 14.0625 x 64/66 x 4 x 2048/2074 = 53.8617");
+	CHECK(NEAR(gp_rdma_port_payload_gbits(128, 8, 5, GP_RDMA_LINK_IB), 1200.0 * 4096 / 4122), "IB NDR 12x");
+	CHECK(NEAR(gp_rdma_port_payload_gbits(1, 1, 1, GP_RDMA_LINK_IB), 2.0 * 256 / 282), "IB SDR 1x at MTU 256 (8b/10b)");
+	CHECK(gp_rdma_port_payload_gbits(3, 2, 5, GP_RDMA_LINK_IB) == 0, "an unknown speed gives 0, not a guess");
+	CHECK(gp_rdma_port_payload_gbits(32, 3, 5, GP_RDMA_LINK_IB) == 0, "an unknown width gives 0");
+	CHECK(gp_rdma_port_payload_gbits(32, 2, 6, GP_RDMA_LINK_IB) == 0, "an unknown MTU gives 0");
+	CHECK(gp_rdma_port_payload_gbits(32, 2, 5, 0) == 0, "an unknown link layer gives 0");
+	CHECK(gp_rdma_header_bytes(GP_RDMA_LINK_IB) == 26 && gp_rdma_header_bytes(GP_RDMA_LINK_ETH) == 82,
+	      "headers: IB 26 bytes (LRH BTH ICRC VCRC), RoCE v2 82 (Ethernet IPv4 UDP BTH ICRC FCS preamble gap)");
+	CHECK(gp_rdma_mtu_bytes(1) == 256 && gp_rdma_mtu_bytes(3) == 1024 && gp_rdma_mtu_bytes(5) == 4096 &&
+	      gp_rdma_mtu_bytes(0) == 0, "MTU enum to bytes");
+	CHECK(gp_rdma_width_lanes(16) == 2 && gp_rdma_width_lanes(8) == 12, "width 2x and 12x");
+	CHECK(NEAR(gp_rdma_rate_parse("100 Gb/sec (4X EDR)"), 100) && NEAR(gp_rdma_rate_parse("2.5 Gb/sec (1X SDR)"), 2.5),
+	      "sysfs rate lines");
+	CHECK(gp_rdma_rate_parse("fast") == 0 && gp_rdma_rate_parse("100 GB") == 0 && gp_rdma_rate_parse(NULL) == 0,
+	      "a malformed rate line is 0");
+	CHECK(NEAR(gp_rdma_gbits(1000000000, 1.0), 8.0) && gp_rdma_gbits(1, 0) == 0, "bytes per second to Gbit/s");
+}
+
+static void mem_parse(void)
+{
+	struct gp_rdma_mem m;
+
+	CHECK(!gp_rdma_mem_parse("host", &m) && m.kind == GP_RMEM_HOST, "--mem host");
+	CHECK(!gp_rdma_mem_parse("gpu", &m) && m.kind == GP_RMEM_GPU && m.gpu == -1, "--mem gpu");
+	CHECK(!gp_rdma_mem_parse("gpu:3", &m) && m.kind == GP_RMEM_GPU && m.gpu == 3, "--mem gpu:3");
+	CHECK(!gp_rdma_mem_parse("auto", &m) && m.kind == GP_RMEM_AUTO, "--mem auto");
+	CHECK(gp_rdma_mem_parse("gpu:", &m) && gp_rdma_mem_parse("gpu:-1", &m) && gp_rdma_mem_parse("gpu:1x", &m) &&
+	      gp_rdma_mem_parse("GPU", &m), "malformed --mem values are refused");
+}
+
+static struct gp_root live;
+static char tmproot[64];
+
+static void env_reset(void)
+{
+	static const char *const v[] = { "FAKEVERBS_PORT_STATE", "FAKEVERBS_LINK", "FAKEVERBS_GID_TYPES",
+		"FAKEVERBS_REG_FAIL", "FAKEVERBS_REG_FAIL_OVER", "FAKEVERBS_DMABUF_FAIL", "FAKEVERBS_STALL",
+		"FAKEVERBS_CORRUPT", "FAKEVERBS_LOG", "FAKEVERBS_MTU" };
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		unsetenv(v[i]);
+	setenv("FAKEVERBS_DEVICES", "rxe0", 1);
+}
+
+/* Open a loopback session (host memory unless mem says), run op, and return the run's (or open's) code. */
+static int run(const char *mem, const struct gp_root *root, int op, int lat, struct gp_rdma_result *r, struct gp_err *e,
+	       struct gp_rdma_info *info)
+{
+	struct gp_rdma_opts o = { .gid_index = -1, .max_size = 65536, .timeout_s = 1, .root = root ? root : &live };
+	struct gp_rdma *s;
+	int rc;
+
+	gp_rdma_mem_parse(mem ? mem : "host", &o.mem);
+	o.peer_mem = o.mem;
+	gp_err_clear(e);
+	if ((rc = gp_rdma_open(&s, &o, e)))
+		return rc;
+	if (info)
+		gp_rdma_get_info(s, info);
+	rc = gp_rdma_run(s, op, lat, 65536, 50, 3, 0, r, e);
+	gp_rdma_close(s);
+	return rc;
+}
+
+static void loopback(void)
+{
+	static const int ops[] = { GP_RDMA_WRITE, GP_RDMA_READ, GP_RDMA_SEND };
+	struct gp_rdma_result r;
+	struct gp_rdma_info in;
+	struct gp_err e;
+
+	env_reset();
+	for (int i = 0; i < 3; i++)
+		for (int lat = 0; lat < 2; lat++) {
+			int rc = run(NULL, NULL, ops[i], lat, &r, &e, &in);
+
+			CHECK(!rc && r.verified == 1 && r.bytes == 65536 && r.iters == 50 && r.reps == 3,
+			      "loopback %s %s: ran and the data arrived (%s)", gp_rdma_op_name(ops[i]), lat ? "lat" : "bw", e.msg);
+			if (lat)
+				CHECK(r.us_min > 0 && r.us_min <= r.us_median && r.us_median <= r.us_p99 && r.gbps == 0,
+				      "  latency min <= median <= p99, no bandwidth");
+			else
+				CHECK(r.gbits_avg > 0 && r.gbits_peak >= r.gbits_avg && NEAR(r.gbps, r.gbits_avg / 8) &&
+				      NEAR(r.port_fraction, r.gbits_avg / in.port_gbits) && r.mpps > 0,
+				      "  bandwidth: peak >= average, GB/s = Gb/s / 8, fraction of the port's %.3f Gb/s",
+				      in.port_gbits);
+		}
+	CHECK_STR(in.device, "rxe0", "the device");
+	CHECK(in.port == 1 && in.link_layer == GP_RDMA_LINK_ETH && in.gid_index == 1 && in.active_mtu == 4096,
+	      "RoCE port 1, the RoCE v2 GID (index 1 of types 1,2), MTU 4096");
+	CHECK_STR(in.mem_path, "host", "host memory");
+
+	setenv("FAKEVERBS_LINK", "ib", 1);
+	CHECK(!run(NULL, NULL, GP_RDMA_WRITE, 0, &r, &e, &in) && in.link_layer == GP_RDMA_LINK_IB && in.gid_index == -1 &&
+	      NEAR(in.port_gbits, 100.0 * 4096 / 4122), "InfiniBand: no GID, LID routing, IB headers (%s)", e.msg);
+	env_reset();
+	setenv("FAKEVERBS_MTU", "3", 1);
+	CHECK(!run(NULL, NULL, GP_RDMA_WRITE, 0, &r, &e, &in) && NEAR(in.port_gbits, 100.0 * 1024 / 1106),
+	      "the rate follows the active MTU (1024)");
+}
+
+static void refusals(void)
+{
+	struct gp_rdma_result r;
+	struct gp_err e;
+	int rc;
+	double t0;
+	struct timespec ts;
+
+	env_reset();
+	setenv("FAKEVERBS_PORT_STATE", "1", 1);
+	rc = run(NULL, NULL, GP_RDMA_WRITE, 0, &r, &e, NULL);
+	CHECK(rc == -ENETDOWN && e.cls == GP_E_FAIL && strstr(e.msg, "is DOWN, not ACTIVE") && strstr(e.msg, "ip link set"),
+	      "a port DOWN names its state and the fix (%s)", e.msg);
+	setenv("FAKEVERBS_PORT_STATE", "2", 1);
+	rc = run(NULL, NULL, GP_RDMA_WRITE, 0, &r, &e, NULL);
+	CHECK(rc == -ENETDOWN && strstr(e.msg, "is INIT"), "a port in INIT says INIT (%s)", e.msg);
+
+	env_reset();
+	setenv("FAKEVERBS_GID_TYPES", "1,1,0", 1);
+	rc = run(NULL, NULL, GP_RDMA_WRITE, 0, &r, &e, NULL);
+	CHECK(rc == -EADDRNOTAVAIL && strstr(e.msg, "no RoCE v2 GID") && strstr(e.msg, "3 GID(s)"),
+	      "a RoCE port without a RoCE v2 GID says so (%s)", e.msg);
+
+	env_reset();
+	setenv("FAKEVERBS_REG_FAIL", "ENOMEM", 1);
+	setenv("FAKEVERBS_REG_FAIL_OVER", "4096", 1);
+	rc = run(NULL, NULL, GP_RDMA_WRITE, 0, &r, &e, NULL);
+	CHECK(rc == -ENOMEM && strstr(e.msg, "RLIMIT_MEMLOCK") && strstr(e.msg, "ulimit -l"),
+	      "ENOMEM registering host memory names RLIMIT_MEMLOCK and ulimit -l (%s)", e.msg);
+
+	env_reset();
+	setenv("FAKEVERBS_STALL", "20", 1);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t0 = ts.tv_sec + ts.tv_nsec / 1e9;
+	rc = run(NULL, NULL, GP_RDMA_WRITE, 0, &r, &e, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	CHECK(rc == -ETIMEDOUT && strstr(e.msg, "stopped answering") && ts.tv_sec + ts.tv_nsec / 1e9 - t0 < 5,
+	      "a peer that stops answering: a clean error after the 1 s timeout, no hang (%s)", e.msg);
+	rc = run(NULL, NULL, GP_RDMA_SEND, 1, &r, &e, NULL);
+	CHECK(rc == -ETIMEDOUT, "... in a ping-pong too");
+
+	env_reset();
+	setenv("FAKEVERBS_CORRUPT", "1", 1);
+	for (int op = GP_RDMA_WRITE; op <= GP_RDMA_SEND; op <<= 1) {
+		rc = run(NULL, NULL, op, 0, &r, &e, NULL);
+		CHECK(rc == -EBADMSG && strstr(e.msg, "wrong data at byte 0"), "wrong data after %s is found (%s)",
+		      gp_rdma_op_name(op), e.msg);
+	}
+	env_reset();
+	setenv("FAKEVERBS_DEVICES", "", 1);
+	rc = run(NULL, NULL, GP_RDMA_WRITE, 0, &r, &e, NULL);
+	CHECK(rc && e.cls == GP_E_UNAVAIL && strstr(e.msg, "no RDMA device"), "no device: unavailable (%s)", e.msg);
+}
+
+static int has_line(const char *file, const char *line)
+{
+	char buf[128];
+	FILE *f = fopen(file, "r");
+	int found = 0;
+
+	while (f && fgets(buf, sizeof(buf), f))
+		found |= !strncmp(buf, line, strlen(line));
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static void gpu_memory(void)
+{
+	struct gp_rdma_result r;
+	struct gp_rdma_info in;
+	struct gp_root pm;
+	struct gp_err e;
+	char dir[128], log[96];
+	int rc;
+
+	env_reset();
+	rc = run("gpu", NULL, GP_RDMA_WRITE, 0, &r, &e, &in);
+	CHECK(!rc && !strcmp(in.mem_path, "dmabuf") && in.gpu == 0 && r.verified == 1,
+	      "GPU memory through dma-buf, data checked through a staging copy (%s)", e.msg);
+	rc = run("auto", NULL, GP_RDMA_READ, 1, &r, &e, &in);
+	CHECK(!rc && !strcmp(in.mem_path, "dmabuf") && in.gpu == 0, "auto: GPU 0 through dma-buf (%s)", e.msg);
+
+	/* dma-buf refused, nvidia_peermem not loaded: refused before any ibv_reg_mr of GPU memory */
+	snprintf(log, sizeof(log), "%s/reg.log", tmproot);
+	setenv("FAKEVERBS_LOG", log, 1);
+	setenv("FAKEVERBS_DMABUF_FAIL", "EOPNOTSUPP", 1);
+	rc = run("gpu:0", NULL, GP_RDMA_WRITE, 0, &r, &e, NULL);
+	CHECK(rc && strstr(e.msg, "dma-buf: rxe0 cannot register a dma-buf") && strstr(e.msg, "Operation not supported") &&
+	      strstr(e.msg, "nvidia_peermem module is not loaded: modprobe nvidia-peermem"),
+	      "dma-buf EOPNOTSUPP and no nvidia_peermem: the error names both, with their fixes (%s)", e.msg);
+	CHECK(has_line(log, "reg_dmabuf_mr 65536") && !has_line(log, "reg_mr 65536"),
+	      "  peermem refused up front: no ibv_reg_mr of GPU memory was tried");
+
+	/* nvidia_peermem loaded (in this root): ibv_reg_mr on device memory */
+	snprintf(dir, sizeof(dir), "%s/sys/module/nvidia_peermem", tmproot);
+	mkdir(tmproot, 0755);
+	snprintf(log, sizeof(log), "%s/sys", tmproot);
+	mkdir(log, 0755);
+	snprintf(log, sizeof(log), "%s/sys/module", tmproot);
+	mkdir(log, 0755);
+	mkdir(dir, 0755);
+	snprintf(log, sizeof(log), "%s/version", dir);
+	fclose(fopen(log, "w"));
+	gp_root_init(&pm, tmproot, &e);
+	unsetenv("FAKEVERBS_LOG");
+	rc = run("gpu", &pm, GP_RDMA_SEND, 0, &r, &e, &in);
+	CHECK(!rc && !strcmp(in.mem_path, "peermem") && r.verified == 1, "dma-buf refused, peermem loaded: peermem (%s)",
+	      e.msg);
+	setenv("FAKEVERBS_REG_FAIL", "EFAULT", 1);
+	setenv("FAKEVERBS_REG_FAIL_OVER", "4096", 1);
+	rc = run("gpu", &pm, GP_RDMA_WRITE, 0, &r, &e, NULL);
+	CHECK(rc && strstr(e.msg, "peermem: ibv_reg_mr of GPU0 memory") && strstr(e.msg, "Bad address") &&
+	      strstr(e.msg, "nvidia-peermem did not claim the range"), "EFAULT registering GPU memory names nvidia-peermem (%s)",
+	      e.msg);
+	setenv("FAKEVERBS_REG_FAIL", "EINVAL", 1);
+	rc = run("gpu", &pm, GP_RDMA_WRITE, 0, &r, &e, NULL);
+	CHECK(rc && strstr(e.msg, "nvidia-peermem did not claim"), "EINVAL too (%s)", e.msg);
+	unlink(log);
+	rmdir(dir);
+
+	env_reset();
+	setenv("GPUP2P_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+	rc = run("gpu", NULL, GP_RDMA_WRITE, 0, &r, &e, NULL);
+	CHECK(rc && e.cls == GP_E_UNAVAIL && strstr(e.msg, "CUDA not available"), "GPU memory without CUDA: unavailable");
+}
+
+int main(void)
+{
+	const char *fx = getenv("GPUP2P_FIXTURES");
+	char path[1024];
+	struct gp_err e = { 0 };
+
+	rate_math();
+	mem_parse();
+	snprintf(path, sizeof(path), "%s/../tests/fakeverbs/libibverbs.so.1", fx ? fx : "build/fixtures");
+	setenv("GPUP2P_LIBIBVERBS", path, 1);
+	snprintf(path, sizeof(path), "%s/../tests/fakecuda-dmabuf/libcuda.so.1", fx ? fx : "build/fixtures");
+	setenv("GPUP2P_LIBCUDA", path, 1);
+	snprintf(tmproot, sizeof(tmproot), "/tmp/gpup2p-rdma-%d", (int)getpid());
+	mkdir(tmproot, 0755);
+	gp_root_init(&live, tmproot, &e);       /* an empty root: no nvidia_peermem, no NUMA node */
+	loopback();
+	refusals();
+	gpu_memory();
+	snprintf(path, sizeof(path), "%s/reg.log", tmproot);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/sys/module", tmproot);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/sys", tmproot);
+	rmdir(path);
+	rmdir(tmproot);
+	return unit_done();
+}
