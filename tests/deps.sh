@@ -3,8 +3,9 @@
 # Used by `make deps`, `make check` and `make check-pkg` (.ci/run). Needs root (or sudo) when something
 # is missing.
 set -eu
-# zsh: tests/cli/test_install.sh asks it where completions belong; strace: tests/cli/test_snapshot_perf.sh counts calls
-PKGS="gcc make pkg-config libpci-dev libkmod-dev pciutils python3 tar gzip man-db zsh strace"
+# zsh: tests/cli/test_install.sh asks it where completions belong; strace: tests/cli/test_snapshot_perf.sh counts calls;
+# libibverbs-dev, librdmacm-dev: headers only, for tests/cli/test_verbs_abi.sh (the build needs none)
+PKGS="gcc make pkg-config libpci-dev libkmod-dev pciutils python3 tar gzip man-db zsh strace libibverbs-dev librdmacm-dev"
 # `deps.sh pkg` (make check-pkg): also what building and testing the Debian packages needs (tests/pkg)
 [ "${1:-}" != pkg ] ||
 	PKGS="$PKGS dpkg-dev debhelper dh-dkms lintian dkms linux-headers-$(dpkg --print-architecture)"
