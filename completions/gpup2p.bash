@@ -40,9 +40,14 @@ _gpup2p()
 		return
 		;;
 	--module) _filedir ko; return ;;
+	--op) COMPREPLY=($(compgen -W "write read send all" -- "$cur")); return ;;
+	--mem|--peer-mem) COMPREPLY=($(compgen -W "host gpu gpu:0 auto" -- "$cur")); return ;;
+	--connect) _known_hosts_real -- "$cur"; return ;;
+	--ib-port|--gid-index|--rdma-port|--timeout|--listen) return ;;
 	--device)
 		local devs
-		devs=$(ls /sys/bus/pci/devices 2>/dev/null)
+		# bench rdma: an RDMA device; acs: a PCI function
+		if [[ $cmd == bench ]]; then devs=$(ls /sys/class/infiniband 2>/dev/null); else devs=$(ls /sys/bus/pci/devices 2>/dev/null); fi
 		COMPREPLY=($(compgen -W "$devs" -- "$cur"))
 		return
 		;;
@@ -67,10 +72,12 @@ _gpup2p()
 		fi
 		;;
 	bench)
-		if [[ $cur == -* ]]; then
+		if [[ ${words[i + 1]-} == rdma ]] && ((cword > i + 1)); then
+			COMPREPLY=($(compgen -W "--op --lat --mem --peer-mem --device --ib-port --gid-index --server --listen --connect --rdma-port --timeout --size --min --max --factor --iters --reps --min-bw --no-verify $global" -- "$cur"))
+		elif [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--gpu --size --min --max --factor --iters --reps --pinned --pageable --numa --p2p --engine --sm --stride --random --seed --min-bw --verify --no-verify $global" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "h2d d2h d2d p2p bidir latency all one2all all2one all2host host2all" -- "$cur"))
+			COMPREPLY=($(compgen -W "h2d d2h d2d p2p bidir latency all one2all all2one all2host host2all rdma" -- "$cur"))
 		fi
 		;;
 	doctor) COMPREPLY=($(compgen -W "--only --skip --active --no-cuda --kmsg --strict --list --explain --pretty --prometheus --textfile --nagios $global" -- "$cur")) ;;

@@ -48,6 +48,8 @@ done
 # root (acs --disable/--restore write into it), in the README's order; copy and bench run over the
 # libcuda test double (no GPU here)
 export GPUP2P_LIBCUDA=$PWD/$BUILD/tests/fakecuda/libcuda.so.1
+# bench rdma over the libibverbs test double, with the fixture's eight ConnectX-7s
+export GPUP2P_LIBIBVERBS=$PWD/$BUILD/tests/fakeverbs/libibverbs.so.1 FAKEVERBS_DEVICES=mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7
 EX=$(mktemp -d)
 cp -a "$FX/dgx-h100" "$EX/root"
 grep -E '^    \$ (sudo )?gpup2p ' README.md | sed -E 's/^    \$ (sudo )?//; s/ +#.*$//' | while read -r line; do

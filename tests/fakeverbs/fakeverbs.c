@@ -16,9 +16,11 @@
  *   FAKEVERBS_REG_FAIL_OVER=N ... only for registrations larger than N bytes
  *   FAKEVERBS_DMABUF_FAIL=E   ibv_reg_dmabuf_mr fails with errno E (its fd -1 probe: EBADF regardless)
  *   FAKEVERBS_STALL=N         after N data posts the peer stops answering: no completion ever comes
- *   FAKEVERBS_CORRUPT=1       every data copy lands with its byte 0 flipped
+ *   FAKEVERBS_CORRUPT=1       every copy of more than 64 bytes lands with its byte 0 flipped (data, not
+ *                             bench rdma's control messages)
  *   FAKEVERBS_LOG=FILE        append one line per registration ("reg_mr LEN", "reg_dmabuf_mr LEN") */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +57,18 @@ struct fqp {
 	int rq_nsge[NRQ];
 	unsigned rhead, rtail;
 };
+
+/* one lock over the tables: a server and a client may run in two threads of one process (fakecm.c) */
+static pthread_mutex_t big = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+EXPORT void fakeverbs_lock(int on);
+void fakeverbs_lock(int on)
+{
+	if (on)
+		pthread_mutex_lock(&big);
+	else
+		pthread_mutex_unlock(&big);
+}
 
 static struct fmr *mrs[1024];
 static struct fqp *qps[256];
@@ -146,7 +160,7 @@ static void push(struct gp_ibv_cq *cq, uint64_t id, int status, int opcode, uint
 	w->qp_num = qpn;
 }
 
-static int fake_poll_cq(struct gp_ibv_cq *cq, int n, struct gp_ibv_wc *wc)
+static int fake_poll_cq_(struct gp_ibv_cq *cq, int n, struct gp_ibv_wc *wc)
 {
 	struct fcq *c = (struct fcq *)cq;
 	int k = 0;
@@ -172,11 +186,11 @@ static uint8_t *mem_at(uint32_t key, uint64_t addr, uint64_t len, int remote)
 static void copy(uint8_t *dst, const uint8_t *src, size_t n)
 {
 	memmove(dst, src, n);
-	if (n && getenv("FAKEVERBS_CORRUPT"))
+	if (n > 64 && getenv("FAKEVERBS_CORRUPT"))
 		dst[0] ^= 0xff;
 }
 
-static int fake_post_send(struct gp_ibv_qp *qp, struct gp_ibv_send_wr *wr, struct gp_ibv_send_wr **bad)
+static int fake_post_send_(struct gp_ibv_qp *qp, struct gp_ibv_send_wr *wr, struct gp_ibv_send_wr **bad)
 {
 	struct fqp *me = (struct fqp *)qp;
 
@@ -186,9 +200,13 @@ static int fake_post_send(struct gp_ibv_qp *qp, struct gp_ibv_send_wr *wr, struc
 		uint8_t *local = wr->num_sge ? mem_at(wr->sg_list[0].lkey, wr->sg_list[0].addr, len, 0) : NULL;
 		int st = 0, wop = 0;
 
-		if (!to || qp->state != GP_IBV_QPS_RTS || (wr->num_sge && !local)) {
+		if (qp->state != GP_IBV_QPS_RTS || (wr->num_sge && !local)) {
 			*bad = wr;
 			return EINVAL;
+		}
+		if (!to) {                          /* the peer's QP is gone: retries run out */
+			push(qp->send_cq, wr->wr_id, 12, 0, 0, qp->qp_num);
+			continue;
 		}
 		if (++posts > env_long("FAKEVERBS_STALL", -1) && env_long("FAKEVERBS_STALL", -1) >= 0)
 			continue;                   /* the peer is gone: nothing comes back */
@@ -250,7 +268,7 @@ static int fake_post_send(struct gp_ibv_qp *qp, struct gp_ibv_send_wr *wr, struc
 	return 0;
 }
 
-static int fake_post_recv(struct gp_ibv_qp *qp, struct gp_ibv_recv_wr *wr, struct gp_ibv_recv_wr **bad)
+static int fake_post_recv_(struct gp_ibv_qp *qp, struct gp_ibv_recv_wr *wr, struct gp_ibv_recv_wr **bad)
 {
 	struct fqp *me = (struct fqp *)qp;
 
@@ -269,6 +287,36 @@ static int fake_post_recv(struct gp_ibv_qp *qp, struct gp_ibv_recv_wr *wr, struc
 		me->rtail++;
 	}
 	return 0;
+}
+
+static int fake_poll_cq(struct gp_ibv_cq *cq, int n, struct gp_ibv_wc *wc)
+{
+	int rc;
+
+	fakeverbs_lock(1);
+	rc = fake_poll_cq_(cq, n, wc);
+	fakeverbs_lock(0);
+	return rc;
+}
+
+static int fake_post_send(struct gp_ibv_qp *qp, struct gp_ibv_send_wr *wr, struct gp_ibv_send_wr **bad)
+{
+	int rc;
+
+	fakeverbs_lock(1);
+	rc = fake_post_send_(qp, wr, bad);
+	fakeverbs_lock(0);
+	return rc;
+}
+
+static int fake_post_recv(struct gp_ibv_qp *qp, struct gp_ibv_recv_wr *wr, struct gp_ibv_recv_wr **bad)
+{
+	int rc;
+
+	fakeverbs_lock(1);
+	rc = fake_post_recv_(qp, wr, bad);
+	fakeverbs_lock(0);
+	return rc;
 }
 
 API(struct gp_ibv_context *, ibv_open_device, (struct gp_ibv_device *d))
@@ -397,7 +445,7 @@ static struct gp_ibv_mr *new_mr(struct gp_ibv_pd *pd, void *addr, size_t n)
 	return NULL;
 }
 
-API(struct gp_ibv_mr *, ibv_reg_mr, (struct gp_ibv_pd *pd, void *addr, size_t n, int access))
+static struct gp_ibv_mr *ibv_reg_mr_(struct gp_ibv_pd *pd, void *addr, size_t n, int access)
 {
 	int err = env_errno("FAKEVERBS_REG_FAIL");
 
@@ -408,6 +456,16 @@ API(struct gp_ibv_mr *, ibv_reg_mr, (struct gp_ibv_pd *pd, void *addr, size_t n,
 		return NULL;
 	}
 	return new_mr(pd, addr, n);
+}
+
+API(struct gp_ibv_mr *, ibv_reg_mr, (struct gp_ibv_pd *pd, void *addr, size_t n, int access))
+{
+	struct gp_ibv_mr *r;
+
+	fakeverbs_lock(1);
+	r = ibv_reg_mr_(pd, addr, n, access);
+	fakeverbs_lock(0);
+	return r;
 }
 
 #ifndef FAKEVERBS_OLD
@@ -426,11 +484,18 @@ API(struct gp_ibv_mr *, ibv_reg_dmabuf_mr, (struct gp_ibv_pd *pd, uint64_t off, 
 		errno = err;
 		return NULL;
 	}
-	return new_mr(pd, (void *)(uintptr_t)iova, n);
+	{
+		struct gp_ibv_mr *m;
+
+		fakeverbs_lock(1);
+		m = new_mr(pd, (void *)(uintptr_t)iova, n);
+		fakeverbs_lock(0);
+		return m;
+	}
 }
 #endif
 
-API(int, ibv_dereg_mr, (struct gp_ibv_mr *mr))
+static int ibv_dereg_mr_(struct gp_ibv_mr *mr)
 {
 	for (int i = 0; i < 1024; i++)
 		if (mrs[i] && &mrs[i]->mr == mr) {
@@ -439,6 +504,16 @@ API(int, ibv_dereg_mr, (struct gp_ibv_mr *mr))
 			return 0;
 		}
 	return EINVAL;
+}
+
+API(int, ibv_dereg_mr, (struct gp_ibv_mr *mr))
+{
+	int r;
+
+	fakeverbs_lock(1);
+	r = ibv_dereg_mr_(mr);
+	fakeverbs_lock(0);
+	return r;
 }
 
 API(struct gp_ibv_cq *, ibv_create_cq, (struct gp_ibv_context *c, int cqe, void *ctx, struct gp_ibv_comp_channel *ch,
@@ -460,7 +535,7 @@ API(int, ibv_destroy_cq, (struct gp_ibv_cq *cq))
 	return 0;
 }
 
-API(struct gp_ibv_qp *, ibv_create_qp, (struct gp_ibv_pd *pd, struct gp_ibv_qp_init_attr *a))
+static struct gp_ibv_qp *ibv_create_qp_(struct gp_ibv_pd *pd, struct gp_ibv_qp_init_attr *a)
 {
 	for (int i = 0; i < 256; i++)
 		if (!qps[i]) {
@@ -481,7 +556,17 @@ API(struct gp_ibv_qp *, ibv_create_qp, (struct gp_ibv_pd *pd, struct gp_ibv_qp_i
 	return NULL;
 }
 
-API(int, ibv_modify_qp, (struct gp_ibv_qp *qp, struct gp_ibv_qp_attr *a, int mask))
+API(struct gp_ibv_qp *, ibv_create_qp, (struct gp_ibv_pd *pd, struct gp_ibv_qp_init_attr *a))
+{
+	struct gp_ibv_qp *r;
+
+	fakeverbs_lock(1);
+	r = ibv_create_qp_(pd, a);
+	fakeverbs_lock(0);
+	return r;
+}
+
+static int ibv_modify_qp_(struct gp_ibv_qp *qp, struct gp_ibv_qp_attr *a, int mask)
 {
 	struct fqp *q = (struct fqp *)qp;
 
@@ -498,11 +583,31 @@ API(int, ibv_modify_qp, (struct gp_ibv_qp *qp, struct gp_ibv_qp_attr *a, int mas
 	return 0;
 }
 
-API(int, ibv_destroy_qp, (struct gp_ibv_qp *qp))
+API(int, ibv_modify_qp, (struct gp_ibv_qp *qp, struct gp_ibv_qp_attr *a, int mask))
+{
+	int r;
+
+	fakeverbs_lock(1);
+	r = ibv_modify_qp_(qp, a, mask);
+	fakeverbs_lock(0);
+	return r;
+}
+
+static int ibv_destroy_qp_(struct gp_ibv_qp *qp)
 {
 	qps[qp->qp_num - 1] = NULL;
 	free(qp);
 	return 0;
+}
+
+API(int, ibv_destroy_qp, (struct gp_ibv_qp *qp))
+{
+	int r;
+
+	fakeverbs_lock(1);
+	r = ibv_destroy_qp_(qp);
+	fakeverbs_lock(0);
+	return r;
 }
 
 API(const char *, ibv_wc_status_str, (gp_ibv_wc_status st))

@@ -3,6 +3,7 @@
  * bandwidth and latency with their data checked, and every refusal with the fix it names. */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -252,6 +253,112 @@ static void gpu_memory(void)
 	CHECK(rc && e.cls == GP_E_UNAVAIL && strstr(e.msg, "CUDA not available"), "GPU memory without CUDA: unavailable");
 }
 
+/* Client and server in two threads of this process, connected through the librdmacm double (fakecm.c). */
+struct server {
+	int mode;                      /* 0 serve, 1 close at once, 2 connect and never answer */
+	int port, rc;
+	struct gp_err e;
+};
+
+static void *server_main(void *arg)
+{
+	struct server *sv = arg;
+	struct gp_rdma_opts o = { .role = GP_RDMA_SERVER, .gid_index = -1, .max_size = 65536, .timeout_s = 2,
+				  .cm_port = sv->port, .root = &live };
+	struct gp_rdma *s;
+
+	gp_rdma_mem_parse("host", &o.mem);
+	if ((sv->rc = gp_rdma_open(&s, &o, &sv->e)))
+		return NULL;
+	if (sv->mode == 0)
+		sv->rc = gp_rdma_serve(s, &sv->e);
+	else if (sv->mode == 2)
+		sleep(2);
+	gp_rdma_close(s);
+	return NULL;
+}
+
+static int client(struct gp_rdma **s, int port, const char *mem, struct gp_err *e)
+{
+	struct gp_rdma_opts o = { .role = GP_RDMA_CLIENT, .gid_index = -1, .max_size = 65536, .timeout_s = 1,
+				  .cm_port = port, .host = "127.0.0.1", .root = &live };
+
+	gp_rdma_mem_parse(mem, &o.mem);
+	gp_err_clear(e);
+	return gp_rdma_open(s, &o, e);
+}
+
+static void client_server(void)
+{
+	struct server sv = { .mode = 0, .port = 20000 + getpid() % 20000 };
+	struct gp_rdma_result r;
+	struct gp_rdma_info in;
+	struct gp_rdma *s = NULL;
+	struct gp_err e;
+	pthread_t th;
+	int rc;
+
+	env_reset();
+	pthread_create(&th, NULL, server_main, &sv);
+	rc = client(&s, sv.port, "host", &e);
+	CHECK(!rc, "client connects to the server through rdma_cm (%s)", e.msg);
+	if (!rc) {
+		gp_rdma_get_info(s, &in);
+		CHECK_STR(in.device, "rxe0", "  on the device rdma_cm chose");
+		for (int op = GP_RDMA_WRITE; op <= GP_RDMA_SEND; op <<= 1)
+			for (int lat = 0; lat < 2; lat++) {
+				rc = gp_rdma_run(s, op, lat, lat ? 64 : 65536, 40, 2, 0, &r, &e);
+				CHECK(!rc && r.verified == 1 && (lat ? r.us_median > 0 : r.gbits_avg > 0),
+				      "client/server %s %s: measured, the data checked on the side it landed (%s)",
+				      gp_rdma_op_name(op), lat ? "lat" : "bw", e.msg);
+			}
+		rc = gp_rdma_run(s, GP_RDMA_WRITE, 0, 4096, 1000, 1, 0, &r, &e);
+		CHECK(!rc, "a second run of another size on the same connection (%s)", e.msg);
+		gp_rdma_close(s);
+	}
+	pthread_join(th, NULL);
+	CHECK(sv.rc == 0, "the server answered every run and ended when the client left (%s)", sv.e.msg);
+
+	/* wrong data landing on the server: the server finds it, the client reports it */
+	sv = (struct server){ .mode = 0, .port = sv.port + 1 };
+	pthread_create(&th, NULL, server_main, &sv);
+	if (!client(&s, sv.port, "host", &e)) {
+		setenv("FAKEVERBS_CORRUPT", "1", 1);
+		rc = gp_rdma_run(s, GP_RDMA_WRITE, 0, 65536, 10, 1, 0, &r, &e);
+		unsetenv("FAKEVERBS_CORRUPT");
+		CHECK(rc == -EBADMSG && strstr(e.msg, "the server found wrong data at byte 0"),
+		      "wrong data written into the server's memory is reported by the client (%s)", e.msg);
+		gp_rdma_close(s);
+	}
+	pthread_join(th, NULL);
+
+	/* the server goes away: a clean error, no hang */
+	sv = (struct server){ .mode = 1, .port = sv.port + 1 };
+	pthread_create(&th, NULL, server_main, &sv);
+	if (!client(&s, sv.port, "host", &e)) {
+		pthread_join(th, NULL);
+		rc = gp_rdma_run(s, GP_RDMA_WRITE, 0, 65536, 10, 1, 0, &r, &e);
+		CHECK(rc == -EIO && strstr(e.msg, "transport retry counter exceeded") && strstr(e.msg, "stopped answering"),
+		      "server gone: the first send fails after its retries, named (%s)", e.msg);
+		gp_rdma_close(s);
+	} else {
+		CHECK(0, "client to a closing server: %s", e.msg);
+		pthread_join(th, NULL);
+	}
+	sv = (struct server){ .mode = 2, .port = sv.port + 1 };
+	pthread_create(&th, NULL, server_main, &sv);
+	if (!client(&s, sv.port, "host", &e)) {
+		rc = gp_rdma_run(s, GP_RDMA_READ, 0, 65536, 10, 1, 0, &r, &e);
+		CHECK(rc == -ETIMEDOUT && strstr(e.msg, "stopped answering"),
+		      "server silent: ETIMEDOUT after --timeout 1 s (%s)", e.msg);
+		gp_rdma_close(s);
+	}
+	pthread_join(th, NULL);
+	rc = client(&s, sv.port + 1, "host", &e);
+	CHECK(rc == -ECONNREFUSED && strstr(e.msg, "REJECTED") && strstr(e.msg, "--server"),
+	      "no server on that port: refused, naming the fix (%s)", e.msg);
+}
+
 int main(void)
 {
 	const char *fx = getenv("GPUP2P_FIXTURES");
@@ -262,6 +369,7 @@ int main(void)
 	mem_parse();
 	snprintf(path, sizeof(path), "%s/../tests/fakeverbs/libibverbs.so.1", fx ? fx : "build/fixtures");
 	setenv("GPUP2P_LIBIBVERBS", path, 1);
+	setenv("GPUP2P_LIBRDMACM", path, 1);              /* the double is both libraries */
 	snprintf(path, sizeof(path), "%s/../tests/fakecuda-dmabuf/libcuda.so.1", fx ? fx : "build/fixtures");
 	setenv("GPUP2P_LIBCUDA", path, 1);
 	snprintf(tmproot, sizeof(tmproot), "/tmp/gpup2p-rdma-%d", (int)getpid());
@@ -269,6 +377,7 @@ int main(void)
 	gp_root_init(&live, tmproot, &e);       /* an empty root: no nvidia_peermem, no NUMA node */
 	loopback();
 	refusals();
+	client_server();
 	gpu_memory();
 	snprintf(path, sizeof(path), "%s/reg.log", tmproot);
 	unlink(path);
