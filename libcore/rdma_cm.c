@@ -89,8 +89,8 @@ static int peer_of(struct gp_rdma *s, const struct gp_rdma_cm_event *ev, struct 
 	if (pd.magic != GP_RDMA_MAGIC)
 		return gp_err_set(e, GP_E_FAIL, EPROTO, "the peer is not gpup2p bench rdma (private data)");
 	if (pd.len < s->o.max_size && s->o.role == GP_RDMA_CLIENT)
-		return gp_err_set(e, GP_E_USAGE, EINVAL, "the server's buffer is %llu bytes, smaller than --size/--max %llu: "
-				  "start the server with --max %llu", (unsigned long long)pd.len,
+		return gp_err_set(e, GP_E_USAGE, EINVAL, "the server's buffer is %llu bytes, smaller than this side's %llu: "
+				  "start the server with --size %llu", (unsigned long long)pd.len,
 				  (unsigned long long)s->o.max_size, (unsigned long long)s->o.max_size);
 	s->ep[0].raddr = pd.addr;
 	s->ep[0].rkey = pd.rkey;

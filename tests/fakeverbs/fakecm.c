@@ -77,14 +77,24 @@ static int port_of(const struct sockaddr *sa)
 	return 0;
 }
 
+/* The context rdma_cm binds ids to: the first device, opened once (the real one keeps its own too). */
 static struct gp_ibv_context *first_device(void)
 {
+	static struct gp_ibv_device **list;
+	static struct gp_ibv_context *ctx;
 	int n = 0;
-	struct gp_ibv_device **l = ibv_get_device_list(&n);
-	struct gp_ibv_context *c = l && n ? ibv_open_device(l[0]) : NULL;
 
-	/* the device names stay allocated: the context points at its device */
-	return c;
+	fakeverbs_lock(1);
+	if (!ctx) {
+		if (!list)
+			list = ibv_get_device_list(&n);
+		else
+			while (list[n])
+				n++;
+		ctx = list && n ? ibv_open_device(list[0]) : NULL;
+	}
+	fakeverbs_lock(0);
+	return ctx;
 }
 
 API(struct gp_rdma_event_channel *, rdma_create_event_channel, (void))
@@ -105,6 +115,8 @@ API(void, rdma_destroy_event_channel, (struct gp_rdma_event_channel *ch))
 {
 	struct fch *c = (struct fch *)ch;
 
+	while (c->head != c->tail)              /* events nobody took */
+		free(c->q[c->head++ % 64]);
 	close(c->fd);
 	close(c->wfd);
 	free(c);

@@ -278,9 +278,11 @@ static void *server_main(void *arg)
 	return NULL;
 }
 
+static uint64_t client_max = 65536;
+
 static int client(struct gp_rdma **s, int port, const char *mem, struct gp_err *e)
 {
-	struct gp_rdma_opts o = { .role = GP_RDMA_CLIENT, .gid_index = -1, .max_size = 65536, .timeout_s = 1,
+	struct gp_rdma_opts o = { .role = GP_RDMA_CLIENT, .gid_index = -1, .max_size = client_max, .timeout_s = 1,
 				  .cm_port = port, .host = "127.0.0.1", .root = &live };
 
 	gp_rdma_mem_parse(mem, &o.mem);
@@ -353,6 +355,14 @@ static void client_server(void)
 		      "server silent: ETIMEDOUT after --timeout 1 s (%s)", e.msg);
 		gp_rdma_close(s);
 	}
+	pthread_join(th, NULL);
+	sv = (struct server){ .mode = 0, .port = sv.port + 1 };
+	pthread_create(&th, NULL, server_main, &sv);
+	client_max = 1 << 20;
+	rc = client(&s, sv.port, "host", &e);
+	client_max = 65536;
+	CHECK(rc == -EINVAL && e.cls == GP_E_USAGE && strstr(e.msg, "start the server with --size 1048576"),
+	      "a client wanting more than the server's buffer is told the size to give (%s)", e.msg);
 	pthread_join(th, NULL);
 	rc = client(&s, sv.port + 1, "host", &e);
 	CHECK(rc == -ECONNREFUSED && strstr(e.msg, "REJECTED") && strstr(e.msg, "--server"),
