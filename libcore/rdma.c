@@ -319,6 +319,7 @@ void gp_rdma_ep_free(struct gp_rdma *s, struct gp_rdma_ep *ep)
 	free(ep->host);
 	free(ep->ctl);
 	memset(ep, 0, sizeof(*ep));
+	ep->fd = ep->gpu = -1;          /* fd 0 is a file like any other: never closed by mistake */
 }
 
 /* RESET -> INIT -> RTR -> RTS towards the QP `to` on this same port. */
@@ -433,6 +434,8 @@ int gp_rdma_open(struct gp_rdma **out, const struct gp_rdma_opts *o, struct gp_e
 	if (!s)
 		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
 	s->o = *o;
+	for (int i = 0; i < 2; i++)
+		s->ep[i].fd = s->ep[i].gpu = -1;
 	s->info.gpu = s->info.peer_gpu = -1;
 	s->info.gid_index = -1;
 	if (!(s->L = gp_ibv_load(o->role != GP_RDMA_LOOPBACK, e))) {

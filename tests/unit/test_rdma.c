@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -300,6 +301,11 @@ static void client_server(void)
 	pthread_t th;
 	int rc;
 
+	struct stat st0, st1;
+
+	if (fcntl(0, F_GETFD) < 0)              /* fd 0 in use, whatever it is: a session must not close it */
+		open("/dev/null", O_RDONLY);
+	fstat(0, &st0);
 	env_reset();
 	pthread_create(&th, NULL, server_main, &sv);
 	rc = client(&s, sv.port, "host", &e);
@@ -320,6 +326,8 @@ static void client_server(void)
 	}
 	pthread_join(th, NULL);
 	CHECK(sv.rc == 0, "the server answered every run and ended when the client left (%s)", sv.e.msg);
+	CHECK(fcntl(0, F_GETFD) >= 0 && !fstat(0, &st1) && st1.st_ino == st0.st_ino && st1.st_dev == st0.st_dev,
+	      "client and server sessions closed without closing fd 0 (a queue pair side without a dma-buf)");
 
 	/* wrong data landing on the server: the server finds it, the client reports it */
 	sv = (struct server){ .mode = 0, .port = sv.port + 1 };
