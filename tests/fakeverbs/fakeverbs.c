@@ -70,6 +70,9 @@ void fakeverbs_lock(int on)
 		pthread_mutex_unlock(&big);
 }
 
+/* return expr evaluated under the lock */
+#define LOCKED(type, expr) do { type r_; fakeverbs_lock(1); r_ = (expr); fakeverbs_lock(0); return r_; } while (0)
+
 static struct fmr *mrs[1024];
 static struct fqp *qps[256];
 static long posts;
@@ -291,32 +294,17 @@ static int fake_post_recv_(struct gp_ibv_qp *qp, struct gp_ibv_recv_wr *wr, stru
 
 static int fake_poll_cq(struct gp_ibv_cq *cq, int n, struct gp_ibv_wc *wc)
 {
-	int rc;
-
-	fakeverbs_lock(1);
-	rc = fake_poll_cq_(cq, n, wc);
-	fakeverbs_lock(0);
-	return rc;
+	LOCKED(int, fake_poll_cq_(cq, n, wc));
 }
 
 static int fake_post_send(struct gp_ibv_qp *qp, struct gp_ibv_send_wr *wr, struct gp_ibv_send_wr **bad)
 {
-	int rc;
-
-	fakeverbs_lock(1);
-	rc = fake_post_send_(qp, wr, bad);
-	fakeverbs_lock(0);
-	return rc;
+	LOCKED(int, fake_post_send_(qp, wr, bad));
 }
 
 static int fake_post_recv(struct gp_ibv_qp *qp, struct gp_ibv_recv_wr *wr, struct gp_ibv_recv_wr **bad)
 {
-	int rc;
-
-	fakeverbs_lock(1);
-	rc = fake_post_recv_(qp, wr, bad);
-	fakeverbs_lock(0);
-	return rc;
+	LOCKED(int, fake_post_recv_(qp, wr, bad));
 }
 
 API(struct gp_ibv_context *, ibv_open_device, (struct gp_ibv_device *d))
@@ -460,12 +448,7 @@ static struct gp_ibv_mr *ibv_reg_mr_(struct gp_ibv_pd *pd, void *addr, size_t n,
 
 API(struct gp_ibv_mr *, ibv_reg_mr, (struct gp_ibv_pd *pd, void *addr, size_t n, int access))
 {
-	struct gp_ibv_mr *r;
-
-	fakeverbs_lock(1);
-	r = ibv_reg_mr_(pd, addr, n, access);
-	fakeverbs_lock(0);
-	return r;
+	LOCKED(struct gp_ibv_mr *, ibv_reg_mr_(pd, addr, n, access));
 }
 
 #ifndef FAKEVERBS_OLD
@@ -508,12 +491,7 @@ static int ibv_dereg_mr_(struct gp_ibv_mr *mr)
 
 API(int, ibv_dereg_mr, (struct gp_ibv_mr *mr))
 {
-	int r;
-
-	fakeverbs_lock(1);
-	r = ibv_dereg_mr_(mr);
-	fakeverbs_lock(0);
-	return r;
+	LOCKED(int, ibv_dereg_mr_(mr));
 }
 
 API(struct gp_ibv_cq *, ibv_create_cq, (struct gp_ibv_context *c, int cqe, void *ctx, struct gp_ibv_comp_channel *ch,
@@ -558,12 +536,7 @@ static struct gp_ibv_qp *ibv_create_qp_(struct gp_ibv_pd *pd, struct gp_ibv_qp_i
 
 API(struct gp_ibv_qp *, ibv_create_qp, (struct gp_ibv_pd *pd, struct gp_ibv_qp_init_attr *a))
 {
-	struct gp_ibv_qp *r;
-
-	fakeverbs_lock(1);
-	r = ibv_create_qp_(pd, a);
-	fakeverbs_lock(0);
-	return r;
+	LOCKED(struct gp_ibv_qp *, ibv_create_qp_(pd, a));
 }
 
 static int ibv_modify_qp_(struct gp_ibv_qp *qp, struct gp_ibv_qp_attr *a, int mask)
@@ -585,12 +558,7 @@ static int ibv_modify_qp_(struct gp_ibv_qp *qp, struct gp_ibv_qp_attr *a, int ma
 
 API(int, ibv_modify_qp, (struct gp_ibv_qp *qp, struct gp_ibv_qp_attr *a, int mask))
 {
-	int r;
-
-	fakeverbs_lock(1);
-	r = ibv_modify_qp_(qp, a, mask);
-	fakeverbs_lock(0);
-	return r;
+	LOCKED(int, ibv_modify_qp_(qp, a, mask));
 }
 
 static int ibv_destroy_qp_(struct gp_ibv_qp *qp)
@@ -602,12 +570,7 @@ static int ibv_destroy_qp_(struct gp_ibv_qp *qp)
 
 API(int, ibv_destroy_qp, (struct gp_ibv_qp *qp))
 {
-	int r;
-
-	fakeverbs_lock(1);
-	r = ibv_destroy_qp_(qp);
-	fakeverbs_lock(0);
-	return r;
+	LOCKED(int, ibv_destroy_qp_(qp));
 }
 
 API(const char *, ibv_wc_status_str, (gp_ibv_wc_status st))
