@@ -97,18 +97,29 @@ static int peer_of(struct gp_rdma *s, const struct gp_rdma_cm_event *ev, struct 
 	return 0;
 }
 
-static int client_open(struct gp_rdma *s, struct gp_err *e)
+/* The address of host (NULL: every address, to listen on) and the rdma_cm port; opt names it in errors. */
+static int address(const struct gp_rdma *s, const char *host, const char *opt, struct addrinfo **ai, struct gp_err *e)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai = NULL;
-	struct gp_rdma_cm_event *ev = NULL;
-	struct gp_rdma_conn_param cp;
-	struct gp_rdma_pdata pd;
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = host ? 0 : AI_PASSIVE };
 	char port[16];
 	int rc;
 
 	snprintf(port, sizeof(port), "%d", s->o.cm_port ? s->o.cm_port : 18515);
-	if ((rc = getaddrinfo(s->o.host, port, &hints, &ai)))
-		return gp_err_set(e, GP_E_USAGE, EINVAL, "--connect %s: %s", s->o.host, gai_strerror(rc));
+	if ((rc = getaddrinfo(host, port, &hints, ai)))
+		return gp_err_set(e, GP_E_USAGE, EINVAL, "%s %s: %s", opt, host ? host : "*", gai_strerror(rc));
+	return 0;
+}
+
+static int client_open(struct gp_rdma *s, struct gp_err *e)
+{
+	struct gp_rdma_cm_event *ev = NULL;
+	struct gp_rdma_conn_param cp;
+	struct gp_rdma_pdata pd;
+	struct addrinfo *ai = NULL;
+	int rc;
+
+	if ((rc = address(s, s->o.host, "--connect", &ai, e)))
+		return rc;
 	rc = s->L->rdma_resolve_addr(s->id, NULL, ai->ai_addr, ms_of(s));
 	freeaddrinfo(ai);
 	if (rc)
@@ -139,21 +150,20 @@ static int client_open(struct gp_rdma *s, struct gp_err *e)
 
 static int server_open(struct gp_rdma *s, struct gp_err *e)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *ai = NULL;
 	struct gp_rdma_cm_event *ev = NULL;
 	struct gp_rdma_conn_param cp;
 	struct gp_rdma_pdata pd;
-	char port[16];
+	struct addrinfo *ai = NULL;
 	int rc;
 
-	snprintf(port, sizeof(port), "%d", s->o.cm_port ? s->o.cm_port : 18515);
-	if ((rc = getaddrinfo(s->o.listen, port, &hints, &ai)))
-		return gp_err_set(e, GP_E_USAGE, EINVAL, "--listen %s: %s", s->o.listen ? s->o.listen : "*", gai_strerror(rc));
+	if ((rc = address(s, s->o.listen, "--listen", &ai, e)))
+		return rc;
 	rc = s->L->rdma_bind_addr(s->listen_id, ai->ai_addr);
 	freeaddrinfo(ai);
 	if (rc || s->L->rdma_listen(s->listen_id, 1))
-		return gp_err_set(e, GP_E_FAIL, errno ? errno : EIO, "rdma_cm: cannot listen on %s port %s: %s",
-				  s->o.listen ? s->o.listen : "every address", port, strerror(errno ? errno : EIO));
+		return gp_err_set(e, GP_E_FAIL, errno ? errno : EIO, "rdma_cm: cannot listen on %s port %d: %s",
+				  s->o.listen ? s->o.listen : "every address", s->o.cm_port ? s->o.cm_port : 18515,
+				  strerror(errno ? errno : EIO));
 	/* a server waits for its client without a limit; once connected, every wait has --timeout */
 	if ((rc = cm_event(s, GP_RDMA_CM_EVENT_CONNECT_REQUEST, -1, &ev, e)))
 		return rc;

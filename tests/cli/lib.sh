@@ -17,3 +17,38 @@ expect() {
 		nok "gpup2p $*: exit $rc (want $code), stderr: $err"
 	fi
 }
+
+# ABI checks of the project's own declarations of a library's interface (test_cuda_abi.sh, test_verbs_abi.sh).
+# The caller sets T (a scratch folder), CC and ABI_HEADER (libcore/NAME.h) and defines compile_check DIR
+# COMPILER, which builds its check into $T/abi with NAME.h taken from DIR.
+# abi_compare WHAT: the check built with $CC, and clang when $CC is another compiler, and run
+abi_compare() {
+	local cc err out
+	for cc in "$CC" clang; do
+		command -v "$cc" >/dev/null || continue
+		[ "$cc" = clang ] && [ "$($CC --version 2>/dev/null | grep -c clang)" != 0 ] && continue
+		if err=$(compile_check libcore "$cc") && out=$("$T/abi"); then
+			ok "$(basename "$ABI_HEADER") matches $1 ($out; $cc)"
+		else
+			nok "$(basename "$ABI_HEADER") differs from $1 ($cc): $(grep -m3 error <<<"$err")"
+		fi
+	done
+}
+
+# plant WHAT SED WANT: the comparison must be able to fail: a copy of ABI_HEADER with one wrong thing
+# (the sed script) must fail to compile, naming WANT
+plant() {
+	local what=$1 sed=$2 want=$3 h
+	h=$(basename "$ABI_HEADER")
+	mkdir -p "$T/p"
+	sed "$sed" "$ABI_HEADER" >"$T/p/$h"
+	if cmp -s "$ABI_HEADER" "$T/p/$h"; then
+		nok "planted $what: the edit did not apply"
+	elif err=$(compile_check "$T/p" "$CC"); then
+		nok "planted $what: the check still compiles"
+	elif grep -q -- "$want" <<<"$err"; then
+		ok "planted $what: caught ($want)"
+	else
+		nok "planted $what: failed, but not naming $want: $(grep -m2 error <<<"$err")"
+	fi
+}

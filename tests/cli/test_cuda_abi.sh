@@ -8,6 +8,7 @@ set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 CC=${CC:-cc}
+ABI_HEADER=libcore/cuda_drv.h
 
 inc=$(grep -rlE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]cuda\.h[">]' libcore cli tests \
 	--include='*.c' --include='*.h' | grep -vx tests/fakecuda/abi_check.c)
@@ -31,31 +32,9 @@ fi
 compile_check() {
 	$2 -std=c11 -Wall -Wextra -Werror -I"$cudainc" -I"$1" -o "$T/abi" tests/fakecuda/abi_check.c 2>&1
 }
-for cc in "$CC" clang; do
-	command -v "$cc" >/dev/null || continue
-	[ "$cc" = clang ] && [ "$($CC --version 2>/dev/null | grep -c clang)" != 0 ] && continue
-	if err=$(compile_check libcore "$cc") && out=$("$T/abi"); then
-		ok "cuda_drv.h matches $cudainc/cuda.h ($out; $cc)"
-	else
-		nok "cuda_drv.h differs from $cudainc/cuda.h ($cc): $(grep -m3 error <<<"$err")"
-	fi
-done
+abi_compare "$cudainc/cuda.h"
 
-# The comparison must be able to fail: plant one wrong thing at a time in a copy of the header.
-plant() {
-	local what=$1 sed=$2 want=$3
-	mkdir -p "$T/p"
-	sed "$sed" libcore/cuda_drv.h >"$T/p/cuda_drv.h"
-	if cmp -s libcore/cuda_drv.h "$T/p/cuda_drv.h"; then
-		nok "planted $what: the edit did not apply"
-	elif err=$(compile_check "$T/p" "$CC"); then
-		nok "planted $what: the check still compiles"
-	elif grep -q -- "$want" <<<"$err"; then
-		ok "planted $what: caught ($want)"
-	else
-		nok "planted $what: failed, but not naming $want: $(grep -m2 error <<<"$err")"
-	fi
-}
+# The comparison must be able to fail (plant, tests/cli/lib.sh).
 plant "a wrong CUresult value" 's/PEER_ACCESS_NOT_ENABLED, 705/PEER_ACCESS_NOT_ENABLED, 706/' \
 	"GP_CUDA_ERROR_PEER_ACCESS_NOT_ENABLED differs from cuda.h"
 plant "a wrong flag value" 's/CU_MEMHOSTALLOC_DEVICEMAP, 0x02/CU_MEMHOSTALLOC_DEVICEMAP, 0x04/' \

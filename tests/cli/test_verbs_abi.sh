@@ -9,6 +9,7 @@ set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 CC=${CC:-cc}
+ABI_HEADER=libcore/verbs_abi.h
 INC=${RDMA_INCLUDE:-/usr/include}
 
 inc=$(grep -rlE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"](infiniband/verbs|rdma/rdma_cma)\.h[">]' libcore cli tests \
@@ -27,31 +28,9 @@ fi
 compile_check() {
 	$2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$1" -o "$T/abi" tests/fakeverbs/abi_check.c 2>&1
 }
-for cc in "$CC" clang; do
-	command -v "$cc" >/dev/null || continue
-	[ "$cc" = clang ] && [ "$($CC --version 2>/dev/null | grep -c clang)" != 0 ] && continue
-	if err=$(compile_check libcore "$cc") && out=$("$T/abi"); then
-		ok "verbs_abi.h matches rdma-core's verbs.h and rdma_cma.h ($out; $cc)"
-	else
-		nok "verbs_abi.h differs from rdma-core's headers ($cc): $(grep -m3 error <<<"$err")"
-	fi
-done
+abi_compare "rdma-core's verbs.h and rdma_cma.h"
 
-# The comparison must be able to fail: plant one wrong thing at a time in a copy of the header.
-plant() {
-	local what=$1 sed=$2 want=$3
-	mkdir -p "$T/p"
-	sed "$sed" libcore/verbs_abi.h >"$T/p/verbs_abi.h"
-	if cmp -s libcore/verbs_abi.h "$T/p/verbs_abi.h"; then
-		nok "planted $what: the edit did not apply"
-	elif err=$(compile_check "$T/p" "$CC"); then
-		nok "planted $what: the check still compiles"
-	elif grep -q -- "$want" <<<"$err"; then
-		ok "planted $what: caught ($want)"
-	else
-		nok "planted $what: failed, but not naming $want: $(grep -m2 error <<<"$err")"
-	fi
-}
+# The comparison must be able to fail (plant, tests/cli/lib.sh).
 plant "an ops slot missing before post_send" 's/void \*slots2_\[13\];/void *slots2_[12];/' \
 	"gp_ibv_context_ops.post_send: offset differs"
 plant "a wrong opcode" 's/X(IBV_WR_RDMA_READ, 4)/X(IBV_WR_RDMA_READ, 3)/' "GP_IBV_WR_RDMA_READ differs"
