@@ -33,7 +33,7 @@ void help_bench_rdma(FILE *f)
 		"                     default 0) or auto (GPU 0 when CUDA sees one, else host)\n"
 		"  --peer-mem M       loopback: the other queue pair's buffer (default: as --mem)\n"
 		"  --device IBDEV     RDMA device (default: the closest to the GPU with GPU memory, else the\n"
-		"                     first with an ACTIVE port)\n"
+		"                     first with an ACTIVE port; between hosts: the one the address is on)\n"
 		"  --ib-port N        port (default 1)\n"
 		"  --gid-index N      GID index (default: the port's RoCE v2 GID on RoCE, none on InfiniBand)\n"
 		"  --server           wait for a client, answer it, exit when it is done (buffer: --size or\n"
@@ -207,7 +207,7 @@ static int finish(struct ropts *r)
 	return 0;
 }
 
-/* GPU memory without --device: the NIC closest to the GPU. Quiet: a topology that cannot be read only
+/* GPU memory without --device, loopback: the NIC closest to the GPU. Quiet: a topology that cannot be read only
  * leaves the choice to the engine and the distance "unknown". */
 static void pair(struct cli *c, struct ropts *r, struct gp_topo *t, int *have_topo)
 {
@@ -228,7 +228,7 @@ static void pair(struct cli *c, struct ropts *r, struct gp_topo *t, int *have_to
 	if (gp_topo_build(t, &c->pci, c->facts, NULL, 0, &e))
 		return;
 	*have_topo = 1;
-	if (!r->o.device)
+	if (!r->o.device && r->o.role == GP_RDMA_LOOPBACK)    /* between hosts the address picks the NIC */
 		r->o.device = gp_rdma_closest_nic(t, gpu);
 }
 

@@ -112,3 +112,11 @@ expect 64 'unknown option .--frob.' bench rdma --frob
 out=$("$BIN" bench rdma --help); rc=$?
 [ $rc -eq 0 ] && grep -q 'usage: gpup2p bench rdma' <<<"$out" && ok "bench rdma --help" || nok "help: rc=$rc"
 "$BIN" help bench | grep -q 'gpup2p bench rdma' && ok "bench's help points to bench rdma" || nok "bench help"
+
+# between hosts the address picks the NIC: GPU memory does not force the closest one on rdma_cm
+# (librdmacm's double binds ids to the first device, mlx5_3 here; nothing listens on port 1)
+out=$(GPUP2P_LIBRDMACM=$VERBS FAKEVERBS_DEVICES=mlx5_3,mlx5_0 FAKECUDA_GPUS=8 "$BIN" --root "$FX/dgx-h100" bench rdma \
+	--connect 127.0.0.1 --rdma-port 1 --mem gpu:0 --timeout 2 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q 'REJECTED.*is .gpup2p bench rdma --server. running there' <<<"$out" &&
+	ok "--connect with GPU memory: the NIC is rdma_cm's; no server: REJECTED, exit 2, naming the fix" ||
+	nok "--connect to nobody: rc=$rc $out"
