@@ -311,14 +311,20 @@ static int capture_port(struct gp_snap *s, const char *base, const char *port)
 		snprintf(p, sizeof(p), "%s/ports/%s/%s", base, port, files[i]);
 		rc = gp_snap_copy_file(s, p, 0, NULL);
 	}
-	/* the GID table: unused entries read as EINVAL and are left out (the folder stays: no GID in use) */
+	/* the GID table: unused entries read as EINVAL and are left out (the folder stays: no GID in use);
+	 * of each one in use, the GID too (rdma.gid tells link-local ones apart) */
 	snprintf(p, sizeof(p), "%s/ports/%s/gid_attrs/types", base, port);
 	if (!rc && gp_root_exists(s->r, p))
 		rc = gp_snap_make_dir(s, p);
 	n = gp_root_list(s->r, p, &names);
 	for (int i = 0; i < n && !rc; i++) {
+		int unused;
+
 		snprintf(p, sizeof(p), "%s/ports/%s/gid_attrs/types/%s", base, port, names[i]);
-		rc = gp_snap_copy_file(s, p, 0, NULL);
+		rc = gp_snap_copy_file(s, p, 0, &unused);
+		snprintf(p, sizeof(p), "%s/ports/%s/gids/%s", base, port, names[i]);
+		if (!rc && !unused)
+			rc = gp_snap_copy_file(s, p, 0, NULL);
 	}
 	gp_root_free_list(names);
 	return rc;

@@ -12,10 +12,13 @@
 #define IB_ACTIVE 4     /* ports/N/state "4: ACTIVE" */
 #define IB_LINKUP 5     /* ports/N/phys_state "5: LinkUp" */
 
-/* One RDMA device: its name, and its topology entry (a NIC) or -1 (software RDMA: rxe, siw). */
+/* One RDMA device: its name, its topology entry (a NIC) or -1, and whether it is software RDMA (rxe,
+ * siw: no device link of its own; its NIC, if any, is the one of the network interface it runs over). */
 struct ibdev {
 	const char *name;
 	int nic;
+	int soft;
+	char over[32];         /* soft: the interface it runs over (its "parent" file), or "" */
 };
 
 /* One port, as the checks see it. */
@@ -60,6 +63,19 @@ static int port_file(struct gp_doctor_ctx *c, const struct ibport *p, const char
 	return (int)r;
 }
 
+/* Fill d->soft and d->over: software RDMA has no device link (mlx5_0/device points at the PCI function;
+ * rxe0 lives under /sys/devices/virtual and names its interface in "parent"). */
+static void soft_of(struct gp_doctor_ctx *c, struct ibdev *d)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device", d->name);
+	d->soft = !gp_root_exists(c->root, path);
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/parent", d->name);
+	if (!d->soft || gp_doctor_read(c, path, d->over, sizeof(d->over)) <= 0)
+		d->over[0] = '\0';
+}
+
 /* Call one() for every port of every RDMA device; no device, or a snapshot that did not record the
  * ports (an older gpup2p), or a device without ports: the finding that says so. */
 static void each_port(struct gp_doctor_ctx *c, void (*one)(struct gp_doctor_ctx *c, const struct ibport *p))
@@ -81,8 +97,9 @@ static void each_port(struct gp_doctor_ctx *c, void (*one)(struct gp_doctor_ctx 
 		if (np <= 0)
 			gp_doctor_missing(c, names[i], dir, np < 0 ? np : -ENOENT);
 		for (int k = 0; k < np; k++) {
-			struct ibport p = { { names[i], topo_nic(c, names[i]) }, ports[k], "", "" };
+			struct ibport p = { { names[i], topo_nic(c, names[i]), 0, "" }, ports[k], "", "" };
 
+			soft_of(c, &p.d);
 			snprintf(p.subject, sizeof(p.subject), "%s/%s", names[i], ports[k]);
 			snprintf(p.base, sizeof(p.base), "%s/%s", dir, ports[k]);
 			one(c, &p);
@@ -120,7 +137,7 @@ static void port_one(struct gp_doctor_ctx *c, const struct ibport *p)
 {
 	char state[64], phys[64], layer[32] = "", gpus[256], path[256];
 	const char *sname, *pname;
-	int st, ph, near = near_gpus(c, p->d.nic, gpus, sizeof(gpus)), ib;
+	int st, ph, near = p->d.soft ? 0 : near_gpus(c, p->d.nic, gpus, sizeof(gpus)), ib;
 	struct gp_finding *f;
 
 	if (port_file(c, p, "state", state, sizeof(state)) || port_file(c, p, "phys_state", phys, sizeof(phys)))
@@ -139,10 +156,14 @@ static void port_one(struct gp_doctor_ctx *c, const struct ibport *p)
 		f = gp_doctor_add(c, GP_SEV_ERROR, p->subject, "%s port %s is %s (%s) on a NIC within PXB of %s: GPUDirect "
 				  "RDMA from %s has no link there", p->d.name, p->port, sname, pname, gpus,
 				  near > 1 ? "those GPUs" : "that GPU");
+	} else if (p->d.soft) {
+		f = gp_doctor_add(c, GP_SEV_INFO, p->subject, "%s port %s is %s (%s); %s is software RDMA%s%s, so GPUDirect "
+				  "RDMA does not depend on it", p->d.name, p->port, sname, pname, p->d.name,
+				  p->d.over[0] ? " over " : "", p->d.over);
 	} else {
 		f = gp_doctor_add(c, GP_SEV_INFO, p->subject, "%s port %s is %s (%s); no GPU is near this %s, so GPUDirect "
 				  "RDMA does not depend on it", p->d.name, p->port, sname, pname,
-				  p->d.nic >= 0 ? "NIC" : "software RDMA device");
+				  p->d.nic >= 0 ? "NIC" : "RDMA device");
 	}
 	if (f && f->sev != GP_SEV_OK) {
 		if (ph == IB_LINKUP && ib)
@@ -152,8 +173,9 @@ static void port_one(struct gp_doctor_ctx *c, const struct ibport *p)
 			gp_finding_fix(f, "check the cable and the switch port (ibstat %s; Polling: no peer seen); if the "
 				       "port is unused on purpose, ignore it with --skip rdma.port", p->d.name);
 		else
-			gp_finding_fix(f, "bring the interface up (ip link set DEV up; rdma link show %s/%s names it) and "
-				       "check the cable and switch port (ethtool)", p->d.name, p->port);
+			gp_finding_fix(f, "bring the interface up (ip link set %s up; rdma link show %s/%s names it) and "
+				       "check the cable and switch port (ethtool)", p->d.over[0] ? p->d.over : "DEV", p->d.name,
+				       p->port);
 	}
 	bdf_of(c, p, f);
 	gp_finding_ev(f, "state", "%s", state);
@@ -176,8 +198,11 @@ static void rate_one(struct gp_doctor_ctx *c, const struct ibport *p)
 	struct gp_finding *f;
 	double port, link;
 
-	if (p->d.nic < 0) {
-		gp_doctor_add(c, GP_SEV_SKIPPED, p->subject, "%s has no PCI function (software RDMA)", p->d.name);
+	if (p->d.soft || p->d.nic < 0) {
+		/* rxe reports its interface's Ethernet speed rounded up to an IB rate (2.5 Gb/s for 1 GbE or an
+		 * unknown speed): no port of the NIC's to compare with its PCIe link */
+		gp_doctor_add(c, GP_SEV_SKIPPED, p->subject, "%s %s", p->d.name, p->d.soft ? "is software RDMA: its rate "
+			      "follows the interface's Ethernet speed, not a NIC port" : "has no PCI function");
 		return;
 	}
 	if (port_file(c, p, "state", state, sizeof(state)))
@@ -223,11 +248,21 @@ static void check_rate(struct gp_doctor_ctx *c)
 	each_port(c, rate_one);
 }
 
+/* 1 when GID index idx of port p is an IPv6 link-local address (fe80:0000:0000:0000:..., as NCCL tells
+ * them apart); 0 otherwise, or when the GID itself was not recorded (a snapshot of an older gpup2p). */
+static int link_local(struct gp_doctor_ctx *c, const struct ibport *p, const char *idx)
+{
+	char path[256], gid[64];
+
+	snprintf(path, sizeof(path), "%s/gids/%s", p->base, idx);
+	return gp_doctor_read(c, path, gid, sizeof(gid)) > 0 && !strncmp(gid, "fe80:0000:0000:0000:", 20);
+}
+
 static void gid_one(struct gp_doctor_ctx *c, const struct ibport *p)
 {
 	char layer[32], dir[200], **types = NULL, seen[256] = "";
 	struct gp_finding *f;
-	int n, v2 = 0;
+	int n, v2 = 0, ll = 0;
 	size_t used = 0;
 
 	if (port_file(c, p, "link_layer", layer, sizeof(layer)))
@@ -251,7 +286,12 @@ static void gid_one(struct gp_doctor_ctx *c, const struct ibport *p)
 		snprintf(path, sizeof(path), "%s/%s", dir, types[i]);
 		if (gp_doctor_read(c, path, t, sizeof(t)) <= 0)
 			continue;
-		v2 += !strcmp(t, "RoCE v2");
+		if (!strcmp(t, "RoCE v2")) {
+			if (link_local(c, p, types[i]))
+				ll++;
+			else
+				v2++;
+		}
 		if (!strstr(seen, t) && used < sizeof(seen))
 			used += (size_t)snprintf(seen + used, sizeof(seen) - used, "%s%s", used ? ", " : "", t);
 	}
@@ -259,6 +299,12 @@ static void gid_one(struct gp_doctor_ctx *c, const struct ibport *p)
 	if (v2) {
 		f = gp_doctor_add(c, GP_SEV_OK, p->subject, "%s port %s (RoCE): %d RoCE v2 GID%s", p->d.name, p->port, v2,
 				  v2 > 1 ? "s" : "");
+	} else if (ll) {
+		f = gp_doctor_add(c, GP_SEV_WARNING, p->subject, "%s port %s runs RoCE with RoCE v2 GIDs for IPv6 link-local "
+				  "addresses only (fe80::): not routable, and NCCL skips them; the interface has no IP "
+				  "address", p->d.name, p->port);
+		gp_finding_fix(f, "give the interface an IPv4 or a global IPv6 address (ip addr add ADDR/LEN dev %s): RoCE "
+			       "v2 GIDs follow its addresses", p->d.over[0] ? p->d.over : "DEV");
 	} else {
 		f = gp_doctor_add(c, GP_SEV_WARNING, p->subject, "%s port %s runs RoCE without a RoCE v2 GID (%s): routed "
 				  "RoCE, NCCL's default and most fabrics' congestion control need v2", p->d.name, p->port,
@@ -268,6 +314,8 @@ static void gid_one(struct gp_doctor_ctx *c, const struct ibport *p)
 	}
 	bdf_of(c, p, f);
 	gp_finding_ev(f, "gid_attrs/types", "%s", seen[0] ? seen : "none readable");
+	if (ll)
+		gp_finding_ev(f, "link-local RoCE v2 GIDs", "%d", ll);
 }
 
 static void check_gid(struct gp_doctor_ctx *c)
@@ -413,15 +461,17 @@ static const struct gp_doctor_check checks[] = {
 	{ "rdma.port", "an RDMA port near a GPU not ACTIVE/LinkUp", GP_SRC_SYSFS, 0, check_port,
 	  "Reads /sys/class/infiniband/DEV/ports/N/{state,phys_state,link_layer}. Error when a port is not ACTIVE "
 	  "with LinkUp on a NIC within PXB of a GPU (that GPU's GPUDirect RDMA NIC); info when no GPU is near it "
-	  "(a front-end or storage NIC). Fix: cable and switch port; INIT with LinkUp means no subnet manager." },
+	  "(a front-end or storage NIC) or the device is software RDMA (rxe, siw: no device link). Fix: cable and switch port; INIT with LinkUp means no subnet manager." },
 	{ "rdma.gid", "a RoCE port without a RoCE v2 GID", GP_SRC_SYSFS, 0, check_gid,
-	  "Reads ports/N/link_layer and gid_attrs/types/*. Warning when an Ethernet (RoCE) port has no GID of type "
-	  "\"RoCE v2\": routed RoCE, NCCL and most fabrics' congestion control use v2. Fix: an IP address on the "
+	  "Reads ports/N/link_layer, gid_attrs/types/* and gids/*. Warning when an Ethernet (RoCE) port has no GID "
+	  "of type \"RoCE v2\" but for IPv6 link-local addresses (fe80::, which NCCL skips): routed RoCE, NCCL and "
+	  "most fabrics' congestion control use v2. Fix: an IP address on the "
 	  "interface, cma_roce_mode -m 2. InfiniBand ports: skipped." },
 	{ "rdma.rate", "an RDMA port faster than its NIC's PCIe link", GP_SRC_SYSFS, 0, check_rate,
 	  "Compares each active port's rate (ports/N/rate, \"400 Gb/sec (4X NDR)\") with its NIC's current PCIe "
 	  "link: GT/s x lanes less the line code (8b/10b to Gen2, 128b/130b Gen3-5). Warning when the port can carry "
-	  "more than the link (a 400G NIC in a Gen4 x16 slot: 252 Gb/s)." },
+	  "more than the link (a 400G NIC in a Gen4 x16 slot: 252 Gb/s). Software RDMA (rxe): skipped, its rate is "
+	  "the interface's Ethernet speed rounded to an IB rate." },
 	{ "rdma.uverbs", "ib_uverbs or /dev/infiniband/uverbsN missing", GP_SRC_PROC | GP_SRC_SYSFS | GP_SRC_DEV, 0,
 	  check_uverbs,
 	  "Reads /proc/modules (ib_uverbs), /sys/class/infiniband_verbs/uverbsN/ibdev and /dev/infiniband. Error when "

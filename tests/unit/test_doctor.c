@@ -398,6 +398,15 @@ static const struct dcase cases[] = {
 	{ D("rdma-gid"), NULL, "rdma.gid", FIRE, GP_SEV_WARNING, "mlx5_0/1" },
 	{ D("rdma-roce"), NULL, "rdma.gid", QUIET, 0, NULL },
 	{ D("healthy"), NULL, "rdma.gid", FIRE, GP_SEV_SKIPPED, "mlx5_0/1" },          /* InfiniBand: not RoCE */
+	{ D("rdma-gid-ll"), NULL, "rdma.gid", FIRE, GP_SEV_WARNING, "mlx5_0/1" },      /* v2 only for fe80:: */
+	{ D("rdma-roce-ip"), NULL, "rdma.gid", QUIET, 0, NULL },                      /* and for an IPv4 address */
+	{ D("rdma-rxe"), NULL, "rdma.gid", QUIET, 0, NULL },
+	{ D("rdma-rxe-down"), NULL, "rdma.gid", FIRE, GP_SEV_WARNING, "rxe0/1" },      /* no IP: link-local only */
+	{ D("rdma-rxe"), NULL, "rdma.port", QUIET, 0, NULL },
+	{ D("rdma-rxe-down"), NULL, "rdma.port", FIRE, GP_SEV_INFO, "rxe0/1" },        /* software RDMA: no error */
+	{ D("rdma-rxe"), NULL, "rdma.rate", QUIET, 0, NULL },                         /* 2.5 "Gb/s" on Gen1 x1 */
+	{ D("rdma-rxe"), NULL, "rdma.rate", FIRE, GP_SEV_SKIPPED, "rxe0/1" },
+	{ D("rdma-rxe"), NULL, "rdma.uverbs", QUIET, 0, NULL },
 	{ D("rdma-rate"), NULL, "rdma.rate", FIRE, GP_SEV_WARNING, "mlx5_0/1" },       /* 400G on Gen4 x16 */
 	{ D("healthy"), NULL, "rdma.rate", QUIET, 0, NULL },                          /* 400G on Gen5 x16 */
 	{ D("rdma-uverbs"), NULL, "rdma.uverbs", FIRE, GP_SEV_ERROR, "ib_uverbs" },
