@@ -29,11 +29,14 @@ pass=$((pass + $(grep -c '^ok ' <<<"$out")))
 fail=$((fail + $(grep -c '^not ok ' <<<"$out")))
 # guest NAME on the harness folder $GPUP2P_VM: boot, collect the checks, check dmesg, host checks
 guest() {
-	local g=$1 start rc ws out
-	start=$(date +%s)
+	local start=$(date +%s)
 	# a hang guard only: on a loaded 2-core machine under TCG a guest has taken 400 s
-	bash tests/vm/run.sh "$g" "tests/vm/guest_$g.sh" 900
-	rc=$?
+	bash tests/vm/run.sh "$1" "tests/vm/guest_$1.sh" 900
+	collect "$1" $? "$start"
+}
+# collect NAME RC START [LABEL]: what guest NAME's script said (run.sh exit RC), dmesg, host checks
+collect() {
+	local g=$1 rc=$2 start=$3 label=${4:-$1} ws out
 	ws=$BUILD/${GPUP2P_VM:-vm}/ws-$g
 	out=$(cat "$ws/out.txt" 2>/dev/null)
 	if [ -s "$ws/dmesg.txt" ] && ! grep -qE "BUG:|WARNING:|Oops|Call Trace|general protection" "$ws/dmesg.txt"; then
@@ -44,14 +47,39 @@ guest() {
 	fi
 	[ "$rc" -eq 2 ] && out+=$'\n'"not ok - guest $g did not finish"
 	[ -f "tests/vm/host_$g.sh" ] && out+=$'\n'"$(bash "tests/vm/host_$g.sh")"
-	echo "$out" | sed "s/^/[$g${GPUP2P_VM:+ $GPUP2P_VM}] /"
-	echo "# guest $g${GPUP2P_VM:+ ($GPUP2P_VM)}: $(($(date +%s) - start)) s, kernel $(cat "$BUILD/${GPUP2P_VM:-vm}/kver")"
+	echo "$out" | sed "s/^/[$label${GPUP2P_VM:+ $GPUP2P_VM}] /"
+	echo "# guest $label${GPUP2P_VM:+ ($GPUP2P_VM)}: $(($(date +%s) - start)) s, kernel $(cat "$BUILD/${GPUP2P_VM:-vm}/kver")"
 	pass=$((pass + $(grep -c '^ok ' <<<"$out")))
 	fail=$((fail + $(grep -c '^not ok ' <<<"$out")))
 }
-for g in pcie kmod; do
+for g in pcie kmod rdma; do
 	guest "$g"
 done
+# pair SCRIPT LABEL: the two guests joined by a virtual link (topo-pair0/1: UDP on 127.0.0.1), booted
+# side by side, both running SCRIPT
+pair() {
+	local start=$(date +%s) p0 p1 rc0 rc1
+	export GPUP2P_VM_PORT0=$((20000 + RANDOM % 20000))
+	export GPUP2P_VM_PORT1=$((GPUP2P_VM_PORT0 + 1))
+	bash tests/vm/run.sh pair0 "$1" 900 &
+	p0=$!
+	bash tests/vm/run.sh pair1 "$1" 900 &
+	p1=$!
+	wait $p0
+	rc0=$?
+	wait $p1
+	rc1=$?
+	collect pair0 $rc0 "$start" "pair0 $2"
+	collect pair1 $rc1 "$start" "pair1 $2"
+}
+pair tests/vm/guest_pair.sh rxe
+# gpup2p bench rdma in the pair (loopback, client/server, its error paths): on once the command is in
+# (GPUP2P_VM_RDMA_BENCH=1); until then these tests are not run, and not counted
+if [ "${GPUP2P_VM_RDMA_BENCH:-0}" = 1 ]; then
+	pair tests/vm/guest_rdmabench.sh "bench rdma"
+else
+	echo "# bench rdma guest tests (tests/vm/guest_rdmabench.sh) off: GPUP2P_VM_RDMA_BENCH=1 runs them"
+fi
 # the driver on the oldest kernel it supports: Debian 11's 5.10 (kernel and headers fetched, not installed)
 export GPUP2P_VM=vm-bullseye
 if GPUP2P_VM_SUITE=bullseye bash tests/vm/setup.sh && bash tests/vm/build-kmod.sh; then

@@ -4,6 +4,8 @@
 # repository, with the host's files read-only and $GPUP2P_VM_WS writable. Its output, exit status and
 # the guest's dmesg land in build/vm/ws-TOPOLOGY/; the console log beside them. Exit: the script's
 # status, or 2 when the guest did not get to the end (panic, oops, timeout: see console.log).
+# In the .args file, @WS@ is that folder; @PORT0@ and @PORT1@ are $GPUP2P_VM_PORT0 and $GPUP2P_VM_PORT1
+# (the UDP ports of a link between two guests).
 set -u
 BUILD=${BUILD:-build}
 VM=$PWD/$BUILD/${GPUP2P_VM:-vm}
@@ -17,6 +19,8 @@ while read -r line; do
 	line=${line%%#*}
 	[ -n "${line// /}" ] || continue
 	# shellcheck disable=SC2206
+	line=${line//@PORT0@/${GPUP2P_VM_PORT0:-}}
+	line=${line//@PORT1@/${GPUP2P_VM_PORT1:-}}
 	args+=(${line//@WS@/$WS})
 done <"tests/vm/topo-$topo.args"
 append="console=ttyS0 quiet panic=-1 oops=panic loglevel=4 gpscript=$PWD/$script gpws=$WS gprepo=$PWD gpvm=$VM"

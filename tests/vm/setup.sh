@@ -20,7 +20,9 @@ if [ -n "$SUITE" ]; then
 fi
 
 need=()
-for p in qemu-system-x86 busybox-static kmod cpio xz-utils pciutils dkms; do
+# the soft-RoCE guests use the host's rdma-core (libibverbs, librxe, ibv_* tools, librdmacm) and rdma/ip
+for p in qemu-system-x86 busybox-static kmod cpio xz-utils pciutils dkms ibverbs-providers ibverbs-utils librdmacm1 \
+	iproute2; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
