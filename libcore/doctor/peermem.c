@@ -188,14 +188,22 @@ static void dmabuf_ev(struct gp_finding *f, const struct dmabuf *d)
 		gp_finding_ev(f, "dma-buf parts unknown", "%s", d->unk);
 }
 
+/* Why a machine with GPUs has no NIC for GPUDirect RDMA. */
+static const char *no_rdma(const struct gp_doctor_ctx *c)
+{
+	return gp_doctor_rdma_nics(c) ? "no RDMA NIC of its own: software RDMA only (rxe, siw), which never reaches "
+	       "GPU memory" : "no RDMA NIC";
+}
+
 static void check_missing(struct gp_doctor_ctx *c)
 {
 	struct gp_finding *f;
 	struct dmabuf d;
-	int nvpm, legacy, rdma = gp_doctor_rdma_nics(c);
+	int nvpm, legacy, rdma = gp_doctor_rdma_hw_nics(c);
 
 	if (!c->topo->ngpu || !rdma) {
-		gp_doctor_add(c, GP_SEV_SKIPPED, "nvidia_peermem", "%s", c->topo->ngpu ? "no RDMA NIC" : "no NVIDIA GPU");
+		gp_doctor_add(c, GP_SEV_SKIPPED, "nvidia_peermem", "%s", !c->topo->ngpu ? "no NVIDIA GPU" :
+			      no_rdma(c));
 		return;
 	}
 	if (gp_doctor_module(c, "nvidia") == 0) {
@@ -234,8 +242,8 @@ static void check_dmabuf(struct gp_doctor_ctx *c)
 	struct gp_finding *f;
 	struct dmabuf d;
 
-	if (!c->topo->ngpu || !gp_doctor_rdma_nics(c)) {
-		gp_doctor_add(c, GP_SEV_SKIPPED, "dma-buf", "%s", c->topo->ngpu ? "no RDMA NIC" : "no NVIDIA GPU");
+	if (!c->topo->ngpu || !gp_doctor_rdma_hw_nics(c)) {
+		gp_doctor_add(c, GP_SEV_SKIPPED, "dma-buf", "%s", !c->topo->ngpu ? "no NVIDIA GPU" : no_rdma(c));
 		return;
 	}
 	if (dmabuf_state(c, "dma-buf", &d))

@@ -260,6 +260,20 @@ int gp_doctor_rdma_nics(const struct gp_doctor_ctx *c)
 	return n;
 }
 
+int gp_doctor_rdma_hw_nics(const struct gp_doctor_ctx *c)
+{
+	char path[160];
+	int n = 0;
+
+	for (int i = 0; i < c->topo->n; i++) {
+		const char *rdma = gp_doctor_dev(c, i)->rdma;
+
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device", rdma);
+		n += c->topo->devs[i].kind == GP_TOPO_NIC && rdma[0] && gp_root_exists(c->root, path);
+	}
+	return n;
+}
+
 int gp_doctor_does_p2p(const struct gp_doctor_ctx *c)
 {
 	return c->topo->ngpu >= 2 || (c->topo->ngpu >= 1 && c->topo->nnic >= 1);

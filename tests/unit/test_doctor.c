@@ -374,6 +374,7 @@ static const struct dcase cases[] = {
 	{ D("pm-legacy"), NULL, "peermem.missing", QUIET, 0, NULL },
 	{ D("drv-unloaded"), NULL, "peermem.missing", FIRE, GP_SEV_SKIPPED, NULL },
 	{ "workstation", NULL, "peermem.missing", FIRE, GP_SEV_SKIPPED, NULL },     /* no RDMA NIC */
+	{ D("pm-rxe"), NULL, "peermem.missing", FIRE, GP_SEV_SKIPPED, "nvidia_peermem" }, /* rxe only */
 	{ D("pm-conflict"), NULL, "peermem.conflict", FIRE, GP_SEV_ERROR, "nvidia_peermem" },
 	{ D("healthy"), NULL, "peermem.conflict", QUIET, 0, NULL },
 	{ D("pm-legacy"), NULL, "peermem.legacy", FIRE, GP_SEV_WARNING, "nv_peer_mem" },
@@ -389,6 +390,7 @@ static const struct dcase cases[] = {
 	{ D("healthy"), dmabuf_cuda_no, "peermem.dmabuf", FIRE, GP_SEV_INFO, "dma-buf" },
 	{ D("healthy"), dmabuf_old_verbs, "peermem.dmabuf", FIRE, GP_SEV_INFO, "dma-buf" },
 	{ "workstation", NULL, "peermem.dmabuf", FIRE, GP_SEV_SKIPPED, NULL },       /* no RDMA NIC: never an alarm */
+	{ D("pm-rxe"), NULL, "peermem.dmabuf", FIRE, GP_SEV_SKIPPED, "dma-buf" },      /* rxe only */
 	/* rdma */
 	{ D("rdma-port"), NULL, "rdma.port", FIRE, GP_SEV_ERROR, "mlx5_0/1" },          /* near GPU0/GPU1 */
 	{ D("rdma-port-far"), NULL, "rdma.port", FIRE, GP_SEV_INFO, "mlx5_8/1" },      /* no GPU near: not an error */
