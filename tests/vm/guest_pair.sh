@@ -32,3 +32,4 @@ chk "$ROLE: ibv_rc_pingpong across the link: exit 0, 500 iterations, the peer's 
 	bash -c "[ $rc -eq 0 ] && grep -q '^500 iters' '$J/pp.txt' && grep -q 'remote address: .* GID $peer_gid\$' '$J/pp.txt'"
 [ $rc -eq 0 ] || sed 's/^/#   /' "$J/pp.txt"
 grep -h "bytes in\|iters in" "$J/pp.txt" | sed "s/^/# $ROLE: /"
+exit 0

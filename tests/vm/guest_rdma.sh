@@ -140,3 +140,4 @@ dr vethup --only rdma.port
 chk "veth up: rdma.port ok for rxe1" has vethup rdma.port 'ok rxe1/1'
 rdma link delete rxe1
 ip link del veth0
+exit 0
