@@ -73,13 +73,8 @@ pair() {
 	collect pair1 $rc1 "$start" "pair1 $2"
 }
 pair tests/vm/guest_pair.sh rxe
-# gpup2p bench rdma in the pair (loopback, client/server, its error paths): on once the command is in
-# (GPUP2P_VM_RDMA_BENCH=1); until then these tests are not run, and not counted
-if [ "${GPUP2P_VM_RDMA_BENCH:-0}" = 1 ]; then
-	pair tests/vm/guest_rdmabench.sh "bench rdma"
-else
-	echo "# bench rdma guest tests (tests/vm/guest_rdmabench.sh) off: GPUP2P_VM_RDMA_BENCH=1 runs them"
-fi
+# gpup2p bench rdma in the pair: loopback, client/server, its error paths
+pair tests/vm/guest_rdmabench.sh "bench rdma"
 # the driver on the oldest kernel it supports: Debian 11's 5.10 (kernel and headers fetched, not installed)
 export GPUP2P_VM=vm-bullseye
 if GPUP2P_VM_SUITE=bullseye bash tests/vm/setup.sh && bash tests/vm/build-kmod.sh; then

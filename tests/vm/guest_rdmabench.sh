@@ -1,6 +1,6 @@
 #!/bin/bash
 # `gpup2p bench rdma` over soft-RoCE, in both guests of the pair (topo-pair0: server, topo-pair1:
-# client), run by check.sh when GPUP2P_VM_RDMA_BENCH=1. Written against the command's contract (issue
+# client), run by check.sh. Written against the command's contract (issue
 # 14): the client guest runs the loopback tests (one device, two QPs), the server guest the refusals
 # (memlock, GPU memory on rxe); then client/server across the link, and the server killed mid-run.
 # The guests meet through files in each other's workspace (signal/await in rxe.sh).
