@@ -197,7 +197,7 @@ int gp_rdma_cm_open(struct gp_rdma *s, struct gp_err *e)
 
 void gp_rdma_cm_close(struct gp_rdma *s)
 {
-	if (s->o.role == GP_RDMA_CLIENT && s->connected) {
+	if (s->o.role == GP_RDMA_CLIENT && s->connected && !s->peer_lost) { /* a lost peer would not answer */
 		struct gp_rdma_ctl bye = { .magic = GP_RDMA_MAGIC, .kind = 5 };
 		struct gp_err e = { 0 };
 

@@ -42,6 +42,7 @@ struct gp_rdma {
 	struct gp_rdma_event_channel *ch;
 	struct gp_rdma_cm_id *listen_id, *id;
 	int connected;
+	int peer_lost;                 /* a wait failed (error completion, timeout): no goodbye on close */
 };
 
 /* Control messages between client and server (rdma_cm.c, rdma_run.c). */

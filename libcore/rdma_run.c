@@ -108,7 +108,7 @@ int gp_rdma_wait(struct gp_rdma *s, struct gp_rdma_ep *ep, struct gp_ibv_wc *wc,
 		if (n < 0)
 			return gp_err_set(e, GP_E_FAIL, EIO, "ibv_poll_cq on %s failed", s->info.device);
 		for (int i = 0; i < n; i++)
-			if (wc[i].status != GP_IBV_WC_SUCCESS)
+			if (wc[i].status != GP_IBV_WC_SUCCESS && (s->peer_lost = 1))
 				return gp_err_set(e, GP_E_FAIL, EIO, "a work request on %s port %d completed with \"%s\" "
 						  "(status %d, vendor error 0x%x)%s", s->info.device, s->info.port,
 						  s->L->ibv_wc_status_str((unsigned)wc[i].status), wc[i].status, wc[i].vendor_err,
@@ -120,7 +120,7 @@ int gp_rdma_wait(struct gp_rdma *s, struct gp_rdma_ep *ep, struct gp_ibv_wc *wc,
 
 			if (!t0)
 				t0 = t;
-			else if (t - t0 > timeout)
+			else if (t - t0 > timeout && (s->peer_lost = 1))
 				return gp_err_set(e, GP_E_FAIL, ETIMEDOUT, "no completion on %s for %d s: the peer stopped "
 						  "answering (--timeout SEC to wait longer)", s->info.device, timeout);
 		}

@@ -12,6 +12,14 @@
 #include "gpup2p/rdma.h"
 #include "unit.h"
 
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-3)
 
 static void rate_math(void)
@@ -358,10 +366,17 @@ static void client_server(void)
 	sv = (struct server){ .mode = 2, .port = sv.port + 1 };
 	pthread_create(&th, NULL, server_main, &sv);
 	if (!client(&s, sv.port, "host", &e)) {
+		double t0 = now_s(), t1;
+
+		setenv("FAKEVERBS_STALL", "0", 1); /* from now on nothing completes, as with a real server gone */
 		rc = gp_rdma_run(s, GP_RDMA_READ, 0, 65536, 10, 1, 0, &r, &e);
 		CHECK(rc == -ETIMEDOUT && strstr(e.msg, "stopped answering"),
 		      "server silent: ETIMEDOUT after --timeout 1 s (%s)", e.msg);
 		gp_rdma_close(s);
+		t1 = now_s();
+		unsetenv("FAKEVERBS_STALL");
+		CHECK(t1 - t0 < 1.8, "server silent: the run and the close take one --timeout, not a second one for a "
+		      "goodbye nobody answers (%.2f s)", t1 - t0);
 	}
 	pthread_join(th, NULL);
 	sv = (struct server){ .mode = 0, .port = sv.port + 1 };
