@@ -168,7 +168,7 @@ nagios "$D/drv-nouveau" 2 CRITICAL "; driver."
 nagios "$D/bar-small" 2 CRITICAL "; bar.small 0000:13:00.0: GPU0: aperture 256M"
 cp -a "$D/healthy" "$tmp/odd"
 echo "something else" >"$tmp/odd/proc/driver/nvidia/version"
-nagios "$tmp/odd" 0 OK "1 unknown"
+nagios "$tmp/odd" 0 OK "2 unknown"  # driver.flavor and peermem.dmabuf cannot read the version line
 nagios "$tmp/odd" 1 WARNING "; driver.flavor nvidia: unrecognised driver version line" --strict
 # UNKNOWN for whatever is not 0, 1 or 2: 3 (malformed sysfs), 69 (no root, no GPU), 64 (usage)
 nagios "$FX/broken-vendor" 3 UNKNOWN "vendor: No such file"
