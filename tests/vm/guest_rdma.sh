@@ -120,7 +120,7 @@ chk "/dev/infiniband/uverbs0 missing: rdma.uverbs error" \
 	has nonode rdma.uverbs 'error rxe0: rxe0 is uverbs0 in sysfs but /dev/infiniband/uverbs0 is missing'
 mv /dev/infiniband/.uverbs0 /dev/infiniband/uverbs0
 chmod 0600 /dev/infiniband/uverbs0
-setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$B" --json doctor --only rdma.uverbs 2>/dev/null |
+setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$(pubbin)" --json doctor --only rdma.uverbs 2>/dev/null |
 	grep -q '"message": "/dev/infiniband/uverbs0 exists but this user cannot open it"'
 chk "uverbs0 mode 0600, doctor as nobody: rdma.uverbs warning, cannot open it" [ $? -eq 0 ]
 chmod 0666 /dev/infiniband/uverbs0

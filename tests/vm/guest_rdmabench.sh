@@ -74,7 +74,7 @@ if [ "$ROLE" = client ]; then
 else
 	# RLIMIT_MEMLOCK: as an unprivileged user (root's CAP_IPC_LOCK ignores the limit), 64 KiB locked
 	out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups -- bash -c \
-		"ulimit -l 64 && timeout 120 '$B' bench rdma --device rxe0 --mem host --op write --size 16M --iters 2" 2>&1)
+		"ulimit -l 64 && timeout 120 '$(pubbin)' bench rdma --device rxe0 --mem host --op write --size 16M --iters 2" 2>&1)
 	rc=$?
 	chk "ulimit -l 64, --size 16M: an error naming RLIMIT_MEMLOCK (exit $rc)" \
 		bash -c '[ "$1" -ne 0 ] && [ "$1" -ne 124 ] && grep -q RLIMIT_MEMLOCK <<<"$2"' _ $rc "$out"

@@ -4,6 +4,13 @@
 VMD=${GPUP2P_VM_DIR:-$PWD/build/vm}
 KROOT=$VMD/kroot KVER=$(cat "$VMD/kver")
 B=$PWD/build/gpup2p
+# the binary as another user runs it: copied where that user may read it (the clone may be in a 0700
+# directory, as CI's is; an installed gpup2p is not)
+pubbin() {
+	local d
+
+	d=$(mktemp -d) && chmod 0755 "$d" && cp "$B" "$d/" && echo "$d/gpup2p"
+}
 ok() { echo "ok - $*"; }
 nok() { echo "not ok - $*"; }
 chk() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
