@@ -295,8 +295,8 @@ int cmd_bench_rdma(struct cli *c, int argc, char **argv)
 	}
 	if ((rc = finish(&r)))
 		return rc;
-	if (!c->loaded && gp_root_init(&c->root, c->root_dir, &e))
-		return cli_fail(&e);
+	if (!c->loaded && (rc = cli_root(c)))
+		return rc;
 	r.o.root = &c->root;
 	pair(c, &r, &t, &have_topo);
 	if (r.o.role == GP_RDMA_SERVER && !c->quiet)

@@ -2,9 +2,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "gpup2p/clock.h"
 #include "cli.h"
 #include "doctor_out.h"
 #include "gpup2p/doctor.h"
@@ -324,14 +324,6 @@ static int parse(struct cli *c, struct doc_opts *o, int argc, char **argv)
 	return -1;
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* GPUP2P_DOCTOR_TIMING set: where the run's wall time went, on stderr (phases, then each check). */
 static void print_timing(const struct gp_doctor_ctx *d, const unsigned char *on, const double ph[4])
 {
@@ -351,7 +343,7 @@ static int finish(struct cli *c, const struct doc_opts *o, struct doc_run *r, do
 {
 	int rc;
 
-	r->seconds = (now_ms() - t0) / 1e3;
+	r->seconds = ((gp_clock_s() * 1e3) - t0) / 1e3;
 	if (o->nagios)
 		return doc_nagios(r);
 	if (o->prom)
@@ -373,16 +365,16 @@ static int run(struct cli *c, const struct doc_opts *o, const unsigned char *on,
 		return cli_fail(&e);
 	}
 	d->pre = pre;
-	ph[1] = now_ms();
+	ph[1] = (gp_clock_s() * 1e3);
 	gp_doctor_proc_read(d);
-	ph[2] = now_ms();
+	ph[2] = (gp_clock_s() * 1e3);
 	d->active = o->active;
 	d->no_cuda = o->no_cuda;
 	d->kmsg = o->kmsg;
 	if (o->active && !c->quiet && isatty(STDERR_FILENO))
 		d->progress = progress;
 	rc = gp_doctor_run(d, on, &e);
-	ph[3] = now_ms();
+	ph[3] = (gp_clock_s() * 1e3);
 	if (d->progress)
 		progress(NULL, NULL);
 	if (getenv("GPUP2P_DOCTOR_TIMING"))
@@ -413,7 +405,7 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 	struct gp_err e = { 0 };
 	unsigned char *on;
 	int sum[GP_SEV_N], rc;
-	double t0 = now_ms(), ph[4];
+	double t0 = (gp_clock_s() * 1e3), ph[4];
 
 	rc = parse(c, &o, argc, argv);
 	for (int i = 1; i < argc && rc > 0; i++)
@@ -443,7 +435,7 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 		free(on);
 		return rc;
 	}
-	ph[0] = now_ms();
+	ph[0] = (gp_clock_s() * 1e3);
 	if ((r.rc = cli_root(c))) {
 		free(on);
 		return finish(c, &o, &r, t0);

@@ -151,8 +151,10 @@ static int finding_sizes(const struct gp_findings *l, size_t *size)
 			return -ENOMEM;
 		gp_json_init(&j, f, 0);
 		json_finding(&j, &l->v[i]);
-		if (fclose(f))
+		if (fclose(f)) {
+			free(buf);
 			return -ENOMEM;
+		}
 		free(buf);
 		size[i] = len + 2;
 	}
@@ -312,6 +314,7 @@ int doc_prom(const struct cli *c, const struct doc_run *r, const char *dir)
 	}
 	prom_write(r, f);
 	if (fclose(f)) {
+		free(buf);
 		fprintf(stderr, "gpup2p: out of memory\n");
 		return EX_ERROR;
 	}
@@ -357,7 +360,7 @@ int doc_nagios(const struct doc_run *r)
 	printf("GPUP2P %s - ", state[code]);
 	if (host)
 		printf("%s: ", host);
-	if (code == 3) {
+	if (code == 3 || !d || !r->sum) { /* no run to summarise (it failed): say why */
 		const char *why = cli_last_error();
 
 		if (*why)

@@ -7,17 +7,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpup2p/clock.h"
 #include "gpup2p/bench.h"
 #include "gpup2p/gpu.h"
 #include "gpup2p/pinmap.h"
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
 
 struct pm {
 	struct gp_cuda *c;
@@ -56,13 +49,13 @@ static int through_map(struct pm *P, int dir)
 		gp_pattern_fill(P->host, s->size, seed);
 	}
 	for (int k = 0; k < s->iters; k++) {
-		double t0 = now_us();
+		double t0 = (gp_clock_s() * 1e6);
 
 		if (dir == GP_PM_WRITE)
 			gp_wccopy_to(P->map, P->host, s->size, s->isa);
 		else
 			gp_wccopy_from(P->host, P->map, s->size, s->isa);
-		t[k] = now_us() - t0;
+		t[k] = (gp_clock_s() * 1e6) - t0;
 	}
 	if (dir == GP_PM_WRITE) {
 		/* read back through CUDA into the cleared host buffer */
@@ -216,16 +209,16 @@ int gp_pinmap_run(struct gp_cuda *c, const struct gp_pinmap_spec *s, struct gp_p
 			gp_cuda_free(c, s->gpu, r->va);
 		return rc;
 	}
-	t0 = now_us();
+	t0 = (gp_clock_s() * 1e6);
 	rc = gp_cuda_alloc(c, s->gpu, span, &r->va, e);
-	r->alloc_us = now_us() - t0;
+	r->alloc_us = (gp_clock_s() * 1e6) - t0;
 	if (!rc && r->va % 65536)
 		rc = gp_err_set(e, GP_E_FAIL, EINVAL, "cuMemAlloc returned 0x%llx, not 64 KiB aligned",
 				(unsigned long long)r->va);
 	if (!rc) {
-		t0 = now_us();
+		t0 = (gp_clock_s() * 1e6);
 		rc = gp_pin_range(&d, r->va, span, s->persistent ? 1 : 0, &r->r, e);
-		r->pin_us = now_us() - t0;
+		r->pin_us = (gp_clock_s() * 1e6) - t0;
 		pinned = !rc;
 		if (rc && e->errnum == ENOMEM)
 			bar1_left(c->gpu[s->gpu].bdf, e);
@@ -233,28 +226,28 @@ int gp_pinmap_run(struct gp_cuda *c, const struct gp_pinmap_spec *s, struct gp_p
 	if (!rc && s->what != GP_PM_PIN_ONLY) {
 		rc = gp_cuda_stream_new(c, s->gpu, &P.st, e) || gp_cuda_scratch(c, s->size, (void **)&P.host, e) ? -EIO : 0;
 		if (!rc) {
-			t0 = now_us();
+			t0 = (gp_clock_s() * 1e6);
 			rc = gp_pin_map(&d, &r->r, s->offset, s->size, &P.map, e);
-			r->map_us = now_us() - t0;
+			r->map_us = (gp_clock_s() * 1e6) - t0;
 		}
 		if (!rc && (s->what & GP_PM_WRITE))
 			rc = through_map(&P, GP_PM_WRITE);
 		if (!rc && (s->what & GP_PM_READ))
 			rc = through_map(&P, GP_PM_READ);
 		if (P.map) {
-			t0 = now_us();
+			t0 = (gp_clock_s() * 1e6);
 			gp_pin_unmap(P.map, s->size);
-			r->unmap_us = now_us() - t0;
+			r->unmap_us = (gp_clock_s() * 1e6) - t0;
 		}
 		gp_cuda_stream_free(c, P.st);
 	}
 	if (pinned) {
 		struct gp_err e2 = { 0 };
 
-		t0 = now_us();
+		t0 = (gp_clock_s() * 1e6);
 		if (gp_pin_release(&d, &r->r, rc ? &e2 : e) && !rc)
 			rc = -EIO;
-		r->unpin_us = now_us() - t0;
+		r->unpin_us = (gp_clock_s() * 1e6) - t0;
 	}
 	if (r->va)
 		gp_cuda_free(c, s->gpu, r->va);

@@ -388,7 +388,7 @@ static int open_device(struct gp_rdma *s, struct gp_err *e)
 		const char *name = L->ibv_get_device_name(list[i]);
 
 		if (s->o.device ? !strcmp(name, s->o.device) : 1) {
-			if (!s->o.device && i < n - 1) {       /* without --device: the first ACTIVE one */
+			if (!s->o.device) {                    /* without --device: the first ACTIVE one */
 				struct gp_ibv_context *c = L->ibv_open_device(list[i]);
 				struct gp_ibv_port_attr pa;
 
@@ -405,6 +405,8 @@ static int open_device(struct gp_rdma *s, struct gp_err *e)
 			pick = i;
 		}
 	}
+	if (pick < 0 && !s->o.device)
+		pick = 0;                                      /* none ACTIVE: the first, whose port state says why */
 	if (pick < 0) {
 		char names[256] = "";
 

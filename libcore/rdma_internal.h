@@ -109,9 +109,6 @@ int gp_rdma_bw_once(struct gp_rdma *s, struct gp_rdma_ep *a, struct gp_rdma_ep *
 /* The verbs opcode of an enum gp_rdma_op. */
 int gp_rdma_opcode(int op);
 
-/* Monotonic seconds. */
-double gp_rdma_now(void);
-
 /* One measurement as the client (the server answers in gp_rdma_serve). */
 int gp_rdma_client_run(struct gp_rdma *s, struct gp_rdma_result *r, int no_verify, struct gp_err *e);
 

@@ -5,18 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "gpup2p/clock.h"
 #include "gpup2p/bench.h"
 #include "rdma_internal.h"
-
-double gp_rdma_now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
 
 /* Copy between ep's GPU buffer and its staging copy. */
 static int stage(struct gp_rdma *s, struct gp_rdma_ep *ep, uint64_t n, int to_gpu, struct gp_err *e)
@@ -116,7 +108,7 @@ int gp_rdma_wait(struct gp_rdma *s, struct gp_rdma_ep *ep, struct gp_ibv_wc *wc,
 		if (n)
 			return n;
 		if (!(spin & 1023)) {
-			double t = gp_rdma_now();
+			double t = gp_clock_s();
 
 			if (!t0)
 				t0 = t;
@@ -143,7 +135,7 @@ int gp_rdma_bw_once(struct gp_rdma *s, struct gp_rdma_ep *a, struct gp_rdma_ep *
 		for (; rposted < iters && rposted < GP_RDMA_WINDOW; rposted++)
 			if ((rc = gp_rdma_post_recv(s, b, n, 0, e)))
 				return rc;
-	t0 = gp_rdma_now();
+	t0 = gp_clock_s();
 	while (done < iters) {
 		while (posted < iters && posted - done < window && (!b || posted < rposted))
 			if ((rc = gp_rdma_post(s, a, opcode, n, 0, (uint64_t)posted++, e)))
@@ -162,7 +154,7 @@ int gp_rdma_bw_once(struct gp_rdma *s, struct gp_rdma_ep *a, struct gp_rdma_ep *
 					return rc;
 		}
 	}
-	*sec = gp_rdma_now() - t0;
+	*sec = gp_clock_s() - t0;
 	return 0;
 }
 
@@ -181,15 +173,15 @@ static int lat_once(struct gp_rdma *s, int op, uint64_t n, double *us, struct gp
 	double t0;
 
 	if (op == GP_RDMA_READ) {
-		t0 = gp_rdma_now();
+		t0 = gp_clock_s();
 		if ((rc = gp_rdma_post(s, a, opc, n, 0, 0, e)) || (rc = gp_rdma_wait(s, a, wc, 1, e)) < 0)
 			return rc;
-		*us = (gp_rdma_now() - t0) * 1e6;
+		*us = (gp_clock_s() - t0) * 1e6;
 		return 0;
 	}
 	if ((rc = gp_rdma_post_recv(s, b, n, 0, e)) || (rc = gp_rdma_post_recv(s, a, n, 0, e)))
 		return rc;
-	t0 = gp_rdma_now();
+	t0 = gp_clock_s();
 	for (int side = 0; side < 2; side++) {
 		struct gp_rdma_ep *from = side ? b : a, *to = side ? a : b;
 		int got_send = 0, got_recv = 0;
@@ -207,7 +199,7 @@ static int lat_once(struct gp_rdma *s, int op, uint64_t n, double *us, struct gp
 			got_send += rc;
 		}
 	}
-	*us = (gp_rdma_now() - t0) * 1e6 / 2;
+	*us = (gp_clock_s() - t0) * 1e6 / 2;
 	return 0;
 }
 

@@ -296,7 +296,8 @@ int gp_report_read_path(struct gp_report *r, const char *path, struct gp_err *e)
 		}
 		snprintf(p, l, "%s/%s", path, names.v[i]);
 		if (!stat(p, &st) && S_ISDIR(st.st_mode))
-			rc = report_bad(r, p, 0, NULL, "a directory inside the directory (one file per host expected)");
+			rc = report_bad(r, p, 0, NULL, "a directory inside the directory (one file per host expected)") ?
+			     gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory") : 0;
 		else
 			rc = read_file(r, p, names.v[i], e);
 		free(p);

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpup2p/clock.h"
 #include "gpup2p/numa.h"
 #include "gpup2p/smcopy.h"
 #include "gpup2p/xfer.h"
@@ -242,14 +243,6 @@ static void teardown(struct run *R)
 	gp_cuda_host_free(R->c, R->io.flag);
 }
 
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
 /* The measurement proper, once everything is allocated. */
 static int measure(struct run *R, struct gp_xfer_result *r)
 {
@@ -299,11 +292,11 @@ static int measure(struct run *R, struct gp_xfer_result *r)
 			n = k + 1;
 	}
 	if (!rc && s->host_timing) {
-		double t0 = now_us();
+		double t0 = (gp_clock_s() * 1e6);
 
 		for (int k = 0; k < s->iters && !rc; k++)
 			rc = gp_xfer_lane_copy(&R->io, &R->l[0]) || gp_cuda_sync(R->c, R->l[0].st, R->e);
-		r->host_us = (now_us() - t0) / s->iters;
+		r->host_us = ((gp_clock_s() * 1e6) - t0) / s->iters;
 	}
 	if (!rc) {
 		gp_stats_compute(bw, n, &r->gbps);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gpup2p/clock.h"
 #include "gpup2p/xfer.h"
 #include "p2p.h"
 
@@ -14,14 +15,6 @@
 #define BW_ITERS 4                 /* copies per timed batch */
 #define BW_REPS 3                  /* timed batches: the median counts */
 #define NVLINK_GBPS 20.0           /* per link and direction: NVLink 1 (the slowest; 2-4 carry 25, 5 carries 50) */
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void progress(struct gp_doctor_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void progress(struct gp_doctor_ctx *c, const char *fmt, ...)
@@ -113,7 +106,7 @@ static void verify_paths(struct gp_doctor_ctx *c, const char *subj, int a, int b
 	struct gp_xfer_result r[2];
 	struct gp_err e = { 0 };
 	struct gp_finding *f = NULL;
-	double t0 = now_s();
+	double t0 = gp_clock_s();
 	int bad = -1;
 
 	for (int k = 0; k < 2 && !f; k++) {
@@ -147,7 +140,7 @@ static void verify_paths(struct gp_doctor_ctx *c, const char *subj, int a, int b
 		gp_finding_bdf(f, gp_doctor_dev(c, b)->bdf);
 	if (p2p[0])
 		gp_finding_ev(f, "paths", "%s", p2p);
-	gp_finding_ev(f, "seconds", "%.2f", now_s() - t0);
+	gp_finding_ev(f, "seconds", "%.2f", gp_clock_s() - t0);
 }
 
 void gp_doctor_check_p2p_verify(struct gp_doctor_ctx *c)
@@ -207,7 +200,7 @@ static void bw_paths(struct gp_doctor_ctx *c, const char *subj, int a, int b, st
 	struct gp_xfer_result r;
 	struct gp_err e = { 0 };
 	struct gp_finding *f = NULL;
-	double worst = -1, t0 = now_s(), rate[2];
+	double worst = -1, t0 = gp_clock_s(), rate[2];
 	int wk = 0, got = 0, end[2][2];
 
 	for (int k = 0; k < nx && !f; k++) {
@@ -251,7 +244,7 @@ static void bw_paths(struct gp_doctor_ctx *c, const char *subj, int a, int b, st
 		gp_finding_figure(f, end[k][0], end[k][1], rate[k]);
 	if (expect > 0)
 		gp_finding_ev(f, "expected", "%.2f GB/s (%s); floor %.2f GB/s", expect, link, expect / 2);
-	gp_finding_ev(f, "seconds", "%.2f", now_s() - t0);
+	gp_finding_ev(f, "seconds", "%.2f", gp_clock_s() - t0);
 }
 
 void gp_doctor_check_p2p_bandwidth(struct gp_doctor_ctx *c)

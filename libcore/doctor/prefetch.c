@@ -6,8 +6,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "gpup2p/clock.h"
 #include "gpup2p/cuda.h"
 #include "check.h"
 
@@ -21,31 +21,23 @@ struct gp_doctor_pre {
 	double cuda_ms, sym_ms;          /* each thread's wall time, -1 before it ends */
 };
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static void *cuda_thread(void *arg)
 {
 	struct gp_doctor_pre *p = arg;
-	double t0 = now_ms();
+	double t0 = (gp_clock_s() * 1e3);
 
 	gp_cuda_probe(&p->probe);
-	p->cuda_ms = now_ms() - t0;
+	p->cuda_ms = (gp_clock_s() * 1e3) - t0;
 	return NULL;
 }
 
 static void *sym_thread(void *arg)
 {
 	struct gp_doctor_pre *p = arg;
-	double t0 = now_ms();
+	double t0 = (gp_clock_s() * 1e3);
 
 	p->sym_has = gp_doctor_kallsyms_scan(p->root, GP_DOCTOR_P2P_SYM);
-	p->sym_ms = now_ms() - t0;
+	p->sym_ms = (gp_clock_s() * 1e3) - t0;
 	return NULL;
 }
 

@@ -3,11 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "gpup2p/clock.h"
 #include "check.h"
 
 /* Add a family: one file in libcore/doctor/ and one line here. */
@@ -178,14 +178,6 @@ void gp_doctor_ctx_free(struct gp_doctor_ctx *c)
 	c->check_ms = NULL;
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 int gp_doctor_run(struct gp_doctor_ctx *c, const unsigned char *on, struct gp_err *e)
 {
 	double t0;
@@ -201,7 +193,7 @@ int gp_doctor_run(struct gp_doctor_ctx *c, const unsigned char *on, struct gp_er
 		if (on && !on[i])
 			continue;
 		c->cur = k;
-		t0 = now_ms();
+		t0 = (gp_clock_s() * 1e3);
 		if (k->active && !c->active)
 			gp_doctor_add(c, GP_SEV_SKIPPED, "system", "not requested: an active check (moves data); "
 				      "gpup2p doctor --active runs it");
@@ -214,7 +206,7 @@ int gp_doctor_run(struct gp_doctor_ctx *c, const unsigned char *on, struct gp_er
 		if (c->out.n == before)
 			gp_doctor_add(c, GP_SEV_UNKNOWN, "system", "the check gave no verdict (a bug in gpup2p: please report it)");
 		if (c->check_ms)
-			c->check_ms[i] = now_ms() - t0;
+			c->check_ms[i] = (gp_clock_s() * 1e3) - t0;
 		c->cur = NULL;
 	}
 	return c->out.nomem ? gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory") : 0;

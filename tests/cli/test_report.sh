@@ -23,7 +23,7 @@ TIMEFORMAT='%U %S'
 cpu=$( { time "$BIN" report --expect 'node[001-512]' --json <"$T/fleet/stream.txt" >"$T/rep.json" 2>"$T/rep.err"; echo "rc=$?" >"$T/rc"; } 2>&1)
 rc=$(sed 's/rc=//' "$T/rc")
 [ "$rc" = 2 ] && ok "report of 512 nodes: exit 2 (an error finding)" || nok "report exit $rc: $(head -3 "$T/rep.err")"
-python3 tests/fleet/check.py "$T/fleet/plan.json" "$T/rep.json"
+python3 tests/fleet/check.py "$T/fleet/plan.json" "$T/rep.json" || nok "check.py on the stream report failed (exit $?)"
 awk -v c="$cpu" 'BEGIN { split(c, t, " "); exit !(t[1] + t[2] < 1.0) }' &&
 	ok "512 nodes ($(du -m "$T/fleet/stream.txt" | cut -f1) MB of pdsh output) in $cpu s CPU (user sys), under 1 s" ||
 	nok "512 nodes took $cpu s CPU (user sys)"
@@ -35,7 +35,7 @@ awk -v c="$cpu" 'BEGIN { split(c, t, " "); exit !(t[1] + t[2] < 1.0) }' &&
 # the clush --outdir copy: hosts named by the files
 "$BIN" report --json "$T/fleet/outdir" >"$T/repd.json" 2>/dev/null; rc=$?
 [ $rc -eq 2 ] && ok "the directory: exit 2" || nok "directory exit $rc"
-python3 tests/fleet/check.py "$T/fleet/plan.json" "$T/repd.json" --dir
+python3 tests/fleet/check.py "$T/fleet/plan.json" "$T/repd.json" --dir || nok "check.py on the directory report failed (exit $?)"
 
 # the table: each planted difference on its line
 "$BIN" report --expect 'node[001-512]' <"$T/fleet/stream.txt" >"$T/rep.txt" 2>/dev/null

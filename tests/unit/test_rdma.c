@@ -151,6 +151,11 @@ static void refusals(void)
 	setenv("FAKEVERBS_PORT_STATE", "2", 1);
 	rc = run(NULL, NULL, GP_RDMA_WRITE, 0, &r, &e, NULL);
 	CHECK(rc == -ENETDOWN && strstr(e.msg, "is INIT"), "a port in INIT says INIT (%s)", e.msg);
+	setenv("FAKEVERBS_DEVICES", "rxe0,rxe1", 1); /* none ACTIVE, no --device: the first is used, and named */
+	setenv("FAKEVERBS_PORT_STATE", "1", 1);
+	rc = run(NULL, NULL, GP_RDMA_WRITE, 0, &r, &e, NULL);
+	CHECK(rc == -ENETDOWN && strstr(e.msg, "rxe0 port 1 is DOWN"), "two devices, none ACTIVE: the first one's "
+	      "state (%s)", e.msg);
 
 	env_reset();
 	setenv("FAKEVERBS_GID_TYPES", "1,1,0", 1);
