@@ -3,7 +3,7 @@
 device_local_copy times), on one GPU: which load/store cache operators, unroll, address layout and launch
 geometry reach the copy engine's bandwidth. PTX generated here, loaded with cuModuleLoadData, launched
 with cuLaunchKernel through ctypes (no CUDA toolkit). Run on the GPU machine (device tool):
-    python3 tests/perf/sm_tune.py [SIZE_MiB] > $OUT/sm-tune.txt
+    [FAMILY=tma,ld,l2] [LD_ONLY="U LAYOUT LD ST BLOCK"] [GRIDS=N,..] python3 tests/perf/sm_tune.py [SIZE_MiB] > $OUT/sm-tune.txt
 Prints one line per variant (GB/s, median of REPS samples of ITERS copies, bytes copied / time, as
 nvbandwidth counts) and the copy engine's figure measured between the variants. Not part of the build."""
 import ctypes as C
@@ -35,6 +35,11 @@ def ptx(unroll, layout, ld, st, version="7.8", target="sm_80"):
     a("\t.reg .pred %p<4>;\n\t.reg .b32 %r<8>;\n\t.reg .b32 %v<" + str(4 * u) + ">;\n\t.reg .b64 %rd<40>;")
     a("\tld.param.u64 %rd1, [p_dst];\n\tld.param.u64 %rd2, [p_src];\n\tld.param.u64 %rd3, [p_n];")
     a("\tcvta.to.global.u64 %rd1, %rd1;\n\tcvta.to.global.u64 %rd2, %rd2;")
+    hint = "cache_hint" in ld or "cache_hint" in st
+    if hint:  # L2 eviction policy for the whole buffer: evict_first (streamed data should not displace others)
+        a("\t.reg .b64 %pol;\n\tcreatepolicy.fractional.L2::evict_first.b64 %pol, 1.0;")
+    lp = ", %pol" if "cache_hint" in ld else ""
+    sp = ", %pol" if "cache_hint" in st else ""
     a("\tmov.u32 %r1, %ctaid.x;\n\tmov.u32 %r2, %ntid.x;\n\tmov.u32 %r3, %tid.x;\n\tmov.u32 %r4, %nctaid.x;")
     a("\tmul.wide.u32 %rd4, %r1, %r2;\n\tcvt.u64.u32 %rd5, %r3;\n\tadd.u64 %rd4, %rd4, %rd5;")  # t
     a("\tmul.wide.u32 %rd6, %r4, %r2;")  # T
@@ -54,16 +59,16 @@ def ptx(unroll, layout, ld, st, version="7.8", target="sm_80"):
         if layout == "gs":
             if k:
                 a("\tadd.u64 %rd16, %rd16, %rd10;")
-            a("\t%s.v4.u32 {%%v%d, %%v%d, %%v%d, %%v%d}, [%%rd16];" % (ld, 4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3))
+            a("\t%s.v4.u32 {%%v%d, %%v%d, %%v%d, %%v%d}, [%%rd16]%s;" % (ld, 4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3, lp))
         else:
-            a("\t%s.v4.u32 {%%v%d, %%v%d, %%v%d, %%v%d}, [%%rd16+%d];" % (ld, 4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3, 512 * k))
+            a("\t%s.v4.u32 {%%v%d, %%v%d, %%v%d, %%v%d}, [%%rd16+%d]%s;" % (ld, 4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3, 512 * k, lp))
     for k in range(u):
         if layout == "gs":
             if k:
                 a("\tadd.u64 %rd17, %rd17, %rd10;")
-            a("\t%s.v4.u32 [%%rd17], {%%v%d, %%v%d, %%v%d, %%v%d};" % (st, 4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3))
+            a("\t%s.v4.u32 [%%rd17], {%%v%d, %%v%d, %%v%d, %%v%d}%s;" % (st, 4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3, sp))
         else:
-            a("\t%s.v4.u32 [%%rd17+%d], {%%v%d, %%v%d, %%v%d, %%v%d};" % (st, 512 * k, 4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3))
+            a("\t%s.v4.u32 [%%rd17+%d], {%%v%d, %%v%d, %%v%d, %%v%d}%s;" % (st, 512 * k, 4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3, sp))
     a("\tmov.u64 %rd13, %rd14;\n\tbra.uni MAIN;")
     a("REM:\n\tshl.b64 %rd18, %rd4, 4;\n\tadd.u64 %rd18, %rd18, %rd13;")
     a("R1:\n\tsetp.ge.u64 %p2, %rd18, %rd3;\n\t@%p2 bra DONE;")
@@ -170,6 +175,12 @@ def main():
     variants = itertools.product((4, 8, 16), ("gs", "chunk"),
                                  ("ld.global", "ld.global.nc", "ld.global.cs", "ld.global.L1::no_allocate"),
                                  ("st.global", "st.global.cs"), (256, 512, 1024), (1, 2, 4, 8))
+    if "l2" in os.environ.get("FAMILY", ""):  # L2 prefetch size and eviction policy hints (PTX 7.4, sm_80)
+        variants = itertools.product((8, 16), ("gs", "chunk"),
+                                     ("ld.global.L2::256B", "ld.global.L2::128B", "ld.global.nc.L1::no_allocate.L2::256B",
+                                      "ld.global.L2::cache_hint", "ld.global.L1::no_allocate.L2::cache_hint.L2::256B"),
+                                     ("st.global", "st.global.cs", "st.global.L2::cache_hint"), (512, 1024), (1,))
+
     def check(run, what):
         h = (C.c_ubyte * 16)()
         ck(cu.cuMemsetD8_v2(dst, C.c_ubyte(0), U64(size)), "memset")
@@ -209,7 +220,7 @@ def main():
             print("tma ch%d s%d x%d: %s" % (ch, stages, ctas, x), flush=True)
         cu.cuModuleUnload(mod)
     print("ce %.2f" % timed(ce), flush=True)
-    if "ld" not in fams:
+    if "ld" not in fams and "l2" not in fams:
         return
     n = 0
     if grids:
