@@ -28,18 +28,19 @@ while [ $# -gt 0 ]; do
 	*) shift ;;
 	esac
 done
+calc() { awk "BEGIN { printf \"%.2f\", $1 }"; }
 # matrix TITLE V: the 2x2 matrix of value V (0->1: V-1, 1->0: V+1) and its SUM line
 matrix() {
 	printf '%s\n           0         1\n' "$1"
-	printf ' 0       N/A %9.2f\n 1 %9.2f       N/A\n\nSUM %s %.2f\n\n' "$(echo "$2 - 1" | bc)" "$(echo "$2 + 1" | bc)" "$name" "$(echo "$2 * 2" | bc)"
+	printf ' 0       N/A %9.2f\n 1 %9.2f       N/A\n\nSUM %s %.2f\n\n' "$(calc "$2 - 1")" "$(calc "$2 + 1")" "$name" "$(calc "$2 * 2")"
 }
 for name in "${t[@]}"; do
 	printf '\nRunning %s.\n' "$name"
 	case $name in
 	*latency*) matrix "memory latency SM GPU(row) <-> GPU(column) (ns)" "$NVB_LAT" ;;
 	# v0.8's bidirectional tests: each direction alone, then their total (the figure to compare)
-	*bidirectional*) matrix "memcpy SM GPU(row) <-> GPU(column) Write1 bandwidth (GB/s)" "$(echo "$NVB_BW / 2" | bc)"
-		matrix "memcpy SM GPU(row) <-> GPU(column) Write2 bandwidth (GB/s)" "$(echo "$NVB_BW / 2" | bc)"
+	*bidirectional*) matrix "memcpy SM GPU(row) <-> GPU(column) Write1 bandwidth (GB/s)" "$(calc "$NVB_BW / 2")"
+		matrix "memcpy SM GPU(row) <-> GPU(column) Write2 bandwidth (GB/s)" "$(calc "$NVB_BW / 2")"
 		matrix "memcpy SM GPU(row) <-> GPU(column) Total bandwidth (GB/s)" "$NVB_BW" ;;
 	*) matrix "memcpy SM GPU(row) -> GPU(column) bandwidth (GB/s)" "$NVB_BW" ;;
 	esac
@@ -48,6 +49,7 @@ exit "${NVB_RC:-0}"
 EOF
 chmod +x "$NVBANDWIDTH"
 
+calc() { awk "BEGIN { printf \"%.2f\", $1 }"; }
 # What gpup2p measures on the test double, taken from its own JSON (not from the script): the script's
 # medians must be these, and nvbandwidth's the stand-in's middle value.
 "$BIN" bench p2p bidir --engine both --p2p on --size 1M --iters 2 --reps 5 --jsonl >"$T/g.jsonl" || nok "gpup2p bench on the test double"
@@ -59,8 +61,8 @@ print(min(x["gbps"] for x in r if x["mode"]=="p2p" and x["engine"]=="sm"))' "$T/
 run() { env "$@" OUT="$T/out" bash tests/perf/peer_compare.sh >"$T/table.txt" 2>"$T/err.txt"; echo $?; }
 
 # nvbandwidth 1 GB/s below gpup2p's slowest SM figure, latency 2% above the test double's 700 ns: every goal met
-rc=$(run NVB_BW=$(echo "$gsm - 1" | bc) NVB_LAT=714)
-want=$(echo "$gsm - 1" | bc)
+rc=$(run NVB_BW=$(calc "$gsm - 1") NVB_LAT=714)
+want=$(calc "$gsm - 1")
 python3 - "$T/table.txt" "$want" <<'PY' && [ "$rc" = 0 ] && ok "peer_compare: goals met -> exit 0, medians over both ordered pairs" || nok "met: rc=$rc $(cat "$T/table.txt" "$T/err.txt")"
 import sys
 t = open(sys.argv[1]).read()
