@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gpup2p/cuda.h"
 #include "cuda_drv.h"
@@ -465,21 +466,44 @@ void gp_cuda_probe(struct gp_cuda_probe *p)
 		p->driver_version = 0;
 	if (r == GP_CUDA_SUCCESS && cu.p_cuDeviceGetCount(&n) == GP_CUDA_SUCCESS)
 		p->devices = n;
-	p->dmabuf = -1;
+	p->dmabuf = p->devices > 0 ? 1 : -1;
 	for (int i = 0; i < p->devices; i++) {
+		struct gp_cuda_probe_gpu *g = i < GP_CUDA_PROBE_GPUS ? &p->gpu[p->ngpu++] : NULL;
+		char id[64] = "";
 		gp_cu_device d;
-		int v = 0;
+		int v = 0, ma = 0, mi = 0;
 
-		if (cu.p_cuDeviceGet(&d, i) != GP_CUDA_SUCCESS ||
-		    cu.p_cuDeviceGetAttribute(&v, GP_CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, d) != GP_CUDA_SUCCESS) {
-			p->dmabuf = -1;
-			break;
+		if (cu.p_cuDeviceGet(&d, i) != GP_CUDA_SUCCESS) {
+			p->dmabuf = p->dmabuf ? -1 : 0;
+			if (g)
+				g->gdr = -1;
+			continue;
 		}
-		if (!v) {
-			p->dmabuf = 0;
+		if (cu.p_cuDeviceGetAttribute(&v, GP_CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, d) != GP_CUDA_SUCCESS) {
+			p->dmabuf = p->dmabuf ? -1 : 0;
+		} else if (!v && p->dmabuf) {
+			p->dmabuf = 0;             /* a "no" outweighs an unknown */
 			p->dmabuf_dev = i;
-			break;
 		}
-		p->dmabuf = 1;
+		if (!g)
+			continue;
+		if (cu.p_cuDeviceGetPCIBusId(id, sizeof(id), d) == GP_CUDA_SUCCESS) {
+			id[sizeof(id) - 1] = '\0';
+			if (gp_pci_parse_bdf(id, g->bdf))
+				g->bdf[0] = '\0';
+		}
+		g->gdr = cu.p_cuDeviceGetAttribute(&v, GP_CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, d) ==
+			 GP_CUDA_SUCCESS ? !!v : -1;
+		if (cu.p_cuDeviceGetAttribute(&ma, GP_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d) == GP_CUDA_SUCCESS &&
+		    cu.p_cuDeviceGetAttribute(&mi, GP_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d) == GP_CUDA_SUCCESS)
+			g->cc = ma * 10 + mi;
 	}
+}
+
+const struct gp_cuda_probe_gpu *gp_cuda_probe_find(const struct gp_cuda_probe *p, const char *bdf)
+{
+	for (int i = 0; p && i < p->ngpu; i++)
+		if (p->gpu[i].bdf[0] && !strcasecmp(p->gpu[i].bdf, bdf))
+			return &p->gpu[i];
+	return NULL;
 }

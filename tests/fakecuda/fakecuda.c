@@ -9,6 +9,8 @@
  *                          device d of N at domain:bus = N - d (0000:01:00.0 is the last device)
  *   FAKECUDA_NOPEER=1      cuDeviceCanAccessPeer says no; =S:D[,S:D...] no from device S to D only
  *   FAKECUDA_NODMABUF=1    CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED is 0
+ *   FAKECUDA_NOGDR=1       CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED is 0 (default 1)
+ *   FAKECUDA_CC=M.N        compute capability (default 9.0)
  *   FAKECUDA_CORRUPT=KIND  flip byte 4097 (or the last byte) of every copy of KIND: h2d, d2h, d2d, peer
  *   FAKECUDA_CORRUPT_NTH=N only the Nth copy of KIND (counting from 1, every copy of that kind)
  *   FAKECUDA_PEER_GBPS=S:D=R[,S:D=R...]  peer copies with access from CUDA device S to D at R GB/s
@@ -510,6 +512,11 @@ EXPORT gp_cu_result cuDeviceGetAttribute(int *v, gp_cu_device_attribute a, gp_cu
 	case GP_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = l2 ? atoi(l2) : 1 << 20; break;
 	case GP_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *v = 2048; break;
 	case GP_CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: *v = !getenv("FAKECUDA_NODMABUF"); break; /* 1 unless set */
+	case GP_CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: *v = !getenv("FAKECUDA_NOGDR"); break;
+	case GP_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = getenv("FAKECUDA_CC") ? atoi(getenv("FAKECUDA_CC")) : 9; break;
+	case GP_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+		*v = getenv("FAKECUDA_CC") && strchr(getenv("FAKECUDA_CC"), '.') ? atoi(strchr(getenv("FAKECUDA_CC"), '.') + 1) : 0;
+		break;
 	default: return GP_CUDA_ERROR_INVALID_VALUE;
 	}
 	return GP_CUDA_SUCCESS;

@@ -32,6 +32,8 @@ struct gp_cuda {
 	size_t scratch_n;
 };
 
+#define GP_CUDA_PROBE_GPUS 64
+
 /* What gp_cuda_probe found. */
 struct gp_cuda_probe {
 	int loaded;                    /* libcuda and its entry points could be loaded */
@@ -43,12 +45,21 @@ struct gp_cuda_probe {
 	int dmabuf;                    /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: 1 every device, 0 some device
 	                                  says no (dmabuf_dev: the first), -1 unknown (no device, call failed) */
 	int dmabuf_dev;
+	int ngpu;                      /* devices described in gpu[] (the first GP_CUDA_PROBE_GPUS) */
+	struct gp_cuda_probe_gpu {
+		char bdf[GP_BDF_LEN];      /* its PCI address, "" when CUDA did not give one */
+		int gdr;                   /* CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: 1, 0, -1 unknown */
+		int cc;                    /* compute capability x10 (90 is 9.0), 0 unknown */
+	} gpu[GP_CUDA_PROBE_GPUS];
 };
 
 /* Load libcuda and call cuInit, cuDriverGetVersion, cuDeviceGetCount and each device's dma-buf
  * attribute only: no context is created.
  * Never fails: p says what happened. The library stays loaded (unloading it after cuInit is unsafe). */
 void gp_cuda_probe(struct gp_cuda_probe *p);
+
+/* The probe's entry for the GPU at PCI address bdf, or NULL when CUDA did not list it. */
+const struct gp_cuda_probe_gpu *gp_cuda_probe_find(const struct gp_cuda_probe *p, const char *bdf);
 
 /* Load libcuda, cuInit, list every GPU in PCI bus order (numeric: domain, bus, device, function) and
  * retain their primary contexts. A bus id CUDA gives that is no PCI address ⇒ GP_E_DATA.
