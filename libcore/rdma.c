@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "gpup2p/bench.h"
+#include "gpup2p/gdr.h"
 #include "gpup2p/numa.h"
 #include "rdma_internal.h"
 
@@ -141,19 +142,6 @@ static int reg_host(struct gp_rdma *s, struct gp_ibv_mr **mr, void *p, size_t n,
 			  strerror(errno ? errno : EIO));
 }
 
-static int peermem_loaded(const struct gp_root *r)
-{
-	static const char *const p[] = { "/sys/kernel/mm/memory_peers/nv_mem/version",
-		"/sys/kernel/mm/memory_peers/nv_mem_nc/version", "/sys/module/nvidia_peermem/version",
-		"/sys/module/nvidia_peermem/initstate" };
-	char buf[64];
-
-	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
-		if (gp_root_read_text(r, p[i], buf, sizeof(buf)) >= 0)
-			return 1;
-	return 0;
-}
-
 static int reg_dmabuf(struct gp_rdma *s, struct gp_rdma_ep *ep, size_t n, struct gp_err *e)
 {
 	int acc = GP_IBV_ACCESS_LOCAL_WRITE | GP_IBV_ACCESS_REMOTE_WRITE | GP_IBV_ACCESS_REMOTE_READ, err;
@@ -179,7 +167,7 @@ static int reg_peermem(struct gp_rdma *s, struct gp_rdma_ep *ep, size_t n, struc
 {
 	int acc = GP_IBV_ACCESS_LOCAL_WRITE | GP_IBV_ACCESS_REMOTE_WRITE | GP_IBV_ACCESS_REMOTE_READ, err;
 
-	if (!peermem_loaded(s->o.root))
+	if (!gp_gdr_peermem_loaded(s->o.root))
 		return gp_err_set(e, GP_E_UNAVAIL, ENOENT, "peermem: the nvidia_peermem module is not loaded: "
 				  "modprobe nvidia-peermem (it needs a NIC stack with PeerDirect: MOFED or a patched kernel)");
 	errno = 0;
@@ -195,7 +183,7 @@ static int reg_peermem(struct gp_rdma *s, struct gp_rdma_ep *ep, size_t n, struc
 
 static int gpu_mem(struct gp_rdma *s, struct gp_rdma_ep *ep, size_t n, struct gp_err *e)
 {
-	struct gp_err e1 = { 0 }, e2 = { 0 };
+	struct gp_err er[2] = { { 0 }, { 0 } };
 	int rc;
 
 	if (!s->cuda) {
@@ -215,13 +203,15 @@ static int gpu_mem(struct gp_rdma *s, struct gp_rdma_ep *ep, size_t n, struct gp
 	if (!(ep->host = malloc(n)))
 		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory (%zu bytes of staging)", n);
 	ep->addr = ep->dptr;
-	if (!(rc = reg_dmabuf(s, ep, n, &e1)))
-		return ep->path = "dmabuf", 0;
-	if (!(rc = reg_peermem(s, ep, n, &e2)))
-		return ep->path = "peermem", 0;
-	return gp_err_set(e, e1.cls == GP_E_UNAVAIL && e2.cls == GP_E_UNAVAIL ? GP_E_UNAVAIL : GP_E_FAIL,
-			  e2.errnum ? e2.errnum : e1.errnum, "cannot register GPU%d memory with %s for RDMA: %s; %s",
-			  ep->gpu, s->info.device, e1.msg, e2.msg);
+	for (int k = 0; k < 2; k++) {      /* NCCL's order (gdr.h): dma-buf, then the peer-memory module */
+		int dmabuf = gp_gdr_order[k] == GP_GDR_DMABUF;
+
+		if (!(dmabuf ? reg_dmabuf(s, ep, n, &er[k]) : reg_peermem(s, ep, n, &er[k])))
+			return ep->path = gp_gdr_path_id(gp_gdr_order[k]), 0;
+	}
+	return gp_err_set(e, er[0].cls == GP_E_UNAVAIL && er[1].cls == GP_E_UNAVAIL ? GP_E_UNAVAIL : GP_E_FAIL,
+			  er[1].errnum ? er[1].errnum : er[0].errnum, "cannot register GPU%d memory with %s for RDMA: %s; %s",
+			  ep->gpu, s->info.device, er[0].msg, er[1].msg);
 }
 
 int gp_rdma_ep_mem(struct gp_rdma *s, struct gp_rdma_ep *ep, struct gp_err *e)

@@ -9,7 +9,7 @@ static const char *rdma_name(const struct gp_topo *t, int i)
 	return t->devs[i].kind == GP_TOPO_NIC ? t->pci->devs[t->devs[i].pci].rdma : "";
 }
 
-static int nic_of(const struct gp_topo *t, const char *dev)
+int gp_rdma_nic_index(const struct gp_topo *t, const char *dev)
 {
 	for (int i = t->ngpu; i < t->n; i++)
 		if (*rdma_name(t, i) && !strcmp(rdma_name(t, i), dev))
@@ -19,7 +19,7 @@ static int nic_of(const struct gp_topo *t, const char *dev)
 
 const char *gp_rdma_distance(const struct gp_topo *t, int gpu, const char *dev)
 {
-	int n = dev ? nic_of(t, dev) : -1;
+	int n = dev ? gp_rdma_nic_index(t, dev) : -1;
 
 	if (gpu < 0 || gpu >= t->ngpu || n < 0)
 		return NULL;

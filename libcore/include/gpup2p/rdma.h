@@ -123,6 +123,9 @@ struct gp_topo;
  * and the NIC of RDMA device dev, from topo's matrix; NULL when either is not in t. */
 const char *gp_rdma_distance(const struct gp_topo *t, int gpu, const char *dev);
 
+/* The topology entry (a NIC) of RDMA device dev, or -1 when no NIC in t has it. */
+int gp_rdma_nic_index(const struct gp_topo *t, const char *dev);
+
 /* The RDMA device closest to GPU gpu (first in t's NIC order on a tie), NULL when none. */
 const char *gp_rdma_closest_nic(const struct gp_topo *t, int gpu);
 
