@@ -57,6 +57,33 @@ void gp_doctor_check_xid(struct gp_doctor_ctx *c);
  * and code; 0 when the line is no Xid line; -EINVAL when it starts like one but does not parse. */
 int gp_doctor_xid_parse(const char *line, char bdf[GP_BDF_LEN], int *xid);
 
+/* --- peer memory (doctor/peermem.c), shared with rdma.gdr ------------------------------------- */
+
+/* nvidia_peermem's and nv_peer_mem's states from /proc/modules (1 loaded, 0 not); 0 when read, else
+ * -1 after adding the finding (subject nvidia_peermem) that says why not. */
+int gp_doctor_peermem_mods(struct gp_doctor_ctx *c, int *nvpm, int *legacy);
+
+/* Whether the dma-buf GPUDirect RDMA path is usable, and the evidence: the parts missing (why), the
+ * parts that could not be learned (unk) and those that are there (have). */
+struct gp_doctor_dmabuf {
+	int usable;                        /* 1 every part there; 0 a part missing; -1 none missing, one unknown */
+	int open;                          /* gp_doctor_nv_open of the version line */
+	int nunk;                          /* parts unknown; offline: the live parts are one */
+	char osrel[128];
+	char why[512], unk[384], have[256];
+};
+
+/* Fill d: the open kernel module (R515+), kernel 5.12+, and the live parts (CUDA's DMA_BUF_SUPPORTED,
+ * ibv_reg_dmabuf_mr). 0, or -1 after adding the finding (on subject) for a file that could not be read
+ * or a driver that is not loaded. */
+int gp_doctor_dmabuf_state(struct gp_doctor_ctx *c, const char *subject, struct gp_doctor_dmabuf *d);
+
+/* Add the evidence of a dma-buf verdict to f. */
+void gp_doctor_dmabuf_ev(struct gp_finding *f, const struct gp_doctor_dmabuf *d);
+
+/* rdma.gdr (doctor/gdr.c), listed in rdma.c's table. */
+void gp_doctor_check_gdr(struct gp_doctor_ctx *c);
+
 /* --- prefetched sources (doctor/prefetch.c) ----------------------------------------------------- */
 
 /* The symbol kmod.nv_p2p_api looks for (and the one prefetch scans /proc/kallsyms for). */

@@ -8,8 +8,7 @@
 #include "gpup2p/verbs.h"
 #include "check.h"
 
-/* Both modules' states; 0 when read, else the error already reported. */
-static int mods(struct gp_doctor_ctx *c, int *nvpm, int *legacy)
+int gp_doctor_peermem_mods(struct gp_doctor_ctx *c, int *nvpm, int *legacy)
 {
 	*nvpm = gp_doctor_module(c, "nvidia_peermem");
 	*legacy = gp_doctor_module(c, "nv_peer_mem");
@@ -24,7 +23,7 @@ static void check_conflict(struct gp_doctor_ctx *c)
 	struct gp_finding *f;
 	int nvpm, legacy;
 
-	if (mods(c, &nvpm, &legacy))
+	if (gp_doctor_peermem_mods(c, &nvpm, &legacy))
 		return;
 	if (nvpm && legacy) {
 		f = gp_doctor_add(c, GP_SEV_ERROR, "nvidia_peermem", "nv_peer_mem and nvidia_peermem are both loaded: both "
@@ -43,7 +42,7 @@ static void check_legacy(struct gp_doctor_ctx *c)
 	const char *rel;
 	int nvpm, legacy;
 
-	if (mods(c, &nvpm, &legacy))
+	if (gp_doctor_peermem_mods(c, &nvpm, &legacy))
 		return;
 	rel = gp_doctor_nv_release(c);
 	if (legacy && !nvpm && (!rel[0] || atoi(rel) >= 470)) {
@@ -71,18 +70,8 @@ static void reason(char *buf, size_t n, const char *why)
 		snprintf(buf + used, n - used, "%s%s", used ? "; " : "", why);
 }
 
-/* Whether the dma-buf GPUDirect RDMA path is usable, and the evidence: the parts missing (why), the
- * parts that could not be learned (unk) and those that are there (have). */
-struct dmabuf {
-	int usable;                        /* 1 every part there; 0 a part missing; -1 none missing, one unknown */
-	int open;                          /* gp_doctor_nv_open of the version line */
-	int nunk;                          /* parts unknown; offline: the live parts are one */
-	char osrel[128];
-	char why[512], unk[384], have[256];
-};
-
 /* A part that could not be learned. */
-static void unknown(struct dmabuf *d, const char *why)
+static void unknown(struct gp_doctor_dmabuf *d, const char *why)
 {
 	d->nunk++;
 	reason(d->unk, sizeof(d->unk), why);
@@ -90,7 +79,7 @@ static void unknown(struct dmabuf *d, const char *why)
 
 /* The live parts (CUDA's attribute, ibv_reg_dmabuf_mr): offline, or where libcuda or libibverbs
  * could not tell, they are unknown, never taken as there. */
-static void dmabuf_live(struct gp_doctor_ctx *c, struct dmabuf *d)
+static void dmabuf_live(struct gp_doctor_ctx *c, struct gp_doctor_dmabuf *d)
 {
 	const struct gp_cuda_probe *cu;
 	const struct gp_verbs_probe *v;
@@ -128,9 +117,7 @@ static void dmabuf_live(struct gp_doctor_ctx *c, struct dmabuf *d)
 		reason(d->have, sizeof(d->have), "libibverbs: ibv_reg_dmabuf_mr");
 }
 
-/* Fill d: the open kernel module (R515+), kernel 5.12+, and the live parts. 0, or -1 after adding
- * the finding (on subject) for a file that could not be read or a driver that is not loaded. */
-static int dmabuf_state(struct gp_doctor_ctx *c, const char *subject, struct dmabuf *d)
+int gp_doctor_dmabuf_state(struct gp_doctor_ctx *c, const char *subject, struct gp_doctor_dmabuf *d)
 {
 	const char *ver, *rel;
 	char t[96];
@@ -175,8 +162,7 @@ static int dmabuf_state(struct gp_doctor_ctx *c, const char *subject, struct dma
 	return 0;
 }
 
-/* The evidence of a dma-buf verdict. */
-static void dmabuf_ev(struct gp_finding *f, const struct dmabuf *d)
+void gp_doctor_dmabuf_ev(struct gp_finding *f, const struct gp_doctor_dmabuf *d)
 {
 	gp_finding_ev(f, "/proc/driver/nvidia/version", "%s", d->open == 1 ? "open" : d->open ? "unknown" : "proprietary");
 	gp_finding_ev(f, "/proc/sys/kernel/osrelease", "%s", d->osrel);
@@ -198,7 +184,7 @@ static const char *no_rdma(const struct gp_doctor_ctx *c)
 static void check_missing(struct gp_doctor_ctx *c)
 {
 	struct gp_finding *f;
-	struct dmabuf d;
+	struct gp_doctor_dmabuf d;
 	int nvpm, legacy, rdma = gp_doctor_rdma_hw_nics(c);
 
 	if (!c->topo->ngpu || !rdma) {
@@ -210,13 +196,13 @@ static void check_missing(struct gp_doctor_ctx *c)
 		gp_doctor_add(c, GP_SEV_SKIPPED, "nvidia_peermem", "the nvidia module is not loaded (see driver.loaded)");
 		return;
 	}
-	if (mods(c, &nvpm, &legacy))
+	if (gp_doctor_peermem_mods(c, &nvpm, &legacy))
 		return;
 	if (nvpm || legacy) {
 		f = gp_doctor_add(c, GP_SEV_OK, "nvidia_peermem", "%s is loaded: NICs can register GPU memory",
 				  nvpm ? "nvidia_peermem" : "nv_peer_mem");
 	} else {
-		if (dmabuf_state(c, "nvidia_peermem", &d))
+		if (gp_doctor_dmabuf_state(c, "nvidia_peermem", &d))
 			return;
 		if (d.usable == 1) {
 			f = gp_doctor_add(c, GP_SEV_OK, "nvidia_peermem", "no peer-memory module, but NICs can register "
@@ -231,7 +217,7 @@ static void check_missing(struct gp_doctor_ctx *c)
 			f = gp_doctor_add(c, GP_SEV_UNKNOWN, "nvidia_peermem", "no peer-memory module; whether NICs can "
 					  "register GPU memory through dma-buf is unknown: %s", d.unk);
 		}
-		dmabuf_ev(f, &d);
+		gp_doctor_dmabuf_ev(f, &d);
 	}
 	gp_finding_ev(f, "/proc/modules", "nvidia_peermem %s, nv_peer_mem %s", nvpm ? "loaded" : "absent",
 		      legacy ? "loaded" : "absent");
@@ -240,13 +226,13 @@ static void check_missing(struct gp_doctor_ctx *c)
 static void check_dmabuf(struct gp_doctor_ctx *c)
 {
 	struct gp_finding *f;
-	struct dmabuf d;
+	struct gp_doctor_dmabuf d;
 
 	if (!c->topo->ngpu || !gp_doctor_rdma_hw_nics(c)) {
 		gp_doctor_add(c, GP_SEV_SKIPPED, "dma-buf", "%s", !c->topo->ngpu ? "no NVIDIA GPU" : no_rdma(c));
 		return;
 	}
-	if (dmabuf_state(c, "dma-buf", &d))
+	if (gp_doctor_dmabuf_state(c, "dma-buf", &d))
 		return;
 	if (d.usable == 0) {
 		f = gp_doctor_add(c, GP_SEV_INFO, "dma-buf", "the dma-buf GPUDirect RDMA path is not available: %s%s",
@@ -262,7 +248,7 @@ static void check_dmabuf(struct gp_doctor_ctx *c)
 	} else {
 		f = gp_doctor_add(c, GP_SEV_OK, "dma-buf", "the dma-buf GPUDirect RDMA path is available: %s", d.have);
 	}
-	dmabuf_ev(f, &d);
+	gp_doctor_dmabuf_ev(f, &d);
 }
 
 static const struct gp_doctor_check checks[] = {

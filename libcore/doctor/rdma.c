@@ -481,6 +481,15 @@ static const struct gp_doctor_check checks[] = {
 	  "Loads libibverbs.so.1 with dlopen (never linked) and calls ibv_get_device_list: a device is listed only "
 	  "when its provider library (libmlx5, libbnxt_re, ...) was found. Warning when the library is missing or "
 	  "does not list a device. Live only." },
+	{ "rdma.gdr", "whether GPUDirect RDMA is possible for each GPU-NIC pair", GP_SRC_PROC | GP_SRC_SYSFS, 0,
+	  gp_doctor_check_gdr,
+	  "NCCL's rules (ncclTopoCheckGdr) per GPU and RDMA device: the NIC reaches GPU memory through dma-buf "
+	  "(preferred by NCCL) or nvidia-peermem (the parts peermem.missing and peermem.dmabuf read), the GPU "
+	  "supports it (live: CUDA's GPU_DIRECT_RDMA_SUPPORTED), the pair is within NCCL_NET_GDR_LEVEL's default "
+	  "PXB; software RDMA (rxe, siw) never is. Ok for a possible pair, and for the other pairs of a GPU that "
+	  "has one. Info for a GPU's closest NIC when the GPU has none (naming peermem.missing or "
+	  "topo.nic_distance, which carry the warning), and when NCCL's reads default off (compute capability "
+	  "below 8.0 without NVLink). Warning when CUDA says a GPU near its NIC has no GPUDirect RDMA." },
 };
 
 GP_DOCTOR_FAMILY(gp_doctor_fam_rdma, "rdma", "RDMA devices and ports", checks);

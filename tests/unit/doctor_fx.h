@@ -36,6 +36,8 @@ static inline void cuda_lib(const char *lib, const char *gpus)
 	else
 		unsetenv("FAKECUDA_GPUS");
 	unsetenv("CUDA_VISIBLE_DEVICES");
+	unsetenv("FAKECUDA_NOGDR");
+	unsetenv("FAKECUDA_CC");
 	unit_p2p_env(NULL, NULL, NULL, NULL, NULL);
 }
 

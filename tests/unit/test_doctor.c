@@ -146,6 +146,17 @@ static void dmabuf_no_cuda(struct fx *x, struct gp_doctor_ctx *c)
 	cuda_lib("/nonexistent/libcuda.so.1", NULL);
 }
 
+/* rdma.gdr live: CUDA (the double, seeing the fixture's GPUs) says no GPUDirect RDMA, or compute 7.0. */
+static void gdr_cuda(struct fx *x, struct gp_doctor_ctx *c, const char *nogdr, const char *cc)
+{
+	verbs_all(x, c);
+	unit_p2p_env(&x->t, NULL, NULL, NULL, NULL);
+	unit_setenv("FAKECUDA_NOGDR", nogdr);
+	unit_setenv("FAKECUDA_CC", cc);
+}
+static void gdr_nogpu(struct fx *x, struct gp_doctor_ctx *c) { gdr_cuda(x, c, "1", NULL); }
+static void gdr_cc70(struct fx *x, struct gp_doctor_ctx *c) { gdr_cuda(x, c, NULL, "7.0"); }
+
 static const struct dcase cases[] = {
 	/* driver */
 	{ D("drv-unloaded"), NULL, "driver.loaded", FIRE, GP_SEV_ERROR, "nvidia" },
@@ -419,6 +430,19 @@ static const struct dcase cases[] = {
 	{ D("healthy"), verbs_no_mlx5_7, "rdma.verbs_lib", FIRE, GP_SEV_WARNING, "mlx5_7" },
 	{ D("healthy"), verbs_all, "rdma.verbs_lib", QUIET, 0, NULL },
 	{ D("healthy"), NULL, "rdma.verbs_lib", FIRE, GP_SEV_SKIPPED, NULL },         /* offline */
+	{ D("healthy"), NULL, "rdma.gdr", QUIET, 0, NULL },                 /* peermem; far pairs: GPUs have a near one */
+	{ D("healthy"), verbs_all, "rdma.gdr", QUIET, 0, NULL },            /* dma-buf and peermem */
+	{ D("pm-dmabuf"), verbs_all, "rdma.gdr", QUIET, 0, NULL },          /* dma-buf only */
+	{ D("rdma-rxe"), NULL, "rdma.gdr", QUIET, 0, NULL },                /* rxe0, but mlx5_1 on the switch too */
+	{ D("gdr-read"), verbs_all, "rdma.gdr", QUIET, 0, NULL },           /* compute 9.0: reads on */
+	{ D("pm-missing"), NULL, "rdma.gdr", FIRE, GP_SEV_INFO, "0000:13:00.0-mlx5_0" },  /* neither path */
+	{ D("gdr-sys"), NULL, "rdma.gdr", FIRE, GP_SEV_INFO, "0000:13:00.0-mlx5_4" },     /* closest NIC SYS */
+	{ D("gdr-rxe"), NULL, "rdma.gdr", FIRE, GP_SEV_INFO, "0000:13:00.0-rxe0" },       /* software RDMA only */
+	{ D("gdr-read"), gdr_cc70, "rdma.gdr", FIRE, GP_SEV_INFO, "0000:13:00.0-mlx5_0" }, /* 7.0, no NVLink */
+	{ D("healthy"), gdr_nogpu, "rdma.gdr", FIRE, GP_SEV_WARNING, "0000:13:00.0-mlx5_0" },
+	{ D("pm-dmabuf"), NULL, "rdma.gdr", FIRE, GP_SEV_SKIPPED, "0000:13:00.0-mlx5_0" }, /* offline: not probed */
+	{ D("pm-dmabuf"), dmabuf_no_cuda, "rdma.gdr", FIRE, GP_SEV_UNKNOWN, "0000:13:00.0-mlx5_0" },
+	{ "workstation", NULL, "rdma.gdr", FIRE, GP_SEV_SKIPPED, "system" },             /* no RDMA NIC */
 	/* nic */
 	{ D("nic-driver"), NULL, "nic.driver", FIRE, GP_SEV_WARNING, "0000:16:00.0" },
 	{ D("healthy"), NULL, "nic.driver", QUIET, 0, NULL },
