@@ -1,5 +1,4 @@
 /* gpup2p doctor — the formats for machines (see doctor_out.h). */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -121,16 +120,24 @@ static void json_doc(const struct cli *c, const struct doc_run *r, FILE *f, cons
 	cli_json_end(c, &j, r->rc);
 }
 
-/* Render into a memory buffer; NULL when out of memory. */
-static char *json_render(const struct cli *c, const struct doc_run *r, const unsigned char *keep, int left,
-			 const char *now, size_t *len)
+/* What gp_doctor_fit_doc renders with. */
+struct json_arg {
+	const struct cli *c;
+	const struct doc_run *r;
+	const char *now;
+};
+
+/* The document with the findings keep[i] (all when keep is NULL) into a memory buffer; NULL when out
+ * of memory. */
+static char *json_render(void *arg, const unsigned char *keep, int left, size_t *len)
 {
+	const struct json_arg *a = arg;
 	char *buf = NULL;
 	FILE *f = open_memstream(&buf, len);
 
 	if (!f)
 		return NULL;
-	json_doc(c, r, f, keep, left, now);
+	json_doc(a->c, a->r, f, keep, left, a->now);
 	if (fclose(f)) {
 		free(buf);
 		return NULL;
@@ -138,66 +145,40 @@ static char *json_render(const struct cli *c, const struct doc_run *r, const uns
 	return buf;
 }
 
-/* Bytes finding i adds to a one-line document: itself and the ", " before it. */
-static int finding_sizes(const struct gp_findings *l, size_t *size)
+/* Bytes finding i adds to a one-line document: itself and the ", " before it; 0 when out of memory. */
+static size_t finding_size(void *arg, int i)
 {
-	for (int i = 0; i < l->n; i++) {
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&buf, &len);
-		struct gp_json j;
+	const struct json_arg *a = arg;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct gp_json j;
 
-		if (!f)
-			return -ENOMEM;
-		gp_json_init(&j, f, 0);
-		json_finding(&j, &l->v[i]);
-		if (fclose(f)) {
-			free(buf);
-			return -ENOMEM;
-		}
+	if (!f)
+		return 0;
+	gp_json_init(&j, f, 0);
+	json_finding(&j, &a->r->d->out.v[i]);
+	if (fclose(f)) {
 		free(buf);
-		size[i] = len + 2;
+		return 0;
 	}
-	return 0;
+	free(buf);
+	return len + 2;
 }
 
 int doc_json(const struct cli *c, const struct doc_run *r)
 {
-	int n = r->d ? r->d->out.n : 0, left = 0;
-	size_t len, base, budget, *size = NULL;
-	unsigned char *keep = NULL;
+	static const struct gp_findings none;
 	char now[32], *doc;
+	struct json_arg a = { c, r, now };
+	struct gp_doctor_render how = { json_render, finding_size, &a };
+	size_t len;
+	int left;
 
 	utc_now(now, sizeof(now));
-	doc = json_render(c, r, NULL, 0, now, &len);
-	/* a line too long for pdsh/clush: the most urgent findings that fit, the rest counted in
-	 * "truncated" (--pretty is for files and people: whole). The budget starts from each finding's
-	 * size; should the document still be too long, it shrinks by the excess. */
-	if (doc && len >= DOC_JSON_MAX && n && !r->pretty) {
-		size = calloc((size_t)n, sizeof(*size));
-		keep = calloc((size_t)n, 1);
-		free(doc);
-		doc = NULL;
-		if (size && keep && !finding_sizes(&r->d->out, size)) {
-			memset(keep, 0, (size_t)n);
-			doc = json_render(c, r, keep, n, now, &base);
-			budget = doc && base < DOC_JSON_MAX ? DOC_JSON_MAX - base : 0;
-			while (doc && budget) {
-				left = gp_doctor_fit(&r->d->out, size, budget, keep);
-				free(doc);
-				if (!(doc = json_render(c, r, keep, left, now, &len)) || len < DOC_JSON_MAX)
-					break;
-				budget = len - DOC_JSON_MAX + 1 < budget ? budget - (len - DOC_JSON_MAX + 1) : 0;
-			}
-			if (doc && !budget) {
-				free(doc);
-				memset(keep, 0, (size_t)n);
-				doc = json_render(c, r, keep, left = n, now, &len);
-			}
-		}
-	}
-	free(size);
-	free(keep);
+	/* one line, short enough for pdsh/clush: the most urgent findings that fit, the rest counted in
+	 * "truncated" (--pretty is for files and people: whole) */
+	doc = gp_doctor_fit_doc(r->d && !r->pretty ? &r->d->out : &none, DOC_JSON_MAX, &how, &len, &left);
 	if (!doc) {
 		fprintf(stderr, "gpup2p: out of memory\n");
 		return EX_ERROR;
@@ -328,74 +309,11 @@ int doc_prom(const struct cli *c, const struct doc_run *r, const char *dir)
 
 /* --- Nagios -------------------------------------------------------------------------------------- */
 
-int doc_nagios_code(int rc)
-{
-	return rc >= 0 && rc <= 2 ? rc : 3;
-}
-
-/* Text on the status line: '|' (it starts the perfdata) and control characters replaced, at
- * most max bytes, never cut inside a UTF-8 sequence. */
-static void nagios_text(const char *s, size_t max)
-{
-	size_t n = strlen(s);
-
-	if (n > max) {
-		n = max;
-		while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
-			n--;
-	}
-	for (size_t i = 0; i < n; i++)
-		putchar(s[i] == '|' ? '/' : (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? ' ' : s[i]);
-	if (n < strlen(s))
-		fputs("...", stdout);
-}
-
 int doc_nagios(const struct doc_run *r)
 {
-	static const char *const state[] = { "OK", "WARNING", "CRITICAL", "UNKNOWN" };
-	int code = doc_nagios_code(r->rc);
-	struct gp_doctor_ctx *d = r->d;
-	const char *host = d ? gp_doctor_host(d) : NULL;
+	struct gp_doctor_nagios_run n = { .out = r->d && r->sum ? &r->d->out : NULL, .sum = r->d ? r->sum : NULL,
+					  .rc = r->rc, .host = r->d ? gp_doctor_host(r->d) : NULL,
+					  .why = cli_last_error(), .seconds = r->seconds };
 
-	printf("GPUP2P %s - ", state[code]);
-	if (host)
-		printf("%s: ", host);
-	if (code == 3 || !d || !r->sum) { /* no run to summarise (it failed): say why */
-		const char *why = cli_last_error();
-
-		if (*why)
-			nagios_text(why, 300);
-		else
-			printf("doctor exited %d", r->rc);
-	} else {
-		const int *s = r->sum;
-
-		printf("%d error%s, %d warning%s, %d unknown, %d info, %d ok, %d skipped", s[GP_SEV_ERROR],
-		       s[GP_SEV_ERROR] == 1 ? "" : "s", s[GP_SEV_WARNING], s[GP_SEV_WARNING] == 1 ? "" : "s",
-		       s[GP_SEV_UNKNOWN], s[GP_SEV_INFO], s[GP_SEV_OK], s[GP_SEV_SKIPPED]);
-		/* the first alarm that set the state: an error, else a warning, else (--strict) an unknown */
-		for (int want = 0; code && want < 3; want++) {
-			enum gp_sev sev = want == 0 ? GP_SEV_ERROR : want == 1 ? GP_SEV_WARNING : GP_SEV_UNKNOWN;
-			int i = 0;
-
-			while (i < d->out.n && d->out.v[i].sev != sev)
-				i++;
-			if (i < d->out.n) {
-				printf("; %s %s: ", d->out.v[i].check->id, d->out.v[i].subject);
-				nagios_text(d->out.v[i].message, 200);
-				break;
-			}
-		}
-	}
-	printf(" |");
-	if (d && r->sum) {
-		static const enum gp_sev order[] = { GP_SEV_ERROR, GP_SEV_WARNING, GP_SEV_UNKNOWN, GP_SEV_INFO, GP_SEV_OK,
-						     GP_SEV_SKIPPED };
-		static const char *const label[] = { "errors", "warnings", "unknown", "info", "ok", "skipped" };
-
-		for (int k = 0; k < 6; k++)
-			printf(" %s=%d;;;", label[k], r->sum[order[k]]);
-	}
-	printf(" duration=%.3fs;;;\n", r->seconds);
-	return code;
+	return gp_doctor_nagios(stdout, &n);
 }

@@ -33,7 +33,4 @@ int doc_prom(const struct cli *c, const struct doc_run *r, const char *dir);
  * 2 CRITICAL, 3 UNKNOWN (doctor's 3, 64, 69 and 77). */
 int doc_nagios(const struct doc_run *r);
 
-/* Nagios' code for doctor's exit status. */
-int doc_nagios_code(int rc);
-
 #endif

@@ -6,6 +6,7 @@
 #ifndef GPUP2P_DOCTOR_H
 #define GPUP2P_DOCTOR_H
 
+#include <stdio.h>
 #include <stdint.h>
 
 #include "gpup2p/acs.h"
@@ -218,5 +219,41 @@ const char *gp_doctor_gpu_uuid(struct gp_doctor_ctx *c, int i, char *buf, size_t
  * Errors go first, then warnings, unknown, info, ok, skipped; within a severity, report order.
  * Returns how many were left out. */
 int gp_doctor_fit(const struct gp_findings *f, const size_t *size, size_t budget, unsigned char *keep);
+
+/* How a size-bound document is rendered (doctor --json): doc() renders it with the findings keep[i]
+ * (all when keep is NULL) and left counted as left out, into a malloc'd buffer of *len bytes (NULL:
+ * out of memory); finding() says how many bytes finding i adds to it (0: out of memory). */
+struct gp_doctor_render {
+	char *(*doc)(void *arg, const unsigned char *keep, int left, size_t *len);
+	size_t (*finding)(void *arg, int i);
+	void *arg;
+};
+
+/* The document under max bytes: whole when it fits, else the most urgent findings that fit
+ * (gp_doctor_fit), *left counting those left out (none kept when not even one fits). The malloc'd
+ * document of *len bytes, NULL when out of memory. */
+char *gp_doctor_fit_doc(const struct gp_findings *f, size_t max, const struct gp_doctor_render *r, size_t *len,
+			int *left);
+
+/* The alarm that sets a run's state: the first error, else the first warning, else the first
+ * unknown; its index in f, or -1 when there is none. */
+int gp_doctor_first_alarm(const struct gp_findings *f);
+
+/* Nagios' code for doctor's exit status rc: 0, 1 and 2 as they are, anything else 3 (UNKNOWN). */
+int gp_doctor_nagios_code(int rc);
+
+/* A finished run as --nagios sees it. out and sum (GP_SEV_N counts) are NULL when the run failed:
+ * why (may be NULL or "") then says why. host may be NULL. */
+struct gp_doctor_nagios_run {
+	const struct gp_findings *out;
+	const int *sum;
+	int rc;
+	const char *host, *why;
+	double seconds;
+};
+
+/* Write the Nagios status line with perfdata to f: the summary and the first alarm, or why the run
+ * failed. Returns the Nagios code (gp_doctor_nagios_code). */
+int gp_doctor_nagios(FILE *f, const struct gp_doctor_nagios_run *r);
 
 #endif
