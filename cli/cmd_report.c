@@ -88,22 +88,49 @@ static const char *exit_meaning(int s)
 	}
 }
 
-static void print_table(const struct cli *c, const struct gp_report *r)
+/* The bench figures' table; 0, or -ENOMEM. */
+static int bench_table(const struct gp_report *r)
+{
+	const char *hdr[] = { "MODE", "PATH", "SRC", "DST", "SIZE", "MEMORY", "P2P", "OP", "ENGINE", "HOSTS", "MEDIAN" };
+	char size[32], med[32], cnt[16];
+	struct gp_table t;
+	int rc;
+
+	if ((rc = gp_table_init(&t, 11)))
+		return rc;
+	rc = gp_table_row(&t, hdr);
+	for (int i = 0; !rc && i < r->nbench; i++) {
+		const struct gp_report_bench *b = &r->bench[i];
+		const char *row[11] = { nz(b->mode), nz(b->path), nz(b->src), nz(b->dst),
+					gp_size_str(b->size, size, sizeof(size)), nz(b->memory), nz(b->p2p), nz(b->op),
+					nz(b->engine), cnt, med };
+
+		snprintf(cnt, sizeof(cnt), "%d", b->nv);
+		snprintf(med, sizeof(med), "%.2f", b->median);
+		rc = gp_table_row(&t, row);
+	}
+	if (!rc)
+		gp_table_print(&t, stdout, 2, 2, NULL);
+	gp_table_free(&t);
+	return rc;
+}
+
+/* The table; 0, or EX_ERROR when out of memory (message printed). */
+static int print_table(const struct cli *c, const struct gp_report *r)
 {
 	static const char *const title[] = { "errors", "warnings", "unknown", "info" };
-	int nlow = 0;
+	struct gp_report_totals tot;
+	char size[32];
+
+	gp_report_totals(r, &tot);
 
 	if (!c->quiet)
 		printf("gpup2p report: %d host%s answered (%d with doctor output)%s\n", r->nhost, r->nhost == 1 ? "" : "s",
 		       r->ndoctor, r->nhost ? "" : ": nothing read");
 	for (int s = 0; s < 4; s++) {
-		int n = 0;
-
-		for (int i = 0; i < r->ngroup; i++)
-			n += r->group[i].sev == s;
-		if (!n)
+		if (!tot.groups[s])
 			continue;
-		printf("\n%s (%d)\n", title[s], n);
+		printf("\n%s (%d)\n", title[s], tot.groups[s]);
 		for (int i = 0; i < r->ngroup; i++) {
 			const struct gp_report_group *g = &r->group[i];
 
@@ -125,31 +152,14 @@ static void print_table(const struct cli *c, const struct gp_report *r)
 	if (r->nunexpected && !c->quiet)
 		printf("\nnot in --expect: %s (%d)\n", r->unexpected_range, r->nunexpected);
 	if (r->nbench) {
-		struct gp_table t;
-		char size[32], med[32], cnt[16];
-
 		printf("\nbench: fleet median per figure, GB/s; below: under %.2f x median\n", r->below);
-		if (gp_table_init(&t, 11) == 0) {
-			const char *hdr[] = { "MODE", "PATH", "SRC", "DST", "SIZE", "MEMORY", "P2P", "OP", "ENGINE", "HOSTS",
-					      "MEDIAN" };
-
-			gp_table_row(&t, hdr);
-			for (int i = 0; i < r->nbench; i++) {
-				const struct gp_report_bench *b = &r->bench[i];
-				const char *row[11] = { nz(b->mode), nz(b->path), nz(b->src), nz(b->dst),
-							gp_size_str(b->size, size, sizeof(size)), nz(b->memory), nz(b->p2p),
-							nz(b->op), nz(b->engine), cnt, med };
-
-				snprintf(cnt, sizeof(cnt), "%d", b->nv);
-				snprintf(med, sizeof(med), "%.2f", b->median);
-				gp_table_row(&t, row);
-				nlow += b->nlow;
-			}
-			gp_table_print(&t, stdout, 2, 2, NULL);
-			gp_table_free(&t);
+		if (bench_table(r)) {
+			fflush(stdout);
+			fprintf(stderr, "gpup2p: out of memory\n");
+			return EX_ERROR;
 		}
-		if (nlow)
-			printf("\nbelow %.2f x median (%d)\n", r->below, nlow);
+		if (tot.nlow)
+			printf("\nbelow %.2f x median (%d)\n", r->below, tot.nlow);
 		for (int i = 0; i < r->nbench; i++) {
 			const struct gp_report_bench *b = &r->bench[i];
 
@@ -172,15 +182,11 @@ static void print_table(const struct cli *c, const struct gp_report *r)
 		else
 			printf("  %s  %s  %s\n", b->source, nz(b->host), b->why);
 	}
-	if (!c->quiet) {
-		int n[4] = { 0 };
-
-		for (int i = 0; i < r->ngroup; i++)
-			n[r->group[i].sev] += r->group[i].nhost;
+	if (!c->quiet)
 		printf("\nsummary: %d host%s, %d clean; findings on hosts: %d error, %d warning, %d unknown; %d missing, "
-		       "%d below, %d malformed\n", r->nhost, r->nhost == 1 ? "" : "s", r->nclean, n[0], n[1], n[2],
-		       r->nmissing, nlow, r->nbad);
-	}
+		       "%d below, %d malformed\n", r->nhost, r->nhost == 1 ? "" : "s", r->nclean, tot.hosts[0],
+		       tot.hosts[1], tot.hosts[2], r->nmissing, tot.nlow, r->nbad);
+	return 0;
 }
 
 static void json_hosts(struct gp_json *j, const char *key, const char *range, int n)
@@ -376,8 +382,9 @@ int cmd_report(struct cli *c, int argc, char **argv)
 		else if (c->fmt == GP_OUT_CSV)
 			print_csv(c, &r);
 		else
-			print_table(c, &r);
-		rc = r.exit_code;
+			rc = print_table(c, &r);
+		if (!rc)
+			rc = r.exit_code;
 	}
 	gp_report_free(&r);
 	free(o.in);

@@ -268,3 +268,14 @@ int gp_report_expect(struct gp_report *r, const char *hostlist, struct gp_err *e
 		r->have_expect = 1;
 	return rc;
 }
+
+void gp_report_totals(const struct gp_report *r, struct gp_report_totals *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (int i = 0; i < r->ngroup; i++) {
+		t->groups[r->group[i].sev]++;
+		t->hosts[r->group[i].sev] += r->group[i].nhost;
+	}
+	for (int i = 0; i < r->nbench; i++)
+		t->nlow += r->bench[i].nlow;
+}

@@ -78,6 +78,20 @@ assert got == want and all(b["count"] == 2 and b["below"] == [] for b in d["benc
 assert d["malformed"] == [] and d["hosts"] == 2 and d["exit_status"] == 0' "$T/rb.json" "$T/b1" && [ $rc -eq 0 ] &&
 	ok "bench --jsonl and --json from two hosts: every GB/s figure once, two hosts each, exit 0" || nok "bench input: rc=$rc"
 
+# the bench table's allocation (calloc of its 11 column flags) fails: an error (exit 2, out of memory),
+# never a report that counts no figure below
+{ sed 's/^/n1: /' "$T/b1"; sed 's/^/n2: /' "$T/b1"; sed 's/^/n3: /' "$T/b1" | sed 's/"gbps":[0-9.]*/"gbps":0.01/'; } >"$T/low.txt"
+"$BIN" report <"$T/low.txt" >/dev/null 2>&1; rc=$?
+if [ $rc -ne 1 ]; then
+	nok "three hosts, one slow: exit $rc, want 1 (a figure below)"
+elif ${CC:-cc} -shared -fPIC -o "$T/failalloc.so" tests/cli/failalloc.c; then
+	out=$(GP_FAIL_CALLOC=11,4 LD_PRELOAD="$T/failalloc.so" "$BIN" report <"$T/low.txt" 2>"$T/oom.err"); rc=$?
+	[ $rc -eq 2 ] && grep -qx 'gpup2p: out of memory' "$T/oom.err" && ! grep -q '^summary:' <<<"$out" &&
+		ok "the bench table out of memory: exit 2, says so, no summary" || nok "table out of memory: exit $rc: $out"
+else
+	nok "cannot build tests/cli/failalloc.c"
+fi
+
 # exit codes: a clean fleet 0; a warning 1; nothing read 1
 { sed 's/^/n1: /' "$T/healthy.json"; sed 's/^/n2: /' "$T/healthy.json"; } | "$BIN" report -q >/dev/null 2>&1; rc=$?
 [ $rc -eq 0 ] && ok "two clean nodes: exit 0" || nok "clean exit $rc"

@@ -201,6 +201,53 @@ static void test_bench(void)
 	gp_report_free(&r);
 }
 
+/* The totals of a folded report: folded findings and findings on hosts per severity, figures below. */
+static void test_totals(void)
+{
+	static const struct { const char *host, *sev, *subject; } doc[] = {
+		{ "d1", "error", "0000:01:00.0" }, { "d2", "error", "0000:01:00.0" }, { "d3", "warning", "0000:02:00.0" },
+		{ "d4", "warning", "0000:03:00.0" }, { "d5", "unknown", "0000:04:00.0" }, { "d6", "ok", "0000:01:00.0" },
+	};
+	/* p2p: median 50, under 45 are 40 and 30; h2d: median 20, under 18 is 10 */
+	static const struct { const char *host, *path; double gbps; } fig[] = {
+		{ "b1", "p2p", 50 }, { "b2", "p2p", 50 }, { "b3", "p2p", 50 }, { "b4", "p2p", 40 }, { "b5", "p2p", 30 },
+		{ "b1", "h2d", 20 }, { "b2", "h2d", 20 }, { "b3", "h2d", 10 },
+	};
+	char in[16384], one[2048], line[2048];
+	struct gp_report_totals t;
+	struct gp_report r;
+	struct gp_err e = { 0 };
+	size_t k = 0;
+
+	for (size_t i = 0; i < sizeof(doc) / sizeof(doc[0]); i++) {
+		doctor_doc(one, sizeof(one), doc[i].host, doc[i].sev, doc[i].subject, 0);
+		labelled(line, sizeof(line), doc[i].host, one);
+		k += (size_t)snprintf(in + k, sizeof(in) - k, "%s", line);
+	}
+	for (size_t i = 0; i < sizeof(fig) / sizeof(fig[0]); i++) {
+		bench_line(line, sizeof(line), fig[i].host, fig[i].path, fig[i].gbps);
+		k += (size_t)snprintf(in + k, sizeof(in) - k, "%s", line);
+	}
+	gp_report_init(&r);
+	read_text(&r, in, NULL);
+	CHECK(gp_report_fold(&r, 0.9, &e) == 0, "totals: folds");
+	gp_report_totals(&r, &t);
+	CHECK(t.groups[0] == 1 && t.groups[1] == 2 && t.groups[2] == 1 && t.groups[3] == 0,
+	      "folded: 1 error (d1 and d2), 2 warnings, 1 unknown, no info (%d %d %d %d)", t.groups[0], t.groups[1],
+	      t.groups[2], t.groups[3]);
+	CHECK(t.hosts[0] == 2 && t.hosts[1] == 2 && t.hosts[2] == 1 && t.hosts[3] == 0,
+	      "on hosts: 2 errors, 2 warnings, 1 unknown (%d %d %d %d)", t.hosts[0], t.hosts[1], t.hosts[2], t.hosts[3]);
+	CHECK(r.nbench == 2 && t.nlow == 3, "below: b4 and b5 on p2p, b3 on h2d: 3 of 2 figures (%d, %d)", t.nlow,
+	      r.nbench);
+	gp_report_free(&r);
+	gp_report_init(&r);
+	CHECK(gp_report_fold(&r, 0.9, &e) == 0, "an empty report folds");
+	memset(&t, 0x55, sizeof(t));
+	gp_report_totals(&r, &t);
+	CHECK(t.groups[0] == 0 && t.hosts[1] == 0 && t.nlow == 0, "an empty report: all zero");
+	gp_report_free(&r);
+}
+
 /* A directory as clush --outdir writes it: the file names are the hosts. */
 static void test_dir(void)
 {
@@ -294,6 +341,7 @@ int main(void)
 	test_interleaved();
 	test_plain_and_truncated();
 	test_bench();
+	test_totals();
 	test_dir();
 	test_clean_and_expect_errors();
 	return unit_done();

@@ -110,6 +110,16 @@ int gp_report_expect(struct gp_report *r, const char *hostlist, struct gp_err *e
  * hosts below `below` times the median; sets exit_code. 0, or -ENOMEM. */
 int gp_report_fold(struct gp_report *r, double below, struct gp_err *e);
 
+/* What a folded report counts, all groups and figures together. */
+struct gp_report_totals {
+	int groups[4];                 /* folded findings per severity (0 error, 1 warning, 2 unknown, 3 info) */
+	int hosts[4];                  /* findings on hosts per severity: a group on n hosts counts n */
+	int nlow;                      /* bench figures below below*median */
+};
+
+/* Count what gp_report_fold folded into t. */
+void gp_report_totals(const struct gp_report *r, struct gp_report_totals *t);
+
 /* The range string of the hosts in idx[0..n) (indices into r->host); malloc'd, NULL when out of memory. */
 char *gp_report_range(const struct gp_report *r, const int *idx, int n);
 
