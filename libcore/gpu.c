@@ -210,6 +210,7 @@ void gp_gpu_facts_from_nvml(const struct gp_gpu_nvml *raw, struct gp_gpu_facts *
 	if (!raw->available)
 		return;
 	snprintf(f->driver, sizeof(f->driver), "%s", raw->driver);
+	f->counted_at = raw->counted_at;
 	for (int i = 0; i < raw->n && i < GP_GPU_MAX; i++)
 		f->gpus[f->n++] = raw->gpus[i].info;
 	/* Links to another GPU count for that pair (once: from the lower address); links to a switch,

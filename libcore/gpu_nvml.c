@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
+#include "gpup2p/clock.h"
 #include "gpup2p/gpu.h"
 
 typedef int nvml_ret;
@@ -40,6 +42,7 @@ struct nvml_api {
 	nvml_ret (*link_state)(nvml_dev, unsigned, int *);
 	nvml_ret (*link_remote_pci)(nvml_dev, unsigned, struct nvml_pci_info *);
 	nvml_ret (*link_remote_type)(nvml_dev, unsigned, int *);
+	nvml_ret (*handle_bus)(const char *, nvml_dev *);
 };
 
 static void *sym(void *lib, const char *name, int *missing)
@@ -74,6 +77,7 @@ static int nvml_open(struct nvml_api *a, char *why, size_t n)
 	*(void **)&a->link_remote_pci = sym(a->lib, "nvmlDeviceGetNvLinkRemotePciInfo_v2", &missing);
 	/* optional: older drivers lack it; a remote that is not a GPU is then taken for a switch */
 	*(void **)&a->link_remote_type = dlsym(a->lib, "nvmlDeviceGetNvLinkRemoteDeviceType");
+	*(void **)&a->handle_bus = dlsym(a->lib, "nvmlDeviceGetHandleByPciBusId_v2"); /* gp_gpu_nvml_recount_facts */
 	if (missing) {
 		snprintf(why, n, "libnvidia-ml.so.1 lacks a needed function (driver too old)");
 		dlclose(a->lib);
@@ -107,6 +111,7 @@ int gp_gpu_nvml_query(struct gp_gpu_nvml *raw)
 	struct nvml_api a;
 	unsigned count = 0;
 	nvml_ret rc;
+	nvml_dev devs[GP_GPU_MAX];
 
 	memset(raw, 0, sizeof(*raw));
 	if (nvml_open(&a, raw->why, sizeof(raw->why)))
@@ -147,15 +152,56 @@ int gp_gpu_nvml_query(struct gp_gpu_nvml *raw)
 		if (a.memory(dev, &mem) == NVML_OK)
 			g->vram = mem.total;
 		read_links(&a, dev, rg);
+		if (!raw->n)
+			raw->counted_at = gp_clock_s();
 		gp_gpu_nvml_state(a.lib, dev, &g->st); /* BAR1 too (gpu_state.c) */
 		if (g->st.bar1_total > 0 && g->st.bar1_used >= 0) {
 			g->bar1 = (uint64_t)g->st.bar1_total;
 			g->bar1_free = g->bar1 > (uint64_t)g->st.bar1_used ? g->bar1 - (uint64_t)g->st.bar1_used : 0;
 		}
-		raw->n++;
+		devs[raw->n++] = dev;
 	}
+	/* the counters again, after every GPU's other reads: the longer the window, the likelier a link
+	 * erring now shows (no pause: doctor --active reads them once more, gp_gpu_nvml_recount_facts) */
+	for (int i = 0; i < raw->n; i++)
+		gp_gpu_nvml_recount(a.lib, devs[i], &raw->gpus[i].info.st);
 	raw->available = 1;
 out:
+	a.shutdown();
+	dlclose(a.lib);
+	return 0;
+}
+
+int gp_gpu_nvml_recount_facts(const struct gp_gpu_facts *f, struct gp_gpu_state *st, double window_s)
+{
+	struct nvml_api a;
+	char why[256];
+	double wait;
+
+	for (int i = 0; i < f->n; i++)
+		st[i] = f->gpus[i].st;
+	if (!f->available || nvml_open(&a, why, sizeof(why)))
+		return -ENOENT;
+	if (!a.handle_bus || a.init() != NVML_OK) {
+		dlclose(a.lib);
+		return -ENOENT;
+	}
+	wait = f->counted_at + window_s - gp_clock_s();
+	if (wait > 0) {
+		struct timespec ts;
+
+		wait = wait < window_s ? wait : window_s;
+		ts.tv_sec = (time_t)wait;
+		ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * 1e9);
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	}
+	for (int i = 0; i < f->n; i++) {
+		nvml_dev dev;
+
+		if (a.handle_bus(f->gpus[i].bdf, &dev) == NVML_OK)
+			gp_gpu_nvml_recount(a.lib, dev, &st[i]);
+	}
 	a.shutdown();
 	dlclose(a.lib);
 	return 0;

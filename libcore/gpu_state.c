@@ -231,14 +231,15 @@ void gp_gpu_nvml_state(void *lib, void *dev, struct gp_gpu_state *s)
 	struct nvml_fabric fab;
 	unsigned cur = 0, pend = 0, corr = 0, unc = 0, rpend = 0, rfail = 0;
 	int active[NVML_LINKS];
-	long long replay2, err2;
 
 	gp_gpu_state_init(s);
 	load(lib, &a);
-	/* The counters first; read again at the end: a rise between the two reads is a link erring now. */
+	/* The counters first: gp_gpu_nvml_recount reads them again, a rise between is a link erring now. */
 	s->replay = read_replay(&a, dev);
 	read_links(&a, dev, s, active);
 	s->nvl_errors = s->nvl_active > 0 ? read_link_errors(&a, dev, active) : GP_GPU_NA;
+	s->replay_rise = s->replay >= 0 ? 0 : s->replay;
+	s->nvl_errors_rise = s->nvl_errors >= 0 ? 0 : s->nvl_errors;
 	read_bar1(&a, dev, s);
 	s->persistence = read_int(a.persistence, dev);
 	s->virt = read_int(a.virt, dev);
@@ -269,13 +270,30 @@ void gp_gpu_nvml_state(void *lib, void *dev, struct gp_gpu_state *s)
 	} else {
 		s->fabric = s->fabric_status = GP_GPU_NA;
 	}
-	replay2 = read_replay(&a, dev);
-	s->replay_rise = s->replay >= 0 && replay2 >= 0 ? (replay2 > s->replay ? replay2 - s->replay : 0) : s->replay;
-	if (replay2 >= 0)
-		s->replay = replay2;
-	err2 = s->nvl_errors >= 0 ? read_link_errors(&a, dev, active) : s->nvl_errors; /* also from 0: 0 -> N is a rise */
-	s->nvl_errors_rise = s->nvl_errors >= 0 && err2 >= 0 ? (err2 > s->nvl_errors ? err2 - s->nvl_errors : 0)
-							     : s->nvl_errors;
-	if (err2 >= 0)
-		s->nvl_errors = err2;
+}
+
+/* A counter read again: *v the new value, *rise its rise since the first read (first = *v - *rise).
+ * A failed second read keeps what the first said. */
+static void recount(long long now, long long *v, long long *rise)
+{
+	long long first = *v - *rise;
+
+	if (*v < 0 || now < 0)
+		return;
+	*rise = now > first ? now - first : 0;
+	*v = now;
+}
+
+void gp_gpu_nvml_recount(void *lib, void *dev, struct gp_gpu_state *s)
+{
+	struct api a;
+	struct gp_gpu_state links;
+	int active[NVML_LINKS];
+
+	load(lib, &a);
+	recount(read_replay(&a, dev), &s->replay, &s->replay_rise);
+	if (s->nvl_errors >= 0) { /* also from 0: 0 -> N is a rise */
+		read_links(&a, dev, &links, active);
+		recount(read_link_errors(&a, dev, active), &s->nvl_errors, &s->nvl_errors_rise);
+	}
 }

@@ -215,4 +215,14 @@ void gp_doctor_each_nvml_gpu(struct gp_doctor_ctx *c,
  * GP_GPU_UNKNOWN: add the finding saying why (what names it) and return 1; else 0. */
 int gp_doctor_state_missing(struct gp_doctor_ctx *c, int i, long long v, const char *what);
 
+/* doctor --active, live: how long pcie.replay and nvlink.errors let a GPU's counters run between
+ * their first read (the GPU facts) and their last. The static doctor reads them while gathering the
+ * facts, with no pause. */
+#define GP_DOCTOR_COUNTER_WINDOW_S 1.0
+
+/* GPU g's state for the counter checks: under --active on a live root (or the test doubles), its
+ * counters read again GP_DOCTOR_COUNTER_WINDOW_S after the first read (once for all GPUs, pausing what
+ * is left of the window); otherwise, or when NVML cannot be asked again, the facts' g->st. */
+const struct gp_gpu_state *gp_doctor_counters(struct gp_doctor_ctx *c, const struct gp_gpu_info *g);
+
 #endif

@@ -2,9 +2,27 @@
  * retirement and row remapping, MIG, virtualization and compute mode (NVML facts, live or recorded);
  * Xid events in the kernel log (gpu_xid.c). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+
+const struct gp_gpu_state *gp_doctor_counters(struct gp_doctor_ctx *c, const struct gp_gpu_info *g)
+{
+	long i = g - c->facts->gpus;
+
+	if (!c->active || !c->probe_libs || i < 0 || i >= c->facts->n)
+		return &g->st;
+	if (!c->counters_read) {
+		c->counters_read = 1;
+		c->counters = calloc((size_t)c->facts->n + 1, sizeof(*c->counters));
+		if (c->counters && gp_gpu_nvml_recount_facts(c->facts, c->counters, GP_DOCTOR_COUNTER_WINDOW_S)) {
+			free(c->counters);
+			c->counters = NULL;
+		}
+	}
+	return c->counters ? &c->counters[i] : &g->st;
+}
 
 static void check_visible(struct gp_doctor_ctx *c)
 {

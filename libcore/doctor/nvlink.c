@@ -67,7 +67,7 @@ static void errors_one(struct gp_doctor_ctx *c, int i, const struct gp_gpu_info 
 	const struct gp_gpu_state *s;
 	struct gp_finding *f;
 
-	s = &g->st;
+	s = gp_doctor_counters(c, g);
 	if (s->nvl_active == 0 || (s->nvl_active == GP_GPU_NA && s->nvl_errors < 0)) {
 		f = gp_doctor_add(c, GP_SEV_SKIPPED, g->bdf, "%s: no active NVLink", name);
 		gp_finding_bdf(f, g->bdf);
@@ -107,7 +107,9 @@ static const struct gp_doctor_check checks[] = {
 	  "with no link up (no bridge) is fine; one with links down and no sibling to compare with is info." },
 	{ "nvlink.errors", "NVLink error counters rising", GP_SRC_NVML, 0, check_errors,
 	  "Sums the replay, recovery and CRC error counters of each GPU's active NVLinks, read twice while "
-	  "gathering the GPU facts. Warning when they rose between the two reads; steady counts are ok." },
+	  "gathering the GPU facts (first, and again after every GPU's other facts); with --active on a live "
+	  "system once more, at least a second after the first read. Warning when they rose between the reads; "
+	  "steady counts are ok." },
 };
 
 GP_DOCTOR_FAMILY(gp_doctor_fam_nvlink, "nvlink", "NVLink", checks);

@@ -421,28 +421,30 @@ static void check_ro(struct gp_doctor_ctx *c)
 static void replay_one(struct gp_doctor_ctx *c, int i, const struct gp_gpu_info *g)
 {
 	const char *name = c->topo->devs[i].name;
+	const struct gp_gpu_state *s;
 	struct gp_finding *f;
 
 	if (gp_doctor_state_missing(c, i, g->st.replay, "PCIe replay counter"))
 		return;
-	if (g->st.replay_rise > 0) {
+	s = gp_doctor_counters(c, g);
+	if (s->replay_rise > 0) {
 		f = gp_doctor_add(c, GP_SEV_WARNING, g->bdf, "%s: PCIe replay counter at %lld and rising (+%lld between "
-				  "two reads): the link retransmits now, a marginal link", name, g->st.replay,
-				  g->st.replay_rise);
+				  "two reads): the link retransmits now, a marginal link", name, s->replay,
+				  s->replay_rise);
 		gp_finding_fix(f, "reseat the GPU, check its riser/cable and retimer; lower the slot's speed in "
 			       "firmware if it persists");
-	} else if (g->st.replay > 0) {
+	} else if (s->replay > 0) {
 		/* replays happen now and then on a sound link; only a rising count is a fault */
 		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: %lld PCIe replay%s since the driver loaded, not rising "
-				  "(a count that grows between runs would mean a marginal link)", name, g->st.replay,
-				  g->st.replay > 1 ? "s" : "");
+				  "(a count that grows between runs would mean a marginal link)", name, s->replay,
+				  s->replay > 1 ? "s" : "");
 	} else {
 		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: no PCIe replay", name);
 	}
 	gp_finding_bdf(f, g->bdf);
-	gp_finding_ev(f, "nvml replay counter", "%lld", g->st.replay);
-	if (g->st.replay_rise >= 0)
-		gp_finding_ev(f, "rise between two reads", "%lld", g->st.replay_rise);
+	gp_finding_ev(f, "nvml replay counter", "%lld", s->replay);
+	if (s->replay_rise >= 0)
+		gp_finding_ev(f, "rise between two reads", "%lld", s->replay_rise);
 }
 
 static void check_replay(struct gp_doctor_ctx *c)
@@ -473,8 +475,9 @@ static const struct gp_doctor_check checks[] = {
 	  "writes into GPU memory stay strictly ordered, which costs GPUDirect RDMA bandwidth on some platforms. "
 	  "Skipped below root ports the kernel knows to mishandle it (Xeon E5 v3/v4)." },
 	{ "pcie.replay", "a GPU's PCIe replay counter rising", GP_SRC_NVML, 0, check_replay,
-	  "Reads each GPU's PCIe replay counter (NVML) twice while gathering the GPU facts. Warning when it rose "
-	  "between the two reads (the link retransmits now). A steady count is ok: replays happen now and then on "
+	  "Reads each GPU's PCIe replay counter (NVML) twice while gathering the GPU facts (first, and again "
+	  "after every GPU's other facts); with --active on a live system once more, at least a second after the "
+	  "first read. Warning when it rose between the reads (the link retransmits now). A steady count is ok: replays happen now and then on "
 	  "a sound link. Offline it uses the recorded counter; snapshots without one skip it." },
 };
 

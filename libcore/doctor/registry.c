@@ -176,6 +176,8 @@ void gp_doctor_ctx_free(struct gp_doctor_ctx *c)
 	gp_doctor_sys_free(c);
 	free(c->check_ms);
 	c->check_ms = NULL;
+	free(c->counters);
+	c->counters = NULL;
 }
 
 int gp_doctor_run(struct gp_doctor_ctx *c, const unsigned char *on, struct gp_err *e)

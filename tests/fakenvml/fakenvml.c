@@ -6,7 +6,9 @@
  * P2P status (libcore/gpu_p2p.c, through GPUP2P_LIBNVML): a handle for any PCI bus id; every pair
  * answers FAKENVML_P2P (default 0, OK) for read, write and atomics, FAKENVML_P2P_NVLINK (default 5,
  * not supported) for NVLink.
- * Knob (environment): FAKENVML_BAR1_USED_MIB=N: MiB of device 1's 256 MiB BAR1 in use (default 3).
+ * Knobs (environment): FAKENVML_BAR1_USED_MIB=N: MiB of device 1's 256 MiB BAR1 in use (default 3);
+ * FAKENVML_FULL_BUS=BUSID: nvmlDeviceGetHandleByPciBusId_v2 answers device 1 for that bus id (its
+ * counters rise on every read); FAKENVML_REPLAY_FAIL=1: the replay counter read fails (NVML_ERROR_UNKNOWN).
  * The calls gpu_nvml.c makes to list the GPUs answer too: FAKENVML_GPUS=N GPUs (default 2), the Ith
  * (from 0) with handle 0x10000 + I (so it supports nothing of the above) at PCI address 0000:BB:00.0,
  * BB = I + 1 (domain:bus = I + 1 past 254). Built with soname libnvidia-ml.so.1: once loaded by path,
@@ -70,6 +72,8 @@ EXPORT int nvmlDeviceGetPcieReplayCounter(void *dev, unsigned *v)
 
 	if (!full(dev))
 		return NOT_SUPPORTED;
+	if (getenv("FAKENVML_REPLAY_FAIL"))
+		return UNKNOWN;
 	*v = n += 2;
 	return OK;
 }
@@ -118,7 +122,12 @@ EXPORT const char *nvmlErrorString(int r) { return r == OK ? "Success" : "Fake e
 EXPORT int nvmlDeviceGetHandleByPciBusId_v2(const char *bus, void **dev)
 {
 	static char seen[64][32];
+	const char *full_bus = getenv("FAKENVML_FULL_BUS");
 
+	if (full_bus && !strcmp(full_bus, bus)) {
+		*dev = (void *)1;
+		return OK;
+	}
 	for (uintptr_t i = 0; i < 64; i++)
 		if (!seen[i][0] || !strcmp(seen[i], bus)) {
 			strncpy(seen[i], bus, sizeof(seen[i]) - 1);

@@ -3,6 +3,9 @@
  * and the exit code a summary gives. */
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+#include "gpup2p/clock.h"
 
 #include "doctor_fx.h"
 
@@ -51,6 +54,11 @@ static void nvml_state(void)
 		return;
 	gp_gpu_nvml_state(lib, (void *)1, &a);
 	gp_gpu_nvml_state(lib, (void *)2, &b);
+	CHECK(a.replay == 7 && a.replay_rise == 0 && a.nvl_errors == 1 && a.nvl_errors_rise == 0,
+	      "the counters read once: replays 7, NVLink errors 1, no rise yet (%lld %lld %lld %lld)", a.replay,
+	      a.replay_rise, a.nvl_errors, a.nvl_errors_rise);
+	gp_gpu_nvml_recount(lib, (void *)1, &a);
+	gp_gpu_nvml_recount(lib, (void *)2, &b);
 	CHECK(a.persistence == 1 && a.virt == 2 && a.compute == 3, "persistence 1, virtualization 2, compute mode 3 "
 	      "(%d, %d, %d)", a.persistence, a.virt, a.compute);
 	CHECK(a.mig == GP_GPU_NA && a.retired_pending == GP_GPU_NA, "MIG not supported, retired pages call missing: NA "
@@ -63,6 +71,15 @@ static void nvml_state(void)
 	CHECK(a.nvl_errors == 2 && a.nvl_errors_rise == 1, "NVLink errors read twice: 2, rose by 1 (%lld, %lld)",
 	      a.nvl_errors, a.nvl_errors_rise);
 	CHECK(a.fabric == 3 && a.fabric_status == 0, "fabric completed, success");
+	gp_gpu_nvml_recount(lib, (void *)1, &a);
+	CHECK(a.replay == 11 && a.replay_rise == 4 && a.nvl_errors == 3 && a.nvl_errors_rise == 2,
+	      "read a third time: the rises count from the first read: replays 11 (+4), NVLink errors 3 (+2) "
+	      "(%lld %lld %lld %lld)", a.replay, a.replay_rise, a.nvl_errors, a.nvl_errors_rise);
+	setenv("FAKENVML_REPLAY_FAIL", "1", 1);
+	gp_gpu_nvml_recount(lib, (void *)1, &a);
+	unsetenv("FAKENVML_REPLAY_FAIL");
+	CHECK(a.replay == 11 && a.replay_rise == 4, "a failed read keeps the last count and rise, never the count as a "
+	      "rise (%lld, %lld)", a.replay, a.replay_rise);
 	CHECK(a.bar1_total == 256LL << 20 && a.bar1_used == 3LL << 20, "BAR1: 3 MiB of 256 MiB in use (%lld, %lld)",
 	      a.bar1_total, a.bar1_used);
 	setenv("FAKENVML_BAR1_USED_MIB", "250", 1);
@@ -73,6 +90,83 @@ static void nvml_state(void)
 	      b.nvl_active == GP_GPU_NA && b.nvl_errors == GP_GPU_NA && b.fabric == GP_GPU_NA && b.remap_failed == GP_GPU_NA &&
 	      b.bar1_total == GP_GPU_NA && b.bar1_used == GP_GPU_NA,
 	      "a GPU that supports nothing: NA; a failing call: unknown");
+	dlclose(lib);
+}
+
+/* doctor --active, live: pcie.replay and nvlink.errors read the counters once more, GPU0's through the
+ * test double (its counters rise on every read), the other GPUs' facts as recorded (the double's
+ * handles for them support nothing). */
+static void counter_setup(struct fx *x, struct gp_doctor_ctx *c)
+{
+	(void)x;
+	c->probe_libs = 1;
+	c->active = 1;
+}
+
+static void counters_again(void)
+{
+	char path[1024];
+	const char *fx = getenv("GPUP2P_FIXTURES"), *v;
+	struct gp_gpu_state st[GP_GPU_MAX + 1];
+	struct gp_gpu_facts *f = calloc(1, sizeof(*f));
+	struct gp_doctor_ctx c;
+	struct fx x;
+	void *lib;
+	double t0, dt;
+
+	snprintf(path, sizeof(path), "%s/../tests/fakenvml/libnvidia-ml.so.1", fx ? fx : "build/fixtures");
+	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL); /* gpup2p's dlopen("libnvidia-ml.so.1") finds it */
+	CHECK(lib && f, "the NVML test double loads (%s)", lib ? path : dlerror());
+	if (!lib || !f) {
+		free(f);
+		return;
+	}
+	setenv("FAKENVML_FULL_BUS", "0000:13:00.0", 1);
+	/* the facts as the first read left them: GPU0 with the double's counters, GPU1 supports none */
+	f->available = 1;
+	f->n = 2;
+	snprintf(f->gpus[0].bdf, sizeof(f->gpus[0].bdf), "0000:13:00.0");
+	snprintf(f->gpus[1].bdf, sizeof(f->gpus[1].bdf), "0000:14:00.0");
+	gp_gpu_nvml_state(lib, (void *)1, &f->gpus[0].st);
+	gp_gpu_nvml_state(lib, (void *)2, &f->gpus[1].st);
+	f->counted_at = gp_clock_s();
+	t0 = gp_clock_s();
+	CHECK(gp_gpu_nvml_recount_facts(f, st, 0.05) == 0, "the counters read again");
+	dt = gp_clock_s() - t0;
+	CHECK(dt >= 0.045 && dt < 0.5, "... after the rest of a 50 ms window (%.3f s)", dt);
+	CHECK(st[0].replay_rise == st[0].replay - f->gpus[0].st.replay && st[0].replay_rise > 0 &&
+	      st[0].nvl_errors_rise > 0 && f->gpus[0].st.replay_rise == 0,
+	      "GPU0: both rose since the facts' read (+%lld, +%lld); the facts untouched", st[0].replay_rise,
+	      st[0].nvl_errors_rise);
+	CHECK(st[1].replay == GP_GPU_NA && st[1].nvl_errors == GP_GPU_NA, "GPU1: still not supported");
+	f->counted_at -= 10;
+	t0 = gp_clock_s();
+	gp_gpu_nvml_recount_facts(f, st, 0.05);
+	dt = gp_clock_s() - t0;
+	CHECK(dt < 0.04, "a window long past: no pause (%.3f s)", dt);
+	free(f);
+
+	/* the checks: a warning under --active (the double's counters rose since the recorded read) */
+	if (!run_sel(D("healthy"), counter_setup, "pcie.replay,nvlink.errors", NULL, &x, &c)) {
+		v = ev_of(&c, "pcie.replay", "0000:13:00.0", "rise between two reads");
+		CHECK(v && atoi(v) > 0 && c.out.v[0].sev == GP_SEV_WARNING, "--active: GPU0's replays rose: warning (%s)",
+		      v ? v : "none");
+		v = ev_of(&c, "nvlink.errors", "0000:13:00.0", "rise between two reads");
+		CHECK(v && atoi(v) > 0, "--active: GPU0's NVLink errors rose (%s)", v ? v : "none");
+		v = ev_of(&c, "pcie.replay", "0000:14:00.0", "rise between two reads");
+		CHECK(v && !strcmp(v, "0"), "--active: GPU1 (no answer from the double): the recorded 0 (%s)", v ? v : "none");
+		done(&x, &c);
+	}
+	/* the static doctor: the facts' reads, no rise, no pause */
+	if (!run_sel(D("healthy"), NULL, "pcie.replay,nvlink.errors", NULL, &x, &c)) {
+		int warn = 0;
+
+		for (int i = 0; i < c.out.n; i++)
+			warn += c.out.v[i].sev != GP_SEV_OK;
+		CHECK(!warn && c.out.n > 0, "static: %d findings, all ok (%d not)", c.out.n, warn);
+		done(&x, &c);
+	}
+	unsetenv("FAKENVML_FULL_BUS");
 	dlclose(lib);
 }
 
@@ -105,6 +199,7 @@ int main(void)
 {
 	facts_state();
 	nvml_state();
+	counters_again();
 	selection();
 	return unit_done();
 }

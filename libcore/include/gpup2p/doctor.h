@@ -139,6 +139,8 @@ struct gp_doctor_ctx {
 	int cuda_wanted;             /* a selected check reads libcuda (set by gp_doctor_run): without one,
 	                                nothing loads libcuda (driver.version does not probe it either) */
 	int probe_libs;              /* ask libcuda/libibverbs: live; tests set it on a fixture (their test doubles) */
+	struct gp_gpu_state *counters; /* --active: the GPUs' counters read again (gp_doctor_counters), or NULL */
+	int counters_read;           /* gp_doctor_counters asked NVML (answer or not) */
 	struct gp_findings out;
 	const struct gp_doctor_check *cur;
 	double *check_ms;            /* gp_doctor_run: each check's wall time (ms) by registry index, or NULL */

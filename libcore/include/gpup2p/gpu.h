@@ -67,6 +67,7 @@ struct gp_gpu_facts {
 	struct gp_gpu_info gpus[GP_GPU_MAX];
 	int nlinks;
 	struct gp_gpu_link links[GP_GPU_LINKS_MAX];
+	double counted_at;        /* live: when the counters were first read (gp_clock_s), else 0 */
 };
 
 #define GP_GPU_LINKS_PER_GPU 18 /* NVLinks of one GPU NVML reports (NVML_NVLINK_MAX_LINKS) */
@@ -96,6 +97,7 @@ struct gp_gpu_nvml {
 	char driver[32];
 	int n;
 	struct gp_gpu_nvml_gpu gpus[GP_GPU_MAX];
+	double counted_at;        /* when the first GPU's counters were read (gp_clock_s) */
 };
 
 /* Load the facts: NVML when the root is live, the recorded file otherwise.
@@ -141,8 +143,18 @@ int gp_gpu_state_key(struct gp_gpu_state *s, const char *key, uint64_t v);
 void gp_gpu_state_write(const struct gp_gpu_state *s, FILE *out);
 
 /* Ask NVML (lib: the dlopen'ed libnvidia-ml, dev: an nvmlDevice_t) for a GPU's state; entry points the
- * library lacks or calls the GPU does not support leave GP_GPU_NA. */
+ * library lacks or calls the GPU does not support leave GP_GPU_NA. The counters are read once (rises 0):
+ * gp_gpu_nvml_recount reads them again. */
 void gp_gpu_nvml_state(void *lib, void *dev, struct gp_gpu_state *s);
+
+/* Read the PCIe replay and NVLink error counters of s (filled by gp_gpu_nvml_state) again: the rises
+ * count from gp_gpu_nvml_state's read; a counter unreadable now keeps its last value and rise. */
+void gp_gpu_nvml_recount(void *lib, void *dev, struct gp_gpu_state *s);
+
+/* Live facts: read every GPU's counters again into st[i] (a copy of f->gpus[i].st first), once at
+ * least window_s seconds have passed since f->counted_at (the pause is what is left of it, at most
+ * window_s). 0, or -ENOENT when NVML cannot be asked (st keeps the facts' values). */
+int gp_gpu_nvml_recount_facts(const struct gp_gpu_facts *f, struct gp_gpu_state *st, double window_s);
 
 /* Add (or increase) a link count between two GPUs. 0 or -ENOSPC. */
 int gp_gpu_add_link(struct gp_gpu_facts *f, const char *a, const char *b, int count);
