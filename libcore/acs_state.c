@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "acs_state.h"
+#include "gpup2p/out.h"
 
 #define STATE_MAGIC "gpup2p-acs-state 1"
 
@@ -140,28 +141,6 @@ void gp_acs_state_unlock(struct gp_acs_state_file *old)
 	old->lockfd = -1;
 }
 
-/* Write text to path atomically. 0 or a negative errno. */
-static int write_atomic(const char *path, const char *text, size_t len)
-{
-	char tmp[GP_PATH_MAX + 32];
-	int fd, rc = 0;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	(void)unlink(tmp); /* a name known in advance: never write through what stands there */
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, len) != (ssize_t)len || fsync(fd))
-		rc = errno ? -errno : -EIO;
-	if (close(fd) && !rc)
-		rc = -errno;
-	if (!rc && rename(tmp, path))
-		rc = -errno;
-	if (rc)
-		unlink(tmp);
-	return rc;
-}
-
 static void put_line(FILE *f, const struct gp_acs_state_entry *x, uint16_t after)
 {
 	fprintf(f, "%s %04x:%04x 0x%03x 0x%04x 0x%04x\n", x->bdf, x->vendor, x->device, (unsigned)x->off, x->before,
@@ -208,7 +187,7 @@ int gp_acs_state_save(const char *path, const struct gp_acs_state_file *old, con
 		free(text);
 		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
 	}
-	rc = write_atomic(path, text, len);
+	rc = gp_out_write_atomic(path, text, len, NULL);
 	free(text);
 	if (rc)
 		return gp_err_set(e, GP_E_FAIL, -rc, "cannot write the state file %s: %s (nothing was changed)", path,
@@ -219,7 +198,7 @@ int gp_acs_state_save(const char *path, const struct gp_acs_state_file *old, con
 void gp_acs_state_put_back(const char *path, const struct gp_acs_state_file *old)
 {
 	if (old->content)
-		(void)write_atomic(path, old->content, old->len);
+		(void)gp_out_write_atomic(path, old->content, old->len, NULL);
 	else
 		(void)unlink(path);
 }

@@ -337,40 +337,58 @@ void gp_prom_sample(FILE *f, const char *name, const char *const *labels, int nl
 		fprintf(f, " %.15g\n", v);
 }
 
-int gp_out_replace_file(const char *dir, const char *name, const void *data, size_t len, struct gp_err *e)
+int gp_out_write_atomic(const char *path, const void *data, size_t len, int *created)
 {
-	char tmp[4096], dst[4096];
-	const char *p = data;
-	int fd, err = 0;
+	const char *slash = strrchr(path, '/'), *p = data;
+	char tmp[4096];
+	int fd, err = 0, n;
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, name) >= sizeof(tmp) ||
-	    (size_t)snprintf(dst, sizeof(dst), "%s/%s", dir, name) >= sizeof(dst))
-		return gp_err_set(e, GP_E_USAGE, ENAMETOOLONG, "%s: the path is too long", dir);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		err = errno;
-		return gp_err_set(e, err == EACCES || err == EPERM || err == EROFS ? GP_E_PERM :
-				  err == ENOENT || err == ENOTDIR ? GP_E_USAGE : GP_E_FAIL, err,
-				  "cannot create a file in %s: %s", dir, strerror(err));
-	}
+	if (created)
+		*created = 0;
+	n = slash ? snprintf(tmp, sizeof(tmp), "%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1)
+		  : snprintf(tmp, sizeof(tmp), ".%s.XXXXXX", path);
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = mkstemp(tmp); /* a new name, O_EXCL: never writes through what stands there */
+	if (fd < 0)
+		return -errno;
+	if (created)
+		*created = 1;
 	while (len && !err) {
-		ssize_t n = write(fd, p, len);
+		ssize_t w = write(fd, p, len);
 
-		if (n < 0 && errno != EINTR)
+		if (w < 0 && errno != EINTR)
 			err = errno;
-		else if (n > 0)
-			p += n, len -= (size_t)n;
+		else if (w > 0)
+			p += w, len -= (size_t)w;
 	}
 	if (!err && (fchmod(fd, 0644) || fsync(fd)))
 		err = errno;
 	if (close(fd) && !err)
 		err = errno;
-	if (!err && rename(tmp, dst))
+	if (!err && rename(tmp, path))
 		err = errno;
-	if (err) {
+	if (err)
 		unlink(tmp);
-		return gp_err_set(e, err == EACCES || err == EPERM || err == EROFS ? GP_E_PERM : GP_E_FAIL, err,
-				  "cannot write %s: %s", dst, strerror(err));
-	}
-	return 0;
+	return -err;
+}
+
+int gp_out_replace_file(const char *dir, const char *name, const void *data, size_t len, struct gp_err *e)
+{
+	char dst[4096];
+	int err, created;
+
+	if ((size_t)snprintf(dst, sizeof(dst), "%s/%s", dir, name) >= sizeof(dst))
+		return gp_err_set(e, GP_E_USAGE, ENAMETOOLONG, "%s: the path is too long", dir);
+	err = -gp_out_write_atomic(dst, data, len, &created);
+	if (!err)
+		return 0;
+	if (!created && err == ENAMETOOLONG)
+		return gp_err_set(e, GP_E_USAGE, err, "%s: the path is too long", dir);
+	if (!created)
+		return gp_err_set(e, err == EACCES || err == EPERM || err == EROFS ? GP_E_PERM :
+				  err == ENOENT || err == ENOTDIR ? GP_E_USAGE : GP_E_FAIL, err,
+				  "cannot create a file in %s: %s", dir, strerror(err));
+	return gp_err_set(e, err == EACCES || err == EPERM || err == EROFS ? GP_E_PERM : GP_E_FAIL, err,
+			  "cannot write %s: %s", dst, strerror(err));
 }

@@ -4,8 +4,10 @@
  * Failures are injected through struct gp_acs_io: a write that fails, a write the device ignores,
  * and a rollback that fails too. */
 #include <errno.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "acs_state.h"
 #include "gpup2p/acs_write.h"
 #include "fx.h"
 
@@ -391,6 +393,47 @@ static void state_file_tests(void)
 	fx_unload(&x);
 }
 
+/* The state file is replaced atomically (gp_out_write_atomic): a fresh temporary name, so whatever
+ * stands at a name known in advance (here a directory at the old scheme's PATH.tmp.PID) cannot stop or
+ * redirect the write; mode 0644; no temporary file stays behind. */
+static void state_write_tests(void)
+{
+	char dir[] = "/tmp/gpup2p-acsstate-XXXXXX", path[128], stale[192], cmd[256];
+	static const struct gp_acs_state_entry w = { "0000:02:08.0", 0x10b5, 0x8747, 0x106, 0x001d, 0x0011 };
+	struct gp_acs_state_file none = { -1, NULL, 0 };
+	struct gp_err e = { 0 };
+	struct stat st;
+	char *text;
+	FILE *p;
+	int rc;
+
+	if (!mkdtemp(dir)) {
+		CHECK(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/acs-state", dir);
+	snprintf(stale, sizeof(stale), "%s.tmp.%ld", path, (long)getpid());
+	CHECK(mkdir(stale, 0755) == 0, "a directory at %s", stale);
+	rc = gp_acs_state_save(path, &none, &w, 1, &e);
+	text = slurp(path);
+	CHECK(rc == 0 && text && !strcmp(text, "gpup2p-acs-state 1\n# bdf vendor:device ctl-offset before after\n"
+					       "0000:02:08.0 10b5:8747 0x106 0x001d 0x0011\n"),
+	      "saved whole beside a stale temporary name (rc %d%s%s)", rc, rc ? ": " : "", rc ? e.msg : "");
+	free(text);
+	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0644, "mode 0644 (%o)", (unsigned)(st.st_mode & 0777));
+	snprintf(cmd, sizeof(cmd), "ls -A '%s'", dir);
+	if ((p = popen(cmd, "r"))) {
+		char a[64] = "", b[64] = "", c[64] = "";
+
+		CHECK(fscanf(p, "%63s %63s %63s", a, b, c) == 2 && !strcmp(a, "acs-state") && !strncmp(b, "acs-state.tmp.", 14),
+		      "only the file and the stale directory there (%s %s %s)", a, b, c);
+		pclose(p);
+	}
+	rmdir(stale);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* The refusal: the IOMMU translating (DMA, DMA-FQ), vfio-pci, or a group owned by user space below a
  * bridge the plan changes. acsguard: GPU2 07:00.0 vfio-pci below 06:08.0, GPU3 08:00.0 group type DMA
  * below 06:10.0, both below root port 00:02.0; everything else identity. */
@@ -506,6 +549,7 @@ int main(void)
 	round_trip_tests();
 	fault_tests();
 	state_file_tests();
+	state_write_tests();
 	guard_tests();
 	pch_tests();
 	{

@@ -161,6 +161,22 @@ static void replace_tests(void)
 	rc = gp_out_replace_file(missing, "m.prom", "x", 1, &e);
 	CHECK(rc == -ENOENT && e.cls == GP_E_USAGE && strstr(e.msg, missing), "no such directory: -ENOENT, usage (%s)",
 	      e.msg);
+	{
+		char sub[160];
+		int created = -1;
+
+		snprintf(sub, sizeof(sub), "%s/nosuch/m.prom", dir);
+		rc = gp_out_write_atomic(sub, "x", 1, &created);
+		CHECK(rc == -ENOENT && created == 0, "gp_out_write_atomic, no such directory: -ENOENT, nothing made (%d)", rc);
+		rc = gp_out_write_atomic(path, "atomic\n", 7, &created);
+		fd = open(path, O_RDONLY);
+		n = fd >= 0 ? read(fd, got, sizeof(got) - 1) : -1;
+		CHECK(rc == 0 && created == 1 && n == 7 && !memcmp(got, "atomic\n", 7), "gp_out_write_atomic by path: "
+		      "the new text (%d)", rc);
+		if (fd >= 0)
+			close(fd);
+		CHECK_STR(ls(dir), "m.prom", "no temporary file left behind");
+	}
 	unlink(path);
 	rmdir(dir);
 }

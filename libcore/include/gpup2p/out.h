@@ -77,6 +77,11 @@ void gp_prom_family(FILE *f, const char *name, const char *type, const char *hel
  * value prints ""); values are escaped, non-UTF-8 bytes become U+FFFD. */
 void gp_prom_sample(FILE *f, const char *name, const char *const *labels, int nlabels, double v);
 
+/* Replace the file at path with len bytes of data atomically: a temporary file next to it (.NAME.XXXXXX,
+ * mode 0644) written, synced and renamed over path; it never stays behind. *created (may be NULL) says
+ * whether the temporary file could be made. 0 or -errno. */
+int gp_out_write_atomic(const char *path, const void *data, size_t len, int *created);
+
 /* Replace dir/name with len bytes of data atomically: written to a temporary file in dir (named
  * .name.XXXXXX, mode 0644), synced, then renamed over name. 0 or -errno (GP_E_PERM, GP_E_USAGE
  * when dir is not there, GP_E_FAIL); the temporary file never stays behind. */
