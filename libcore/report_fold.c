@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpup2p/bench.h"
 #include "report_internal.h"
 
 char *gp_report_range(const struct gp_report *r, const int *idx, int n)
@@ -75,13 +76,6 @@ static int cmp_sample(const void *a, const void *b, void *arg)
 			       r->host[((const struct gp_report_sample *)b)->host].name);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* Drop repeats from a sorted int array; the new length. */
 static int uniq_int(int *v, int n)
 {
@@ -96,6 +90,7 @@ static int uniq_int(int *v, int n)
 /* One figure per host (its last record), the median, and the hosts below below*median. */
 static int fold_bench(struct gp_report *r, struct gp_report_bench *b)
 {
+	struct gp_stats st;
 	double *x;
 	int k = 0;
 
@@ -120,8 +115,8 @@ static int fold_bench(struct gp_report *r, struct gp_report_bench *b)
 	}
 	for (int i = 0; i < k; i++)
 		x[i] = b->v[i].gbps;
-	qsort(x, (size_t)k, sizeof(*x), cmp_double);
-	b->median = k % 2 ? x[k / 2] : (x[k / 2 - 1] + x[k / 2]) / 2;
+	gp_stats_compute(x, k, &st);
+	b->median = st.median;
 	free(x);
 	for (int i = 0; i < k; i++)
 		if (b->v[i].gbps < r->below * b->median)

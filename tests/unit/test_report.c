@@ -199,6 +199,23 @@ static void test_bench(void)
 	CHECK(r.nbench == 1 && r.bench[0].median == 50.0 && r.bench[0].nlow == 1 &&
 	      !strcmp(r.host[r.bench[0].low[0].host].name, "m5"), "45.0 = 0.9 x 50 is not below; 44.99 is");
 	gp_report_free(&r);
+
+	/* an even count (m2..m5): the mean of the two middle figures, (45 + 50) / 2 */
+	k = 0;
+	for (int i = 1; i < 5; i++) {
+		static const double w[] = { 50, 50, 50, 45.0, 44.99 };
+		char h[16];
+
+		snprintf(h, sizeof(h), "m%d", i + 1);
+		bench_line(line, sizeof(line), h, "p2p", w[i]);
+		k += (size_t)snprintf(in + k, sizeof(in) - k, "%s", line);
+	}
+	gp_report_init(&r);
+	read_text(&r, in, NULL);
+	gp_report_fold(&r, 0.9, &e);
+	CHECK(r.nbench == 1 && r.bench[0].nv == 4 && r.bench[0].median == (45.0 + 50.0) / 2,
+	      "four hosts (50 50 45 44.99): median 47.5 (%.3f)", r.nbench ? r.bench[0].median : -1);
+	gp_report_free(&r);
 }
 
 /* The totals of a folded report: folded findings and findings on hosts per severity, figures below. */
@@ -289,6 +306,27 @@ static void test_dir(void)
 	gp_report_free(&r);
 	for (int i = 1; i <= 5; i++) {
 		snprintf(path, sizeof(path), "%s/node%02d", dir, i);
+		unlink(path);
+	}
+	/* the files are read in host order (n2 n9 n10), not in strcmp's (n10 n2 n9) nor the directory's */
+	for (int i = 0; i < 3; i++) {
+		static const char *const name[] = { "n10", "n9", "n2" };
+
+		snprintf(path, sizeof(path), "%s/%s", dir, name[i]);
+		f = fopen(path, "w");
+		doctor_doc(doc, sizeof(doc), "localhost", "ok", "s", 0);
+		fputs(doc, f);
+		fclose(f);
+	}
+	gp_report_init(&r);
+	CHECK(gp_report_read_path(&r, dir, &e) == 0 && r.nhost == 3 && !strcmp(r.host[0].name, "n2") &&
+	      !strcmp(r.host[1].name, "n9") && !strcmp(r.host[2].name, "n10"), "read in host order: %s %s %s",
+	      r.nhost > 0 ? r.host[0].name : "", r.nhost > 1 ? r.host[1].name : "", r.nhost > 2 ? r.host[2].name : "");
+	gp_report_free(&r);
+	for (int i = 0; i < 3; i++) {
+		static const char *const name[] = { "n10", "n9", "n2" };
+
+		snprintf(path, sizeof(path), "%s/%s", dir, name[i]);
 		unlink(path);
 	}
 	rmdir(dir);
