@@ -260,11 +260,6 @@ static int read_file(struct gp_report *r, const char *path, const char *host, st
 	return rc;
 }
 
-static int cmp_name(const void *a, const void *b)
-{
-	return gp_hostlist_cmp(*(char *const *)a, *(char *const *)b);
-}
-
 int gp_report_read_path(struct gp_report *r, const char *path, struct gp_err *e)
 {
 	struct gp_hostlist names = { 0 };
@@ -284,8 +279,7 @@ int gp_report_read_path(struct gp_report *r, const char *path, struct gp_err *e)
 			break;
 		}
 	closedir(d);
-	if (names.n > 1)
-		qsort(names.v, (size_t)names.n, sizeof(*names.v), cmp_name);
+	gp_hostlist_uniq(&names); /* in host order: node2 before node10 */
 	for (int i = 0; !rc && i < names.n; i++) {
 		size_t l = strlen(path) + strlen(names.v[i]) + 2;
 		char *p = malloc(l);
