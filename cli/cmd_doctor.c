@@ -114,7 +114,9 @@ static int do_list(struct cli *c, const unsigned char *on)
 			gp_json_str(&j, "family", gp_doctor_family(k->id)->name);
 			gp_json_str(&j, "title", k->title);
 			gp_json_str(&j, "kind", k->active ? "active" : "static");
-			gp_json_str(&j, "sources", gp_doctor_sources_str(k->sources, src, sizeof(src)));
+			gp_json_str(&j, "sources", gp_doctor_sources_str(k->sources & 0xffffu, src, sizeof(src)));
+			gp_json_str(&j, "optional_sources", gp_doctor_sources_str(GP_SRC_OPTIONAL(k->sources), src,
+										  sizeof(src)));
 			gp_json_end(&j, '}');
 		}
 		gp_json_end(&j, ']');
@@ -132,7 +134,7 @@ static int do_list(struct cli *c, const unsigned char *on)
 		row[0] = k->id;
 		row[1] = gp_doctor_family(k->id)->name;
 		row[2] = k->active ? "active" : "static";
-		row[3] = gp_doctor_sources_str(k->sources, src, sizeof(src));
+		row[3] = gp_doctor_check_sources(k, src, sizeof(src));
 		row[4] = k->title;
 		gp_table_row(&t, row);
 	}
@@ -148,7 +150,7 @@ static void explain_one(const struct gp_doctor_check *k)
 
 	printf("%s: %s\n", k->id, k->title);
 	printf("  family %s (%s), %s, reads: %s\n  ", fam->name, fam->title, k->active ? "active" : "static",
-	       gp_doctor_sources_str(k->sources, src, sizeof(src)));
+	       gp_doctor_check_sources(k, src, sizeof(src)));
 	print_wrapped(k->explain, 2, 100);
 }
 

@@ -252,8 +252,10 @@ static void check_dmabuf(struct gp_doctor_ctx *c)
 }
 
 static const struct gp_doctor_check checks[] = {
-	{ "peermem.missing", "RDMA NICs and GPUs but no way for the NICs to reach GPU memory", GP_SRC_PROC | GP_SRC_SYSFS,
-	  0, check_missing,
+	/* CUDA's dma-buf attribute and libibverbs' ibv_reg_dmabuf_mr (dmabuf_live): optional, the rest
+	 * runs offline and under --no-cuda */
+	{ "peermem.missing", "RDMA NICs and GPUs but no way for the NICs to reach GPU memory", GP_SRC_PROC | GP_SRC_SYSFS |
+	  GP_SRC_OPT(GP_SRC_CUDA | GP_SRC_VERBS), 0, check_missing,
 	  "Reads /proc/modules; without a peer-memory module, the dma-buf parts peermem.dmabuf checks. Warning "
 	  "when GPUs and RDMA NICs are present and neither nvidia_peermem (nor nv_peer_mem) is loaded nor dma-buf "
 	  "usable (a part missing); ok when dma-buf is; unknown when a part could not be learned (offline: CUDA "
@@ -264,8 +266,8 @@ static const struct gp_doctor_check checks[] = {
 	{ "peermem.legacy", "nv_peer_mem alone with a driver that ships nvidia-peermem", GP_SRC_PROC, 0, check_legacy,
 	  "Reads /proc/modules and the driver version. Warning when nv_peer_mem is loaded without nvidia_peermem on a "
 	  "driver of R470 or later (or of unknown version), which ships nvidia-peermem." },
-	{ "peermem.dmabuf", "whether the dma-buf GPUDirect RDMA path is available", GP_SRC_PROC | GP_SRC_SYSFS,
-	  0, check_dmabuf,
+	{ "peermem.dmabuf", "whether the dma-buf GPUDirect RDMA path is available", GP_SRC_PROC | GP_SRC_SYSFS |
+	  GP_SRC_OPT(GP_SRC_CUDA | GP_SRC_VERBS), 0, check_dmabuf,
 	  "Reads /proc/driver/nvidia/version (open kernel module) and /proc/sys/kernel/osrelease (5.12 or later); "
 	  "live also CUDA's CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED and ibv_reg_dmabuf_mr in libibverbs. Info when "
 	  "a part is missing, ok when all are there, unknown when none is missing but one could not be learned "

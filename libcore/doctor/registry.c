@@ -67,6 +67,19 @@ const char *gp_doctor_sources_str(unsigned mask, char *buf, size_t n)
 	return buf;
 }
 
+const char *gp_doctor_check_sources(const struct gp_doctor_check *k, char *buf, size_t n)
+{
+	char opt[128], *save = NULL;
+	size_t used;
+
+	gp_doctor_sources_str(k->sources & 0xffffu, buf, n);
+	gp_doctor_sources_str(GP_SRC_OPTIONAL(k->sources) & ~k->sources, opt, sizeof(opt));
+	used = strlen(buf);
+	for (char *s = strtok_r(opt, ",", &save); s && used < n; s = strtok_r(NULL, ",", &save))
+		used += (size_t)snprintf(buf + used, n - used, "%s%s?", used ? "," : "", s);
+	return buf;
+}
+
 const char *gp_sev_name(enum gp_sev s)
 {
 	static const char *const n[GP_SEV_N] = { "error", "warning", "info", "ok", "unknown", "skipped" };

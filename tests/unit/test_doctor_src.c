@@ -159,10 +159,53 @@ static void cuda_loading(void)
 	unsetenv("GPUP2P_LIBCUDA");
 }
 
+/* peermem.missing and peermem.dmabuf ask libcuda and libibverbs where they can (their dma-buf parts):
+ * declared as optional sources, shown with '?' by --list; never the gate that skips a check under
+ * --no-cuda or offline. */
+static void no_cuda_probed(struct fx *x, struct gp_doctor_ctx *c)
+{
+	(void)x;
+	c->probe_libs = 1; /* as live: the libraries are asked */
+	c->no_cuda = 1;
+}
+
+static void optional_sources(void)
+{
+	static const char *const ids[] = { "peermem.missing", "peermem.dmabuf" };
+	static struct fx x;
+	struct gp_doctor_ctx c;
+	char buf[128];
+
+	for (int i = 0; i < 2; i++) {
+		const struct gp_doctor_check *k = gp_doctor_find(ids[i]);
+
+		CHECK(k && (GP_SRC_OPTIONAL(k->sources) & GP_SRC_CUDA) && (GP_SRC_OPTIONAL(k->sources) & GP_SRC_VERBS) &&
+		      !(k->sources & GP_SRC_LIVE_ONLY), "%s: cuda and verbs optional, no live-only source required", ids[i]);
+		CHECK_STR(k ? gp_doctor_check_sources(k, buf, sizeof(buf)) : "", "sysfs,proc,cuda?,verbs?",
+			  "%s: its sources as --list shows them", ids[i]);
+	}
+	CHECK_STR(gp_doctor_check_sources(gp_doctor_find("driver.cuda_init"), buf, sizeof(buf)), "cuda",
+		  "driver.cuda_init: cuda, required");
+	/* --no-cuda: the check runs, CUDA's part unknown for that reason */
+	if (!run_sel(D("pm-dmabuf"), no_cuda_probed, "peermem.dmabuf", NULL, &x, &c)) {
+		CHECK(c.out.n == 1 && c.out.v[0].sev == GP_SEV_UNKNOWN && strstr(c.out.v[0].message, "--no-cuda"),
+		      "--no-cuda: peermem.dmabuf runs, unknown for CUDA's part (%s: %s)", c.out.n ? gp_sev_name(c.out.v[0].sev)
+		      : "none", c.out.n ? c.out.v[0].message : "");
+		done(&x, &c);
+	}
+	/* offline: the static parts, not the live-only skip */
+	if (!run_sel(D("pm-dmabuf"), NULL, "peermem.dmabuf", NULL, &x, &c)) {
+		CHECK(c.out.n == 1 && c.out.v[0].sev == GP_SEV_SKIPPED && strstr(c.out.v[0].message, "static parts are there"),
+		      "offline: the static parts checked (%s)", c.out.n ? c.out.v[0].message : "none");
+		done(&x, &c);
+	}
+}
+
 int main(void)
 {
 	cuda_loading(); /* first: the double's "load" marker is written when it is first loaded */
 	xid_parse();
 	xid_counts();
+	optional_sources();
 	return unit_done();
 }

@@ -34,6 +34,11 @@ enum gp_sev { GP_SEV_ERROR = 0, GP_SEV_WARNING, GP_SEV_INFO, GP_SEV_OK, GP_SEV_U
 #define GP_SRC_PROCESS 0x080u  /* this process's limits and mounts (getrlimit, statvfs), live only */
 #define GP_SRC_KMSG    0x100u  /* the kernel log (/dev/kmsg): read only with --kmsg */
 #define GP_SRC_LIVE_ONLY (GP_SRC_CUDA | GP_SRC_VERBS | GP_SRC_PROCESS)
+/* Sources a check asks only where they can answer (live; libcuda not under --no-cuda): never a reason
+ * to skip it, nor to load libcuda early (gp_doctor_wants); without them it says what it could not
+ * learn. GP_SRC_OPTIONAL(mask): those of a mask. */
+#define GP_SRC_OPT(src)  ((src) << 16)
+#define GP_SRC_OPTIONAL(mask) (((mask) >> 16) & 0xffffu)
 
 struct gp_doctor_ctx;
 struct gp_doctor_check;
@@ -45,7 +50,8 @@ struct gp_verbs_probe;
 struct gp_doctor_check {
 	const char *id;          /* "family.name", stable */
 	const char *title;       /* one line: what it looks for */
-	unsigned sources;        /* GP_SRC_* it reads */
+	unsigned sources;        /* GP_SRC_* it reads: without one (--no-cuda, offline for a live-only source) it
+	                            is skipped; and GP_SRC_OPT(GP_SRC_*) it also asks where they can answer */
 	int active;              /* 1: moves data, runs only with --active */
 	void (*run)(struct gp_doctor_ctx *c);
 	const char *explain;     /* what it reads, when it alarms, why it matters, the fix */
@@ -162,6 +168,10 @@ const struct gp_doctor_family *gp_doctor_family(const char *name);
 
 /* Names of the sources in a mask, comma separated ("proc,sysfs"). Returns buf. */
 const char *gp_doctor_sources_str(unsigned mask, char *buf, size_t n);
+
+/* A check's sources for --list and --explain: its sources, then its optional ones marked '?'
+ * ("proc,sysfs,cuda?,verbs?"). Returns buf. */
+const char *gp_doctor_check_sources(const struct gp_doctor_check *k, char *buf, size_t n);
 
 /* Severity names as in JSON: "error", "warning", "info", "ok", "unknown", "skipped". */
 const char *gp_sev_name(enum gp_sev s);
