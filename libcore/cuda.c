@@ -2,6 +2,7 @@
  * time, no link-time dependency. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,14 +38,20 @@ static int cu_fail(struct gp_err *e, const char *call, gp_cu_result r)
 		return cu_fail(e, #call, r_); \
 } while (0)
 
-static int load(struct gp_cuda *c, struct gp_err *e)
+/* The library gpup2p loads: GPUP2P_LIBCUDA (tests), else libcuda.so.1. */
+static const char *lib_path(void)
 {
 	const char *path = getenv("GPUP2P_LIBCUDA");
+
+	return path && *path ? path : "libcuda.so.1";
+}
+
+/* Bind the driver API of c->lib (dlopen'ed) into cu. 0, or GP_E_UNAVAIL (c->lib closed, NULL) when a
+ * needed function is missing. */
+static int bind_api(struct gp_cuda *c, struct gp_err *e)
+{
 	const char *miss = NULL;
 
-	c->lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!c->lib)
-		return gp_err_set(e, GP_E_UNAVAIL, ENOENT, "CUDA not available (%s): install the NVIDIA driver", dlerror());
 #define X_LOAD(f, sym, args) \
 	if (!(*(void **)&cu.p_##f = dlsym(c->lib, #sym)) && !miss) \
 		miss = #sym;
@@ -57,6 +64,41 @@ static int load(struct gp_cuda *c, struct gp_err *e)
 		dlclose(c->lib);
 		c->lib = NULL;
 		return gp_err_set(e, GP_E_UNAVAIL, ENOSYS, "CUDA not available: libcuda lacks %s (driver too old)", miss);
+	}
+	return 0;
+}
+
+static int load(struct gp_cuda *c, struct gp_err *e)
+{
+	c->lib = dlopen(lib_path(), RTLD_NOW | RTLD_LOCAL);
+	if (!c->lib)
+		return gp_err_set(e, GP_E_UNAVAIL, ENOENT, "CUDA not available (%s): install the NVIDIA driver", dlerror());
+	return bind_api(c, e);
+}
+
+/* libcuda for gp_cuda_probe, opened once per library path and never closed (unloading it after cuInit
+ * is unsafe; a session's gp_cuda_close closes only its own reference); a new GPUP2P_LIBCUDA (tests
+ * switch libraries in-process) opens that one, the one before staying loaded. */
+static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *probe_lib;
+static char probe_path[4096];
+
+static int probe_load(struct gp_cuda *c, struct gp_err *e)
+{
+	const char *path = lib_path();
+
+	if (!probe_lib || strcmp(probe_path, path)) {
+		probe_lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		snprintf(probe_path, sizeof(probe_path), "%s", probe_lib ? path : "");
+		if (!probe_lib)
+			return gp_err_set(e, GP_E_UNAVAIL, ENOENT, "CUDA not available (%s): install the NVIDIA driver",
+					  dlerror());
+	}
+	c->lib = probe_lib;
+	if (bind_api(c, e)) { /* bind closed it */
+		probe_lib = NULL;
+		probe_path[0] = '\0';
+		return -ENOSYS;
 	}
 	return 0;
 }
@@ -452,7 +494,9 @@ void gp_cuda_probe(struct gp_cuda_probe *p)
 
 	memset(p, 0, sizeof(*p));
 	p->devices = -1;
-	if (load(&c, &e)) {
+	pthread_mutex_lock(&probe_lock);
+	if (probe_load(&c, &e)) {
+		pthread_mutex_unlock(&probe_lock);
 		snprintf(p->why, sizeof(p->why), "%s", e.msg);
 		return;
 	}
@@ -498,6 +542,7 @@ void gp_cuda_probe(struct gp_cuda_probe *p)
 		    cu.p_cuDeviceGetAttribute(&mi, GP_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d) == GP_CUDA_SUCCESS)
 			g->cc = ma * 10 + mi;
 	}
+	pthread_mutex_unlock(&probe_lock);
 }
 
 const struct gp_cuda_probe_gpu *gp_cuda_probe_find(const struct gp_cuda_probe *p, const char *bdf)
