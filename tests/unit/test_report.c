@@ -145,6 +145,26 @@ static void bench_line(char *buf, size_t n, const char *host, const char *path, 
 		 "\"us\":5.0,\"skipped\":null}\n", host, path, gbps);
 }
 
+/* Hosts m(from+1)..m(to) with the figures 50 50 50 45.0 44.99 (by host number), folded at 0.9 into *r. */
+static void fold_m(struct gp_report *r, int from, int to)
+{
+	static const double w[] = { 50, 50, 50, 45.0, 44.99 };
+	char in[4096], line[512];
+	struct gp_err e = { 0 };
+	size_t k = 0;
+
+	for (int i = from; i < to; i++) {
+		char h[16];
+
+		snprintf(h, sizeof(h), "m%d", i + 1);
+		bench_line(line, sizeof(line), h, "p2p", w[i]);
+		k += (size_t)snprintf(in + k, sizeof(in) - k, "%s", line);
+	}
+	gp_report_init(r);
+	read_text(r, in, NULL);
+	gp_report_fold(r, 0.9, &e);
+}
+
 /* Bench: the fleet median per figure, hosts below a fraction of it; a host's last record counts. */
 static void test_bench(void)
 {
@@ -184,35 +204,12 @@ static void test_bench(void)
 	gp_report_free(&r);
 
 	/* the bound: exactly 0.9 x the median (0.9 * 50.0 == 45.0 in binary too) is not below it */
-	k = 0;
-	for (int i = 0; i < 5; i++) {
-		static const double w[] = { 50, 50, 50, 45.0, 44.99 };
-		char h[16];
-
-		snprintf(h, sizeof(h), "m%d", i + 1);
-		bench_line(line, sizeof(line), h, "p2p", w[i]);
-		k += (size_t)snprintf(in + k, sizeof(in) - k, "%s", line);
-	}
-	gp_report_init(&r);
-	read_text(&r, in, NULL);
-	gp_report_fold(&r, 0.9, &e);
+	fold_m(&r, 0, 5);
 	CHECK(r.nbench == 1 && r.bench[0].median == 50.0 && r.bench[0].nlow == 1 &&
 	      !strcmp(r.host[r.bench[0].low[0].host].name, "m5"), "45.0 = 0.9 x 50 is not below; 44.99 is");
 	gp_report_free(&r);
-
 	/* an even count (m2..m5): the mean of the two middle figures, (45 + 50) / 2 */
-	k = 0;
-	for (int i = 1; i < 5; i++) {
-		static const double w[] = { 50, 50, 50, 45.0, 44.99 };
-		char h[16];
-
-		snprintf(h, sizeof(h), "m%d", i + 1);
-		bench_line(line, sizeof(line), h, "p2p", w[i]);
-		k += (size_t)snprintf(in + k, sizeof(in) - k, "%s", line);
-	}
-	gp_report_init(&r);
-	read_text(&r, in, NULL);
-	gp_report_fold(&r, 0.9, &e);
+	fold_m(&r, 1, 5);
 	CHECK(r.nbench == 1 && r.bench[0].nv == 4 && r.bench[0].median == (45.0 + 50.0) / 2,
 	      "four hosts (50 50 45 44.99): median 47.5 (%.3f)", r.nbench ? r.bench[0].median : -1);
 	gp_report_free(&r);
