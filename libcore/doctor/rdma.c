@@ -481,7 +481,8 @@ static const struct gp_doctor_check checks[] = {
 	  "Loads libibverbs.so.1 with dlopen (never linked) and calls ibv_get_device_list: a device is listed only "
 	  "when its provider library (libmlx5, libbnxt_re, ...) was found. Warning when the library is missing or "
 	  "does not list a device. Live only." },
-	{ "rdma.gdr", "whether GPUDirect RDMA is possible for each GPU-NIC pair", GP_SRC_PROC | GP_SRC_SYSFS, 0,
+	{ "rdma.gdr", "whether GPUDirect RDMA is possible for each GPU-NIC pair", GP_SRC_PROC | GP_SRC_SYSFS |
+	  GP_SRC_OPT(GP_SRC_CUDA | GP_SRC_VERBS), 0,
 	  gp_doctor_check_gdr,
 	  "NCCL's rules (ncclTopoCheckGdr) per GPU and RDMA device: the NIC reaches GPU memory through dma-buf "
 	  "(preferred by NCCL) or nvidia-peermem (the parts peermem.missing and peermem.dmabuf read), the GPU "
