@@ -20,6 +20,7 @@
 struct gp_ibv_device **ibv_get_device_list(int *num);
 void ibv_free_device_list(struct gp_ibv_device **list);
 struct gp_ibv_context *ibv_open_device(struct gp_ibv_device *d);
+int ibv_query_gid(struct gp_ibv_context *c, uint8_t port, int i, union gp_ibv_gid *g);
 struct gp_ibv_qp *ibv_create_qp(struct gp_ibv_pd *pd, struct gp_ibv_qp_init_attr *a);
 int ibv_modify_qp(struct gp_ibv_qp *qp, struct gp_ibv_qp_attr *a, int mask);
 int ibv_destroy_qp(struct gp_ibv_qp *qp);
@@ -253,6 +254,7 @@ static int to_rts(struct gp_ibv_qp *qp, struct gp_ibv_qp *to)
 	a.qp_state = GP_IBV_QPS_RTR;
 	a.dest_qp_num = to->qp_num;
 	a.ah_attr.is_global = 1;
+	ibv_query_gid(to->context, 1, 0, &a.ah_attr.grh.dgid);   /* the peer's address, as rdma_cm resolves it */
 	if (ibv_modify_qp(qp, &a, GP_IBV_QP_STATE | GP_IBV_QP_AV | GP_IBV_QP_DEST_QPN))
 		return -1;
 	a.qp_state = GP_IBV_QPS_RTS;

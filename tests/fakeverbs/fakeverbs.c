@@ -8,7 +8,7 @@
  *   FAKEVERBS_DEVICES=a,b     the devices ibv_get_device_list returns (those whose provider was found)
  *   FAKEVERBS_NOSYS=1         ibv_get_device_list fails with ENOSYS (no uverbs device: ib_uverbs missing)
  *   FAKEVERBS_PORT_STATE=N    port state (default 4, ACTIVE; 1 DOWN, 2 INIT)
- *   FAKEVERBS_LINK=ib|eth     link layer (default eth: RoCE)
+ *   FAKEVERBS_LINK=ib|eth     link layer (default eth: RoCE); FAKEVERBS_LINK_<device>=ib|eth: that device's
  *   FAKEVERBS_SPEED=N, FAKEVERBS_WIDTH=N, FAKEVERBS_MTU=N   active_speed (default 32, EDR), active_width
  *                             (default 2, 4x), active_mtu (default 5, 4096)
  *   FAKEVERBS_GID_TYPES=1,2   the GID table's types, index by index (default "1,2": RoCE v1, then v2)
@@ -18,7 +18,12 @@
  *   FAKEVERBS_STALL=N         after N data posts the peer stops answering: no completion ever comes
  *   FAKEVERBS_CORRUPT=1       every copy of more than 64 bytes lands with its byte 0 flipped (data, not
  *                             bench rdma's control messages)
- *   FAKEVERBS_LOG=FILE        append one line per registration ("reg_mr LEN", "reg_dmabuf_mr LEN") */
+ *   FAKEVERBS_LOG=FILE        append one line per registration ("reg_mr LEN DEVICE", "reg_dmabuf_mr LEN DEVICE")
+ *
+ * Each device has its own address: LID 7 + its place in FAKEVERBS_DEVICES (IB), GIDs ::ffff:0.0.P.(index+1)
+ * with P its place (RoCE); moving a QP to RTR checks that the address given is its peer QP's device's. An
+ * MR serves only QPs of its own PD (lkey) or, remotely, peers of QPs of its PD (rkey); a QP, its PD and its
+ * CQs are of one device. So a loopback across two devices fails here where it would on real ones. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -26,13 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verbs_abi.h"
-
-#define EXPORT __attribute__((visibility("default")))
-
-struct gp_ibv_device {
-	char name[64];
-};
+#include "fakeverbs.h"
 
 struct fmr {
 	struct gp_ibv_mr mr;
@@ -77,7 +76,7 @@ static struct fmr *mrs[1024];
 static struct fqp *qps[256];
 static long posts;
 
-static long env_long(const char *name, long dflt)
+long env_long(const char *name, long dflt)
 {
 	const char *s = getenv(name);
 
@@ -96,18 +95,16 @@ static int env_errno(const char *name)
 	return s && *s ? atoi(s) : 0;
 }
 
-static void logline(const char *what, size_t n)
+static void logline(const char *what, size_t n, const struct gp_ibv_pd *pd)
 {
 	const char *p = getenv("FAKEVERBS_LOG");
 	FILE *f = p ? fopen(p, "a") : NULL;
 
 	if (f) {
-		fprintf(f, "%s %zu\n", what, n);
+		fprintf(f, "%s %zu %s\n", what, n, pd && pd->context ? pd->context->device->name : "?");
 		fclose(f);
 	}
 }
-
-#define API(ret, name, args) EXPORT ret name args; ret name args
 
 API(struct gp_ibv_device **, ibv_get_device_list, (int *num))
 {
@@ -126,6 +123,7 @@ API(struct gp_ibv_device **, ibv_get_device_list, (int *num))
 		if (!l || !(v[n] = calloc(1, sizeof(**v))))
 			continue;
 		memcpy(v[n]->name, p, l < 63 ? l : 63);
+		v[n]->place = n;
 		n++;
 	}
 	if (num)
@@ -173,13 +171,13 @@ static int fake_poll_cq_(struct gp_ibv_cq *cq, int n, struct gp_ibv_wc *wc)
 	return k;
 }
 
-/* The registered memory [addr, addr+len) under key (rkey or lkey), or NULL. */
-static uint8_t *mem_at(uint32_t key, uint64_t addr, uint64_t len, int remote)
+/* The registered memory [addr, addr+len) under key (rkey or lkey) of PD pd, or NULL. */
+static uint8_t *mem_at(const struct gp_ibv_pd *pd, uint32_t key, uint64_t addr, uint64_t len, int remote)
 {
 	for (int i = 0; i < 1024; i++) {
 		struct fmr *m = mrs[i];
 
-		if (m && m->live && (remote ? m->mr.rkey : m->mr.lkey) == key && addr >= (uintptr_t)m->base &&
+		if (m && m->live && m->mr.pd == pd && (remote ? m->mr.rkey : m->mr.lkey) == key && addr >= (uintptr_t)m->base &&
 		    addr + len <= (uintptr_t)m->base + m->len)
 			return (uint8_t *)(uintptr_t)addr;
 	}
@@ -200,7 +198,7 @@ static int fake_post_send_(struct gp_ibv_qp *qp, struct gp_ibv_send_wr *wr, stru
 	for (; wr; wr = wr->next) {
 		struct fqp *to = qp_by_num(me->dest);
 		uint64_t len = wr->num_sge ? wr->sg_list[0].length : 0;
-		uint8_t *local = wr->num_sge ? mem_at(wr->sg_list[0].lkey, wr->sg_list[0].addr, len, 0) : NULL;
+		uint8_t *local = wr->num_sge ? mem_at(qp->pd, wr->sg_list[0].lkey, wr->sg_list[0].addr, len, 0) : NULL;
 		int st = 0, wop = 0;
 
 		if (qp->state != GP_IBV_QPS_RTS || (wr->num_sge && !local)) {
@@ -216,7 +214,7 @@ static int fake_post_send_(struct gp_ibv_qp *qp, struct gp_ibv_send_wr *wr, stru
 		switch (wr->opcode) {
 		case GP_IBV_WR_RDMA_WRITE:
 		case GP_IBV_WR_RDMA_WRITE_WITH_IMM: {
-			uint8_t *r = mem_at(wr->wr.rdma.rkey, wr->wr.rdma.remote_addr, len, 1);
+			uint8_t *r = mem_at(to->qp.pd, wr->wr.rdma.rkey, wr->wr.rdma.remote_addr, len, 1);
 
 			wop = 1;
 			if (!r) {
@@ -235,7 +233,7 @@ static int fake_post_send_(struct gp_ibv_qp *qp, struct gp_ibv_send_wr *wr, stru
 			break;
 		}
 		case GP_IBV_WR_RDMA_READ: {
-			uint8_t *r = mem_at(wr->wr.rdma.rkey, wr->wr.rdma.remote_addr, len, 1);
+			uint8_t *r = mem_at(to->qp.pd, wr->wr.rdma.rkey, wr->wr.rdma.remote_addr, len, 1);
 
 			wop = 2;
 			if (!r)
@@ -278,7 +276,7 @@ static int fake_post_recv_(struct gp_ibv_qp *qp, struct gp_ibv_recv_wr *wr, stru
 	for (; wr; wr = wr->next) {
 		unsigned k = me->rtail % NRQ;
 
-		if (me->rtail - me->rhead >= NRQ || (wr->num_sge && !mem_at(wr->sg_list[0].lkey, wr->sg_list[0].addr,
+		if (me->rtail - me->rhead >= NRQ || (wr->num_sge && !mem_at(qp->pd, wr->sg_list[0].lkey, wr->sg_list[0].addr,
 									    wr->sg_list[0].length, 0))) {
 			*bad = wr;
 			return ENOMEM;
@@ -307,13 +305,22 @@ static int fake_post_recv(struct gp_ibv_qp *qp, struct gp_ibv_recv_wr *wr, struc
 	LOCKED(int, fake_post_recv_(qp, wr, bad));
 }
 
+/* a context keeps its own copy of the device: the list may be freed while it is open, as rdma-core allows */
+struct fctx {
+	struct gp_ibv_context c;
+	struct gp_ibv_device d;
+};
+
 API(struct gp_ibv_context *, ibv_open_device, (struct gp_ibv_device *d))
 {
-	struct gp_ibv_context *c = calloc(1, sizeof(*c));
+	struct fctx *f = calloc(1, sizeof(*f));
+	struct gp_ibv_context *c;
 
-	if (!c)
+	if (!f)
 		return NULL;
-	c->device = d;
+	c = &f->c;
+	f->d = *d;
+	c->device = &f->d;
 	c->ops.poll_cq = fake_poll_cq;
 	c->ops.post_send = fake_post_send;
 	c->ops.post_recv = fake_post_recv;
@@ -326,82 +333,13 @@ API(int, ibv_close_device, (struct gp_ibv_context *c))
 	return 0;
 }
 
-API(int, ibv_query_device, (struct gp_ibv_context *c, struct gp_ibv_device_attr *a))
-{
-	(void)c;
-	memset(a, 0, sizeof(*a));
-	a->max_qp_rd_atom = a->max_qp_init_rd_atom = 16;
-	a->max_qp_wr = 16384;
-	a->phys_port_cnt = 1;
-	return 0;
-}
-
-/* the compat entry: fills the fields of struct _compat_ibv_port_attr */
-API(int, ibv_query_port, (struct gp_ibv_context *c, uint8_t port, struct gp_ibv_port_attr *a))
-{
-	const char *l = getenv("FAKEVERBS_LINK");
-
-	(void)c;
-	if (port != 1)
-		return EINVAL;
-	a->state = (int)env_long("FAKEVERBS_PORT_STATE", GP_IBV_PORT_ACTIVE);
-	a->max_mtu = GP_IBV_MTU_4096;
-	a->active_mtu = (int)env_long("FAKEVERBS_MTU", GP_IBV_MTU_4096);
-	a->gid_tbl_len = 16;
-	a->lid = l && !strcmp(l, "ib") ? 7 : 0;
-	a->active_speed = (uint8_t)env_long("FAKEVERBS_SPEED", 32);
-	a->active_width = (uint8_t)env_long("FAKEVERBS_WIDTH", 2);
-	a->phys_state = 5;
-	a->link_layer = l && !strcmp(l, "ib") ? GP_IBV_LINK_LAYER_INFINIBAND : GP_IBV_LINK_LAYER_ETHERNET;
-	return 0;
-}
-
-static int gid_type(uint32_t i)
-{
-	const char *s = getenv("FAKEVERBS_GID_TYPES");
-	const char *p = s ? s : "1,2";
-
-	for (uint32_t k = 0; *p; k++) {
-		if (k == i)
-			return atoi(p);
-		p += strcspn(p, ",");
-		if (*p)
-			p++;
-	}
-	return -1;
-}
-
-API(int, ibv_query_gid, (struct gp_ibv_context *c, uint8_t port, int i, union gp_ibv_gid *g))
-{
-	(void)c, (void)port;
-	if (gid_type((uint32_t)i) < 0)
-		return -1;
-	memset(g, 0, sizeof(*g));
-	g->raw[10] = g->raw[11] = 0xff;
-	g->raw[15] = (uint8_t)(i + 1);
-	return 0;
-}
-
-API(int, _ibv_query_gid_ex, (struct gp_ibv_context *c, uint32_t port, uint32_t i, struct gp_ibv_gid_entry *g,
-			     uint32_t flags, size_t sz))
-{
-	int t = gid_type(i);
-
-	(void)flags, (void)sz;
-	if (t < 0)
-		return ENODATA;
-	memset(g, 0, sizeof(*g));
-	ibv_query_gid(c, (uint8_t)port, (int)i, &g->gid);
-	g->gid_index = i;
-	g->port_num = port;
-	g->gid_type = (uint32_t)t;
-	return 0;
-}
-
 API(struct gp_ibv_pd *, ibv_alloc_pd, (struct gp_ibv_context *c))
 {
-	(void)c;
-	return calloc(1, 16);
+	struct gp_ibv_pd *pd = calloc(1, sizeof(*pd));
+
+	if (pd)
+		pd->context = c;
+	return pd;
 }
 
 API(int, ibv_dealloc_pd, (struct gp_ibv_pd *pd))
@@ -438,7 +376,7 @@ static struct gp_ibv_mr *ibv_reg_mr_(struct gp_ibv_pd *pd, void *addr, size_t n,
 	int err = env_errno("FAKEVERBS_REG_FAIL");
 
 	(void)access;
-	logline("reg_mr", n);
+	logline("reg_mr", n, pd);
 	if (err && (size_t)env_long("FAKEVERBS_REG_FAIL_OVER", 0) < n) {
 		errno = err;
 		return NULL;
@@ -462,7 +400,7 @@ API(struct gp_ibv_mr *, ibv_reg_dmabuf_mr, (struct gp_ibv_pd *pd, uint64_t off, 
 		errno = EBADF;
 		return NULL;
 	}
-	logline("reg_dmabuf_mr", n);
+	logline("reg_dmabuf_mr", n, pd);
 	if (err) {
 		errno = err;
 		return NULL;
@@ -515,6 +453,10 @@ API(int, ibv_destroy_cq, (struct gp_ibv_cq *cq))
 
 static struct gp_ibv_qp *ibv_create_qp_(struct gp_ibv_pd *pd, struct gp_ibv_qp_init_attr *a)
 {
+	if (pd->context != a->send_cq->context || pd->context != a->recv_cq->context) {
+		errno = EINVAL;                     /* a QP, its PD and its CQs: one device */
+		return NULL;
+	}
 	for (int i = 0; i < 256; i++)
 		if (!qps[i]) {
 			struct fqp *q = calloc(1, sizeof(*q));
@@ -546,10 +488,16 @@ static int ibv_modify_qp_(struct gp_ibv_qp *qp, struct gp_ibv_qp_attr *a, int ma
 	if (!(mask & GP_IBV_QP_STATE) || a->qp_state != qp->state + 1)
 		return EINVAL;                      /* only RESET -> INIT -> RTR -> RTS, in order */
 	if (a->qp_state == GP_IBV_QPS_RTR) {
+		const struct gp_ibv_device *to;
+
 		if (!(mask & GP_IBV_QP_DEST_QPN) || !qp_by_num(a->dest_qp_num) || !(mask & GP_IBV_QP_AV))
 			return EINVAL;
+		to = qp_by_num(a->dest_qp_num)->qp.context->device;
 		if (!a->ah_attr.is_global && !a->ah_attr.dlid)
 			return EINVAL;              /* RoCE needs a GRH, IB a LID */
+		if (a->ah_attr.is_global ? a->ah_attr.grh.dgid.raw[14] != to->place || a->ah_attr.grh.dgid.raw[11] != 0xff :
+		    a->ah_attr.dlid != 7 + to->place)
+			return EHOSTUNREACH;        /* not the address of the peer QP's device */
 		q->dest = a->dest_qp_num;
 	}
 	qp->state = a->qp_state;
