@@ -13,6 +13,7 @@ struct rdma_row {
 struct rdma_report {
 	struct gp_rdma_info info;
 	const char *distance;          /* "host", "PIX" ... "SYS", "unknown" */
+	const char *peer_distance;     /* loopback: the other QP's memory to its NIC */
 	const char *mem, *peer_mem;    /* "host", "gpu" */
 	int loopback;
 	struct rdma_row *rows;

@@ -18,7 +18,8 @@ struct fval {
 static const char *const keys[] = {
 	"mode", "op", "test", "device", "port", "mem", "mem_path", "gpu", "peer_mem", "peer_mem_path", "peer_gpu",
 	"distance", "bytes", "iters", "reps", "gbps", "gbits_avg", "gbits_peak", "mpps", "port_gbits",
-	"port_fraction", "us_min", "us_median", "us_p99", "verified", "min_gbps", "below_min",
+	"port_fraction", "us_min", "us_median", "us_p99", "verified", "min_gbps", "below_min", "peer_device", "peer_port",
+	"peer_distance",
 };
 #define NKEYS (int)(sizeof(keys) / sizeof(keys[0]))
 
@@ -42,8 +43,8 @@ static struct fval field(const struct rdma_report *rp, const struct rdma_row *w,
 	case 0: return S("rdma");
 	case 1: return S(gp_rdma_op_name(r->op));
 	case 2: return S(r->lat ? "lat" : "bw");
-	case 3: return S(in->device);
-	case 4: return I(in->port, 0);
+	case 3: return S(in->nic.device);
+	case 4: return I(in->nic.port, 0);
 	case 5: return S(rp->mem);
 	case 6: return S(in->mem_path);
 	case 7: return I(in->gpu, in->gpu < 0);
@@ -65,7 +66,10 @@ static struct fval field(const struct rdma_report *rp, const struct rdma_row *w,
 	case 23: return N(r->us_p99, 3, bw);
 	case 24: return B(r->verified);
 	case 25: return N(w->floor, 2, !(w->floor > 0) || !bw);
-	default: return B(rdma_below(w));
+	case 26: return B(rdma_below(w));
+	case 27: return S(rp->loopback ? in->peer_nic.device : NULL);
+	case 28: return I(in->peer_nic.port, !rp->loopback);
+	default: return S(rp->loopback ? rp->peer_distance : NULL);
 	}
 }
 
@@ -109,24 +113,45 @@ static void csv_row(const struct rdma_report *rp, const struct rdma_row *w)
 	}
 }
 
+/* "rxe0 port 1 (RoCE v2, MTU 4096, 98.0 Gb/s after headers)" */
+static void port_words(char *buf, size_t n, const struct gp_rdma_nic *p)
+{
+	char rate[48];
+
+	if (p->port_gbits > 0)
+		snprintf(rate, sizeof(rate), "%.1f Gb/s after headers", p->port_gbits);
+	else
+		snprintf(rate, sizeof(rate), "rate unknown");
+	snprintf(buf, n, "%s port %d (%s, MTU %d, %s)", p->device, p->port,
+		 p->link_layer == GP_RDMA_LINK_ETH ? "RoCE v2" : "InfiniBand", p->active_mtu, rate);
+}
+
+/* The line above the table: the port(s), the memory on each side and its distance to its NIC. */
+static void head_line(const struct rdma_report *rp)
+{
+	const struct gp_rdma_info *in = &rp->info;
+	char mem[48], peer[48], port[160], pport[160];
+
+	snprintf(mem, sizeof(mem), in->gpu >= 0 ? "GPU%d (%s)" : "host", in->gpu, in->mem_path);
+	snprintf(peer, sizeof(peer), in->peer_gpu >= 0 ? "GPU%d (%s)" : "host", in->peer_gpu, in->peer_mem_path);
+	port_words(port, sizeof(port), &in->nic);
+	port_words(pport, sizeof(pport), &in->peer_nic);
+	if (rp->loopback && in->two_nics)
+		printf("RDMA loopback: %s to %s, memory %s (NIC-memory distance %s), peer %s (distance %s)\n", port, pport,
+		       mem, rp->distance, peer, rp->peer_distance);
+	else
+		printf("RDMA %s: %s, memory %s%s%s, NIC-memory distance %s\n", rp->loopback ? "loopback" : "client", port,
+		       mem, rp->loopback ? ", peer " : "", rp->loopback ? peer : "", rp->distance);
+}
+
 static void table(const struct cli *c, const struct rdma_report *rp)
 {
 	const struct gp_rdma_info *in = &rp->info;
 	struct gp_table tb;
 	int lat = rp->n && rp->rows[0].r.lat;
-	char mem[48], peer[48], port[48];
 
-	snprintf(mem, sizeof(mem), in->gpu >= 0 ? "GPU%d (%s)" : "host", in->gpu, in->mem_path);
-	snprintf(peer, sizeof(peer), in->peer_gpu >= 0 ? "GPU%d (%s)" : "host", in->peer_gpu, in->peer_mem_path);
-	if (in->port_gbits > 0)
-		snprintf(port, sizeof(port), "%.1f Gb/s after headers", in->port_gbits);
-	else
-		snprintf(port, sizeof(port), "rate unknown");
 	if (!c->quiet)
-		printf("RDMA %s: %s port %d (%s, MTU %d, %s), memory %s%s%s, NIC-memory distance %s\n",
-		       rp->loopback ? "loopback" : "client", in->device, in->port,
-		       in->link_layer == GP_RDMA_LINK_ETH ? "RoCE v2" : "InfiniBand", in->active_mtu, port, mem,
-		       rp->loopback ? ", peer " : "", rp->loopback ? peer : "", rp->distance);
+		head_line(rp);
 	if (gp_table_init(&tb, lat ? 8 : 10))
 		return;
 	tb.right[0] = tb.right[1] = 0;

@@ -47,26 +47,27 @@ int gp_rdma_mem_parse(const char *s, struct gp_rdma_mem *m)
 }
 
 /* The port: ACTIVE, its rate and MTU, and on RoCE a RoCE v2 GID. */
-int gp_rdma_port_setup(struct gp_rdma *s, struct gp_err *e)
+int gp_rdma_port_setup(struct gp_rdma *s, struct gp_rdma_dev *d, int port, int gid_index, struct gp_err *e)
 {
 	const struct gp_ibv_lib *L = s->L;
 	struct gp_ibv_device_attr da;
-	struct gp_rdma_info *in = &s->info;
-	int port = s->o.ib_port ? s->o.ib_port : 1, rc;
+	struct gp_rdma_nic *in = d->at;
+	int rc;
 
-	memset(&s->pa, 0, sizeof(s->pa));
-	if ((rc = L->ibv_query_port(s->ctx, (uint8_t)port, &s->pa)))
+	memset(&d->pa, 0, sizeof(d->pa));
+	if ((rc = L->ibv_query_port(d->ctx, (uint8_t)port, &d->pa)))
 		return gp_err_set(e, GP_E_FAIL, rc > 0 ? rc : errno, "%s: no port %d (ibv_query_port: %s): see "
 				  "`ibv_devinfo -d %s`", in->device, port, strerror(rc > 0 ? rc : errno), in->device);
 	in->port = port;
-	in->link_layer = s->pa.link_layer == GP_IBV_LINK_LAYER_ETHERNET ? GP_RDMA_LINK_ETH : GP_RDMA_LINK_IB;
-	if (s->pa.state != GP_IBV_PORT_ACTIVE)
+	in->link_layer = d->pa.link_layer == GP_IBV_LINK_LAYER_ETHERNET ? GP_RDMA_LINK_ETH : GP_RDMA_LINK_IB;
+	in->numa_node = gp_rdma_numa_node(s->o.pci, in->device);
+	if (d->pa.state != GP_IBV_PORT_ACTIVE)
 		return gp_err_set(e, GP_E_FAIL, ENETDOWN, "%s port %d is %s, not ACTIVE: %s", in->device, port,
-				  port_state_name(s->pa.state), in->link_layer == GP_RDMA_LINK_ETH ?
+				  port_state_name(d->pa.state), in->link_layer == GP_RDMA_LINK_ETH ?
 				  "bring its network interface up (ip link set IFACE up) and check the cable" :
 				  "check the cable and that a subnet manager runs (opensm; `ibstat` shows the state)");
-	in->active_mtu = gp_rdma_mtu_bytes(s->pa.active_mtu);
-	in->port_gbits = gp_rdma_port_payload_gbits(s->pa.active_speed, s->pa.active_width, s->pa.active_mtu,
+	in->active_mtu = gp_rdma_mtu_bytes(d->pa.active_mtu);
+	in->port_gbits = gp_rdma_port_payload_gbits(d->pa.active_speed, d->pa.active_width, d->pa.active_mtu,
 						    in->link_layer);
 	if (!in->port_gbits && in->active_mtu) {       /* speed not in the table: sysfs says it in words */
 		char path[128], buf[64];
@@ -76,7 +77,7 @@ int gp_rdma_port_setup(struct gp_rdma *s, struct gp_err *e)
 			in->port_gbits = gp_rdma_rate_parse(buf) * in->active_mtu /
 					 (in->active_mtu + gp_rdma_header_bytes(in->link_layer));
 	}
-	in->gid_index = s->o.gid_index;
+	in->gid_index = gid_index;
 	if (in->link_layer == GP_RDMA_LINK_ETH && in->gid_index < 0) {
 		int n = 0;
 
@@ -87,7 +88,7 @@ int gp_rdma_port_setup(struct gp_rdma *s, struct gp_err *e)
 		for (int i = 0; i < 256 && in->gid_index < 0; i++) {
 			struct gp_ibv_gid_entry g;
 
-			if (L->_ibv_query_gid_ex(s->ctx, (uint32_t)port, (uint32_t)i, &g, 0, sizeof(g)))
+			if (L->_ibv_query_gid_ex(d->ctx, (uint32_t)port, (uint32_t)i, &g, 0, sizeof(g)))
 				continue;
 			n++;
 			if (g.gid_type == GP_IBV_GID_TYPE_ROCE_V2)
@@ -99,12 +100,11 @@ int gp_rdma_port_setup(struct gp_rdma *s, struct gp_err *e)
 					  "check `show_gids` / /sys/class/infiniband/%s/ports/%d/gid_attrs/types", in->device,
 					  port, n, in->device, port);
 	}
-	if (in->gid_index >= 0 && L->ibv_query_gid(s->ctx, (uint8_t)port, in->gid_index, &s->gid))
+	if (in->gid_index >= 0 && L->ibv_query_gid(d->ctx, (uint8_t)port, in->gid_index, &d->gid))
 		return gp_err_set(e, GP_E_FAIL, EINVAL, "%s port %d has no GID %d (ibv_query_gid): see `show_gids`",
 				  in->device, port, in->gid_index);
 	memset(&da, 0, sizeof(da));
-	s->max_rd = 16;
-	if (!L->ibv_query_device(s->ctx, &da) && da.max_qp_rd_atom > 0 && da.max_qp_rd_atom < 16)
+	if (!L->ibv_query_device(d->ctx, &da) && da.max_qp_rd_atom > 0 && da.max_qp_rd_atom < s->max_rd)
 		s->max_rd = da.max_qp_rd_atom;
 	if (da.max_qp_init_rd_atom > 0 && da.max_qp_init_rd_atom < s->max_rd)
 		s->max_rd = da.max_qp_init_rd_atom;
@@ -124,13 +124,14 @@ static void memlock_words(char *buf, size_t n)
 		snprintf(buf, n, "%llu KiB", (unsigned long long)rl.rlim_cur / 1024);
 }
 
-static int reg_host(struct gp_rdma *s, struct gp_ibv_mr **mr, void *p, size_t n, struct gp_err *e)
+static int reg_host(struct gp_rdma *s, struct gp_rdma_dev *d, struct gp_ibv_mr **mr, void *p, size_t n,
+		    struct gp_err *e)
 {
 	int acc = GP_IBV_ACCESS_LOCAL_WRITE | GP_IBV_ACCESS_REMOTE_WRITE | GP_IBV_ACCESS_REMOTE_READ;
 	char lim[32];
 
 	errno = 0;
-	if ((*mr = s->L->ibv_reg_mr(s->pd, p, n, acc)))
+	if ((*mr = s->L->ibv_reg_mr(d->pd, p, n, acc)))
 		return 0;
 	if (errno == ENOMEM || errno == EAGAIN) {
 		memlock_words(lim, sizeof(lim));
@@ -152,15 +153,15 @@ static int reg_dmabuf(struct gp_rdma *s, struct gp_rdma_ep *ep, size_t n, struct
 	if (ep->fd < 0 && gp_cuda_dmabuf_fd(s->cuda, ep->gpu, ep->dptr, n, &ep->fd, e))
 		return -(e->errnum ? e->errnum : EIO);
 	errno = 0;
-	if ((ep->mr = s->L->ibv_reg_dmabuf_mr(s->pd, 0, n, ep->dptr, ep->fd, acc)))
+	if ((ep->mr = s->L->ibv_reg_dmabuf_mr(ep->dev->pd, 0, n, ep->dptr, ep->fd, acc)))
 		return 0;
 	err = errno ? errno : EIO;
 	if (err == EOPNOTSUPP || err == EPROTONOSUPPORT || err == ENOSYS)
 		return gp_err_set(e, GP_E_FAIL, err, "dma-buf: %s cannot register a dma-buf (ibv_reg_dmabuf_mr: %s): needs "
 				  "Linux 5.12+, a NIC driver with dma-buf support (mlx5) and the NVIDIA open kernel module "
-				  "515+", s->info.device, strerror(err));
+				  "515+", ep->dev->at->device, strerror(err));
 	return gp_err_set(e, GP_E_FAIL, err, "dma-buf: ibv_reg_dmabuf_mr of GPU%d memory on %s: %s%s", ep->gpu,
-			  s->info.device, strerror(err), err == ENOMEM ? " (RLIMIT_MEMLOCK: ulimit -l)" : "");
+			  ep->dev->at->device, strerror(err), err == ENOMEM ? " (RLIMIT_MEMLOCK: ulimit -l)" : "");
 }
 
 static int reg_peermem(struct gp_rdma *s, struct gp_rdma_ep *ep, size_t n, struct gp_err *e)
@@ -171,11 +172,11 @@ static int reg_peermem(struct gp_rdma *s, struct gp_rdma_ep *ep, size_t n, struc
 		return gp_err_set(e, GP_E_UNAVAIL, ENOENT, "peermem: the nvidia_peermem module is not loaded: "
 				  "modprobe nvidia-peermem (it needs a NIC stack with PeerDirect: MOFED or a patched kernel)");
 	errno = 0;
-	if ((ep->mr = s->L->ibv_reg_mr(s->pd, (void *)(uintptr_t)ep->dptr, n, acc)))
+	if ((ep->mr = s->L->ibv_reg_mr(ep->dev->pd, (void *)(uintptr_t)ep->dptr, n, acc)))
 		return 0;
 	err = errno ? errno : EIO;
 	return gp_err_set(e, GP_E_FAIL, err, "peermem: ibv_reg_mr of GPU%d memory on %s: %s: %s", ep->gpu,
-			  s->info.device, strerror(err), err == EFAULT || err == EINVAL || err == EOPNOTSUPP ?
+			  ep->dev->at->device, strerror(err), err == EFAULT || err == EINVAL || err == EOPNOTSUPP ?
 			  "nvidia-peermem did not claim the range (is this the NVIDIA driver's nvidia-peermem, matching "
 			  "the running driver, and is nv_peer_mem unloaded?)" : err == ENOMEM ?
 			  "RLIMIT_MEMLOCK (ulimit -l) or BAR1 space exhausted" : "see dmesg");
@@ -211,7 +212,7 @@ static int gpu_mem(struct gp_rdma *s, struct gp_rdma_ep *ep, size_t n, struct gp
 	}
 	return gp_err_set(e, er[0].cls == GP_E_UNAVAIL && er[1].cls == GP_E_UNAVAIL ? GP_E_UNAVAIL : GP_E_FAIL,
 			  er[1].errnum ? er[1].errnum : er[0].errnum, "cannot register GPU%d memory with %s for RDMA: %s; %s",
-			  ep->gpu, s->info.device, er[0].msg, er[1].msg);
+			  ep->gpu, ep->dev->at->device, er[0].msg, er[1].msg);
 }
 
 int gp_rdma_ep_mem(struct gp_rdma *s, struct gp_rdma_ep *ep, struct gp_err *e)
@@ -224,7 +225,7 @@ int gp_rdma_ep_mem(struct gp_rdma *s, struct gp_rdma_ep *ep, struct gp_err *e)
 	if (!(ep->ctl = aligned_alloc(64, 2 * GP_RDMA_CTL)))
 		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
 	memset(ep->ctl, 0, 2 * GP_RDMA_CTL);
-	if ((rc = reg_host(s, &ep->ctl_mr, ep->ctl, 2 * GP_RDMA_CTL, e)))
+	if ((rc = reg_host(s, ep->dev, &ep->ctl_mr, ep->ctl, 2 * GP_RDMA_CTL, e)))
 		return rc;
 	if (ep->mem.kind == GP_RMEM_AUTO && !s->cuda) {       /* auto: GPU memory when CUDA sees a GPU */
 		struct gp_err ce = { 0 };
@@ -240,14 +241,9 @@ int gp_rdma_ep_mem(struct gp_rdma *s, struct gp_rdma_ep *ep, struct gp_err *e)
 	{
 		struct gp_numa_saved sv = { 0 };
 		struct gp_err ne = { 0 };
-		char path[160], buf[16];
-		int node = -1;
 
-		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device/numa_node", s->info.device);
-		if (gp_root_read_text(s->o.root, path, buf, sizeof(buf)) > 0)
-			node = atoi(buf);
-		if (node >= 0)
-			gp_numa_bind(node, &sv, &ne);          /* best effort: memory near the NIC */
+		if (ep->dev->at->numa_node >= 0)
+			gp_numa_bind(ep->dev->at->numa_node, &sv, &ne);  /* best effort: memory near the NIC */
 		if (posix_memalign(&ep->host, 4096, n)) {
 			gp_numa_unbind(&sv);
 			return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory (%zu bytes)", n);
@@ -257,7 +253,7 @@ int gp_rdma_ep_mem(struct gp_rdma *s, struct gp_rdma_ep *ep, struct gp_err *e)
 	}
 	ep->addr = (uintptr_t)ep->host;
 	ep->path = "host";
-	return reg_host(s, &ep->mr, ep->host, n, e);
+	return reg_host(s, ep->dev, &ep->mr, ep->host, n, e);
 }
 
 int gp_rdma_ep_queues(struct gp_rdma *s, struct gp_rdma_ep *ep, int cm, struct gp_err *e)
@@ -265,8 +261,8 @@ int gp_rdma_ep_queues(struct gp_rdma *s, struct gp_rdma_ep *ep, int cm, struct g
 	struct gp_ibv_qp_init_attr ia;
 
 	errno = 0;
-	if (!(ep->cq = s->L->ibv_create_cq(s->ctx, 4 * GP_RDMA_WINDOW + 16, NULL, NULL, 0)))
-		return gp_err_set(e, GP_E_FAIL, errno ? errno : EIO, "ibv_create_cq on %s: %s", s->info.device,
+	if (!(ep->cq = s->L->ibv_create_cq(ep->dev->ctx, 4 * GP_RDMA_WINDOW + 16, NULL, NULL, 0)))
+		return gp_err_set(e, GP_E_FAIL, errno ? errno : EIO, "ibv_create_cq on %s: %s", ep->dev->at->device,
 				  strerror(errno ? errno : EIO));
 	memset(&ia, 0, sizeof(ia));
 	ia.send_cq = ia.recv_cq = ep->cq;
@@ -276,16 +272,16 @@ int gp_rdma_ep_queues(struct gp_rdma *s, struct gp_rdma_ep *ep, int cm, struct g
 	ia.qp_type = GP_IBV_QPT_RC;
 	errno = 0;
 	if (cm) {
-		int rc = s->L->rdma_create_qp(s->id, s->pd, &ia);
+		int rc = s->L->rdma_create_qp(s->id, ep->dev->pd, &ia);
 
 		if (rc)
-			return gp_err_set(e, GP_E_FAIL, errno ? errno : EIO, "rdma_create_qp on %s: %s", s->info.device,
+			return gp_err_set(e, GP_E_FAIL, errno ? errno : EIO, "rdma_create_qp on %s: %s", ep->dev->at->device,
 					  strerror(errno ? errno : EIO));
 		ep->qp = s->id->qp;
 		return 0;
 	}
-	if (!(ep->qp = s->L->ibv_create_qp(s->pd, &ia)))
-		return gp_err_set(e, GP_E_FAIL, errno ? errno : EIO, "ibv_create_qp (RC) on %s: %s", s->info.device,
+	if (!(ep->qp = s->L->ibv_create_qp(ep->dev->pd, &ia)))
+		return gp_err_set(e, GP_E_FAIL, errno ? errno : EIO, "ibv_create_qp (RC) on %s: %s", ep->dev->at->device,
 				  strerror(errno ? errno : EIO));
 	return 0;
 }
@@ -308,113 +304,13 @@ void gp_rdma_ep_free(struct gp_rdma *s, struct gp_rdma_ep *ep)
 		gp_cuda_free(s->cuda, ep->gpu, ep->dptr);
 	free(ep->host);
 	free(ep->ctl);
-	memset(ep, 0, sizeof(*ep));
+	{
+		struct gp_rdma_dev *d = ep->dev;
+
+		memset(ep, 0, sizeof(*ep));
+		ep->dev = d;
+	}
 	ep->fd = ep->gpu = -1;          /* fd 0 is a file like any other: never closed by mistake */
-}
-
-/* RESET -> INIT -> RTR -> RTS towards the QP `to` on this same port. */
-static int connect_qp(struct gp_rdma *s, struct gp_ibv_qp *qp, struct gp_ibv_qp *to, struct gp_err *e)
-{
-	struct gp_ibv_qp_attr a;
-	int rc;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = GP_IBV_QPS_INIT;
-	a.port_num = (uint8_t)s->info.port;
-	a.qp_access_flags = GP_IBV_ACCESS_LOCAL_WRITE | GP_IBV_ACCESS_REMOTE_WRITE | GP_IBV_ACCESS_REMOTE_READ;
-	if ((rc = s->L->ibv_modify_qp(qp, &a, GP_IBV_QP_STATE | GP_IBV_QP_PKEY_INDEX | GP_IBV_QP_PORT |
-				      GP_IBV_QP_ACCESS_FLAGS)))
-		goto fail;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = GP_IBV_QPS_RTR;
-	a.path_mtu = s->pa.active_mtu;
-	a.dest_qp_num = to->qp_num;
-	a.max_dest_rd_atomic = (uint8_t)s->max_rd;
-	a.min_rnr_timer = 12;
-	a.ah_attr.dlid = s->pa.lid;
-	a.ah_attr.port_num = (uint8_t)s->info.port;
-	if (s->info.gid_index >= 0) {
-		a.ah_attr.is_global = 1;
-		a.ah_attr.grh.dgid = s->gid;
-		a.ah_attr.grh.sgid_index = (uint8_t)s->info.gid_index;
-		a.ah_attr.grh.hop_limit = 64;
-	}
-	if ((rc = s->L->ibv_modify_qp(qp, &a, GP_IBV_QP_STATE | GP_IBV_QP_AV | GP_IBV_QP_PATH_MTU | GP_IBV_QP_DEST_QPN |
-				      GP_IBV_QP_RQ_PSN | GP_IBV_QP_MAX_DEST_RD_ATOMIC | GP_IBV_QP_MIN_RNR_TIMER)))
-		goto fail;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = GP_IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = (uint8_t)s->max_rd;
-	if ((rc = s->L->ibv_modify_qp(qp, &a, GP_IBV_QP_STATE | GP_IBV_QP_TIMEOUT | GP_IBV_QP_RETRY_CNT |
-				      GP_IBV_QP_RNR_RETRY | GP_IBV_QP_SQ_PSN | GP_IBV_QP_MAX_QP_RD_ATOMIC)))
-		goto fail;
-	return 0;
-fail:
-	return gp_err_set(e, GP_E_FAIL, rc > 0 ? rc : EIO, "ibv_modify_qp on %s port %d (loopback RC QP): %s",
-			  s->info.device, s->info.port, strerror(rc > 0 ? rc : EIO));
-}
-
-/* The device by name, else the first one whose port is ACTIVE (else the first). */
-static int open_device(struct gp_rdma *s, struct gp_err *e)
-{
-	const struct gp_ibv_lib *L = s->L;
-	struct gp_ibv_device **list;
-	int n = 0, pick = -1;
-
-	errno = 0;
-	if (!(list = L->ibv_get_device_list(&n)) || !n) {
-		int err = errno;
-
-		if (list)
-			L->ibv_free_device_list(list);
-		return gp_err_set(e, GP_E_UNAVAIL, ENODEV, "no RDMA device%s: load the NIC's RDMA driver (mlx5_ib, or "
-				  "rdma_rxe for soft-RoCE: rdma link add rxe0 type rxe netdev IFACE)",
-				  err == ENOSYS ? " (no /dev/infiniband/uverbs*: modprobe ib_uverbs)" : "");
-	}
-	for (int i = 0; i < n && pick < 0; i++) {
-		const char *name = L->ibv_get_device_name(list[i]);
-
-		if (s->o.device ? !strcmp(name, s->o.device) : 1) {
-			if (!s->o.device) {                    /* without --device: the first ACTIVE one */
-				struct gp_ibv_context *c = L->ibv_open_device(list[i]);
-				struct gp_ibv_port_attr pa;
-
-				memset(&pa, 0, sizeof(pa));
-				if (!c)
-					continue;
-				if (L->ibv_query_port(c, (uint8_t)(s->o.ib_port ? s->o.ib_port : 1), &pa) ||
-				    pa.state != GP_IBV_PORT_ACTIVE) {
-					L->ibv_close_device(c);
-					continue;
-				}
-				s->ctx = c;
-			}
-			pick = i;
-		}
-	}
-	if (pick < 0 && !s->o.device)
-		pick = 0;                                      /* none ACTIVE: the first, whose port state says why */
-	if (pick < 0) {
-		char names[256] = "";
-
-		for (int i = 0; i < n; i++)
-			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "",
-				 L->ibv_get_device_name(list[i]));
-		L->ibv_free_device_list(list);
-		return gp_err_set(e, GP_E_USAGE, ENODEV, "no RDMA device %s (there are: %s)", s->o.device, names);
-	}
-	snprintf(s->info.device, sizeof(s->info.device), "%s", L->ibv_get_device_name(list[pick]));
-	errno = 0;
-	if (!s->ctx && !(s->ctx = L->ibv_open_device(list[pick]))) {
-		L->ibv_free_device_list(list);
-		return gp_err_set(e, errno == EACCES || errno == EPERM ? GP_E_PERM : GP_E_FAIL, errno ? errno : EIO,
-				  "ibv_open_device %s: %s", s->info.device, strerror(errno ? errno : EIO));
-	}
-	L->ibv_free_device_list(list);
-	return 0;
 }
 
 int gp_rdma_open(struct gp_rdma **out, const struct gp_rdma_opts *o, struct gp_err *e)
@@ -426,49 +322,32 @@ int gp_rdma_open(struct gp_rdma **out, const struct gp_rdma_opts *o, struct gp_e
 	if (!s)
 		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
 	s->o = *o;
-	for (int i = 0; i < 2; i++)
+	s->max_rd = 16;
+	for (int i = 0; i < 2; i++) {
 		s->ep[i].fd = s->ep[i].gpu = -1;
+		s->ep[i].dev = &s->dev[0];
+	}
+	s->dev[0].at = &s->info.nic;
+	s->dev[1].at = &s->info.peer_nic;
 	s->info.gpu = s->info.peer_gpu = -1;
-	s->info.gid_index = -1;
+	s->info.nic.gid_index = s->info.peer_nic.gid_index = -1;
+	s->info.nic.numa_node = s->info.peer_nic.numa_node = -1;
 	if (!(s->L = gp_ibv_load(o->role != GP_RDMA_LOOPBACK, e))) {
 		free(s);
 		return -(e->errnum ? e->errnum : ENOENT);
 	}
-	if (o->role != GP_RDMA_LOOPBACK) {
-		if ((rc = gp_rdma_cm_open(s, e)))
-			goto fail;
-		*out = s;
-		return 0;
+	rc = o->role != GP_RDMA_LOOPBACK ? gp_rdma_cm_open(s, e) : gp_rdma_loop_open(s, e);
+	if (rc) {
+		gp_rdma_close(s);
+		return rc < 0 ? rc : -EIO;
 	}
-	if ((rc = open_device(s, e)) || (rc = gp_rdma_port_setup(s, e)))
-		goto fail;
-	errno = 0;
-	if (!(s->pd = s->L->ibv_alloc_pd(s->ctx))) {
-		rc = gp_err_set(e, GP_E_FAIL, errno ? errno : EIO, "ibv_alloc_pd on %s: %s", s->info.device,
-				strerror(errno ? errno : EIO));
-		goto fail;
-	}
-	s->nep = 2;
-	s->ep[0].mem = o->mem;
-	s->ep[1].mem = o->peer_mem;
-	for (int i = 0; i < 2; i++)
-		if ((rc = gp_rdma_ep_mem(s, &s->ep[i], e)) || (rc = gp_rdma_ep_queues(s, &s->ep[i], 0, e)))
-			goto fail;
-	if ((rc = connect_qp(s, s->ep[0].qp, s->ep[1].qp, e)) || (rc = connect_qp(s, s->ep[1].qp, s->ep[0].qp, e)))
-		goto fail;
-	for (int i = 0; i < 2; i++) {
-		s->ep[i].raddr = s->ep[!i].addr;
-		s->ep[i].rkey = s->ep[!i].mr->rkey;
-	}
-	s->info.mem_path = s->ep[0].path;
-	s->info.peer_mem_path = s->ep[1].path;
-	s->info.gpu = s->ep[0].gpu;
-	s->info.peer_gpu = s->ep[1].gpu;
+	s->info.port_gbits = s->info.nic.port_gbits;       /* two ports: the slower one, unknown if either is */
+	if (s->ndev == 2 && !(s->info.peer_nic.port_gbits > 0))
+		s->info.port_gbits = 0;
+	else if (s->ndev == 2 && s->info.peer_nic.port_gbits < s->info.port_gbits)
+		s->info.port_gbits = s->info.peer_nic.port_gbits;
 	*out = s;
 	return 0;
-fail:
-	gp_rdma_close(s);
-	return rc < 0 ? rc : -EIO;
 }
 
 void gp_rdma_get_info(const struct gp_rdma *s, struct gp_rdma_info *i)
@@ -484,10 +363,16 @@ void gp_rdma_close(struct gp_rdma *s)
 		gp_rdma_cm_close(s);
 	for (int i = 0; i < 2; i++)
 		gp_rdma_ep_free(s, &s->ep[i]);
-	if (s->pd)
-		s->L->ibv_dealloc_pd(s->pd);
-	if (s->ctx && s->o.role == GP_RDMA_LOOPBACK)
-		s->L->ibv_close_device(s->ctx);
+	for (int i = 1; i >= 0; i--) {
+		struct gp_rdma_dev *d = &s->dev[i];
+
+		if (d->shared)
+			continue;
+		if (d->pd)
+			s->L->ibv_dealloc_pd(d->pd);
+		if (d->ctx && s->o.role == GP_RDMA_LOOPBACK)
+			s->L->ibv_close_device(d->ctx);
+	}
 	if (s->cuda) {
 		gp_cuda_close(s->cuda);
 		free(s->cuda);

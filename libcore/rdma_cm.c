@@ -43,19 +43,21 @@ static int ms_of(const struct gp_rdma *s)
 /* Device, port, PD, buffer and QP on the device the CM id is bound to. */
 static int setup_on_id(struct gp_rdma *s, struct gp_err *e)
 {
+	struct gp_rdma_dev *d = &s->dev[0];
 	int rc;
 
-	s->ctx = s->id->verbs;
-	snprintf(s->info.device, sizeof(s->info.device), "%s", s->L->ibv_get_device_name(s->ctx->device));
-	if (s->o.device && strcmp(s->o.device, s->info.device))
+	d->ctx = s->id->verbs;
+	s->ndev = 1;
+	snprintf(d->at->device, sizeof(d->at->device), "%s", s->L->ibv_get_device_name(d->ctx->device));
+	if (s->o.device && strcmp(s->o.device, d->at->device))
 		return gp_err_set(e, GP_E_USAGE, EINVAL, "rdma_cm chose %s for this address, not --device %s: use an IP "
-				  "address of %s's interface", s->info.device, s->o.device, s->o.device);
+				  "address of %s's interface", d->at->device, s->o.device, s->o.device);
 	s->o.ib_port = s->id->port_num;
-	if ((rc = gp_rdma_port_setup(s, e)))
+	if ((rc = gp_rdma_port_setup(s, d, s->o.ib_port, s->o.gid_index, e)))
 		return rc;
 	errno = 0;
-	if (!(s->pd = s->L->ibv_alloc_pd(s->ctx)))
-		return gp_err_set(e, GP_E_FAIL, errno ? errno : EIO, "ibv_alloc_pd on %s", s->info.device);
+	if (!(d->pd = s->L->ibv_alloc_pd(d->ctx)))
+		return gp_err_set(e, GP_E_FAIL, errno ? errno : EIO, "ibv_alloc_pd on %s", d->at->device);
 	s->nep = 1;
 	s->ep[0].mem = s->o.mem;
 	if ((rc = gp_rdma_ep_mem(s, &s->ep[0], e)) || (rc = gp_rdma_ep_queues(s, &s->ep[0], 1, e)))
@@ -207,9 +209,9 @@ void gp_rdma_cm_close(struct gp_rdma *s)
 		s->L->rdma_disconnect(s->id);
 	for (int i = 0; i < 2; i++)
 		gp_rdma_ep_free(s, &s->ep[i]);
-	if (s->pd)
-		s->L->ibv_dealloc_pd(s->pd);
-	s->pd = NULL;
+	if (s->dev[0].pd)
+		s->L->ibv_dealloc_pd(s->dev[0].pd);
+	s->dev[0].pd = NULL;
 	if (s->id)
 		s->L->rdma_destroy_id(s->id);
 	if (s->listen_id)

@@ -10,8 +10,20 @@
 #define GP_RDMA_WINDOW 128        /* operations in flight on one QP */
 #define GP_RDMA_CTL 64            /* bytes of a control message (client/server) */
 
+/* A device and port the QPs use: one, or two in a loopback across devices (or ports; then the second
+ * side shares the first's context and PD). */
+struct gp_rdma_dev {
+	struct gp_ibv_context *ctx;
+	struct gp_ibv_pd *pd;
+	struct gp_ibv_port_attr pa;
+	union gp_ibv_gid gid;
+	struct gp_rdma_nic *at;        /* its facts, in s->info */
+	int shared;                    /* ctx and pd belong to dev[0] */
+};
+
 /* One side: a QP, its CQ and its buffer (host memory, or GPU memory with a host staging copy). */
 struct gp_rdma_ep {
+	struct gp_rdma_dev *dev;       /* the device its QP, CQ and MRs are on */
 	struct gp_ibv_cq *cq;
 	struct gp_ibv_qp *qp;
 	struct gp_ibv_mr *mr, *ctl_mr;
@@ -31,11 +43,9 @@ struct gp_rdma {
 	const struct gp_ibv_lib *L;
 	struct gp_rdma_opts o;
 	struct gp_rdma_info info;
-	struct gp_ibv_context *ctx;
-	struct gp_ibv_pd *pd;
-	struct gp_ibv_port_attr pa;
-	union gp_ibv_gid gid;
-	int max_rd;                    /* RDMA reads in flight (device's max_qp_rd_atom, <= 16) */
+	struct gp_rdma_dev dev[2];
+	int ndev;
+	int max_rd;                    /* RDMA reads in flight (every device's max_qp_rd_atom, <= 16) */
 	int nep;
 	struct gp_rdma_ep ep[2];
 	struct gp_cuda *cuda;          /* heap, when GPU memory is used */
@@ -60,8 +70,12 @@ struct gp_rdma_pdata {
 	uint64_t len;
 };
 
-/* Open ctx/PD on s->ctx (already open), query port and GID, fill s->info: port checks with their fixes. */
-int gp_rdma_port_setup(struct gp_rdma *s, struct gp_err *e);
+/* Port port of d (its ctx open, d->at->device named): query port and GID (gid_index -1: the port's RoCE v2
+ * GID on RoCE), fill d->at and lower s->max_rd to the device's; the port checks with their fixes. */
+int gp_rdma_port_setup(struct gp_rdma *s, struct gp_rdma_dev *d, int port, int gid_index, struct gp_err *e);
+
+/* The seed of a run's data pattern (client and server, loopback): differs by size, operation and test. */
+uint64_t gp_rdma_seed(uint64_t bytes, int op, int lat);
 
 /* Allocate and register endpoint ep's buffer (o.max_size) and control buffer. */
 int gp_rdma_ep_mem(struct gp_rdma *s, struct gp_rdma_ep *ep, struct gp_err *e);
@@ -96,6 +110,9 @@ int gp_rdma_wait(struct gp_rdma *s, struct gp_rdma_ep *ep, struct gp_ibv_wc *wc,
 /* Take one completion from ep's CQ (waiting up to the timeout) and count it: a send, a data receive or
  * a control receive (wr_id 1). 0 or -errno. */
 int gp_rdma_pump(struct gp_rdma *s, struct gp_rdma_ep *ep, struct gp_err *e);
+
+/* Loopback (rdma_loop.c): open the device(s), both QPs and their memory, and connect them. 0 or -errno. */
+int gp_rdma_loop_open(struct gp_rdma *s, struct gp_err *e);
 
 /* Client/server (rdma_cm.c): connect or accept, exchanging buffers in the private data. */
 int gp_rdma_cm_open(struct gp_rdma *s, struct gp_err *e);

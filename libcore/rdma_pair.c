@@ -1,6 +1,8 @@
-/* gpup2p — which NIC goes with which GPU for GPUDirect RDMA: the PCIe distance from topo's matrix. */
+/* gpup2p — which NIC goes with which GPU for GPUDirect RDMA: the PCIe distance from topo's matrix; the
+ * NIC's NUMA node from the PCI model. */
 #include <string.h>
 
+#include "gpup2p/pci.h"
 #include "gpup2p/rdma.h"
 #include "gpup2p/topo.h"
 
@@ -43,4 +45,19 @@ const char *gp_rdma_closest_nic(const struct gp_topo *t, int gpu)
 		}
 	}
 	return best < 0 ? NULL : rdma_name(t, best);
+}
+
+const char *gp_rdma_mem_distance(const struct gp_topo *t, int gpu, const char *dev)
+{
+	const char *d = gpu < 0 ? "host" : t ? gp_rdma_distance(t, gpu, dev) : NULL;
+
+	return d ? d : "unknown";
+}
+
+int gp_rdma_numa_node(const struct gp_pci *p, const char *dev)
+{
+	for (int i = 0; p && dev && i < p->n; i++)
+		if (p->devs[i].rdma[0] && !strcmp(p->devs[i].rdma, dev))
+			return p->devs[i].numa_node;
+	return -1;
 }

@@ -68,8 +68,3 @@ double gp_rdma_rate_parse(const char *s)
 		return 0;
 	return v;
 }
-
-double gp_rdma_gbits(uint64_t bytes, double sec)
-{
-	return sec > 0 ? (double)bytes * 8 / sec / 1e9 : 0;
-}

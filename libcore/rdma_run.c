@@ -46,7 +46,7 @@ int gp_rdma_check(struct gp_rdma *s, struct gp_rdma_ep *ep, uint64_t n, uint64_t
 	if (at)
 		*at = bad;
 	return gp_err_set(e, GP_E_FAIL, EBADMSG, "%s of %llu bytes on %s: wrong data at byte %lld (0x%02x, expected "
-			  "0x%02x; %s memory)", what, (unsigned long long)n, s->info.device, (long long)bad, got, want,
+			  "0x%02x; %s memory)", what, (unsigned long long)n, ep->dev->at->device, (long long)bad, got, want,
 			  ep->path);
 }
 
@@ -58,6 +58,7 @@ int gp_rdma_post(struct gp_rdma *s, struct gp_rdma_ep *ep, int opcode, uint64_t 
 	struct gp_ibv_send_wr wr, *bad = NULL;
 	int rc;
 
+	(void)s;                              /* the session: the endpoint says which device */
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = id;
 	wr.sg_list = &sg;
@@ -67,7 +68,7 @@ int gp_rdma_post(struct gp_rdma *s, struct gp_rdma_ep *ep, int opcode, uint64_t 
 	wr.wr.rdma.remote_addr = ep->raddr;
 	wr.wr.rdma.rkey = ep->rkey;
 	if ((rc = gp_ibv_post_send(ep->qp, &wr, &bad)))
-		return gp_err_set(e, GP_E_FAIL, rc > 0 ? rc : EIO, "ibv_post_send on %s: %s", s->info.device,
+		return gp_err_set(e, GP_E_FAIL, rc > 0 ? rc : EIO, "ibv_post_send on %s: %s", ep->dev->at->device,
 				  strerror(rc > 0 ? rc : EIO));
 	return 0;
 }
@@ -79,12 +80,13 @@ int gp_rdma_post_recv(struct gp_rdma *s, struct gp_rdma_ep *ep, uint64_t n, int 
 	struct gp_ibv_recv_wr wr, *bad = NULL;
 	int rc;
 
+	(void)s;
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = ctl ? 1 : 0;
 	wr.sg_list = &sg;
 	wr.num_sge = ctl || n ? 1 : 0;
 	if ((rc = gp_ibv_post_recv(ep->qp, &wr, &bad)))
-		return gp_err_set(e, GP_E_FAIL, rc > 0 ? rc : EIO, "ibv_post_recv on %s: %s", s->info.device,
+		return gp_err_set(e, GP_E_FAIL, rc > 0 ? rc : EIO, "ibv_post_recv on %s: %s", ep->dev->at->device,
 				  strerror(rc > 0 ? rc : EIO));
 	return 0;
 }
@@ -98,11 +100,11 @@ int gp_rdma_wait(struct gp_rdma *s, struct gp_rdma_ep *ep, struct gp_ibv_wc *wc,
 		int n = gp_ibv_poll_cq(ep->cq, max, wc);
 
 		if (n < 0)
-			return gp_err_set(e, GP_E_FAIL, EIO, "ibv_poll_cq on %s failed", s->info.device);
+			return gp_err_set(e, GP_E_FAIL, EIO, "ibv_poll_cq on %s failed", ep->dev->at->device);
 		for (int i = 0; i < n; i++)
 			if (wc[i].status != GP_IBV_WC_SUCCESS && (s->peer_lost = 1))
 				return gp_err_set(e, GP_E_FAIL, EIO, "a work request on %s port %d completed with \"%s\" "
-						  "(status %d, vendor error 0x%x)%s", s->info.device, s->info.port,
+						  "(status %d, vendor error 0x%x)%s", ep->dev->at->device, ep->dev->at->port,
 						  s->L->ibv_wc_status_str((unsigned)wc[i].status), wc[i].status, wc[i].vendor_err,
 						  wc[i].status == 12 || wc[i].status == 13 ? ": the peer stopped answering" : "");
 		if (n)
@@ -114,7 +116,7 @@ int gp_rdma_wait(struct gp_rdma *s, struct gp_rdma_ep *ep, struct gp_ibv_wc *wc,
 				t0 = t;
 			else if (t - t0 > timeout && (s->peer_lost = 1))
 				return gp_err_set(e, GP_E_FAIL, ETIMEDOUT, "no completion on %s for %d s: the peer stopped "
-						  "answering (--timeout SEC to wait longer)", s->info.device, timeout);
+						  "answering (--timeout SEC to wait longer)", ep->dev->at->device, timeout);
 		}
 	}
 }
@@ -156,6 +158,11 @@ int gp_rdma_bw_once(struct gp_rdma *s, struct gp_rdma_ep *a, struct gp_rdma_ep *
 	}
 	*sec = gp_clock_s() - t0;
 	return 0;
+}
+
+uint64_t gp_rdma_seed(uint64_t bytes, int op, int lat)
+{
+	return 0x7264 + bytes * 31 + (uint64_t)op * 7 + (uint64_t)lat;
 }
 
 int gp_rdma_opcode(int op)
@@ -220,9 +227,9 @@ void gp_rdma_rates(struct gp_rdma *s, struct gp_rdma_result *r, double *v, int n
 		if (v[i] > 0 && (best == 0 || v[i] < best))
 			best = v[i];
 	}
-	r->gbits_avg = gp_rdma_gbits(r->bytes * (uint64_t)r->iters * (uint64_t)n, total);
-	r->gbits_peak = gp_rdma_gbits(r->bytes * (uint64_t)r->iters, best);
-	r->gbps = r->gbits_avg / 8;
+	r->gbps = gp_gbps(r->bytes * (uint64_t)r->iters * (uint64_t)n, total * 1e3);
+	r->gbits_avg = r->gbps * 8;
+	r->gbits_peak = gp_gbps(r->bytes * (uint64_t)r->iters, best * 1e3) * 8;
 	r->mpps = total > 0 ? (double)r->iters * n / total / 1e6 : 0;
 	r->port_fraction = s->info.port_gbits > 0 ? r->gbits_avg / s->info.port_gbits : 0;
 }
@@ -230,7 +237,7 @@ void gp_rdma_rates(struct gp_rdma *s, struct gp_rdma_result *r, double *v, int n
 static int run_loopback(struct gp_rdma *s, struct gp_rdma_result *r, int no_verify, struct gp_err *e)
 {
 	struct gp_rdma_ep *src = &s->ep[r->op == GP_RDMA_READ], *dst = &s->ep[r->op != GP_RDMA_READ];
-	uint64_t seed = 0x7264 + r->bytes * 31 + (uint64_t)r->op * 7 + (uint64_t)r->lat;
+	uint64_t seed = gp_rdma_seed(r->bytes, r->op, r->lat);
 	int n = r->lat ? r->iters * r->reps : r->reps, rc = 0;
 	double *v = calloc((size_t)n, sizeof(double));
 

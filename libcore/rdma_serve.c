@@ -51,7 +51,7 @@ static int client_ops(struct gp_rdma *s, struct gp_rdma_result *r, double *v, in
 int gp_rdma_client_run(struct gp_rdma *s, struct gp_rdma_result *r, int no_verify, struct gp_err *e)
 {
 	struct gp_rdma_ep *ep = &s->ep[0];
-	uint64_t seed = 0x7264 + r->bytes * 31 + (uint64_t)r->op * 7 + (uint64_t)r->lat;
+	uint64_t seed = gp_rdma_seed(r->bytes, r->op, r->lat);
 	struct gp_rdma_ctl m = { .magic = GP_RDMA_MAGIC, .kind = CTL_RUN, .op = (uint32_t)r->op, .lat = (uint32_t)r->lat,
 				 .iters = (uint32_t)r->iters, .reps = (uint32_t)r->reps, .no_verify = (uint32_t)no_verify,
 				 .size = r->bytes, .seed = seed };

@@ -8,8 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpup2p/bench.h"
 #include "gpup2p/err.h"
 #include "gpup2p/root.h"
+
+struct gp_pci;
+struct gp_topo;
 
 enum gp_rdma_op { GP_RDMA_WRITE = 1, GP_RDMA_READ = 2, GP_RDMA_SEND = 4 };
 enum gp_rdma_link { GP_RDMA_LINK_IB = 1, GP_RDMA_LINK_ETH = 2 };   /* verbs' link_layer values */
@@ -40,9 +44,6 @@ double gp_rdma_port_payload_gbits(int active_speed, int active_width, int ibv_mt
 /* The Gbit/s of a sysfs rate line ("100 Gb/sec (4X EDR)", "2.5 Gb/sec (1X SDR)"), 0 when malformed. */
 double gp_rdma_rate_parse(const char *s);
 
-/* Gbit/s for bytes moved in seconds (1e9 bits); 0 when sec <= 0. */
-double gp_rdma_gbits(uint64_t bytes, double sec);
-
 /* ---- the bench engine (rdma.c, rdma_run.c, rdma_cm.c) ---- */
 
 /* This side's or the peer's buffer: host memory, GPU N through dma-buf or nvidia-peermem, or auto
@@ -60,6 +61,9 @@ struct gp_rdma_opts {
 	const char *device;            /* NULL: the first device with an ACTIVE port */
 	int ib_port;                   /* 0: 1 */
 	int gid_index;                 /* -1: RoCE v2 GID of the port (RoCE), none (IB) */
+	const char *peer_device;       /* loopback: the other QP's device; NULL: device */
+	int peer_ib_port;              /* 0: ib_port */
+	int peer_gid_index;            /* another device or port: its GID index, -1 as gid_index's default */
 	struct gp_rdma_mem mem, peer_mem;
 	const char *host;              /* client: server to connect to */
 	const char *listen;            /* server: address to listen on, NULL any */
@@ -67,17 +71,27 @@ struct gp_rdma_opts {
 	int timeout_s;                 /* no completion or connection event for this long: ETIMEDOUT; 0: 10 */
 	uint64_t max_size;             /* the largest message: buffers are this big */
 	int iters_max;                 /* the most operations in flight per run (sizes the queues), 0: 128 */
-	const struct gp_root *root;    /* where sysfs is read (module, NUMA node of the NIC); required */
+	const struct gp_root *root;    /* where sysfs is read (nvidia_peermem, a port's rate); required */
+	const struct gp_pci *pci;      /* the PCI model: the NIC's NUMA node for host memory; NULL: unknown */
 };
 
-/* What the session runs on, for the result lines. */
-struct gp_rdma_info {
+/* One side's device and port. */
+struct gp_rdma_nic {
 	char device[64];
 	int port;
 	int link_layer;                /* GP_RDMA_LINK_IB, GP_RDMA_LINK_ETH, 0 unknown */
 	int gid_index;                 /* -1 none */
 	int active_mtu;                /* bytes */
 	double port_gbits;             /* payload Gbit/s after headers, 0 unknown */
+	int numa_node;                 /* of its PCI function, -1 unknown */
+};
+
+/* What the session runs on, for the result lines. */
+struct gp_rdma_info {
+	struct gp_rdma_nic nic;        /* this side (loopback: QP 0) */
+	struct gp_rdma_nic peer_nic;   /* loopback: QP 1's, the same as nic on one device and port */
+	int two_nics;                  /* loopback across two devices (or ports) */
+	double port_gbits;             /* what the path carries: the slower port's Gbit/s, 0 unknown */
 	const char *mem_path;          /* this side: "host", "dmabuf", "peermem" */
 	const char *peer_mem_path;     /* loopback: the other QP's buffer */
 	int gpu, peer_gpu;             /* -1: host memory */
@@ -98,8 +112,9 @@ struct gp_rdma_result {
 
 struct gp_rdma;
 
-/* Open a session: device, port, memory, queue pairs; loopback connects its two QPs, a server waits
- * for one client (timeout_s), a client connects. Errors name the cause and the fix: RLIMIT_MEMLOCK,
+/* Open a session: device, port, memory, queue pairs; loopback connects its two QPs (on two devices or ports
+ * with peer_device / peer_ib_port: of one link layer, else GP_E_USAGE), a server waits for one client
+ * (timeout_s), a client connects. Errors name the cause and the fix: RLIMIT_MEMLOCK,
  * nvidia-peermem / dma-buf, a port not ACTIVE, no RoCE v2 GID. 0 or -errno (e filled). */
 int gp_rdma_open(struct gp_rdma **s, const struct gp_rdma_opts *o, struct gp_err *e);
 
@@ -118,7 +133,6 @@ int gp_rdma_serve(struct gp_rdma *s, struct gp_err *e);
 /* Close the session (client: tells the server it is done). */
 void gp_rdma_close(struct gp_rdma *s);
 
-struct gp_topo;
 /* The PCIe class ("PIX", "PXB", "PHB", "NODE", "SYS") between GPU gpu (its number: GPUs in PCI bus order)
  * and the NIC of RDMA device dev, from topo's matrix; NULL when either is not in t. */
 const char *gp_rdma_distance(const struct gp_topo *t, int gpu, const char *dev);
@@ -128,6 +142,41 @@ int gp_rdma_nic_index(const struct gp_topo *t, const char *dev);
 
 /* The RDMA device closest to GPU gpu (first in t's NIC order on a tie), NULL when none. */
 const char *gp_rdma_closest_nic(const struct gp_topo *t, int gpu);
+
+/* The distance a result line gives for memory on GPU gpu (-1: host memory, "host") used by device dev:
+ * gp_rdma_distance's class, or "unknown" (t NULL, or either not in it). */
+const char *gp_rdma_mem_distance(const struct gp_topo *t, int gpu, const char *dev);
+
+/* NUMA node of RDMA device dev's PCI function in the PCI model, -1 when unknown (software RDMA, no p). */
+int gp_rdma_numa_node(const struct gp_pci *p, const char *dev);
+
+/* ---- what bench rdma runs (rdma_plan.c) ---- */
+
+/* A bench rdma request: the options as given (0 / NULL: not given), then what gp_rdma_plan derives. */
+struct gp_rdma_plan {
+	struct gp_rdma_opts o;         /* the session; gp_rdma_plan sets role (client with a host), peer_mem
+	                                  (as mem unless peer_mem_set) and max_size */
+	int ops;                       /* GP_RDMA_* bits; 0: all three */
+	int lat, iters, reps, no_verify;   /* iters 0: 1000, reps 0: 5 */
+	uint64_t size, min, max;       /* --size, --min/--max sweep; 0 not given */
+	double factor;                 /* sweep factor, 0: 2 */
+	int peer_mem_set;              /* o.peer_mem was given */
+	uint64_t sizes[GP_SWEEP_MAX];  /* out: the message sizes */
+	int nsizes;
+};
+
+/* A request with nothing given: host memory on both sides, GID indexes -1. */
+void gp_rdma_plan_init(struct gp_rdma_plan *p);
+
+/* Check a request and fill in its defaults: every operation, 1000 iterations, 5 repetitions, one message
+ * of 64K (--lat: 8) or the sweep, each at most 2G; the buffers as large as the largest message (a server
+ * given neither --size nor --max: 64M, what a client may ask). A conflict is GP_E_USAGE naming the
+ * options. 0 or -EINVAL (-E2BIG: a sweep of more than GP_SWEEP_MAX sizes). */
+int gp_rdma_plan(struct gp_rdma_plan *p, struct gp_err *e);
+
+/* Loopback with GPU memory (or auto) on QP 0 and no device given: the RDMA device closest to that GPU in t
+ * (left unset when t has none). */
+void gp_rdma_plan_nic(struct gp_rdma_plan *p, const struct gp_topo *t);
 
 /* "write", "read", "send". */
 const char *gp_rdma_op_name(int op);
