@@ -63,6 +63,46 @@ out=$("$BIN" bench rdma --op write --iters 5 --min-bw 100000 --jsonl 2>"$T/err")
 [ $rc -eq 1 ] && grep -q '"below_min": true' <<<"$out" && grep -q 'below --min-bw 100000' "$T/err" &&
 	ok "--min-bw above the result: exit 1, below_min true" || nok "--min-bw: rc=$rc $out $(cat "$T/err")"
 
+# --min-bw through bench's threshold parser: per operation, and what is no number of GB/s refused
+out=$("$BIN" bench rdma --iters 5 --min-bw read=100000 --min-bw 0.000001 --jsonl 2>"$T/err"); rc=$?
+py 'import json,sys
+r={x["op"]:x for x in map(json.loads, sys.argv[1].splitlines())}
+assert r["read"]["min_gbps"]==100000 and r["read"]["below_min"] is True, r["read"]
+assert r["write"]["below_min"] is False and r["send"]["below_min"] is False' "$out" && [ $rc -eq 1 ] &&
+	grep -q 'read 65536 bytes: .* below --min-bw 100000' "$T/err" && ! grep -q '^gpup2p: bench rdma write' "$T/err" &&
+	ok "--min-bw read=100000: only read is held to it (exit 1); the others to the generic floor" ||
+	nok "--min-bw read=: rc=$rc $out $(cat "$T/err")"
+expect 64 '\-\-min-bw wants GB/s above 0' bench rdma --min-bw inf
+expect 64 '\-\-min-bw wants GB/s above 0' bench rdma --min-bw lat=5
+
+# cli_load: the PCI model's warnings are printed (a malformed numa_node in the root)
+"$BIN" --root "$FX/broken-optional" bench rdma --op write --iters 5 >/dev/null 2>"$T/err"; rc=$?
+[ $rc -eq 0 ] && grep -q 'malformed NUMA node "banana"' "$T/err" &&
+	ok "bench rdma loads the PCI model as every command does: its warnings on stderr" ||
+	nok "bench rdma warnings: rc=$rc $(cat "$T/err")"
+
+# --peer-device: the second QP on another device; both named, each side's distance
+export FAKEVERBS_DEVICES=rxe0,rxe1
+out=$("$BIN" bench rdma --device rxe0 --peer-device rxe1 --op write --iters 5 --jsonl); rc=$?
+py 'import json,sys
+r=json.loads(sys.argv[1])
+assert r["device"]=="rxe0" and r["peer_device"]=="rxe1" and r["port"]==1 and r["peer_port"]==1, r
+assert r["distance"]=="host" and r["peer_distance"]=="host" and r["verified"] is True, r' "$out" && [ $rc -eq 0 ] &&
+	ok "--device rxe0 --peer-device rxe1: device and peer_device, each side's distance" || nok "peer-device: rc=$rc $out"
+out=$("$BIN" bench rdma --peer-device rxe1 --lat --op write); rc=$?
+grep -q '^RDMA loopback: rxe0 port 1 (RoCE v2, MTU 4096, 98.0 Gb/s after headers) to rxe1 port 1 (RoCE v2, MTU 4096, 98.0 Gb/s after headers), memory host (NIC-memory distance host), peer host (distance host)$' <<<"$out" &&
+	grep -qE '^write +lat +8 +5000 .* yes$' <<<"$out" && [ $rc -eq 0 ] &&
+	ok "table, two devices: both ports on the first line" || nok "two devices table: rc=$rc $out"
+out=$("$BIN" bench rdma --device rxe0 --peer-device rxe0 --op write --iters 5 --jsonl); rc=$?
+grep -q '"peer_device": "rxe0", "peer_port": 1' <<<"$out" && [ $rc -eq 0 ] && ok "the same device twice: one device" ||
+	nok "same device twice: rc=$rc $out"
+expect 64 'no RDMA device mlx5_9 \(there are: rxe0, rxe1\)' bench rdma --peer-device mlx5_9
+FAKEVERBS_LINK_rxe1=ib expect 64 'rxe0 port 1 is RoCE and rxe1 port 1 is InfiniBand: a loopback joins two ports of one link layer' \
+	bench rdma --device rxe0 --peer-device rxe1
+expect 64 '\-\-peer-device, \-\-peer-ib-port and \-\-peer-gid-index are the other queue pair' bench rdma --connect h --peer-device rxe1
+FAKEVERBS_DEVICES= expect 69 'no RDMA device' bench rdma --peer-device rxe1
+export FAKEVERBS_DEVICES=rxe0
+
 # refusals: one line each, with the fix
 FAKEVERBS_PORT_STATE=1 expect 2 'rxe0 port 1 is DOWN, not ACTIVE: bring its network interface up' bench rdma
 FAKEVERBS_GID_TYPES=1 expect 2 'port 1 is RoCE but has no RoCE v2 GID' bench rdma

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpup2p/pci.h"
 #include "gpup2p/rdma.h"
 #include "unit.h"
 
@@ -22,35 +23,7 @@ static double now_s(void)
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-3)
 
-static void rate_math(void)
-{
-	/* by hand: RoCE v2 EDR 4x = 100 Gb/s of data; 4096 / (4096 + 82) of it is payload */
-	CHECK(NEAR(gp_rdma_port_payload_gbits(32, 2, 5, GP_RDMA_LINK_ETH), 100.0 * 4096 / 4178),
-	      "RoCE EDR 4x at MTU 4096: %.4f Gb/s (100 x 4096/4178 = 98.0373)",
-	      gp_rdma_port_payload_gbits(32, 2, 5, GP_RDMA_LINK_ETH));
-	CHECK(NEAR(gp_rdma_port_payload_gbits(32, 2, 3, GP_RDMA_LINK_ETH), 100.0 * 1024 / 1106),
-	      "RoCE EDR 4x at MTU 1024: 100 x 1024/1106 = 92.5859");
-	CHECK(NEAR(gp_rdma_port_payload_gbits(64, 2, 5, GP_RDMA_LINK_IB), 200.0 * 4096 / 4122),
-	      "IB HDR 4x at MTU 4096: 200 x 4096/4122 = 198.7385");
-	CHECK(NEAR(gp_rdma_port_payload_gbits(16, 2, 4, GP_RDMA_LINK_IB), 14.0625 * 64 / 66 * 4 * 2048 / 2074),
-	      "IB FDR 4x at MTU 2048: 14.0625 x 64/66 x 4 x 2048/2074 = 53.8617");
-	CHECK(NEAR(gp_rdma_port_payload_gbits(128, 8, 5, GP_RDMA_LINK_IB), 1200.0 * 4096 / 4122), "IB NDR 12x");
-	CHECK(NEAR(gp_rdma_port_payload_gbits(1, 1, 1, GP_RDMA_LINK_IB), 2.0 * 256 / 282), "IB SDR 1x at MTU 256 (8b/10b)");
-	CHECK(gp_rdma_port_payload_gbits(3, 2, 5, GP_RDMA_LINK_IB) == 0, "an unknown speed gives 0, not a guess");
-	CHECK(gp_rdma_port_payload_gbits(32, 3, 5, GP_RDMA_LINK_IB) == 0, "an unknown width gives 0");
-	CHECK(gp_rdma_port_payload_gbits(32, 2, 6, GP_RDMA_LINK_IB) == 0, "an unknown MTU gives 0");
-	CHECK(gp_rdma_port_payload_gbits(32, 2, 5, 0) == 0, "an unknown link layer gives 0");
-	CHECK(gp_rdma_header_bytes(GP_RDMA_LINK_IB) == 26 && gp_rdma_header_bytes(GP_RDMA_LINK_ETH) == 82,
-	      "headers: IB 26 bytes (LRH BTH ICRC VCRC), RoCE v2 82 (Ethernet IPv4 UDP BTH ICRC FCS preamble gap)");
-	CHECK(gp_rdma_mtu_bytes(1) == 256 && gp_rdma_mtu_bytes(3) == 1024 && gp_rdma_mtu_bytes(5) == 4096 &&
-	      gp_rdma_mtu_bytes(0) == 0, "MTU enum to bytes");
-	CHECK(gp_rdma_width_lanes(16) == 2 && gp_rdma_width_lanes(8) == 12, "width 2x and 12x");
-	CHECK(NEAR(gp_rdma_rate_parse("100 Gb/sec (4X EDR)"), 100) && NEAR(gp_rdma_rate_parse("2.5 Gb/sec (1X SDR)"), 2.5),
-	      "sysfs rate lines");
-	CHECK(gp_rdma_rate_parse("fast") == 0 && gp_rdma_rate_parse("100 GB") == 0 && gp_rdma_rate_parse(NULL) == 0,
-	      "a malformed rate line is 0");
-	CHECK(NEAR(gp_rdma_gbits(1000000000, 1.0), 8.0) && gp_rdma_gbits(1, 0) == 0, "bytes per second to Gbit/s");
-}
+#include "rdma_rates.h"
 
 static void mem_parse(void)
 {
@@ -98,41 +71,194 @@ static int run(const char *mem, const struct gp_root *root, int op, int lat, str
 	return rc;
 }
 
+/* The checks every bandwidth or latency result must pass, by arithmetic independent of the code's: message
+ * rate x message bits = bandwidth, bits = 8 x bytes, and the port fraction against the rate worked out by
+ * hand (port_hand: 0 unknown). */
+static void result_sane(const struct gp_rdma_result *r, int lat, uint64_t bytes, double port_hand, const char *what)
+{
+	if (lat) {
+		CHECK(r->us_min > 0 && r->us_min <= r->us_median && r->us_median <= r->us_p99 && r->gbps == 0 &&
+		      r->gbits_avg == 0, "%s: latency min <= median <= p99, no bandwidth", what);
+		return;
+	}
+	CHECK(r->gbits_avg > 0 && r->gbits_peak >= r->gbits_avg, "%s: peak %.3f >= average %.3f Gb/s", what,
+	      r->gbits_peak, r->gbits_avg);
+	CHECK(fabs(r->mpps * 1e6 * (double)bytes * 8 / 1e9 - r->gbits_avg) < 1e-6 * r->gbits_avg,
+	      "%s: %.4f Mmsg/s x %llu bytes x 8 = %.3f Gb/s", what, r->mpps, (unsigned long long)bytes, r->gbits_avg);
+	CHECK(fabs(r->gbps * 8 - r->gbits_avg) < 1e-9 * r->gbits_avg, "%s: GB/s x 8 = Gb/s", what);
+	if (port_hand > 0)
+		CHECK(fabs(r->port_fraction * port_hand - r->gbits_avg) < 1e-6 * r->gbits_avg,
+		      "%s: %.4f of %.3f Gb/s = the average", what, r->port_fraction, port_hand);
+}
+
 static void loopback(void)
 {
 	static const int ops[] = { GP_RDMA_WRITE, GP_RDMA_READ, GP_RDMA_SEND };
+	double roce_edr4 = EDR_LANE * 4 * 4096 / (4096 + ROCE_HDR);
 	struct gp_rdma_result r;
 	struct gp_rdma_info in;
 	struct gp_err e;
+	char what[64];
 
 	env_reset();
 	for (int i = 0; i < 3; i++)
 		for (int lat = 0; lat < 2; lat++) {
 			int rc = run(NULL, NULL, ops[i], lat, &r, &e, &in);
 
-			CHECK(!rc && r.verified == 1 && r.bytes == 65536 && r.iters == 50 && r.reps == 3,
-			      "loopback %s %s: ran and the data arrived (%s)", gp_rdma_op_name(ops[i]), lat ? "lat" : "bw", e.msg);
-			if (lat)
-				CHECK(r.us_min > 0 && r.us_min <= r.us_median && r.us_median <= r.us_p99 && r.gbps == 0,
-				      "  latency min <= median <= p99, no bandwidth");
-			else
-				CHECK(r.gbits_avg > 0 && r.gbits_peak >= r.gbits_avg && NEAR(r.gbps, r.gbits_avg / 8) &&
-				      NEAR(r.port_fraction, r.gbits_avg / in.port_gbits) && r.mpps > 0,
-				      "  bandwidth: peak >= average, GB/s = Gb/s / 8, fraction of the port's %.3f Gb/s",
-				      in.port_gbits);
+			snprintf(what, sizeof(what), "loopback %s %s", gp_rdma_op_name(ops[i]), lat ? "lat" : "bw");
+			CHECK(!rc && r.verified == 1, "%s: ran and the data arrived (%s)", what, e.msg);
+			result_sane(&r, lat, 65536, roce_edr4, what);
 		}
-	CHECK_STR(in.device, "rxe0", "the device");
-	CHECK(in.port == 1 && in.link_layer == GP_RDMA_LINK_ETH && in.gid_index == 1 && in.active_mtu == 4096,
-	      "RoCE port 1, the RoCE v2 GID (index 1 of types 1,2), MTU 4096");
+	CHECK_STR(in.nic.device, "rxe0", "the device");
+	CHECK(in.nic.port == 1 && in.nic.link_layer == GP_RDMA_LINK_ETH && in.nic.gid_index == 1 &&
+	      in.nic.active_mtu == 4096 && !in.two_nics && !strcmp(in.peer_nic.device, "rxe0"),
+	      "RoCE port 1, the RoCE v2 GID (index 1 of types 1,2), MTU 4096; both QPs on it");
 	CHECK_STR(in.mem_path, "host", "host memory");
+	CHECK(in.nic.numa_node == -1, "no PCI model: the NIC's NUMA node unknown");
 
 	setenv("FAKEVERBS_LINK", "ib", 1);
-	CHECK(!run(NULL, NULL, GP_RDMA_WRITE, 0, &r, &e, &in) && in.link_layer == GP_RDMA_LINK_IB && in.gid_index == -1 &&
-	      NEAR(in.port_gbits, 100.0 * 4096 / 4122), "InfiniBand: no GID, LID routing, IB headers (%s)", e.msg);
+	CHECK(!run(NULL, NULL, GP_RDMA_WRITE, 0, &r, &e, &in) && in.nic.link_layer == GP_RDMA_LINK_IB &&
+	      in.nic.gid_index == -1 && NEAR(in.port_gbits, EDR_LANE * 4 * 4096 / (4096 + IB_HDR)),
+	      "InfiniBand: no GID, LID routing, IB headers (%s)", e.msg);
 	env_reset();
 	setenv("FAKEVERBS_MTU", "3", 1);
-	CHECK(!run(NULL, NULL, GP_RDMA_WRITE, 0, &r, &e, &in) && NEAR(in.port_gbits, 100.0 * 1024 / 1106),
+	CHECK(!run(NULL, NULL, GP_RDMA_WRITE, 0, &r, &e, &in) && NEAR(in.port_gbits, EDR_LANE * 4 * 1024 / (1024 + ROCE_HDR)),
 	      "the rate follows the active MTU (1024)");
+}
+
+static int has_line(const char *file, const char *line)
+{
+	char buf[128];
+	FILE *f = fopen(file, "r");
+	int found = 0;
+
+	while (f && fgets(buf, sizeof(buf), f))
+		found |= !strncmp(buf, line, strlen(line));
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* Open a loopback with QP 1 on peer (its memory peer_mem), run op; info filled on success. */
+static int run2(const char *dev, const char *peer, const char *peer_mem, int op, int lat, struct gp_rdma_result *r,
+		struct gp_err *e, struct gp_rdma_info *info)
+{
+	struct gp_rdma_opts o = { .gid_index = -1, .peer_gid_index = -1, .max_size = 65536, .timeout_s = 1,
+				  .root = &live, .device = dev, .peer_device = peer };
+	struct gp_rdma *s;
+	int rc;
+
+	gp_rdma_mem_parse("host", &o.mem);
+	gp_rdma_mem_parse(peer_mem ? peer_mem : "host", &o.peer_mem);
+	gp_err_clear(e);
+	if ((rc = gp_rdma_open(&s, &o, e)))
+		return rc;
+	gp_rdma_get_info(s, info);
+	rc = gp_rdma_run(s, op, lat, lat ? 64 : 65536, 50, 3, 0, r, e);
+	gp_rdma_close(s);
+	return rc;
+}
+
+/* --peer-device: each QP on its own device; the test double refuses a QP addressed to the wrong device and
+ * an MR used through another device's QP */
+static void two_devices(void)
+{
+	static const int ops[] = { GP_RDMA_WRITE, GP_RDMA_READ, GP_RDMA_SEND };
+	struct gp_rdma_result r;
+	struct gp_rdma_info in;
+	struct gp_err e;
+	char what[64], log[96];
+	int rc;
+
+	env_reset();
+	setenv("FAKEVERBS_DEVICES", "rxe0,rxe1", 1);
+	for (int i = 0; i < 3; i++)
+		for (int lat = 0; lat < 2; lat++) {
+			rc = run2("rxe0", "rxe1", NULL, ops[i], lat, &r, &e, &in);
+			snprintf(what, sizeof(what), "rxe0 to rxe1 %s %s", gp_rdma_op_name(ops[i]), lat ? "lat" : "bw");
+			CHECK(!rc && r.verified == 1, "%s: ran across two devices, the data checked (%s)", what, e.msg);
+			result_sane(&r, lat, lat ? 64 : 65536, EDR_LANE * 4 * 4096 / (4096 + ROCE_HDR), what);
+		}
+	CHECK(in.two_nics && !strcmp(in.nic.device, "rxe0") && !strcmp(in.peer_nic.device, "rxe1") &&
+	      in.peer_nic.port == 1 && in.peer_nic.gid_index == 1 && in.peer_nic.link_layer == GP_RDMA_LINK_ETH,
+	      "info: QP 0 on rxe0, QP 1 on rxe1 port 1, RoCE v2 GID 1 on each");
+	rc = run2(NULL, "rxe1", NULL, GP_RDMA_WRITE, 0, &r, &e, &in);
+	CHECK(!rc && !strcmp(in.nic.device, "rxe0") && !strcmp(in.peer_nic.device, "rxe1"),
+	      "--peer-device alone: QP 0 on the first ACTIVE device (%s)", e.msg);
+	snprintf(log, sizeof(log), "%s/reg2.log", tmproot);
+	setenv("FAKEVERBS_LOG", log, 1);
+	rc = run2("rxe1", "rxe0", "gpu", GP_RDMA_SEND, 0, &r, &e, &in);
+	unsetenv("FAKEVERBS_LOG");
+	CHECK(!rc && r.verified == 1 && !strcmp(in.peer_mem_path, "dmabuf") && in.peer_gpu == 0 && in.gpu == -1,
+	      "the peer's GPU memory registered on the peer's device, send checked (%s)", e.msg);
+	CHECK(has_line(log, "reg_mr 65536 rxe1") && has_line(log, "reg_dmabuf_mr 65536 rxe0") &&
+	      !has_line(log, "reg_mr 65536 rxe0"), "  QP 0's host buffer registered with rxe1, QP 1's GPU buffer with rxe0");
+	unlink(log);
+	rc = run2("rxe0", "rxe0", NULL, GP_RDMA_WRITE, 0, &r, &e, &in);
+	CHECK(!rc && !in.two_nics && !strcmp(in.peer_nic.device, "rxe0"), "the same device twice: one device, as "
+	      "without --peer-device (%s)", e.msg);
+	setenv("FAKEVERBS_LINK", "ib", 1);
+	for (int lat = 0; lat < 2; lat++) {
+		rc = run2("rxe0", "rxe1", NULL, GP_RDMA_READ, lat, &r, &e, &in);
+		CHECK(!rc && r.verified == 1 && in.two_nics && in.nic.gid_index == -1,
+		      "InfiniBand, read %s: each QP addressed to the other device's LID (%s)", lat ? "lat" : "bw", e.msg);
+	}
+	unsetenv("FAKEVERBS_LINK");
+	setenv("FAKEVERBS_LINK_rxe1", "ib", 1);
+	rc = run2("rxe0", "rxe1", NULL, GP_RDMA_WRITE, 0, &r, &e, &in);
+	CHECK(rc == -EINVAL && e.cls == GP_E_USAGE && strstr(e.msg, "rxe0 port 1 is RoCE and rxe1 port 1 is InfiniBand") &&
+	      !strchr(e.msg, '\n'), "RoCE to InfiniBand: one line naming both (%s)", e.msg);
+	unsetenv("FAKEVERBS_LINK_rxe1");
+	rc = run2("rxe0", "mlx5_9", NULL, GP_RDMA_WRITE, 0, &r, &e, &in);
+	CHECK(rc == -ENODEV && e.cls == GP_E_USAGE && strstr(e.msg, "no RDMA device mlx5_9 (there are: rxe0, rxe1)"),
+	      "an unknown --peer-device: usage, the devices listed (%s)", e.msg);
+	setenv("FAKEVERBS_DEVICES", "", 1);
+	rc = run2("rxe0", "rxe1", NULL, GP_RDMA_WRITE, 0, &r, &e, &in);
+	CHECK(rc && e.cls == GP_E_UNAVAIL, "no device at all: unavailable (%s)", e.msg);
+	env_reset();
+}
+
+/* The NIC's NUMA node comes from the PCI model (dgx-h100 fixture: mlx5_0 at 0000:15:00.0 on node 0, mlx5_6 at
+ * 0000:b5:00.0 on node 1, read from the fixture's numa_node files by hand). */
+static void numa_from_pci(void)
+{
+	const char *fx = getenv("GPUP2P_FIXTURES");
+	struct gp_rdma_opts o = { .gid_index = -1, .peer_gid_index = -1, .max_size = 4096, .timeout_s = 1 };
+	struct gp_rdma_result r;
+	struct gp_rdma_info in;
+	struct gp_root root;
+	struct gp_pci pci;
+	struct gp_rdma *s;
+	struct gp_err e = { 0 };
+	char dir[1024];
+
+	snprintf(dir, sizeof(dir), "%s/dgx-h100", fx ? fx : "build/fixtures");
+	if (gp_root_init(&root, dir, &e) || gp_pci_scan(&pci, &root, &e)) {
+		CHECK(0, "dgx-h100 fixture: %s", e.msg);
+		return;
+	}
+	CHECK(gp_rdma_numa_node(&pci, "mlx5_0") == 0 && gp_rdma_numa_node(&pci, "mlx5_6") == 1 &&
+	      gp_rdma_numa_node(&pci, "rxe0") == -1 && gp_rdma_numa_node(NULL, "mlx5_0") == -1,
+	      "NUMA node of mlx5_0 0, mlx5_6 1; rxe0 (no PCI function) and no model: unknown");
+	env_reset();
+	setenv("FAKEVERBS_DEVICES", "mlx5_6,mlx5_0", 1);
+	o.root = &root;
+	o.pci = &pci;
+	o.device = "mlx5_6";
+	o.peer_device = "mlx5_0";
+	gp_rdma_mem_parse("host", &o.mem);
+	o.peer_mem = o.mem;
+	if (!gp_rdma_open(&s, &o, &e)) {
+		gp_rdma_get_info(s, &in);
+		CHECK(in.nic.numa_node == 1 && in.peer_nic.numa_node == 0, "a session's NICs: mlx5_6 on node 1, mlx5_0 on "
+		      "node 0 (%d, %d)", in.nic.numa_node, in.peer_nic.numa_node);
+		CHECK(!gp_rdma_run(s, GP_RDMA_WRITE, 0, 4096, 10, 1, 0, &r, &e) && r.verified, "  and it runs (%s)", e.msg);
+		gp_rdma_close(s);
+	} else {
+		CHECK(0, "open on mlx5_6 and mlx5_0: %s", e.msg);
+	}
+	gp_pci_free(&pci);
+	env_reset();
 }
 
 static void refusals(void)
@@ -192,19 +318,6 @@ static void refusals(void)
 	setenv("FAKEVERBS_DEVICES", "", 1);
 	rc = run(NULL, NULL, GP_RDMA_WRITE, 0, &r, &e, NULL);
 	CHECK(rc && e.cls == GP_E_UNAVAIL && strstr(e.msg, "no RDMA device"), "no device: unavailable (%s)", e.msg);
-}
-
-static int has_line(const char *file, const char *line)
-{
-	char buf[128];
-	FILE *f = fopen(file, "r");
-	int found = 0;
-
-	while (f && fgets(buf, sizeof(buf), f))
-		found |= !strncmp(buf, line, strlen(line));
-	if (f)
-		fclose(f);
-	return found;
 }
 
 static void gpu_memory(void)
@@ -325,7 +438,7 @@ static void client_server(void)
 	CHECK(!rc, "client connects to the server through rdma_cm (%s)", e.msg);
 	if (!rc) {
 		gp_rdma_get_info(s, &in);
-		CHECK_STR(in.device, "rxe0", "  on the device rdma_cm chose");
+		CHECK_STR(in.nic.device, "rxe0", "  on the device rdma_cm chose");
 		for (int op = GP_RDMA_WRITE; op <= GP_RDMA_SEND; op <<= 1)
 			for (int lat = 0; lat < 2; lat++) {
 				rc = gp_rdma_run(s, op, lat, lat ? 64 : 65536, 40, 2, 0, &r, &e);
@@ -403,7 +516,6 @@ int main(void)
 	char path[1024];
 	struct gp_err e = { 0 };
 
-	rate_math();
 	mem_parse();
 	snprintf(path, sizeof(path), "%s/../tests/fakeverbs/libibverbs.so.1", fx ? fx : "build/fixtures");
 	setenv("GPUP2P_LIBIBVERBS", path, 1);
@@ -414,6 +526,8 @@ int main(void)
 	mkdir(tmproot, 0755);
 	gp_root_init(&live, tmproot, &e);       /* an empty root: no nvidia_peermem, no NUMA node */
 	loopback();
+	two_devices();
+	numa_from_pci();
 	refusals();
 	client_server();
 	gpu_memory();
