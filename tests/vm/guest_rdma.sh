@@ -4,6 +4,7 @@
 # imitate (tests/fixtures/gen.py), and doctor's rdma.* checks against the real device, both ways: each
 # fault planted (interface down, no IP address, no uverbs node, an rxe without a PCI function) and
 # taken back. The guest has no NVIDIA GPU: doctor exits 69 there but its --json findings are complete.
+# Last, bench rdma's loopback across two rxe devices joined by a veth pair (rxe_pair in rxe.sh).
 set -u
 . tests/vm/rxe.sh
 rxe_up 10.11.0.1/24
@@ -140,4 +141,28 @@ dr vethup --only rdma.port
 chk "veth up: rdma.port ok for rxe1" has vethup rdma.port 'ok rxe1/1'
 rdma link delete rxe1
 ip link del veth0
+
+# bench rdma across two devices (issue 14): rxa and rxb over a veth pair, QP 0 on rxa, QP 1 on rxb; the
+# bytes written must have crossed vethA (its tx counter), the data checked on arrival
+rxe_pair rxa rxb
+tx0=$(cat /sys/class/net/vethA/statistics/tx_bytes)
+timeout 120 "$B" bench rdma --device rxa --peer-device rxb --gid-index "$ga" --peer-gid-index "$gb" --op write \
+	--size 64K --iters 20 --reps 1 --jsonl >"$J/two.jsonl" 2>"$J/two.err"
+rc=$?
+tx=$(($(cat /sys/class/net/vethA/statistics/tx_bytes) - tx0))
+timeout 120 "$B" bench rdma --device rxa --peer-device rxb --gid-index "$ga" --peer-gid-index "$gb" --lat --op write \
+	--size 64 --iters 20 --reps 1 --jsonl >"$J/twolat.jsonl" 2>"$J/twolat.err"
+lrc=$?
+# (one python3 for both: it starts slowly under TCG)
+chk "bench rdma --device rxa --peer-device rxb: write 64K x 20 (exit $rc, $tx bytes out of vethA) and --lat (exit $lrc): records naming both devices, verified" \
+	python3 -c 'import json, sys
+bw, lat = ([json.loads(l) for l in open(f) if l.strip()] for f in sys.argv[1:3])
+rc, tx, lrc = map(int, sys.argv[3:6])
+ok = rc == 0 and len(bw) == 1 and bw[0]["device"] == "rxa" and bw[0]["peer_device"] == "rxb" and bw[0]["op"] == "write"
+ok = ok and bw[0]["verified"] is True and bw[0]["gbps"] > 0 and bw[0]["distance"] == bw[0]["peer_distance"] == "host"
+ok = ok and tx >= 20 * 65536 and lrc == 0 and len(lat) == 1 and lat[0]["test"] == "lat" and lat[0]["peer_device"] == "rxb"
+sys.exit(not (ok and lat[0]["verified"] is True and 0 < lat[0]["us_min"] <= lat[0]["us_median"]))' \
+	"$J/two.jsonl" "$J/twolat.jsonl" $rc "$tx" $lrc
+[ $rc -eq 0 ] && [ $lrc -eq 0 ] || sed 's/^/#   /' "$J/two.err" "$J/twolat.err" | head -5
+head -c 400 "$J/two.jsonl" | sed 's/^/# two devices: /'
 exit 0
