@@ -35,7 +35,7 @@ API(int, ibv_query_port, (struct gp_ibv_context *c, uint8_t port, struct gp_ibv_
 {
 	int ib = is_ib(c);
 
-	if (port != 1)
+	if (port < 1 || port > env_long("FAKEVERBS_PORTS", 1))
 		return EINVAL;
 	a->state = (int)env_long("FAKEVERBS_PORT_STATE", GP_IBV_PORT_ACTIVE);
 	a->max_mtu = GP_IBV_MTU_4096;

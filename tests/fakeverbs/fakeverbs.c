@@ -7,6 +7,7 @@
  * Controls (environment):
  *   FAKEVERBS_DEVICES=a,b     the devices ibv_get_device_list returns (those whose provider was found)
  *   FAKEVERBS_NOSYS=1         ibv_get_device_list fails with ENOSYS (no uverbs device: ib_uverbs missing)
+ *   FAKEVERBS_PORTS=N         ports a device has (default 1; all alike)
  *   FAKEVERBS_PORT_STATE=N    port state (default 4, ACTIVE; 1 DOWN, 2 INIT)
  *   FAKEVERBS_LINK=ib|eth     link layer (default eth: RoCE); FAKEVERBS_LINK_<device>=ib|eth: that device's
  *   FAKEVERBS_SPEED=N, FAKEVERBS_WIDTH=N, FAKEVERBS_MTU=N   active_speed (default 32, EDR), active_width

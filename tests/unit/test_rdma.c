@@ -44,7 +44,7 @@ static void env_reset(void)
 {
 	static const char *const v[] = { "FAKEVERBS_PORT_STATE", "FAKEVERBS_LINK", "FAKEVERBS_GID_TYPES",
 		"FAKEVERBS_REG_FAIL", "FAKEVERBS_REG_FAIL_OVER", "FAKEVERBS_DMABUF_FAIL", "FAKEVERBS_STALL",
-		"FAKEVERBS_CORRUPT", "FAKEVERBS_LOG", "FAKEVERBS_MTU" };
+		"FAKEVERBS_CORRUPT", "FAKEVERBS_LOG", "FAKEVERBS_MTU", "FAKEVERBS_PORTS", "FAKEVERBS_LINK_rxe1" };
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		unsetenv(v[i]);
@@ -139,12 +139,14 @@ static int has_line(const char *file, const char *line)
 	return found;
 }
 
+static int peer_port;                   /* run2's peer_ib_port */
+
 /* Open a loopback with QP 1 on peer (its memory peer_mem), run op; info filled on success. */
 static int run2(const char *dev, const char *peer, const char *peer_mem, int op, int lat, struct gp_rdma_result *r,
 		struct gp_err *e, struct gp_rdma_info *info)
 {
 	struct gp_rdma_opts o = { .gid_index = -1, .peer_gid_index = -1, .max_size = 65536, .timeout_s = 1,
-				  .root = &live, .device = dev, .peer_device = peer };
+				  .root = &live, .device = dev, .peer_device = peer, .peer_ib_port = peer_port };
 	struct gp_rdma *s;
 	int rc;
 
@@ -197,6 +199,16 @@ static void two_devices(void)
 	rc = run2("rxe0", "rxe0", NULL, GP_RDMA_WRITE, 0, &r, &e, &in);
 	CHECK(!rc && !in.two_nics && !strcmp(in.peer_nic.device, "rxe0"), "the same device twice: one device, as "
 	      "without --peer-device (%s)", e.msg);
+	setenv("FAKEVERBS_PORTS", "2", 1);
+	peer_port = 2;
+	rc = run2("rxe0", NULL, "gpu", GP_RDMA_READ, 0, &r, &e, &in);
+	CHECK(!rc && r.verified == 1 && in.two_nics && !strcmp(in.peer_nic.device, "rxe0") && in.nic.port == 1 &&
+	      in.peer_nic.port == 2, "--peer-ib-port 2: one device, its two ports (one context and PD) (%s)", e.msg);
+	peer_port = 3;
+	rc = run2("rxe0", NULL, NULL, GP_RDMA_READ, 0, &r, &e, &in);
+	CHECK(rc && strstr(e.msg, "rxe0: no port 3"), "--peer-ib-port 3 of 2: the port named (%s)", e.msg);
+	peer_port = 0;
+	unsetenv("FAKEVERBS_PORTS");
 	setenv("FAKEVERBS_LINK", "ib", 1);
 	for (int lat = 0; lat < 2; lat++) {
 		rc = run2("rxe0", "rxe1", NULL, GP_RDMA_READ, lat, &r, &e, &in);
