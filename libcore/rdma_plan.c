@@ -36,6 +36,9 @@ int gp_rdma_plan(struct gp_rdma_plan *p, struct gp_err *e)
 	if ((o->peer_device || o->peer_ib_port || o->peer_gid_index >= 0) && o->role != GP_RDMA_LOOPBACK)
 		return usage(e, "--peer-device, --peer-ib-port and --peer-gid-index are the other queue pair's in "
 			     "loopback; between hosts each side gives its own --device");
+	if (o->peer_gid_index >= 0 && !o->peer_device && !o->peer_ib_port)
+		return usage(e, "--peer-gid-index is the GID of the other queue pair's device or port: give --peer-device "
+			     "or --peer-ib-port");
 	if (!p->peer_mem_set)
 		o->peer_mem = o->mem;
 	if (p->size && (p->min || p->max))

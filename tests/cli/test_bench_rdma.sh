@@ -101,6 +101,7 @@ FAKEVERBS_LINK_rxe1=ib expect 64 'rxe0 port 1 is RoCE and rxe1 port 1 is InfiniB
 	bench rdma --device rxe0 --peer-device rxe1
 expect 64 '\-\-peer-device, \-\-peer-ib-port and \-\-peer-gid-index are the other queue pair' bench rdma --connect h --peer-device rxe1
 FAKEVERBS_DEVICES= expect 69 'no RDMA device' bench rdma --peer-device rxe1
+expect 64 '\-\-peer-gid-index is the GID of the other queue pair.s device or port' bench rdma --peer-gid-index 1
 export FAKEVERBS_DEVICES=rxe0
 
 # refusals: one line each, with the fix

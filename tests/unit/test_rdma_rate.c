@@ -96,6 +96,12 @@ static void plan(void)
 	CHECK(gp_rdma_plan(&p, &e) && e.cls == GP_E_USAGE && strstr(e.msg, "--peer-device"),
 	      "--peer-device between hosts: refused (%s)", e.msg);
 	gp_rdma_plan_init(&p);
+	p.o.peer_gid_index = 3;
+	CHECK(gp_rdma_plan(&p, &e) && e.cls == GP_E_USAGE && strstr(e.msg, "give --peer-device or --peer-ib-port"),
+	      "--peer-gid-index without another device or port: refused, not ignored (%s)", e.msg);
+	p.o.peer_ib_port = 2;
+	CHECK(!gp_rdma_plan(&p, &e), "--peer-gid-index with --peer-ib-port 2: taken");
+	gp_rdma_plan_init(&p);
 	p.size = 4096;
 	p.max = 8192;
 	CHECK(gp_rdma_plan(&p, &e) && strstr(e.msg, "--size and --min/--max"), "--size with --max: refused");
