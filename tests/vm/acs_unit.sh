@@ -11,6 +11,10 @@ VM=$PWD/$BUILD/${GPUP2P_VM:-vm}
 KVER=$(cat "$VM/kver")
 WS=$VM/ws-acsunit
 limit=${1:-600}
+# the guest reaches the repository at /gpup2p-repo (tests/vm/init-systemd): its /tmp is a fresh tmpfs,
+# which would hide a clone under the host's /tmp
+rel=${WS#"$PWD"/}
+[ "$rel" != "$WS" ] || { echo "not ok - the workspace $WS is not inside the repository $PWD"; exit 1; }
 rm -rf "$WS"
 mkdir -p "$WS"
 O=$WS/overlay
@@ -38,7 +42,7 @@ Description=gpup2p guest checks
 After=multi-user.target gpup2p-acs.service nvidia-persistenced.service slurmd.service
 [Service]
 Type=oneshot
-ExecStart=/bin/sh -c 'cd $PWD && bash tests/vm/guest_acs_unit.sh >$WS/out.txt 2>&1; echo "GPUP2P-VM-DONE rc=\$\$?" >/dev/console; sync; systemctl poweroff'
+ExecStart=/bin/sh -c 'cd /gpup2p-repo && bash tests/vm/guest_acs_unit.sh >/gpup2p-repo/$rel/out.txt 2>&1; echo "GPUP2P-VM-DONE rc=\$\$?" >/dev/console; sync; systemctl poweroff'
 [Install]
 WantedBy=multi-user.target
 EOT
@@ -60,7 +64,7 @@ while read -r line; do
 	# shellcheck disable=SC2206
 	args+=(${line//@WS@/$WS})
 done <tests/vm/topo-pcie.args
-append="console=ttyS0 panic=-1 oops=panic loglevel=4 gpws=$WS intel_iommu=on iommu=pt systemd.unit=multi-user.target"
+append="console=ttyS0 panic=-1 oops=panic loglevel=4 gpws=$WS gprepo=$PWD intel_iommu=on iommu=pt systemd.unit=multi-user.target"
 start=$(date +%s)
 timeout "$limit" qemu-system-x86_64 -accel tcg -M q35 -cpu max -m 1G -nographic -no-reboot -nic none \
 	-kernel "$VM/vmlinux-$KVER" -initrd "$WS/initrd.cpio" -append "$append" \
@@ -73,4 +77,13 @@ if ! grep -q 'GPUP2P-VM-DONE rc=' "$WS/console.log"; then
 	tail -15 "$WS/console.log" | sed 's/^/#   /'
 	exit 2
 fi
+# the guest's checks must have run and said something: a run that wrote nothing, or failed, is a failure
+rc=$(sed -n 's/.*GPUP2P-VM-DONE rc=\([0-9]*\).*/\1/p' "$WS/console.log" | head -1)
+if [ ! -s "$WS/out.txt" ]; then
+	echo "not ok - the guest's checks wrote nothing (rc $rc): last console lines:"
+	tail -15 "$WS/console.log" | sed 's/^/#   /'
+	exit 2
+fi
 cat "$WS/out.txt"
+grep -q '^ok ' "$WS/out.txt" || echo "not ok - the guest's checks printed no ok line"
+[ "$rc" = 0 ] || echo "not ok - tests/vm/guest_acs_unit.sh exited $rc in the guest"

@@ -39,6 +39,8 @@ collect() {
 	local g=$1 rc=$2 start=$3 label=${4:-$1} ws out
 	ws=$BUILD/${GPUP2P_VM:-vm}/ws-$g
 	out=$(cat "$ws/out.txt" 2>/dev/null)
+	# a guest whose script ran no check (it could not start, or wrote elsewhere) fails, never passes empty
+	grep -q '^ok ' <<<"$out" || out+=$'\n'"not ok - guest $g: its script printed no ok line ($ws/out.txt)"
 	if [ -s "$ws/dmesg.txt" ] && ! grep -qE "BUG:|WARNING:|Oops|Call Trace|general protection" "$ws/dmesg.txt"; then
 		out+=$'\n'"ok - guest $g: dmesg has no BUG/WARNING/Oops"
 	else
