@@ -41,7 +41,7 @@ void help_bench_rdma(FILE *f)
 		"  --peer-device IBDEV  loopback: the other queue pair's device (default: --device's); both of one\n"
 		"                     link layer\n"
 		"  --peer-ib-port N   its port (default: --ib-port's)\n"
-		"  --peer-gid-index N its GID index (default: its port's RoCE v2 GID on RoCE)\n"
+		"  --peer-gid-index N its GID index (default: its port's RoCE v2 GID on RoCE, --gid-index's on IB)\n"
 		"  --server           wait for a client, answer it, exit when it is done (buffer: --size or\n"
 		"                     --max, else 64M)\n"
 		"  --listen ADDR      the server's address (default every address)\n"

@@ -28,7 +28,7 @@ static int connect_qp(struct gp_rdma *s, struct gp_rdma_ep *a, struct gp_rdma_ep
 	q.min_rnr_timer = 12;
 	q.ah_attr.dlid = db->pa.lid;                   /* the other port's address */
 	q.ah_attr.port_num = (uint8_t)da->at->port;
-	if (da->at->gid_index >= 0) {
+	if (da->at->gid_index >= 0 && db->at->gid_index >= 0) {   /* a GRH needs the other side's GID */
 		q.ah_attr.is_global = 1;
 		q.ah_attr.grh.dgid = db->gid;
 		q.ah_attr.grh.sgid_index = (uint8_t)da->at->gid_index;
@@ -123,11 +123,16 @@ static int peer_side(struct gp_rdma *s, struct gp_err *e)
 	struct gp_rdma_dev *d0 = &s->dev[0], *d1 = &s->dev[1];
 	const char *name = s->o.peer_device ? s->o.peer_device : d0->at->device;
 	int port = s->o.peer_ib_port ? s->o.peer_ib_port : d0->at->port, same = !strcmp(name, d0->at->device), rc;
+	int gid = s->o.peer_gid_index;
 
 	if (same && port == d0->at->port) {
 		s->info.peer_nic = s->info.nic;                /* one device, one port: both QPs on it */
 		return 0;
 	}
+	/* InfiniBand: the peer's GID index defaults to --gid-index (a GRH on one side needs a GID on the other);
+	 * RoCE: to the peer port's own RoCE v2 GID (gp_rdma_port_setup) */
+	if (gid < 0 && d0->at->gid_index >= 0 && d0->at->link_layer != GP_RDMA_LINK_ETH)
+		gid = d0->at->gid_index;
 	s->ndev = 2;
 	if (same) {
 		d1->ctx = d0->ctx;
@@ -137,7 +142,7 @@ static int peer_side(struct gp_rdma *s, struct gp_err *e)
 	} else if ((rc = open_device(s, d1, name, port, e))) {
 		return rc;
 	}
-	if ((rc = gp_rdma_port_setup(s, d1, port, s->o.peer_gid_index, e)))
+	if ((rc = gp_rdma_port_setup(s, d1, port, gid, e)))
 		return rc;
 	if (d1->at->link_layer != d0->at->link_layer)
 		return gp_err_set(e, GP_E_USAGE, EINVAL, "%s port %d is %s and %s port %d is %s: a loopback joins two "

@@ -39,6 +39,11 @@ int gp_rdma_plan(struct gp_rdma_plan *p, struct gp_err *e)
 	if (o->peer_gid_index >= 0 && !o->peer_device && !o->peer_ib_port)
 		return usage(e, "--peer-gid-index is the GID of the other queue pair's device or port: give --peer-device "
 			     "or --peer-ib-port");
+	if (o->peer_gid_index >= 0 && o->peer_gid_index != o->gid_index &&
+	    (!o->peer_device || (o->device && !strcmp(o->peer_device, o->device))) &&
+	    (o->peer_ib_port ? o->peer_ib_port : o->ib_port ? o->ib_port : 1) == (o->ib_port ? o->ib_port : 1))
+		return usage(e, "--peer-gid-index on the first queue pair's own device and port: both queue pairs of a "
+			     "port use its one GID here; give another --peer-ib-port or --peer-device, or drop it");
 	if (!p->peer_mem_set)
 		o->peer_mem = o->mem;
 	if (p->size && (p->min || p->max))

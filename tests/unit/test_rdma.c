@@ -140,12 +140,13 @@ static int has_line(const char *file, const char *line)
 }
 
 static int peer_port;                   /* run2's peer_ib_port */
+static int gid0 = -1, gid1 = -1;        /* run2's gid_index and peer_gid_index */
 
 /* Open a loopback with QP 1 on peer (its memory peer_mem), run op; info filled on success. */
 static int run2(const char *dev, const char *peer, const char *peer_mem, int op, int lat, struct gp_rdma_result *r,
 		struct gp_err *e, struct gp_rdma_info *info)
 {
-	struct gp_rdma_opts o = { .gid_index = -1, .peer_gid_index = -1, .max_size = 65536, .timeout_s = 1,
+	struct gp_rdma_opts o = { .gid_index = gid0, .peer_gid_index = gid1, .max_size = 65536, .timeout_s = 1,
 				  .root = &live, .device = dev, .peer_device = peer, .peer_ib_port = peer_port };
 	struct gp_rdma *s;
 	int rc;
@@ -215,6 +216,13 @@ static void two_devices(void)
 		CHECK(!rc && r.verified == 1 && in.two_nics && in.nic.gid_index == -1,
 		      "InfiniBand, read %s: each QP addressed to the other device's LID (%s)", lat ? "lat" : "bw", e.msg);
 	}
+	/* --gid-index on InfiniBand without --peer-gid-index: both sides send a GRH, the peer's GID index is
+	 * the first's (with no GID on the second side, QP 0's GRH would carry a zero destination GID) */
+	gid0 = 0;
+	rc = run2("rxe0", "rxe1", NULL, GP_RDMA_WRITE, 0, &r, &e, &in);
+	CHECK(!rc && r.verified == 1 && in.nic.gid_index == 0 && in.peer_nic.gid_index == 0,
+	      "InfiniBand, --gid-index 0 alone: the peer uses GID index 0 too, GRH addressed to its GID (%s)", e.msg);
+	gid0 = -1;
 	unsetenv("FAKEVERBS_LINK");
 	setenv("FAKEVERBS_LINK_rxe1", "ib", 1);
 	rc = run2("rxe0", "rxe1", NULL, GP_RDMA_WRITE, 0, &r, &e, &in);

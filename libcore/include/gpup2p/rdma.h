@@ -63,7 +63,7 @@ struct gp_rdma_opts {
 	int gid_index;                 /* -1: RoCE v2 GID of the port (RoCE), none (IB) */
 	const char *peer_device;       /* loopback: the other QP's device; NULL: device */
 	int peer_ib_port;              /* 0: ib_port */
-	int peer_gid_index;            /* another device or port: its GID index, -1 as gid_index's default */
+	int peer_gid_index;            /* another device or port: its GID index; -1: gid_index on IB, the port's RoCE v2 GID on RoCE */
 	struct gp_rdma_mem mem, peer_mem;
 	const char *host;              /* client: server to connect to */
 	const char *listen;            /* server: address to listen on, NULL any */
