@@ -1,8 +1,9 @@
 /* gpup2p doctor — rdma.gdr: whether GPUDirect RDMA is possible for each GPU–NIC pair, by NCCL's rules
  * (libcore/gdr.c), from the module state and dma-buf parts peermem.* reads and, live, CUDA's
  * per-GPU attributes. Faults other checks already warn about (peermem.missing, topo.nic_distance)
- * are named here, not counted twice: a pair alarms (info) only when it is one of its GPU's closest
- * NICs and the GPU has no GPUDirect RDMA NIC at all; the rest of a GPU's pairs are "ok". */
+ * are named here, not counted twice: a pair alarms (info) only when it is its GPU's closest NIC and the
+ * GPU has no GPUDirect RDMA NIC at all (a pair NCCL's PXN covers is "ok"); a GPU without GPUDirect RDMA
+ * warns, and an unknown counts, once, on its closest NIC; the rest of a GPU's pairs are "ok". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,9 @@ static enum gp_sev not_possible(const struct gp_gdr_verdict *v, int gpu_has_gdr,
 {
 	*carried = "";
 	if ((v->why & GP_GDR_NOGPU) && !(v->why & GP_GDR_SOFT) && v->dist <= GP_TC_PXB)
-		return GP_SEV_WARNING;
+		return closest ? GP_SEV_WARNING : GP_SEV_OK;   /* one alarm per GPU: on its closest NIC */
+	if (v->why == GP_GDR_FAR && v->pxn >= 0)
+		return GP_SEV_OK;      /* NCCL's PXN sends through a GPU near the NIC, with GPUDirect RDMA */
 	if (gpu_has_gdr || !closest)
 		return GP_SEV_OK;      /* not this GPU's GPUDirect NIC: normal on a multi-NIC server */
 	if (v->why & GP_GDR_NOPATH)
@@ -60,10 +63,13 @@ static void one_pair(struct gp_doctor_ctx *c, int g, int j, const struct gp_gdr_
 				  gp_gdr_path_name(v->path), dist, v->both ? "; nvidia-peermem is loaded too: NCCL registers "
 				  "through dma-buf first and falls back to it" : "", v->read_note[0] ? "; " : "", v->read_note);
 	} else if (v->possible < 0) {
-		sev = !c->probe_libs && d->nunk == 1 ? GP_SEV_SKIPPED : GP_SEV_UNKNOWN;
-		f = gp_doctor_add(c, sev, subj, "%s (%s): %s", sev == GP_SEV_SKIPPED ? "GPUDirect RDMA possible only "
-				  "through dma-buf, whose CUDA and libibverbs parts are probed live only" : "whether GPUDirect "
-				  "RDMA is possible is unknown", dist, v->reason);
+		int offline = !c->probe_libs && d->nunk == 1;
+
+		/* unknown once per GPU, on its closest NIC; its other pairs say so without counting again */
+		sev = offline || !closest ? GP_SEV_SKIPPED : GP_SEV_UNKNOWN;
+		f = gp_doctor_add(c, sev, subj, "%s (%s): %s%s", offline ? "GPUDirect RDMA possible only through dma-buf, "
+				  "whose CUDA and libibverbs parts are probed live only" : "whether GPUDirect RDMA is possible is "
+				  "unknown", dist, v->reason, offline || closest ? "" : " (counted once, on this GPU's closest NIC)");
 	} else {
 		sev = not_possible(v, gpu_has_gdr, closest, &carried);
 		f = gp_doctor_add(c, sev, subj, "GPUDirect RDMA not possible: %s%s%s", v->reason, pxn, carried);
@@ -73,6 +79,9 @@ static void one_pair(struct gp_doctor_ctx *c, int g, int j, const struct gp_gdr_
 		else if (sev == GP_SEV_INFO && (v->why & GP_GDR_SOFT))
 			gp_finding_fix(f, "for GPUDirect RDMA use a hardware RDMA NIC; software RDMA (rxe, siw) is for "
 				       "testing the verbs stack");
+		else if (sev == GP_SEV_INFO && (v->why & GP_GDR_NOGPU))
+			gp_finding_fix(f, "this GPU has no GPUDirect RDMA (GeForce parts, some vGPU profiles): use a data-center "
+				       "GPU for %s", nic);
 		else if (sev == GP_SEV_INFO && (v->why & GP_GDR_NOPATH))
 			gp_finding_fix(f, "modprobe nvidia-peermem (see peermem.missing), or the dma-buf parts (see "
 				       "peermem.dmabuf)");

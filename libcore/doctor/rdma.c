@@ -487,10 +487,13 @@ static const struct gp_doctor_check checks[] = {
 	  "NCCL's rules (ncclTopoCheckGdr) per GPU and RDMA device: the NIC reaches GPU memory through dma-buf "
 	  "(preferred by NCCL) or nvidia-peermem (the parts peermem.missing and peermem.dmabuf read), the GPU "
 	  "supports it (live: CUDA's GPU_DIRECT_RDMA_SUPPORTED), the pair is within NCCL_NET_GDR_LEVEL's default "
-	  "PXB; software RDMA (rxe, siw) never is. Ok for a possible pair, and for the other pairs of a GPU that "
-	  "has one. Info for a GPU's closest NIC when the GPU has none (naming peermem.missing or "
-	  "topo.nic_distance, which carry the warning), and when NCCL's reads default off (compute capability "
-	  "below 8.0 without NVLink). Warning when CUDA says a GPU near its NIC has no GPUDirect RDMA." },
+	  "PXB, or NCCL's PXN can send through an NVLinked GPU within PXB; software RDMA (rxe, siw) never is. "
+	  "dma-buf counts as usable when the module, kernel, CUDA and libibverbs parts are there: whether the "
+	  "NIC's driver takes a dma-buf registration shows in `bench rdma --mem gpu`. Ok for a possible pair, and "
+	  "for the other pairs of a GPU that has one. Info for a GPU's closest NIC when the GPU has none (naming "
+	  "peermem.missing or topo.nic_distance, which carry the warning), and when NCCL's reads default off "
+	  "(compute capability below 8.0 without NVLink). Warning, on its closest NIC, when CUDA says a GPU near "
+	  "its NIC has no GPUDirect RDMA; unknown, likewise once per GPU." },
 };
 
 GP_DOCTOR_FAMILY(gp_doctor_fam_rdma, "rdma", "RDMA devices and ports", checks);

@@ -436,12 +436,15 @@ static const struct dcase cases[] = {
 	{ D("rdma-rxe"), NULL, "rdma.gdr", QUIET, 0, NULL },                /* rxe0, but mlx5_1 on the switch too */
 	{ D("gdr-read"), verbs_all, "rdma.gdr", QUIET, 0, NULL },           /* compute 9.0: reads on */
 	{ D("pm-missing"), NULL, "rdma.gdr", FIRE, GP_SEV_INFO, "0000:13:00.0-mlx5_0" },  /* neither path */
-	{ D("gdr-sys"), NULL, "rdma.gdr", FIRE, GP_SEV_INFO, "0000:13:00.0-mlx5_4" },     /* closest NIC SYS */
+	{ D("gdr-sys"), NULL, "rdma.gdr", QUIET, 0, NULL },                 /* closest NIC SYS, but PXN via NVLink */
+	{ D("gdr-far"), NULL, "rdma.gdr", FIRE, GP_SEV_INFO, "0000:13:00.0-mlx5_4" },     /* closest SYS, no NVLink */
 	{ D("gdr-rxe"), NULL, "rdma.gdr", FIRE, GP_SEV_INFO, "0000:13:00.0-rxe0" },       /* software RDMA only */
 	{ D("gdr-read"), gdr_cc70, "rdma.gdr", FIRE, GP_SEV_INFO, "0000:13:00.0-mlx5_0" }, /* 7.0, no NVLink */
 	{ D("healthy"), gdr_nogpu, "rdma.gdr", FIRE, GP_SEV_WARNING, "0000:13:00.0-mlx5_0" },
+	{ D("healthy"), gdr_nogpu, "rdma.gdr", FIRE, GP_SEV_OK, "0000:13:00.0-mlx5_1" },   /* one alarm per GPU */
 	{ D("pm-dmabuf"), NULL, "rdma.gdr", FIRE, GP_SEV_SKIPPED, "0000:13:00.0-mlx5_0" }, /* offline: not probed */
 	{ D("pm-dmabuf"), dmabuf_no_cuda, "rdma.gdr", FIRE, GP_SEV_UNKNOWN, "0000:13:00.0-mlx5_0" },
+	{ D("pm-dmabuf"), dmabuf_no_cuda, "rdma.gdr", FIRE, GP_SEV_SKIPPED, "0000:13:00.0-mlx5_1" }, /* counted once */
 	{ "workstation", NULL, "rdma.gdr", FIRE, GP_SEV_SKIPPED, "system" },             /* no RDMA NIC */
 	/* nic */
 	{ D("nic-driver"), NULL, "nic.driver", FIRE, GP_SEV_WARNING, "0000:16:00.0" },

@@ -172,12 +172,22 @@ static void findings(void)
 		CHECK(f && f->sev == GP_SEV_OK, "one alarm per GPU: its first closest NIC only");
 		done(&x, &c);
 	}
-	if (run_sel(D("gdr-sys"), NULL, "rdma.gdr", NULL, &x, &c) == 0) {
+	if (run_sel(D("gdr-far"), NULL, "rdma.gdr", NULL, &x, &c) == 0) {
 		for (int i = 0; i < c.out.n; i++)
 			info += c.out.v[i].sev == GP_SEV_INFO;
 		f = finding(&c, "0000:13:00.0-mlx5_4");
 		CHECK(info == 4 && f && has(f->message, "see topo.nic_distance") && has(f->fix, "NCCL_NET_GDR_LEVEL=SYS"),
-		      "gdr-sys: one info for each of GPU0-GPU3, naming topo.nic_distance (%d)", info);
+		      "gdr-far: one info for each of GPU0-GPU3, naming topo.nic_distance (%d)", info);
+		done(&x, &c);
+	}
+	/* the same layout with NVLink: NCCL's PXN sends through GPU4-GPU7 (a NIC on their switch): ok */
+	info = 0;
+	if (run_sel(D("gdr-sys"), NULL, "rdma.gdr", NULL, &x, &c) == 0) {
+		for (int i = 0; i < c.out.n; i++)
+			info += c.out.v[i].sev != GP_SEV_OK;
+		f = finding(&c, "0000:13:00.0-mlx5_4");
+		CHECK(info == 0 && f && f->sev == GP_SEV_OK && has(f->message, "PXN can relay through GPU4"),
+		      "gdr-sys: PXN pairs ok, no alarm (%d not ok; %s)", info, f ? f->message : "none");
 		done(&x, &c);
 	}
 }
