@@ -294,6 +294,9 @@ void gp_gpu_nvml_recount(void *lib, void *dev, struct gp_gpu_state *s)
 	recount(read_replay(&a, dev), &s->replay, &s->replay_rise);
 	if (s->nvl_errors >= 0) { /* also from 0: 0 -> N is a rise */
 		read_links(&a, dev, &links, active);
-		recount(read_link_errors(&a, dev, active), &s->nvl_errors, &s->nvl_errors_rise);
+		/* the same links as the first read, or no rise: a link that came up brings its lifetime count,
+		 * one that went down takes its count away */
+		if (links.nvl_active == s->nvl_active)
+			recount(read_link_errors(&a, dev, active), &s->nvl_errors, &s->nvl_errors_rise);
 	}
 }

@@ -8,7 +8,8 @@
  * not supported) for NVLink.
  * Knobs (environment): FAKENVML_BAR1_USED_MIB=N: MiB of device 1's 256 MiB BAR1 in use (default 3);
  * FAKENVML_FULL_BUS=BUSID: nvmlDeviceGetHandleByPciBusId_v2 answers device 1 for that bus id (its
- * counters rise on every read); FAKENVML_REPLAY_FAIL=1: the replay counter read fails (NVML_ERROR_UNKNOWN).
+ * counters rise on every read); FAKENVML_REPLAY_FAIL=1: the replay counter read fails (NVML_ERROR_UNKNOWN);
+ * FAKENVML_LINKS_UP=N: NVLinks 0 to N-1 up (default 12).
  * The calls gpu_nvml.c makes to list the GPUs answer too: FAKENVML_GPUS=N GPUs (default 2), the Ith
  * (from 0) with handle 0x10000 + I (so it supports nothing of the above) at PCI address 0000:BB:00.0,
  * BB = I + 1 (domain:bus = I + 1 past 254). Built with soname libnvidia-ml.so.1: once loaded by path,
@@ -78,14 +79,16 @@ EXPORT int nvmlDeviceGetPcieReplayCounter(void *dev, unsigned *v)
 	return OK;
 }
 
-/* Links 0-11 up, 12-15 down, none beyond 15. */
+/* Links 0-11 up (FAKENVML_LINKS_UP=N: 0 to N-1), the rest of 0-15 down, none beyond 15. */
 EXPORT int nvmlDeviceGetNvLinkState(void *dev, unsigned link, int *active)
 {
+	const char *up = getenv("FAKENVML_LINKS_UP");
+
 	if (!full(dev))
 		return NOT_SUPPORTED;
 	if (link > 15)
 		return INVALID_ARGUMENT;
-	*active = link < 12;
+	*active = link < (up ? (unsigned)atoi(up) : 12u);
 	return OK;
 }
 
