@@ -68,20 +68,31 @@ static int bind_api(struct gp_cuda *c, struct gp_err *e)
 	return 0;
 }
 
-static int load(struct gp_cuda *c, struct gp_err *e)
-{
-	c->lib = dlopen(lib_path(), RTLD_NOW | RTLD_LOCAL);
-	if (!c->lib)
-		return gp_err_set(e, GP_E_UNAVAIL, ENOENT, "CUDA not available (%s): install the NVIDIA driver", dlerror());
-	return bind_api(c, e);
-}
-
-/* libcuda for gp_cuda_probe, opened once per library path and never closed (unloading it after cuInit
- * is unsafe; a session's gp_cuda_close closes only its own reference); a new GPUP2P_LIBCUDA (tests
- * switch libraries in-process) opens that one, the one before staying loaded. */
+/* lock: the function table cu, probe_lib and sessions (a prefetch thread probes while the main thread
+ * may open or close a session). libcuda for gp_cuda_probe is opened once per library path and never
+ * closed (unloading it after cuInit is unsafe; a session's gp_cuda_close closes only its own
+ * reference); a new GPUP2P_LIBCUDA (tests switch libraries in-process) opens that one, the one before
+ * staying loaded. sessions: loaded gp_cuda sessions; cu is cleared only when none is and the probe has
+ * not loaded libcuda (whose reference keeps the pointers valid). */
 static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *probe_lib;
 static char probe_path[4096];
+static int sessions;
+
+static int load(struct gp_cuda *c, struct gp_err *e)
+{
+	int rc;
+
+	pthread_mutex_lock(&probe_lock);
+	c->lib = dlopen(lib_path(), RTLD_NOW | RTLD_LOCAL);
+	if (!c->lib) {
+		rc = gp_err_set(e, GP_E_UNAVAIL, ENOENT, "CUDA not available (%s): install the NVIDIA driver", dlerror());
+	} else if (!(rc = bind_api(c, e))) {
+		sessions++;
+	}
+	pthread_mutex_unlock(&probe_lock);
+	return rc;
+}
 
 static int probe_load(struct gp_cuda *c, struct gp_err *e)
 {
@@ -249,10 +260,13 @@ void gp_cuda_close(struct gp_cuda *c)
 			(void)cu.p_cuDevicePrimaryCtxRelease(c->gpu[i].ordinal);
 	if (cu.p_cuCtxSetCurrent)
 		(void)cu.p_cuCtxSetCurrent(NULL);
+	pthread_mutex_lock(&probe_lock);
 	dlclose(c->lib);
+	if (--sessions == 0 && !probe_lib)
+		memset(&cu, 0, sizeof(cu));
+	pthread_mutex_unlock(&probe_lock);
 	free(c->gpu);
 	free(c->peer_on);
-	memset(&cu, 0, sizeof(cu));
 	memset(c, 0, sizeof(*c));
 }
 
