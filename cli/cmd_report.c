@@ -88,17 +88,16 @@ static const char *exit_meaning(int s)
 	}
 }
 
-/* The bench figures' table; 0, or -ENOMEM. */
-static int bench_table(const struct gp_report *r)
+/* The bench figures' table built into t (freed on failure); 0, or -ENOMEM. */
+static int bench_table(const struct gp_report *r, struct gp_table *t)
 {
 	const char *hdr[] = { "MODE", "PATH", "SRC", "DST", "SIZE", "MEMORY", "P2P", "OP", "ENGINE", "HOSTS", "MEDIAN" };
 	char size[32], med[32], cnt[16];
-	struct gp_table t;
 	int rc;
 
-	if ((rc = gp_table_init(&t, 11)))
+	if ((rc = gp_table_init(t, 11)))
 		return rc;
-	rc = gp_table_row(&t, hdr);
+	rc = gp_table_row(t, hdr);
 	for (int i = 0; !rc && i < r->nbench; i++) {
 		const struct gp_report_bench *b = &r->bench[i];
 		const char *row[11] = { nz(b->mode), nz(b->path), nz(b->src), nz(b->dst),
@@ -107,11 +106,10 @@ static int bench_table(const struct gp_report *r)
 
 		snprintf(cnt, sizeof(cnt), "%d", b->nv);
 		snprintf(med, sizeof(med), "%.2f", b->median);
-		rc = gp_table_row(&t, row);
+		rc = gp_table_row(t, row);
 	}
-	if (!rc)
-		gp_table_print(&t, stdout, 2, 2, NULL);
-	gp_table_free(&t);
+	if (rc)
+		gp_table_free(t);
 	return rc;
 }
 
@@ -120,9 +118,14 @@ static int print_table(const struct cli *c, const struct gp_report *r)
 {
 	static const char *const title[] = { "errors", "warnings", "unknown", "info" };
 	struct gp_report_totals tot;
+	struct gp_table bt;
 	char size[32];
 
 	gp_report_totals(r, &tot);
+	if (r->nbench && bench_table(r, &bt)) {   /* built first: out of memory prints nothing but the error */
+		fprintf(stderr, "gpup2p: out of memory\n");
+		return EX_ERROR;
+	}
 
 	if (!c->quiet)
 		printf("gpup2p report: %d host%s answered (%d with doctor output)%s\n", r->nhost, r->nhost == 1 ? "" : "s",
@@ -153,11 +156,8 @@ static int print_table(const struct cli *c, const struct gp_report *r)
 		printf("\nnot in --expect: %s (%d)\n", r->unexpected_range, r->nunexpected);
 	if (r->nbench) {
 		printf("\nbench: fleet median per figure, GB/s; below: under %.2f x median\n", r->below);
-		if (bench_table(r)) {
-			fflush(stdout);
-			fprintf(stderr, "gpup2p: out of memory\n");
-			return EX_ERROR;
-		}
+		gp_table_print(&bt, stdout, 2, 2, NULL);
+		gp_table_free(&bt);
 		if (tot.nlow)
 			printf("\nbelow %.2f x median (%d)\n", r->below, tot.nlow);
 		for (int i = 0; i < r->nbench; i++) {

@@ -40,7 +40,8 @@ for i in ("p2p.verify", "p2p.bandwidth"):
     s = by_id(static, i)
     want(len(s) == 1 and s[0]["severity"] == "skipped" and "not requested" in s[0]["message"], i + " without --active: skipped, not requested")
 v, b = by_id(active, "p2p.verify"), by_id(active, "p2p.bandwidth")
-if ngpu == 1:
+want(ngpu >= 1, "nvidia-smi -L lists %d GPU(s)" % ngpu)
+if ngpu <= 1:
     for i in ("p2p.access", "p2p.nvml_status"):
         s = by_id(active, i)
         want(len(s) == 1 and s[0]["severity"] == "skipped" and "one GPU" in s[0]["message"], i + ": one GPU, no pair")
@@ -51,7 +52,8 @@ else:
     a = by_id(active, "p2p.access")
     want(len(a) == pairs and all(f["severity"] == "ok" and "both ways" in f["message"] and len(f["bdf"]) == 2 for f in a),
          "p2p.access: %d pair(s), each 'P2P access both ways'" % pairs)
-    want(all(f["severity"] in ("ok", "info") for f in by_id(active, "p2p.nvml_status")), "p2p.nvml_status: NVML agrees with CUDA on every pair")
+    ns = by_id(active, "p2p.nvml_status")
+    want(ns and all(f["severity"] in ("ok", "info") for f in ns), "p2p.nvml_status: %d finding(s), NVML agrees with CUDA on every pair" % len(ns))
     want(len(v) >= pairs and all(f["severity"] == "ok" and "every byte as sent" in f["message"] for f in v),
          "p2p.verify: %d subject(s) (every pair both ways, host<->GPU), every byte as sent" % len(v))
     want(len(b) >= pairs and all(f["severity"] == "ok" for f in b), "p2p.bandwidth: %d subject(s), each at least half its link's rate" % len(b))

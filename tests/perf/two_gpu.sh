@@ -31,6 +31,8 @@ if [ "${1:-}" = prepare ]; then
 	exit 0
 fi
 
+# the logs are packed and the rest of $OUT removed at the end: start from an empty one
+[ -z "$(ls -A "$OUT")" ] || { echo "two_gpu: $OUT is not empty: give an empty OUT (the run packs and removes what it wrote)"; exit 64; }
 parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=(doctor sm peer)
 nvidia-smi -L
