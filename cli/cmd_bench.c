@@ -105,11 +105,7 @@ static int bench_opt(struct opts *o, int argc, char **argv, int *i)
 	} else if ((v = cli_opt_value(argc, argv, i, "--max"))) {
 		return xfer_size_arg("bench", "--max", v, &o->max) ? -1 : 1;
 	} else if ((v = cli_opt_value(argc, argv, i, "--factor"))) {
-		char *end;
-
-		o->factor = strtod(v, &end);
-		if (!*v || *end || !(o->factor > 1) || o->factor > 1024)
-			return cli_usage("bench", "--factor wants a number above 1, like 2 or 1.5, not '%s'", v), -1;
+		return xfer_factor_arg("bench", v, &o->factor) ? -1 : 1;
 	} else if ((v = cli_opt_value(argc, argv, i, "--iters"))) {
 		o->iters_set = 1;
 		return xfer_count_arg("bench", "--iters", v, 1000000, &o->b.iters) ? -1 : 1;

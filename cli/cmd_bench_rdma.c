@@ -148,11 +148,7 @@ static int rdma_opt(struct ropts *r, int argc, char **argv, int *i)
 	} else if ((v = cli_opt_value(argc, argv, i, "--max"))) {
 		return xfer_size_arg("bench rdma", "--max", v, &p->max) ? -1 : 1;
 	} else if ((v = cli_opt_value(argc, argv, i, "--factor"))) {
-		char *end;
-
-		p->factor = strtod(v, &end);
-		if (!*v || *end || !(p->factor > 1) || p->factor > 1024)
-			return cli_usage("bench rdma", "--factor wants a number above 1, like 2 or 1.5, not '%s'", v), -1;
+		return xfer_factor_arg("bench rdma", v, &p->factor) ? -1 : 1;
 	} else if ((v = cli_opt_value(argc, argv, i, "--iters"))) {
 		return xfer_count_arg("bench rdma", "--iters", v, 10000000, &p->iters) ? -1 : 1;
 	} else if ((v = cli_opt_value(argc, argv, i, "--reps"))) {
@@ -257,7 +253,7 @@ int cmd_bench_rdma(struct cli *c, int argc, char **argv)
 	gp_rdma_plan_nic(&r->p, have_topo ? &t : NULL);
 	if (r->p.o.role == GP_RDMA_SERVER && !c->quiet)
 		fprintf(stderr, "gpup2p: bench rdma: waiting for a client on %s port %d\n",
-			r->p.o.listen ? r->p.o.listen : "every address", r->p.o.cm_port ? r->p.o.cm_port : 18515);
+			r->p.o.listen ? r->p.o.listen : "every address", r->p.o.cm_port ? r->p.o.cm_port : GP_RDMA_CM_PORT);
 	if (gp_rdma_open(&s, &r->p.o, &e)) {
 		rc = cli_fail(&e);
 		goto out;

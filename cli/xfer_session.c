@@ -82,6 +82,19 @@ int xfer_count_arg(const char *cmd, const char *opt, const char *val, int max, i
 	return 0;
 }
 
+int xfer_factor_arg(const char *cmd, const char *val, double *v)
+{
+	char *end;
+	double f = strtod(val, &end);
+
+	if (!*val || *end || !(f > 1) || f > 1024) {
+		cli_usage(cmd, "--factor wants a number above 1, like 2 or 1.5, not '%s'", val);
+		return -1;
+	}
+	*v = f;
+	return 0;
+}
+
 int xfer_index_arg(const char *cmd, const char *opt, const char *val, int *v)
 {
 	char *end;

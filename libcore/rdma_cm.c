@@ -106,7 +106,7 @@ static int address(const struct gp_rdma *s, const char *host, const char *opt, s
 	char port[16];
 	int rc;
 
-	snprintf(port, sizeof(port), "%d", s->o.cm_port ? s->o.cm_port : 18515);
+	snprintf(port, sizeof(port), "%d", s->o.cm_port ? s->o.cm_port : GP_RDMA_CM_PORT);
 	if ((rc = getaddrinfo(host, port, &hints, ai)))
 		return gp_err_set(e, GP_E_USAGE, EINVAL, "%s %s: %s", opt, host ? host : "*", gai_strerror(rc));
 	return 0;
@@ -164,7 +164,7 @@ static int server_open(struct gp_rdma *s, struct gp_err *e)
 	freeaddrinfo(ai);
 	if (rc || s->L->rdma_listen(s->listen_id, 1))
 		return gp_err_set(e, GP_E_FAIL, errno ? errno : EIO, "rdma_cm: cannot listen on %s port %d: %s",
-				  s->o.listen ? s->o.listen : "every address", s->o.cm_port ? s->o.cm_port : 18515,
+				  s->o.listen ? s->o.listen : "every address", s->o.cm_port ? s->o.cm_port : GP_RDMA_CM_PORT,
 				  strerror(errno ? errno : EIO));
 	/* a server waits for its client without a limit; once connected, every wait has --timeout */
 	if ((rc = cm_event(s, GP_RDMA_CM_EVENT_CONNECT_REQUEST, -1, &ev, e)))

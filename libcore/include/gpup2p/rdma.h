@@ -17,6 +17,7 @@ struct gp_topo;
 
 enum gp_rdma_op { GP_RDMA_WRITE = 1, GP_RDMA_READ = 2, GP_RDMA_SEND = 4 };
 enum gp_rdma_link { GP_RDMA_LINK_IB = 1, GP_RDMA_LINK_ETH = 2 };   /* verbs' link_layer values */
+#define GP_RDMA_CM_PORT 18515          /* bench rdma's rdma_cm port by default (perftest's) */
 enum gp_rdma_memkind { GP_RMEM_HOST = 0, GP_RMEM_GPU, GP_RMEM_AUTO };
 enum gp_rdma_role { GP_RDMA_LOOPBACK = 0, GP_RDMA_SERVER, GP_RDMA_CLIENT };
 
@@ -67,7 +68,7 @@ struct gp_rdma_opts {
 	struct gp_rdma_mem mem, peer_mem;
 	const char *host;              /* client: server to connect to */
 	const char *listen;            /* server: address to listen on, NULL any */
-	int cm_port;                   /* rdma_cm port, 0: 18515 */
+	int cm_port;                   /* rdma_cm port, 0: GP_RDMA_CM_PORT */
 	int timeout_s;                 /* no completion or connection event for this long: ETIMEDOUT; 0: 10 */
 	uint64_t max_size;             /* the largest message: buffers are this big */
 	int iters_max;                 /* the most operations in flight per run (sizes the queues), 0: 128 */
