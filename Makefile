@@ -77,17 +77,17 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h tests/unit/fx.h $(L
 # A test double of libcuda (tests/fakecuda): copy and bench run end to end without a GPU.
 FAKECUDA = $(BUILD)/tests/fakecuda/libcuda.so.1
 FAKECUDA_SRC = tests/fakecuda/fakecuda.c tests/fakecuda/kernels.c
-$(FAKECUDA): $(FAKECUDA_SRC) tests/fakecuda/fakecuda.h libcore/cuda_drv.h
+$(FAKECUDA): $(FAKECUDA_SRC) tests/fakecuda/fakecuda.h libcore/cuda_drv.h libcore/include/gpup2p/smcopy.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) -std=c11 -D_GNU_SOURCE -Ilibcore $(CPPFLAGS) $(WARN) $(CFLAGS) -fPIC -shared -fvisibility=hidden \
+	@$(CC) -std=c11 -D_GNU_SOURCE -Ilibcore -Ilibcore/include $(CPPFLAGS) $(WARN) $(CFLAGS) -fPIC -shared -fvisibility=hidden \
 		$(LDFLAGS) -o $@ $(FAKECUDA_SRC)
 # ... and one whose driver exports dma-bufs (doctor's driver.version probe, tests/unit/test_doctor.c).
 FAKECUDA_DMABUF = $(BUILD)/tests/fakecuda-dmabuf/libcuda.so.1
-$(FAKECUDA_DMABUF): $(FAKECUDA_SRC) tests/fakecuda/fakecuda.h libcore/cuda_drv.h
+$(FAKECUDA_DMABUF): $(FAKECUDA_SRC) tests/fakecuda/fakecuda.h libcore/cuda_drv.h libcore/include/gpup2p/smcopy.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) -std=c11 -D_GNU_SOURCE -DFAKECUDA_DMABUF -Ilibcore $(CPPFLAGS) $(WARN) $(CFLAGS) -fPIC -shared \
+	@$(CC) -std=c11 -D_GNU_SOURCE -DFAKECUDA_DMABUF -Ilibcore -Ilibcore/include $(CPPFLAGS) $(WARN) $(CFLAGS) -fPIC -shared \
 		-fvisibility=hidden $(LDFLAGS) -o $@ $(FAKECUDA_SRC)
 
 -include tests/fuzz/fuzz.mk

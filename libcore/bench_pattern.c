@@ -63,7 +63,7 @@ static int lane_setup(struct prun *P, int i)
 		if (rc)
 			return rc;
 	}
-	return P->s->sm && gp_sm_prepare(P->c, l->q, P->e) ? -EIO : 0;
+	return P->s->sm && gp_sm_prepare(P->c, l->st, P->e) ? -EIO : 0;
 }
 
 static void teardown(struct prun *P)

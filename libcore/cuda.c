@@ -14,6 +14,7 @@
 struct gp_cuda_stream {
 	gp_cu_stream s;
 	int g;
+	gp_cu_dptr word;               /* gp_cuda_stream_word's, 0 until asked for */
 };
 
 #define X_FIELD(f, sym, args) gp_cu_result (*p_##f) args;
@@ -249,8 +250,9 @@ void gp_cuda_close(struct gp_cuda *c)
 		return;
 	gp_cuda_host_free(c, c->scratch);
 	for (int i = 0; i < c->n; i++)
-		if (c->gpu[i].module && cu.p_cuCtxSetCurrent(c->gpu[i].ctx) == GP_CUDA_SUCCESS)
-			(void)cu.p_cuModuleUnload((gp_cu_module)c->gpu[i].module);
+		for (int k = 0; k < GP_CUDA_MODULES; k++)
+			if (c->gpu[i].module[k] && cu.p_cuCtxSetCurrent(c->gpu[i].ctx) == GP_CUDA_SUCCESS)
+				(void)cu.p_cuModuleUnload((gp_cu_module)c->gpu[i].module[k]);
 	for (int i = 0; i < c->n; i++)
 		for (int j = 0; j < c->n; j++)
 			if (c->peer_on[i * c->n + j] && cu.p_cuCtxSetCurrent(c->gpu[i].ctx) == GP_CUDA_SUCCESS)
@@ -378,8 +380,11 @@ void gp_cuda_stream_free(struct gp_cuda *c, gp_cuda_stream *s)
 {
 	if (!s)
 		return;
-	if (cu.p_cuCtxSetCurrent(c->gpu[s->g].ctx) == GP_CUDA_SUCCESS)
+	if (cu.p_cuCtxSetCurrent(c->gpu[s->g].ctx) == GP_CUDA_SUCCESS) {
 		(void)cu.p_cuStreamDestroy(s->s);
+		if (s->word)
+			(void)cu.p_cuMemFree(s->word);
+	}
 	free(s);
 }
 
@@ -449,27 +454,64 @@ int gp_cuda_attr(struct gp_cuda *c, int g, int attr, int *v, struct gp_err *e)
 
 int gp_cuda_kernel(struct gp_cuda *c, int g, const char *ptx, const char *name, void **fn, struct gp_err *e)
 {
+	struct gp_cuda_gpu *u = &c->gpu[g];
 	gp_cu_function f;
+	int k = 0;
 
 	if (gp_cuda_use(c, g, e))
 		return -EIO;
-	if (!c->gpu[g].module) {
-		gp_cu_module m;
+	while (k < GP_CUDA_MODULES && u->module_ptx[k] && u->module_ptx[k] != ptx)
+		k++;
+	if (k == GP_CUDA_MODULES)
+		return gp_err_set(e, GP_E_FAIL, ENOSPC, "more than %d PTX modules on one GPU", GP_CUDA_MODULES);
+	if (!u->module_ptx[k]) {
+		gp_cu_module m = NULL;
 
-		CU(cuModuleLoadData, (&m, ptx));
-		c->gpu[g].module = m;
+		u->module_rc[k] = cu.p_cuModuleLoadData(&m, ptx);
+		u->module[k] = u->module_rc[k] == GP_CUDA_SUCCESS ? m : NULL;
+		u->module_ptx[k] = ptx;
 	}
-	CU(cuModuleGetFunction, (&f, (gp_cu_module)c->gpu[g].module, name));
+	if (!u->module[k])
+		return cu_fail(e, "cuModuleLoadData", (gp_cu_result)u->module_rc[k]);
+	CU(cuModuleGetFunction, (&f, (gp_cu_module)u->module[k], name));
 	*fn = f;
 	return 0;
 }
 
-int gp_cuda_launch(struct gp_cuda *c, gp_cuda_stream *s, void *fn, unsigned grid, unsigned block, void **params,
-		   struct gp_err *e)
+int gp_cuda_kernel_smem(struct gp_cuda *c, int g, void *fn, int bytes, struct gp_err *e)
+{
+	if (gp_cuda_use(c, g, e))
+		return -EIO;
+	CU(cuFuncSetAttribute, ((gp_cu_function)fn, GP_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes));
+	return 0;
+}
+
+int gp_cuda_launch(struct gp_cuda *c, gp_cuda_stream *s, void *fn, unsigned grid, unsigned block, unsigned smem,
+		   void **params, struct gp_err *e)
 {
 	if (gp_cuda_use(c, s->g, e))
 		return -EIO;
-	CU(cuLaunchKernel, ((gp_cu_function)fn, grid, 1, 1, block, 1, 1, 0, s->s, params, NULL));
+	CU(cuLaunchKernel, ((gp_cu_function)fn, grid, 1, 1, block, 1, 1, smem, s->s, params, NULL));
+	return 0;
+}
+
+int gp_cuda_stream_word(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr *word, struct gp_err *e)
+{
+	if (!s->word) {
+		gp_cu_dptr p;
+		gp_cu_result r;
+
+		if (gp_cuda_use(c, s->g, e))
+			return -EIO;
+		CU(cuMemAlloc, (&p, 8));
+		r = cu.p_cuMemsetD32Async(p, 0, 2, s->s);
+		if (r != GP_CUDA_SUCCESS) {
+			(void)cu.p_cuMemFree(p);
+			return cu_fail(e, "cuMemsetD32Async", r);
+		}
+		s->word = p;
+	}
+	*word = (gp_dptr)s->word;
 	return 0;
 }
 

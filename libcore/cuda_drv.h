@@ -60,12 +60,17 @@ typedef uint32_t gp_cu_u32;
 	X(CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, 116) \
 	X(CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, 124)
 
+/* CUfunction_attribute values gpup2p sets: X(cuda.h name, value) makes GP_<name>. */
+#define GP_CU_FUNC_ATTRS(X) \
+	X(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 8)
+
 #define GP_CU_ENUMERATOR_(name, value) GP_##name = value,
 /* CUresult (cuda.h: enum cudaError_enum; no negative value, so the same size and signedness). */
 typedef enum gp_cu_result { GP_CU_RESULTS(GP_CU_ENUMERATOR_) } gp_cu_result;
 enum { GP_CU_FLAGS(GP_CU_ENUMERATOR_) };
 typedef enum gp_cu_mem_range_handle_type { GP_CU_RANGE_TYPES(GP_CU_ENUMERATOR_) } gp_cu_mem_range_handle_type;
 typedef enum gp_cu_device_attribute { GP_CU_DEV_ATTRS(GP_CU_ENUMERATOR_) } gp_cu_device_attribute;
+typedef enum gp_cu_function_attribute { GP_CU_FUNC_ATTRS(GP_CU_ENUMERATOR_) } gp_cu_function_attribute;
 #undef GP_CU_ENUMERATOR_
 
 /* The entry points, X(API name, exported symbol, parameters), each returning gp_cu_result. The symbol
@@ -97,6 +102,7 @@ typedef enum gp_cu_device_attribute { GP_CU_DEV_ATTRS(GP_CU_ENUMERATOR_) } gp_cu
 	X(cuStreamCreate, cuStreamCreate, (gp_cu_stream *, unsigned)) \
 	X(cuStreamDestroy, cuStreamDestroy_v2, (gp_cu_stream)) \
 	X(cuStreamSynchronize, cuStreamSynchronize, (gp_cu_stream)) \
+	X(cuMemsetD32Async, cuMemsetD32Async, (gp_cu_dptr, unsigned, size_t, gp_cu_stream)) \
 	X(cuStreamWaitValue32, cuStreamWaitValue32_v2, (gp_cu_stream, gp_cu_dptr, gp_cu_u32, unsigned)) \
 	X(cuEventCreate, cuEventCreate, (gp_cu_event *, unsigned)) \
 	X(cuEventDestroy, cuEventDestroy_v2, (gp_cu_event)) \
@@ -106,6 +112,7 @@ typedef enum gp_cu_device_attribute { GP_CU_DEV_ATTRS(GP_CU_ENUMERATOR_) } gp_cu
 	X(cuModuleLoadData, cuModuleLoadData, (gp_cu_module *, const void *)) \
 	X(cuModuleUnload, cuModuleUnload, (gp_cu_module)) \
 	X(cuModuleGetFunction, cuModuleGetFunction, (gp_cu_function *, gp_cu_module, const char *)) \
+	X(cuFuncSetAttribute, cuFuncSetAttribute, (gp_cu_function, gp_cu_function_attribute, int)) \
 	X(cuLaunchKernel, cuLaunchKernel, (gp_cu_function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
 					   unsigned, gp_cu_stream, void **, void **))
 

@@ -8,11 +8,13 @@
  *   src and dst must be 16-byte aligned (the caller checks).
  * gp_chase(start, hops, out): one thread follows a chain of 64-bit pointers `hops` times (each load's
  *   address is the value the previous one returned), reading %globaltimer (ns) before and after;
- *   out[0] = the last pointer, out[1] = the nanoseconds. */
+ *   out[0] = the last pointer, out[1] = the nanoseconds.
+ * gp_copy_bulk (its own module, gp_ptx_bulk_text: PTX ISA 8.0 / sm_90, Hopper onwards): see below. */
 #include "gpup2p/smcopy.h"
 
 const char gp_ptx_copy_name[] = "gp_copy16";
 const char gp_ptx_chase_name[] = "gp_chase";
+const char gp_ptx_bulk_name[] = "gp_copy_bulk";
 
 /* the copy's loads and stores (cache operators: tests/perf/sm_compare.sh compared them) */
 #ifndef GP_PTX_LD
@@ -145,5 +147,178 @@ const char gp_ptx_text[] =
 	"\tsub.u64 %rd6, %rd5, %rd4;\n"
 	"\tst.global.u64 [%rd3], %rd1;\n"
 	"\tst.global.u64 [%rd3+8], %rd6;\n"
+	"\tret;\n"
+	"}\n";
+
+/* gp_copy_bulk(dst, src, nch, rem, ctr): copy nch chunks of GP_SM_BULK_CHUNK bytes and then rem bytes
+ * (< a chunk) from src to dst, with the bulk-copy unit (TMA) of each SM. Blocks of 64 threads, one per
+ * SM, GP_SM_BULK_STAGES chunk buffers of dynamic shared memory each.
+ *   Thread 0 of every block runs a pipeline: a chunk is loaded into a free buffer (cp.async.bulk, done
+ *   when the buffer's mbarrier has its bytes), stored from it to dst (a bulk store), and the buffer is
+ *   loaded again once that store has read it. The chunks come in order from a counter in GPU memory
+ *   (*ctr, atom.add), not by block number: all SMs move through memory as one front, whatever the drift
+ *   between blocks. That ordering is what lets SM copies reach the copy engine's bandwidth within a GPU
+ *   (tests/perf/sm_tune.py, family tmad); each buffer's chunk number is kept in shared memory.
+ *   Every block asks until it is told a number >= nch, so there are exactly nch + blocks asks: the one
+ *   that gets nch + blocks - 1 is the last, and that block puts *ctr back to 0 for the next launch
+ *   (*ctr must be 0 at launch: one counter per stream, whose kernels run one after another).
+ *   Warp 1 of block 0 copies the rem bytes after the chunks: 16-byte words, then single bytes.
+ * src, dst 16-byte aligned; n = nch * chunk + rem. */
+#define GP_STR_(x) #x
+#define GP_STR(x) GP_STR_(x)
+#define CH GP_STR(GP_SM_BULK_CHUNK)
+#if GP_SM_BULK_STAGES != 3
+#error "gp_copy_bulk's prologue issues exactly three loads"
+#endif
+/* ask for a chunk: %rd6 = the number; the last ask past the end resets the counter */
+#define ASK_PRO(k) \
+	"\tatom.global.add.u64 %rd6, [%rd4], 1;\n" \
+	"\tst.shared.u64 [%r11+" #k "*8], %rd6;\n" \
+	"\tsetp.ge.u64 %p2, %rd6, %rd3;\n" \
+	"\t@%p2 bra PRO_FAIL;\n" \
+	"\tmul.lo.u64 %rd7, %rd6, " CH ";\n" \
+	"\tadd.u64 %rd8, %rd2, %rd7;\n" \
+	"\tmbarrier.arrive.expect_tx.shared::cta.b64 %rd9, [%r5+" #k "*8], " CH ";\n" \
+	"\tcp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r4+" #k "*" CH "], [%rd8], " CH \
+	", [%r5+" #k "*8];\n"
+
+const char gp_ptx_bulk_text[] =
+	".version 8.0\n"
+	".target sm_90\n"
+	".address_size 64\n"
+	"\n"
+	".extern .shared .align 128 .b8 buf[];\n"
+	".shared .align 8 .b64 bar[3];\n"
+	".shared .align 8 .b64 idx[3];\n"
+	"\n"
+	".visible .entry gp_copy_bulk(\n"
+	"\t.param .u64 p_dst,\n"
+	"\t.param .u64 p_src,\n"
+	"\t.param .u64 p_nch,\n"
+	"\t.param .u64 p_rem,\n"
+	"\t.param .u64 p_ctr\n"
+	")\n"
+	"{\n"
+	"\t.reg .pred %p<10>;\n"
+	"\t.reg .b16 %h<2>;\n"
+	"\t.reg .b32 %r<20>;\n"
+	"\t.reg .b32 %v<4>;\n"
+	"\t.reg .b64 %rd<32>;\n"
+	"\n"
+	"\tld.param.u64 %rd1, [p_dst];\n"
+	"\tld.param.u64 %rd2, [p_src];\n"
+	"\tld.param.u64 %rd3, [p_nch];\n"
+	"\tld.param.u64 %rd23, [p_rem];\n"
+	"\tld.param.u64 %rd4, [p_ctr];\n"
+	"\tcvta.to.global.u64 %rd1, %rd1;\n"
+	"\tcvta.to.global.u64 %rd2, %rd2;\n"
+	"\tcvta.to.global.u64 %rd4, %rd4;\n"
+	"\tmov.u32 %r1, %tid.x;\n"
+	"\tsetp.eq.u32 %p1, %r1, 0;\n"
+	"\t@%p1 bra PIPE;\n"
+	"\tmov.u32 %r2, %ctaid.x;\n"
+	"\tsetp.ne.u32 %p1, %r2, 0;\n"
+	"\t@%p1 bra DONE;\n"
+	"\tsetp.lt.u32 %p1, %r1, 32;\n"
+	"\t@%p1 bra DONE;\n"
+	/* the rem bytes: warp 1 of block 0 */
+	"\tsub.u32 %r17, %r1, 32;\n"
+	"\tcvt.u64.u32 %rd24, %r17;\n"              /* rd24 = lane */
+	"\tmul.lo.u64 %rd25, %rd3, " CH ";\n"       /* rd25 = where the rest begins */
+	"\tshr.u64 %rd26, %rd23, 4;\n"
+	"\tshl.b64 %rd27, %rd26, 4;\n"
+	"\tadd.u64 %rd27, %rd27, %rd25;\n"          /* rd27 = end of its 16-byte words */
+	"\tshl.b64 %rd28, %rd24, 4;\n"
+	"\tadd.u64 %rd28, %rd28, %rd25;\n"          /* rd28 = this lane's word */
+	"REMW:\n"
+	"\tsetp.ge.u64 %p2, %rd28, %rd27;\n"
+	"\t@%p2 bra REMB;\n"
+	"\tadd.u64 %rd29, %rd2, %rd28;\n"
+	"\tadd.u64 %rd30, %rd1, %rd28;\n"
+	"\tld.global.v4.u32 {%v0, %v1, %v2, %v3}, [%rd29];\n"
+	"\tst.global.v4.u32 [%rd30], {%v0, %v1, %v2, %v3};\n"
+	"\tadd.u64 %rd28, %rd28, 512;\n"
+	"\tbra.uni REMW;\n"
+	"REMB:\n"
+	"\tand.b64 %rd29, %rd23, 15;\n"
+	"\tsetp.ge.u64 %p2, %rd24, %rd29;\n"
+	"\t@%p2 bra DONE;\n"
+	"\tadd.u64 %rd29, %rd27, %rd24;\n"
+	"\tadd.u64 %rd30, %rd2, %rd29;\n"
+	"\tadd.u64 %rd31, %rd1, %rd29;\n"
+	"\tld.global.u8 %h1, [%rd30];\n"
+	"\tst.global.u8 [%rd31], %h1;\n"
+	"\tbra.uni DONE;\n"
+	/* the pipeline: thread 0 of each block */
+	"PIPE:\n"
+	"\tmov.u32 %r3, %nctaid.x;\n"
+	"\tcvt.u64.u32 %rd5, %r3;\n"
+	"\tadd.u64 %rd21, %rd3, %rd5;\n"
+	"\tsub.u64 %rd21, %rd21, 1;\n"              /* rd21 = the last ask's number */
+	"\tmov.u32 %r4, buf;\n"
+	"\tmov.u32 %r5, bar;\n"
+	"\tmov.u32 %r11, idx;\n"
+	"\tmov.u32 %r10, 1;\n"                      /* r10 = still asking */
+	"\tmbarrier.init.shared::cta.b64 [%r5], 1;\n"
+	"\tmbarrier.init.shared::cta.b64 [%r5+8], 1;\n"
+	"\tmbarrier.init.shared::cta.b64 [%r5+16], 1;\n"
+	"\tfence.mbarrier_init.release.cluster;\n"
+	"\tfence.proxy.async.shared::cta;\n"
+	ASK_PRO(0)
+	ASK_PRO(1)
+	ASK_PRO(2)
+	"\tbra.uni PRO_END;\n"
+	"PRO_FAIL:\n"
+	"\tmov.u32 %r10, 0;\n"
+	"\tsetp.eq.u64 %p9, %rd6, %rd21;\n"
+	"\t@%p9 st.global.u64 [%rd4], 0;\n"
+	"PRO_END:\n"
+	"\tmov.u64 %rd10, 0;\n"                     /* rd10 = step j: buffer j % 3, its (j / 3)th use */
+	"LOOP:\n"
+	"\trem.u64 %rd12, %rd10, 3;\n"
+	"\tdiv.u64 %rd13, %rd10, 3;\n"
+	"\tand.b64 %rd13, %rd13, 1;\n"
+	"\tcvt.u32.u64 %r6, %rd13;\n"               /* r6 = the mbarrier phase to wait for */
+	"\tcvt.u32.u64 %r7, %rd12;\n"
+	"\tshl.b32 %r12, %r7, 3;\n"
+	"\tadd.u32 %r8, %r12, %r5;\n"               /* r8 = its mbarrier */
+	"\tadd.u32 %r12, %r12, %r11;\n"             /* r12 = its chunk number's place */
+	"\tld.shared.u64 %rd11, [%r12];\n"
+	"\tsetp.ge.u64 %p3, %rd11, %rd3;\n"
+	"\t@%p3 bra DRAIN;\n"                       /* past the end: every later buffer is too */
+	"\tmul.lo.u32 %r9, %r7, " CH ";\n"
+	"\tadd.u32 %r9, %r9, %r4;\n"                /* r9 = the buffer */
+	"WAIT:\n"
+	"\tmbarrier.try_wait.parity.shared::cta.b64 %p4, [%r8], %r6;\n"
+	"\t@!%p4 bra WAIT;\n"
+	"\tmul.lo.u64 %rd14, %rd11, " CH ";\n"
+	"\tadd.u64 %rd15, %rd1, %rd14;\n"
+	"\tcp.async.bulk.global.shared::cta.bulk_group [%rd15], [%r9], " CH ";\n"
+	"\tcp.async.bulk.commit_group;\n"
+	"\tsetp.eq.u32 %p5, %r10, 0;\n"
+	"\t@%p5 bra STOP;\n"
+	"\tatom.global.add.u64 %rd17, [%rd4], 1;\n"
+	"\tst.shared.u64 [%r12], %rd17;\n"
+	"\tsetp.ge.u64 %p6, %rd17, %rd3;\n"
+	"\t@%p6 bra FAIL;\n"
+	"\tcp.async.bulk.wait_group.read 0;\n"      /* the store has read the buffer */
+	"\tmul.lo.u64 %rd18, %rd17, " CH ";\n"
+	"\tadd.u64 %rd19, %rd2, %rd18;\n"
+	"\tmbarrier.arrive.expect_tx.shared::cta.b64 %rd20, [%r8], " CH ";\n"
+	"\tcp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r9], [%rd19], " CH ", [%r8];\n"
+	"\tbra.uni NEXT;\n"
+	"FAIL:\n"
+	"\tmov.u32 %r10, 0;\n"
+	"\tsetp.eq.u64 %p9, %rd17, %rd21;\n"
+	"\t@%p9 st.global.u64 [%rd4], 0;\n"
+	"\tbra.uni NEXT;\n"
+	"STOP:\n"
+	"\tst.shared.u64 [%r12], %rd3;\n"           /* asking is over: this buffer gets no chunk */
+	"NEXT:\n"
+	"\tadd.u64 %rd10, %rd10, 1;\n"
+	"\tbra.uni LOOP;\n"
+	"DRAIN:\n"
+	"\tcp.async.bulk.wait_group 0;\n"
+	"DONE:\n"
 	"\tret;\n"
 	"}\n";

@@ -20,29 +20,65 @@ void gp_sm_geometry(int sms, uint64_t size, struct gp_sm_geom *g)
 	g->grid = (unsigned)(grid < max_grid ? grid : max_grid);
 }
 
-int gp_sm_prepare(struct gp_cuda *c, int g, struct gp_err *e)
+int gp_sm_use_bulk(int cc_major, int sms, uint64_t l2, uint64_t n, enum gp_sm_where where)
 {
-	void *fn;
-
-	return gp_cuda_kernel(c, g, gp_ptx_text, gp_ptx_copy_name, &fn, e) ||
-	       gp_cuda_kernel(c, g, gp_ptx_text, gp_ptx_chase_name, &fn, e) ? -EIO : 0;
+	return cc_major >= 9 && sms > 0 && where == GP_SM_LOCAL && n > l2 / 2 && n / GP_SM_BULK_CHUNK >= (uint64_t)sms;
 }
 
-int gp_sm_copy(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr dst, gp_dptr src, size_t n, struct gp_err *e)
+/* The bulk copy kernel of GPU g, ready to launch (its shared memory allowed), or NULL: a GPU before
+ * Hopper, or a driver that cannot JIT its PTX (that failure is remembered by gp_cuda_kernel). */
+static void *bulk_kernel(struct gp_cuda *c, int g)
 {
-	int g = gp_cuda_stream_gpu(s), sms;
+	struct gp_err quiet;
+	void *fn;
+	int cc;
+
+	gp_err_clear(&quiet);
+	if (gp_cuda_attr(c, g, GP_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &cc, &quiet) || cc < 9 ||
+	    gp_cuda_kernel(c, g, gp_ptx_bulk_text, gp_ptx_bulk_name, &fn, &quiet) ||
+	    gp_cuda_kernel_smem(c, g, fn, GP_SM_BULK_SMEM, &quiet))
+		return NULL;
+	return fn;
+}
+
+int gp_sm_prepare(struct gp_cuda *c, gp_cuda_stream *s, struct gp_err *e)
+{
+	int g = gp_cuda_stream_gpu(s);
+	gp_dptr word;
+	void *fn;
+
+	if (gp_cuda_kernel(c, g, gp_ptx_text, gp_ptx_copy_name, &fn, e) ||
+	    gp_cuda_kernel(c, g, gp_ptx_text, gp_ptx_chase_name, &fn, e))
+		return -EIO;
+	return bulk_kernel(c, g) && gp_cuda_stream_word(c, s, &word, e) ? -EIO : 0;
+}
+
+int gp_sm_copy(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr dst, gp_dptr src, size_t n, enum gp_sm_where where,
+	       struct gp_err *e)
+{
+	int g = gp_cuda_stream_gpu(s), sms, cc, l2;
 	struct gp_sm_geom geo;
-	uint64_t words = n / 16;
+	uint64_t words = n / 16, nch = n / GP_SM_BULK_CHUNK, rem = n % GP_SM_BULK_CHUNK;
 	unsigned tail = (unsigned)(n % 16);
-	void *fn, *params[] = { &dst, &src, &words, &tail };
+	gp_dptr word;
+	void *fn, *params[] = { &dst, &src, &words, &tail }, *bulk_params[] = { &dst, &src, &nch, &rem, &word };
 
 	if ((dst | src) & 15)
 		return gp_err_set(e, GP_E_USAGE, EINVAL, "SM copy: buffers must be 16-byte aligned");
 	if (gp_cuda_attr(c, g, GP_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &sms, e) ||
-	    gp_cuda_kernel(c, g, gp_ptx_text, gp_ptx_copy_name, &fn, e))
+	    gp_cuda_attr(c, g, GP_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &cc, e) ||
+	    gp_cuda_attr(c, g, GP_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &l2, e))
+		return -EIO;
+	if (gp_sm_use_bulk(cc, sms, (uint64_t)(l2 > 0 ? l2 : 0), n, where) && (fn = bulk_kernel(c, g))) {
+		if (gp_cuda_stream_word(c, s, &word, e))
+			return -EIO;
+		return gp_cuda_launch(c, s, fn, (unsigned)sms, GP_SM_BULK_BLOCK, GP_SM_BULK_SMEM, bulk_params, e) ?
+			       -EIO : 0;
+	}
+	if (gp_cuda_kernel(c, g, gp_ptx_text, gp_ptx_copy_name, &fn, e))
 		return -EIO;
 	gp_sm_geometry(sms, n, &geo);
-	return gp_cuda_launch(c, s, fn, geo.grid, geo.block, params, e) ? -EIO : 0;
+	return gp_cuda_launch(c, s, fn, geo.grid, geo.block, 0, params, e) ? -EIO : 0;
 }
 
 int gp_sm_chase(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr start, uint64_t hops, gp_dptr out, struct gp_err *e)
@@ -51,5 +87,5 @@ int gp_sm_chase(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr start, uint64_t ho
 
 	if (gp_cuda_kernel(c, gp_cuda_stream_gpu(s), gp_ptx_text, gp_ptx_chase_name, &fn, e))
 		return -EIO;
-	return gp_cuda_launch(c, s, fn, 1, 1, params, e) ? -EIO : 0;
+	return gp_cuda_launch(c, s, fn, 1, 1, 0, params, e) ? -EIO : 0;
 }

@@ -149,7 +149,7 @@ static int sm_setup(struct run *R)
 	    (R->l[0].hdst && gp_cuda_host_dptr(R->c, R->l[0].hdst, &R->l[0].ddst, R->e)))
 		return -EIO;
 	for (int i = 0; i < R->nl; i++)
-		if (gp_sm_prepare(R->c, R->l[i].q, R->e))
+		if (gp_sm_prepare(R->c, R->l[i].st, R->e))
 			return -EIO;
 	return 0;
 }

@@ -7,7 +7,9 @@
 int gp_xfer_lane_copy(struct gp_xfer_io *io, const struct gp_xfer_lane *l)
 {
 	if (io->sm)
-		return gp_sm_copy(io->c, l->st, l->ddst, l->dsrc, io->size, io->e);
+		return gp_sm_copy(io->c, l->st, l->ddst, l->dsrc, io->size,
+				  l->sgpu < 0 || l->dgpu < 0 ? GP_SM_HOST : l->sgpu == l->dgpu ? GP_SM_LOCAL : GP_SM_PEER,
+				  io->e);
 	if (l->sgpu < 0)
 		return gp_cuda_h2d(io->c, l->st, l->ddst, l->hsrc, io->size, io->e);
 	if (l->dgpu < 0)

@@ -10,7 +10,8 @@ BIN=$PWD/$BUILD/gpup2p
 . tests/cli/lib.sh
 FAKE=$PWD/$BUILD/tests/fakecuda/libcuda.so.1
 export GPUP2P_PCI_IDS=$PWD/tests/fixtures/pci.ids NO_COLOR=1 GPUP2P_LIBCUDA=$FAKE
-unset GPUP2P_ROOT FAKECUDA_GPUS FAKECUDA_NOPEER FAKECUDA_CORRUPT FAKECUDA_FAIL FAKECUDA_L2 FAKECUDA_BADPTX
+unset GPUP2P_ROOT FAKECUDA_GPUS FAKECUDA_NOPEER FAKECUDA_CORRUPT FAKECUDA_FAIL FAKECUDA_L2 FAKECUDA_BADPTX FAKECUDA_SMS \
+	FAKECUDA_CC FAKECUDA_MARKER
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 py() { python3 -c "$1" "${@:2}"; }
@@ -44,6 +45,44 @@ for m in h2d d2h d2d p2p; do
 		nok "sm corrupt $m: rc=$rc $err"
 done
 FAKECUDA_BADPTX=1 expect 2 "cuModuleLoadData failed: CUDA_ERROR_INVALID_VALUE" bench h2d --sm --size 4K
+
+# the bulk copy (gp_copy_bulk, compute capability 9.0 onwards): on 4 SMs (FAKECUDA_SMS) with a 256 KiB L2
+# (FAKECUDA_L2) a copy within a GPU of at least 4 x 16 KiB and more than half the L2 takes it; with host
+# or peer memory never; the kernel launched is named in FAKECUDA_MARKER's file. 200003 bytes = 12
+# chunks + 3395 (212 words and 3 bytes after them).
+M=$T/marker
+launches() { grep -c "^$1\$" "$M" 2>/dev/null || true; }
+export FAKECUDA_SMS=4 FAKECUDA_L2=262144
+rm -f "$M"
+FAKECUDA_MARKER=$M "$BIN" bench d2d --sm --gpu 0 --size 200003 --iters 3 --reps 2 --json >"$T/b.json"; rc=$?
+py 'import json,sys
+r=json.load(open(sys.argv[1]))["results"]; n=200003
+assert len(r)==1 and r[0]["verified"] is True and r[0]["gbps"]==round(n/(n/1500e9+3e-6)/1e9,2), r' "$T/b.json" &&
+	[ $rc -eq 0 ] && [ "$(launches gp_copy_bulk)" = 7 ] && [ "$(launches gp_copy16)" = 0 ] &&
+	ok "bulk copy: d2d of 200003 bytes on 4 SMs, all 7 launches (warm-up, 2 x 3, check) the bulk kernel, verified" ||
+	nok "bulk copy: rc=$rc bulk=$(launches gp_copy_bulk) plain=$(launches gp_copy16) $(head -c 400 "$T/b.json")"
+for c in "h2d d2h p2p --size 200003" "d2d --size 131072" "d2d --size 65535"; do
+	rm -f "$M"
+	FAKECUDA_MARKER=$M "$BIN" bench $c --sm --gpu 0 --iters 2 --reps 2 -q >/dev/null; rc=$?
+	[ $rc -eq 0 ] && [ "$(launches gp_copy_bulk)" = 0 ] && [ "$(launches gp_copy16)" -gt 0 ] &&
+		ok "bench $c: gp_copy16 (host or peer memory; within the L2's half; under a chunk per SM)" ||
+		nok "bench $c: rc=$rc bulk=$(launches gp_copy_bulk)"
+done
+for why in "FAKECUDA_CC=8.0" "FAKECUDA_BADPTX=bulk"; do
+	rm -f "$M"
+	env $why FAKECUDA_MARKER=$M "$BIN" bench d2d --sm --gpu 0 --size 200003 --iters 2 --reps 2 -q >/dev/null; rc=$?
+	[ $rc -eq 0 ] && [ "$(launches gp_copy_bulk)" = 0 ] && [ "$(launches gp_copy16)" -gt 0 ] &&
+		ok "$why: every copy by gp_copy16, verified (no error)" || nok "$why: rc=$rc bulk=$(launches gp_copy_bulk)"
+done
+# the chunk counter: a kernel that does not put it back to 0 skips the next launches' chunks; the
+# data check after the timed copies sees it
+err=$(FAKECUDA_CORRUPT=bulkreset "$BIN" bench d2d --sm --gpu 0 --size 200003 --iters 2 --reps 2 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && grep -q "d2d GPU0->GPU0: data wrong at byte 0 of repetition 1" <<<"$err" &&
+	ok "bulk copy whose counter is not reset: exit 2, data wrong from byte 0" || nok "bulkreset: rc=$rc $err"
+err=$(FAKECUDA_FAIL=cuFuncSetAttribute "$BIN" bench d2d --sm --gpu 0 --size 200003 --iters 2 --reps 2 2>&1 >/dev/null); rc=$?
+[ $rc -eq 0 ] && ok "the bulk kernel's shared memory refused (cuFuncSetAttribute fails): gp_copy16, exit 0" ||
+	nok "FuncSetAttribute failing: rc=$rc $err"
+unset FAKECUDA_SMS FAKECUDA_L2
 
 # pointer chase: 1000 ns per load in host memory, 700 in a peer's, us per load
 "$BIN" bench latency --sm --iters 2000 --reps 3 --json >"$T/l.json"; rc=$?

@@ -11,17 +11,24 @@ CC=${CC:-cc}
 
 cat >"$T/dump.c" <<'C'
 #include <stdio.h>
-extern const char gp_ptx_text[];
-int main(void) { return fputs(gp_ptx_text, stdout) < 0; }
+#include <string.h>
+extern const char gp_ptx_text[], gp_ptx_bulk_text[];
+int main(int argc, char **argv)
+{
+	return fputs(argc > 1 && !strcmp(argv[1], "bulk") ? gp_ptx_bulk_text : gp_ptx_text, stdout) < 0;
+}
 C
-if $CC -std=c11 -Ilibcore/include -o "$T/dump" "$T/dump.c" libcore/ptx_kernels.c && "$T/dump" >"$T/k.ptx"; then
-	ok "PTX text extracted ($(wc -l <"$T/k.ptx") lines)"
+if $CC -std=c11 -Ilibcore/include -o "$T/dump" "$T/dump.c" libcore/ptx_kernels.c && "$T/dump" >"$T/k.ptx" &&
+	"$T/dump" bulk >"$T/b.ptx"; then
+	ok "PTX texts extracted ($(wc -l <"$T/k.ptx") and $(wc -l <"$T/b.ptx") lines)"
 else
 	nok "cannot build the PTX dumper"
 	exit 0
 fi
 grep -q '^\.visible \.entry gp_copy16($' "$T/k.ptx" && grep -q '^\.visible \.entry gp_chase($' "$T/k.ptx" &&
 	ok "both kernels declared (gp_copy16, gp_chase)" || nok "kernel entries missing"
+grep -q '^\.visible \.entry gp_copy_bulk($' "$T/b.ptx" && grep -q '^\.target sm_90$' "$T/b.ptx" &&
+	ok "the bulk copy's module: gp_copy_bulk, target sm_90" || nok "bulk module: entry or target missing"
 
 ptxas=
 for p in ${CUDA_HOME:+"$CUDA_HOME/bin/ptxas"} /usr/local/cuda/bin/ptxas "$(command -v ptxas 2>/dev/null)"; do
@@ -39,6 +46,21 @@ for arch in sm_80 sm_90; do
 		nok "ptxas $arch: $(head -3 <<<"$err")"
 	fi
 done
+# the bulk copy: Hopper (sm_90) and Blackwell (sm_100, where this ptxas knows it) assemble it; an
+# Ampere target must refuse it (gpup2p loads it only from compute capability 9.0 on)
+for arch in sm_90 sm_100; do
+	if [ "$arch" = sm_100 ] && ! "$ptxas" --help 2>/dev/null | grep -q 'sm_100'; then
+		echo "# this ptxas does not know sm_100"
+		continue
+	fi
+	if err=$("$ptxas" -arch=$arch -o "$T/b.cubin" "$T/b.ptx" 2>&1); then
+		ok "ptxas assembles the bulk copy for $arch"
+	else
+		nok "ptxas bulk $arch: $(head -3 <<<"$err")"
+	fi
+done
+"$ptxas" -arch=sm_80 -o "$T/b.cubin" "$T/b.ptx" >/dev/null 2>&1 && nok "ptxas sm_80 assembles the sm_90 bulk copy" ||
+	ok "ptxas sm_80 refuses the bulk copy (it needs sm_90)"
 sed 's/ld.global.u64 %rd1, \[%rd1\];/ld.global.u64 %rd1, [%rq1];/' "$T/k.ptx" >"$T/bad.ptx"
 if cmp -s "$T/k.ptx" "$T/bad.ptx"; then
 	nok "planted error: the edit did not apply"

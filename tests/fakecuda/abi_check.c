@@ -25,6 +25,7 @@ GP_CU_RESULTS(CHECK_VALUE)
 GP_CU_FLAGS(CHECK_VALUE)
 GP_CU_RANGE_TYPES(CHECK_VALUE)
 GP_CU_DEV_ATTRS(CHECK_VALUE)
+GP_CU_FUNC_ATTRS(CHECK_VALUE)
 
 /* Scalars and handles are the very same types. */
 _Static_assert(SAME_TYPE(gp_cu_device, CUdevice), "gp_cu_device is not CUdevice");
@@ -45,6 +46,7 @@ _Static_assert(SAME_TYPE(gp_cu_function, CUfunction), "gp_cu_function is not CUf
 CHECK_ENUM(gp_cu_result, CUresult)
 CHECK_ENUM(gp_cu_mem_range_handle_type, CUmemRangeHandleType)
 CHECK_ENUM(gp_cu_device_attribute, CUdevice_attribute)
+CHECK_ENUM(gp_cu_function_attribute, CUfunction_attribute)
 
 /* Bound names: CAT(bound_, cuMemAlloc) expands cuda.h's macro first, to bound_cuMemAlloc_v2. */
 #if CUDA_VERSION < 12080 /* cuEventElapsedTime_v2 is 12.8's; the first version has the same parameters */
@@ -61,6 +63,7 @@ GP_CU_FUNCS_OPTIONAL(BOUND)
 #define gp_cu_result CUresult
 #define gp_cu_mem_range_handle_type CUmemRangeHandleType
 #define gp_cu_device_attribute CUdevice_attribute
+#define gp_cu_function_attribute CUfunction_attribute
 #define CHECK_FUNC(api, sym, args) \
 	_Static_assert(SAME_TYPE(__typeof__(&sym), CUresult(*) args), #sym ": parameters differ from cuda.h");
 GP_CU_FUNCS(CHECK_FUNC)
@@ -72,8 +75,8 @@ int main(void)
 #define USE_BOUND(api, sym, args) (void)CAT(bound_, api);
 	GP_CU_FUNCS(USE_BOUND)
 	GP_CU_FUNCS_OPTIONAL(USE_BOUND)
-	printf("CUDA %d: %d values, 11 types, %d entry points\n", CUDA_VERSION,
-	       0 GP_CU_RESULTS(COUNT) GP_CU_FLAGS(COUNT) GP_CU_RANGE_TYPES(COUNT) GP_CU_DEV_ATTRS(COUNT),
+	printf("CUDA %d: %d values, 12 types, %d entry points\n", CUDA_VERSION,
+	       0 GP_CU_RESULTS(COUNT) GP_CU_FLAGS(COUNT) GP_CU_RANGE_TYPES(COUNT) GP_CU_DEV_ATTRS(COUNT) GP_CU_FUNC_ATTRS(COUNT),
 	       0 GP_CU_FUNCS(COUNT) GP_CU_FUNCS_OPTIONAL(COUNT));
 	return 0;
 }

@@ -21,11 +21,14 @@
  *                          (the free callback fires); FAKECUDA_STUB_FLAGS=N passes allocation flags
  *                          to the stub (2: pinning fails with -ENOMEM, as when BAR1 is exhausted)
  *   FAKECUDA_SMS=N         SMs per GPU (default 132); FAKECUDA_L2=BYTES L2 size (default 1 MiB)
- *   FAKECUDA_CORRUPT=sm    flip byte 4097 (or the last) of SM copies; =chase: a chase stops one load short
+ *   FAKECUDA_CORRUPT=sm    flip byte 4097 (or the last) of SM copies; =chase: a chase stops one load short;
+ *                          =bulkreset: the bulk copy never puts its chunk counter back to 0
  *   FAKECUDA_HOST_GBPS=R   one host link of R GB/s shared by every copy to or from host memory (below)
- *   FAKECUDA_BADPTX=1      cuModuleLoadData fails as a JIT error would (CUDA_ERROR_INVALID_VALUE)
+ *   FAKECUDA_BADPTX=1      cuModuleLoadData fails as a JIT error would (CUDA_ERROR_INVALID_VALUE);
+ *                          =bulk: only for the bulk-copy module (a driver too old for PTX 8.0)
  *   FAKECUDA_MARKER=FILE   append "load" to FILE when the library is loaded, "cuInit" at each cuInit
- *                          (a test that libcuda is not loaded at all, without strace)
+ *                          (a test that libcuda is not loaded at all, without strace), a copy kernel's
+ *                          name at each launch of it (which SM copy ran)
  * Built with -DFAKECUDA_DMABUF (tests/fakecuda-dmabuf/libcuda.so.1) it also exports
  * cuMemGetHandleForAddressRange: a dma-buf the CPU can mmap (a memfd), or with FAKECUDA_DMABUF_MMAP=0
  * one it cannot (a read-only pipe: mmap fails, as on drivers before CUDA 13.3). Without it the entry
@@ -33,7 +36,8 @@
  * Rates of the virtual clock (GB/s): h2d 25, d2h 26 (pageable: half), within a GPU 1000, peer with
  * access 300, peer without 20 (bidir: each direction the same); every copy also costs 2 us.
  * Kernels: cuModuleLoadData takes a PTX image and knows the kernels gpup2p's PTX declares by name
- * (".entry gp_copy16(", ".entry gp_chase("); cuLaunchKernel runs them here, in C. An SM copy costs
+ * (".entry gp_copy16(", ".entry gp_chase(", ".entry gp_copy_bulk(": refused, as a JIT would, on a
+ * compute capability below 9.0); cuLaunchKernel runs them here, in C. An SM copy costs
  * 3 us plus its bytes at h2d 27, d2h 28, within a GPU 1500, to a peer 350 GB/s (by where source and
  * destination are); a chase takes 1000 ns per load in host memory, 700 in a peer's.
  * Streams run side by side, each on its own clock (the gate sets every one to 0): concurrent copies do
@@ -198,7 +202,7 @@ void host_link(struct fstream *s, double t0, size_t n)
 		s->t = link_free;
 }
 
-static void marker(const char *what)
+void marker(const char *what)
 {
 	const char *path = getenv("FAKECUDA_MARKER");
 	FILE *f = path && *path ? fopen(path, "a") : NULL;
@@ -319,6 +323,8 @@ EXPORT gp_cu_result cuMemAlloc_v2(gp_cu_dptr *p, size_t n)
 			dmem[i].p = malloc(n);
 			if (!dmem[i].p)
 				return GP_CUDA_ERROR_OUT_OF_MEMORY;
+			if (n <= 1 << 20)
+				memset(dmem[i].p, 0xa5, n); /* GPU memory is not zeroed: nor is this (small ones) */
 			dmem[i].n = n;
 			dmem[i].dev = current ? current->dev : 0;
 			*p = (gp_cu_dptr)(uintptr_t)dmem[i].p;
@@ -440,6 +446,16 @@ EXPORT gp_cu_result cuStreamDestroy_v2(gp_cu_stream s) { free(s); return GP_CUDA
 EXPORT gp_cu_result cuStreamSynchronize(gp_cu_stream s) { (void)s; return GP_CUDA_SUCCESS; }
 
 /* The gate: every gated stream starts at one common virtual instant. */
+EXPORT gp_cu_result cuMemsetD32Async(gp_cu_dptr d, unsigned v, size_t n, gp_cu_stream s)
+{
+	FAILPOINT("cuMemsetD32Async");
+	if (!s || dev_of(d) < 0 || dev_of(d + n * 4 - 1) != dev_of(d) || (d & 3))
+		return GP_CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < n; i++)
+		memcpy((char *)host_of(d) + 4 * i, &v, 4);
+	return GP_CUDA_SUCCESS;
+}
+
 EXPORT gp_cu_result cuStreamWaitValue32_v2(gp_cu_stream s, gp_cu_dptr addr, gp_cu_u32 v, unsigned flags)
 {
 	(void)addr, (void)v, (void)flags;

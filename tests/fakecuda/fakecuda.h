@@ -37,6 +37,9 @@ int dev_of(gp_cu_dptr d);
 /* Copy n bytes (corrupted as FAKECUDA_CORRUPT says for kind), advancing s's clock at gbps (s NULL: not). */
 void copy(void *dst, const void *src, size_t n, const char *kind, struct fstream *s, double gbps);
 
+/* Append a line to FAKECUDA_MARKER's file, when set. */
+void marker(const char *what);
+
 /* A host copy queued on s at virtual time t0 takes its turn on the shared host link. */
 void host_link(struct fstream *s, double t0, size_t n);
 

@@ -6,11 +6,14 @@
 #include <string.h>
 
 #include "fakecuda.h"
+#include "gpup2p/smcopy.h"
 
-struct fmodule { int copy, chase; };
-struct ffunc { int kind; };             /* 1 copy, 2 chase */
+struct fmodule { int copy, chase, bulk; };
+/* kind: 1 copy, 2 chase, 3 bulk; smem_max: the dynamic shared memory a launch may ask for (48 KiB less the
+ * kernel's static shared memory until cuFuncSetAttribute raises it, as in CUDA) */
+struct ffunc { int kind; int smem_max; };
 
-static struct ffunc fn_copy = { 1 }, fn_chase = { 2 };
+static struct ffunc fn_copy = { 1, 49152 }, fn_chase = { 2, 49152 }, fn_bulk = { 3, 49152 - 48 };
 
 EXPORT gp_cu_result cuModuleLoadData(gp_cu_module *m, const void *image)
 {
@@ -18,12 +21,18 @@ EXPORT gp_cu_result cuModuleLoadData(gp_cu_module *m, const void *image)
 	struct fmodule *f;
 
 	FAILPOINT("cuModuleLoadData");
+	const char *cc = getenv("FAKECUDA_CC");
+	int bulk = strstr(image, ".entry gp_copy_bulk(") != NULL;
+
 	if ((bad && *bad == '1') || !current || strncmp(image, ".version ", 9))
+		return GP_CUDA_ERROR_INVALID_VALUE;
+	if (bulk && ((bad && !strcmp(bad, "bulk")) || (cc && atoi(cc) < 9) || !strstr(image, ".target sm_90")))
 		return GP_CUDA_ERROR_INVALID_VALUE;
 	if (!(f = calloc(1, sizeof(*f))))
 		return GP_CUDA_ERROR_OUT_OF_MEMORY;
 	f->copy = strstr(image, ".entry gp_copy16(") != NULL;
 	f->chase = strstr(image, ".entry gp_chase(") != NULL;
+	f->bulk = bulk;
 	*m = (gp_cu_module)f;
 	return GP_CUDA_SUCCESS;
 }
@@ -38,8 +47,19 @@ EXPORT gp_cu_result cuModuleGetFunction(gp_cu_function *fn, gp_cu_module m, cons
 		*fn = (gp_cu_function)&fn_copy;
 	else if (!strcmp(name, "gp_chase") && f->chase)
 		*fn = (gp_cu_function)&fn_chase;
+	else if (!strcmp(name, "gp_copy_bulk") && f->bulk)
+		*fn = (gp_cu_function)&fn_bulk;
 	else
 		return GP_CUDA_ERROR_NOT_FOUND;
+	return GP_CUDA_SUCCESS;
+}
+
+EXPORT gp_cu_result cuFuncSetAttribute(gp_cu_function fn, gp_cu_function_attribute a, int v)
+{
+	FAILPOINT("cuFuncSetAttribute");
+	if (!fn || a != GP_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES || v < 0 || v > 227 * 1024 - 48)
+		return GP_CUDA_ERROR_INVALID_VALUE;
+	((struct ffunc *)fn)->smem_max = v;
 	return GP_CUDA_SUCCESS;
 }
 
@@ -63,6 +83,33 @@ static gp_cu_result run_copy(struct fstream *s, unsigned threads, void **p)
 	if (!reachable(s, src) || !reachable(s, dst) || tail > 15 || tail > threads || ((dst | src) & 15))
 		return GP_CUDA_ERROR_INVALID_VALUE;
 	copy(host_of(dst), host_of(src), n, "sm", NULL, 0);
+	s->t += 3e-6 + (double)n / (rate * 1e9);
+	if (ds < 0 || dd < 0)
+		host_link(s, s->t - 3e-6 - (double)n / (rate * 1e9), n);
+	return GP_CUDA_SUCCESS;
+}
+
+/* gp_copy_bulk as the GPU runs it: the chunks come from the counter at ctr, numbered from its value at
+ * launch (a counter left above 0 skips chunks, as on the GPU); the blocks' last ask past the end puts it
+ * back to 0 only when it was the (nch + grid - 1)th; then the rest. */
+static gp_cu_result run_bulk(struct fstream *s, unsigned grid, void **p)
+{
+	gp_cu_dptr dst = *(gp_cu_dptr *)p[0], src = *(gp_cu_dptr *)p[1], ctr = *(gp_cu_dptr *)p[4];
+	uint64_t nch = *(uint64_t *)p[2], rem = *(uint64_t *)p[3], v, asks;
+	const char *bad = getenv("FAKECUDA_CORRUPT");
+	size_t n = nch * GP_SM_BULK_CHUNK + rem, from;
+	int ds = dev_of(src), dd = dev_of(dst);
+	double rate = ds < 0 ? 27 : dd < 0 ? 28 : ds == dd ? 1500 : 350;
+
+	if (!reachable(s, src) || !reachable(s, dst) || dev_of(ctr) != s->dev || (ctr & 7) || rem >= GP_SM_BULK_CHUNK ||
+	    ((dst | src) & 15))
+		return GP_CUDA_ERROR_INVALID_VALUE;
+	memcpy(&v, host_of(ctr), 8);
+	from = (v < nch ? v : nch) * GP_SM_BULK_CHUNK;        /* the chunks not skipped, then the rest */
+	copy((char *)host_of(dst) + from, (char *)host_of(src) + from, n - from, "sm", NULL, 0);
+	asks = (v < nch ? nch - v : 0) + grid;
+	v = v + asks - 1 == nch + grid - 1 && !(bad && !strcmp(bad, "bulkreset")) ? 0 : v + asks;
+	memcpy(host_of(ctr), &v, 8);
 	s->t += 3e-6 + (double)n / (rate * 1e9);
 	if (ds < 0 || dd < 0)
 		host_link(s, s->t - 3e-6 - (double)n / (rate * 1e9), n);
@@ -96,11 +143,17 @@ EXPORT gp_cu_result cuLaunchKernel(gp_cu_function f, unsigned gx, unsigned gy, u
 	struct fstream *s = (struct fstream *)st;
 
 	FAILPOINT("cuLaunchKernel");
-	if (!f || !s || !params || extra || shmem || !gx || !bx || bx > 1024 || gy != 1 || gz != 1 || by != 1 || bz != 1 ||
-	    !current || current->dev != s->dev)
+	if (!f || !s || !params || extra || (int)shmem > ((struct ffunc *)f)->smem_max || !gx || !bx || bx > 1024 ||
+	    gy != 1 || gz != 1 || by != 1 || bz != 1 || !current || current->dev != s->dev)
 		return GP_CUDA_ERROR_INVALID_VALUE;
+	if (((struct ffunc *)f)->kind != 2)
+		marker(((struct ffunc *)f)->kind == 1 ? "gp_copy16" : "gp_copy_bulk");
 	if (((struct ffunc *)f)->kind == 1)
-		return run_copy(s, gx * bx, params);
+		return shmem ? GP_CUDA_ERROR_INVALID_VALUE : run_copy(s, gx * bx, params);
+	if (((struct ffunc *)f)->kind == 3)
+		return bx != GP_SM_BULK_BLOCK || shmem != GP_SM_BULK_SMEM ? GP_CUDA_ERROR_INVALID_VALUE : run_bulk(s, gx, params);
+	if (shmem)
+		return GP_CUDA_ERROR_INVALID_VALUE;
 	if (gx != 1 || bx != 1)
 		return GP_CUDA_ERROR_INVALID_VALUE;
 	return run_chase(s, params);

@@ -105,6 +105,27 @@ static int model_covers(struct gp_sm_geom g, uint64_t size)
 	return ok;
 }
 
+/* Which copies take the bulk copy: Hopper onwards, within one GPU, source and destination beyond the L2,
+ * a chunk for every SM at least. */
+static void bulk_policy_tests(void)
+{
+	const uint64_t l2 = 50ULL << 20, big = 512ULL << 20;
+
+	CHECK(GP_SM_BULK_SMEM == 49152 && GP_SM_BULK_BLOCK == 64, "bulk copy: three 16 KiB buffers, 64 threads a block");
+	CHECK(gp_sm_use_bulk(9, 132, l2, big, GP_SM_LOCAL) && gp_sm_use_bulk(10, 148, l2, big, GP_SM_LOCAL),
+	      "512 MiB within a GPU, cc 9 and 10: bulk");
+	CHECK(!gp_sm_use_bulk(9, 132, l2, big, GP_SM_PEER) && !gp_sm_use_bulk(9, 132, l2, big, GP_SM_HOST),
+	      "peer or host memory: never bulk");
+	CHECK(!gp_sm_use_bulk(8, 108, l2, big, GP_SM_LOCAL) && !gp_sm_use_bulk(7, 80, l2, 1ULL << 30, GP_SM_LOCAL),
+	      "before Hopper (cc 8, 7): never bulk");
+	CHECK(gp_sm_use_bulk(9, 132, l2, l2 / 2 + 1, GP_SM_LOCAL) && !gp_sm_use_bulk(9, 132, l2, l2 / 2, GP_SM_LOCAL),
+	      "the L2 threshold: source and destination together beyond a 50 MiB L2 (25 MiB + 1 byte), not at 25 MiB");
+	CHECK(gp_sm_use_bulk(9, 132, 0, 132ULL * GP_SM_BULK_CHUNK, GP_SM_LOCAL) &&
+	      !gp_sm_use_bulk(9, 132, 0, 132ULL * GP_SM_BULK_CHUNK - 1, GP_SM_LOCAL),
+	      "the SM threshold (no L2 said): one chunk for each of 132 SMs, not a byte less");
+	CHECK(!gp_sm_use_bulk(9, 0, l2, 1ULL << 30, GP_SM_LOCAL), "an SM count of 0: not bulk");
+}
+
 static void geometry_tests(void)
 {
 	static const uint64_t sizes[] = { 1, 15, 16, 17, 127, 128, 129, 4095, 65536 + 3, 100003, 1 << 20, (1 << 20) + 9 };
@@ -245,6 +266,7 @@ int main(void)
 {
 	chain_tests();
 	geometry_tests();
+	bulk_policy_tests();
 	plan_tests();
 	plan_chain_default();
 	return unit_done();

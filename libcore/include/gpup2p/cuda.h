@@ -14,12 +14,18 @@
 typedef uint64_t gp_dptr;          /* a device address (CUdeviceptr) */
 typedef struct gp_cuda_stream gp_cuda_stream;
 
+#define GP_CUDA_MODULES 2              /* PTX texts per GPU: the SM kernels and the Hopper bulk copy */
+
 struct gp_cuda_gpu {
 	int ordinal;                   /* CUDA device ordinal */
 	char name[128];
 	char bdf[GP_BDF_LEN];          /* "0000:3b:00.0" (gp_pci_parse_bdf's form; domain up to 8 digits) */
 	void *ctx;                     /* primary context (CUcontext), retained */
-	void *module;                  /* the PTX module loaded on it (gp_cuda_kernel), or NULL */
+	/* PTX modules loaded on it by gp_cuda_kernel: the text, the module (NULL when the load failed) and
+	 * the load's CUresult (a text that failed is not tried again) */
+	const char *module_ptx[GP_CUDA_MODULES];
+	void *module[GP_CUDA_MODULES];
+	int module_rc[GP_CUDA_MODULES];
 };
 
 struct gp_cuda {
@@ -132,13 +138,25 @@ void gp_cuda_event_free(struct gp_cuda *c, void *ev);
 /* An attribute of GPU g (cuDeviceGetAttribute; attr is a CUdevice_attribute value). */
 int gp_cuda_attr(struct gp_cuda *c, int g, int attr, int *v, struct gp_err *e);
 
-/* The kernel `name` of the PTX module `ptx`, JIT-compiled for GPU g on first use (one module per GPU
- * and session: every caller passes the same text). *fn is a CUfunction. */
+/* The kernel `name` of the PTX module `ptx`, JIT-compiled for GPU g on first use (a module per text,
+ * GP_CUDA_MODULES texts per GPU and session, told apart by address). A text whose load failed (a
+ * driver too old for its PTX version or target) fails again at once with the same error, without a
+ * new JIT. *fn is a CUfunction. */
 int gp_cuda_kernel(struct gp_cuda *c, int g, const char *ptx, const char *name, void **fn, struct gp_err *e);
 
-/* Queue a kernel on the stream: grid x block threads, params as cuLaunchKernel takes them. */
-int gp_cuda_launch(struct gp_cuda *c, gp_cuda_stream *s, void *fn, unsigned grid, unsigned block, void **params,
-		   struct gp_err *e);
+/* Let kernel fn of GPU g use `bytes` of dynamic shared memory (above 48 KiB needs this opt-in). */
+int gp_cuda_kernel_smem(struct gp_cuda *c, int g, void *fn, int bytes, struct gp_err *e);
+
+/* Queue a kernel on the stream: grid x block threads, smem bytes of dynamic shared memory, params as
+ * cuLaunchKernel takes them. */
+int gp_cuda_launch(struct gp_cuda *c, gp_cuda_stream *s, void *fn, unsigned grid, unsigned block, unsigned smem,
+		   void **params, struct gp_err *e);
+
+/* An 8-byte word of the stream's GPU memory that belongs to the stream: allocated and set to 0 (on the
+ * stream) at the first call, the same address after, freed with the stream. Kernels of one stream
+ * run one after another, so a kernel may keep state there for the next, as the bulk copy keeps its
+ * chunk counter (smcopy.h). */
+int gp_cuda_stream_word(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr *word, struct gp_err *e);
 
 /* The GPU a stream belongs to. */
 int gp_cuda_stream_gpu(const gp_cuda_stream *s);

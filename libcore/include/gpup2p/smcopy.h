@@ -18,10 +18,20 @@
 #define GP_SM_BLOCKS_PER_SM 2     /* blocks per SM of a large copy */
 #endif
 
-/* The PTX module (NUL-terminated) and its kernels' names. */
+/* The bulk copy (gp_copy_bulk, compute capability 9.0 onwards): chunk size and buffers per SM, the
+ * shared memory they take, and the threads of a block (thread 0 the pipeline, warp 1 the rest). */
+#define GP_SM_BULK_CHUNK 16384
+#define GP_SM_BULK_STAGES 3
+#define GP_SM_BULK_SMEM (GP_SM_BULK_CHUNK * GP_SM_BULK_STAGES)
+#define GP_SM_BULK_BLOCK 64
+
+/* The PTX modules (NUL-terminated) and their kernels' names: gp_ptx_text (gp_copy16, gp_chase; sm_70)
+ * and gp_ptx_bulk_text (gp_copy_bulk; sm_90). */
 extern const char gp_ptx_text[];
 extern const char gp_ptx_copy_name[];
 extern const char gp_ptx_chase_name[];
+extern const char gp_ptx_bulk_text[];
+extern const char gp_ptx_bulk_name[];
 
 /* Grid and block of a copy of `size` bytes on a GPU with `sms` SMs: GP_SM_BLOCKS_PER_SM blocks of
  * GP_SM_BLOCK threads per SM, fewer when the copy is small (no more threads than groups of
@@ -31,14 +41,30 @@ struct gp_sm_geom {
 };
 void gp_sm_geometry(int sms, uint64_t size, struct gp_sm_geom *g);
 
-/* Load the kernels on GPU g (once per session) and read its SM count: call before a gated batch, so
- * that the JIT never runs while a stream waits on the gate. */
-int gp_sm_prepare(struct gp_cuda *c, int g, struct gp_err *e);
+/* Where an SM copy's ends are, seen from the GPU that runs it: both in its memory, one in host memory,
+ * one in a peer GPU's memory. */
+enum gp_sm_where { GP_SM_LOCAL, GP_SM_HOST, GP_SM_PEER };
+
+/* Whether a copy of n bytes goes through the bulk copy (gp_copy_bulk) rather than gp_copy16, on a GPU of
+ * compute capability cc_major with sms SMs and an L2 cache of l2 bytes, where it was measured to be
+ * faster (H100, tests/perf/sm_tune.py and a size sweep): Hopper onwards (cc_major >= 9), both ends in
+ * the GPU's memory (with host memory it was no faster; peer memory is not measured yet), source and
+ * destination together larger than the L2 (below, repeated copies run from L2 and gp_copy16 is faster:
+ * 1.84 against 1.29 TB/s at 8 MiB on the H100), and at least a chunk for every SM. */
+int gp_sm_use_bulk(int cc_major, int sms, uint64_t l2, uint64_t n, enum gp_sm_where where);
+
+/* Get SM copies and chases ready on the stream's GPU (once per session) before a gated batch, so that
+ * the JIT never runs while a stream waits on the gate: the kernels, and on GPUs that can run the bulk
+ * copy its module (a driver that cannot JIT it leaves gp_copy16 for every copy), its shared memory and
+ * the stream's chunk counter. */
+int gp_sm_prepare(struct gp_cuda *c, gp_cuda_stream *s, struct gp_err *e);
 
 /* Queue an SM copy of n bytes on the stream (the kernel runs on the stream's GPU; src and dst are
  * device addresses that GPU can reach: its memory, a peer's with peer access, mapped pinned host
- * memory). Both 16-byte aligned, else -EINVAL. */
-int gp_sm_copy(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr dst, gp_dptr src, size_t n, struct gp_err *e);
+ * memory; `where` says which). Both 16-byte aligned, else -EINVAL. The bulk copy when gp_sm_use_bulk
+ * says so and its module loaded, else gp_copy16. */
+int gp_sm_copy(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr dst, gp_dptr src, size_t n, enum gp_sm_where where,
+	       struct gp_err *e);
 
 /* Queue a pointer chase of `hops` loads from `start` on the stream; the last pointer and the
  * nanoseconds (GPU global timer) go to out[0] and out[1] (out: a device address of 16 bytes). */
