@@ -469,7 +469,8 @@ int gp_cuda_kernel(struct gp_cuda *c, int g, const char *ptx, const char *name, 
 
 		u->module_rc[k] = cu.p_cuModuleLoadData(&m, ptx);
 		u->module[k] = u->module_rc[k] == GP_CUDA_SUCCESS ? m : NULL;
-		u->module_ptx[k] = ptx;
+		/* out of memory may pass: only a text the JIT refused is not tried again */
+		u->module_ptx[k] = u->module_rc[k] == GP_CUDA_ERROR_OUT_OF_MEMORY ? NULL : ptx;
 	}
 	if (!u->module[k])
 		return cu_fail(e, "cuModuleLoadData", (gp_cu_result)u->module_rc[k]);

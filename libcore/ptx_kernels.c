@@ -161,7 +161,8 @@ const char gp_ptx_text[] =
  *   (tests/perf/sm_tune.py, family tmad); each buffer's chunk number is kept in shared memory.
  *   Every block asks until it is told a number >= nch, so there are exactly nch + blocks asks: the one
  *   that gets nch + blocks - 1 is the last, and that block puts *ctr back to 0 for the next launch
- *   (*ctr must be 0 at launch: one counter per stream, whose kernels run one after another).
+ *   (a relaxed store at GPU scope: every other ask has happened, none follows in this launch; *ctr
+ *   must be 0 at launch: one counter per stream, whose kernels run one after another).
  *   Warp 1 of block 0 copies the rem bytes after the chunks: 16-byte words, then single bytes.
  * src, dst 16-byte aligned; n = nch * chunk + rem. */
 #define GP_STR_(x) #x
@@ -271,7 +272,7 @@ const char gp_ptx_bulk_text[] =
 	"PRO_FAIL:\n"
 	"\tmov.u32 %r10, 0;\n"
 	"\tsetp.eq.u64 %p9, %rd6, %rd21;\n"
-	"\t@%p9 st.global.u64 [%rd4], 0;\n"
+	"\t@%p9 st.relaxed.gpu.global.u64 [%rd4], 0;\n"
 	"PRO_END:\n"
 	"\tmov.u64 %rd10, 0;\n"                     /* rd10 = step j: buffer j % 3, its (j / 3)th use */
 	"LOOP:\n"
@@ -310,7 +311,7 @@ const char gp_ptx_bulk_text[] =
 	"FAIL:\n"
 	"\tmov.u32 %r10, 0;\n"
 	"\tsetp.eq.u64 %p9, %rd17, %rd21;\n"
-	"\t@%p9 st.global.u64 [%rd4], 0;\n"
+	"\t@%p9 st.relaxed.gpu.global.u64 [%rd4], 0;\n"
 	"\tbra.uni NEXT;\n"
 	"STOP:\n"
 	"\tst.shared.u64 [%r12], %rd3;\n"           /* asking is over: this buffer gets no chunk */

@@ -27,8 +27,9 @@
  *   FAKECUDA_BADPTX=1      cuModuleLoadData fails as a JIT error would (CUDA_ERROR_INVALID_VALUE);
  *                          =bulk: only for the bulk-copy module (a driver too old for PTX 8.0)
  *   FAKECUDA_MARKER=FILE   append "load" to FILE when the library is loaded, "cuInit" at each cuInit
- *                          (a test that libcuda is not loaded at all, without strace), a copy kernel's
- *                          name at each launch of it (which SM copy ran)
+ *                          (a test that libcuda is not loaded at all, without strace), "cuModuleLoadData"
+ *                          at each module load, a copy kernel's name at each launch of it (which SM
+ *                          copy ran)
  * Built with -DFAKECUDA_DMABUF (tests/fakecuda-dmabuf/libcuda.so.1) it also exports
  * cuMemGetHandleForAddressRange: a dma-buf the CPU can mmap (a memfd), or with FAKECUDA_DMABUF_MMAP=0
  * one it cannot (a read-only pipe: mmap fails, as on drivers before CUDA 13.3). Without it the entry

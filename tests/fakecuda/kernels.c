@@ -8,12 +8,12 @@
 #include "fakecuda.h"
 #include "gpup2p/smcopy.h"
 
-struct fmodule { int copy, chase, bulk; };
 /* kind: 1 copy, 2 chase, 3 bulk; smem_max: the dynamic shared memory a launch may ask for (48 KiB less the
- * kernel's static shared memory until cuFuncSetAttribute raises it, as in CUDA) */
+ * kernel's static shared memory until cuFuncSetAttribute raises it, as in CUDA: gp_copy_bulk's is 128
+ * bytes, as ptxas counts it) */
 struct ffunc { int kind; int smem_max; };
-
-static struct ffunc fn_copy = { 1, 49152 }, fn_chase = { 2, 49152 }, fn_bulk = { 3, 49152 - 48 };
+/* a module's kernels, each its own function (an attribute set on one module's is not another's) */
+struct fmodule { int copy, chase, bulk; struct ffunc fn_copy, fn_chase, fn_bulk; };
 
 EXPORT gp_cu_result cuModuleLoadData(gp_cu_module *m, const void *image)
 {
@@ -21,6 +21,7 @@ EXPORT gp_cu_result cuModuleLoadData(gp_cu_module *m, const void *image)
 	struct fmodule *f;
 
 	FAILPOINT("cuModuleLoadData");
+	marker("cuModuleLoadData");
 	const char *cc = getenv("FAKECUDA_CC");
 	int bulk = strstr(image, ".entry gp_copy_bulk(") != NULL;
 
@@ -33,6 +34,9 @@ EXPORT gp_cu_result cuModuleLoadData(gp_cu_module *m, const void *image)
 	f->copy = strstr(image, ".entry gp_copy16(") != NULL;
 	f->chase = strstr(image, ".entry gp_chase(") != NULL;
 	f->bulk = bulk;
+	f->fn_copy = (struct ffunc){ 1, 49152 };
+	f->fn_chase = (struct ffunc){ 2, 49152 };
+	f->fn_bulk = (struct ffunc){ 3, 49152 - 128 };
 	*m = (gp_cu_module)f;
 	return GP_CUDA_SUCCESS;
 }
@@ -44,11 +48,11 @@ EXPORT gp_cu_result cuModuleGetFunction(gp_cu_function *fn, gp_cu_module m, cons
 	struct fmodule *f = (struct fmodule *)m;
 
 	if (!strcmp(name, "gp_copy16") && f->copy)
-		*fn = (gp_cu_function)&fn_copy;
+		*fn = (gp_cu_function)&f->fn_copy;
 	else if (!strcmp(name, "gp_chase") && f->chase)
-		*fn = (gp_cu_function)&fn_chase;
+		*fn = (gp_cu_function)&f->fn_chase;
 	else if (!strcmp(name, "gp_copy_bulk") && f->bulk)
-		*fn = (gp_cu_function)&fn_bulk;
+		*fn = (gp_cu_function)&f->fn_bulk;
 	else
 		return GP_CUDA_ERROR_NOT_FOUND;
 	return GP_CUDA_SUCCESS;
@@ -57,7 +61,7 @@ EXPORT gp_cu_result cuModuleGetFunction(gp_cu_function *fn, gp_cu_module m, cons
 EXPORT gp_cu_result cuFuncSetAttribute(gp_cu_function fn, gp_cu_function_attribute a, int v)
 {
 	FAILPOINT("cuFuncSetAttribute");
-	if (!fn || a != GP_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES || v < 0 || v > 227 * 1024 - 48)
+	if (!fn || !current || a != GP_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES || v < 0 || v > 227 * 1024 - 48)
 		return GP_CUDA_ERROR_INVALID_VALUE;
 	((struct ffunc *)fn)->smem_max = v;
 	return GP_CUDA_SUCCESS;

@@ -85,9 +85,10 @@ for r in range(1, rounds + 1):
         text = open(f"{P}/nvb-{r}.txt").read()
     except OSError:
         continue
-    # each test: "Running NAME." then a matrix whose first data row is "0  VALUE"
+    # each test: "Running NAME." then a matrix whose row "0" starts with GPU0's value (one column per
+    # GPU; the header of column numbers has no decimals: with two GPUs it is "0  1", not a value)
     for name, body in re.findall(r"Running (\w+)\.\n(.*?)(?=\nRunning |\Z)", text, re.S):
-        m = re.search(r"^\s*0\s+([0-9.]+)\s*$", body, re.M)
+        m = re.search(r"^\s*0\s+([0-9]+\.[0-9]+)", body, re.M)
         if m:
             put(n, name, float(m.group(1)))
 rows = [

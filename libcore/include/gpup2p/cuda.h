@@ -139,12 +139,13 @@ void gp_cuda_event_free(struct gp_cuda *c, void *ev);
 int gp_cuda_attr(struct gp_cuda *c, int g, int attr, int *v, struct gp_err *e);
 
 /* The kernel `name` of the PTX module `ptx`, JIT-compiled for GPU g on first use (a module per text,
- * GP_CUDA_MODULES texts per GPU and session, told apart by address). A text whose load failed (a
- * driver too old for its PTX version or target) fails again at once with the same error, without a
- * new JIT. *fn is a CUfunction. */
+ * GP_CUDA_MODULES texts per GPU and session, told apart by address). A text the JIT refused (a driver
+ * too old for its PTX version or target) fails again at once with the same error, without a new JIT;
+ * after CUDA_ERROR_OUT_OF_MEMORY the next call tries again. *fn is a CUfunction. */
 int gp_cuda_kernel(struct gp_cuda *c, int g, const char *ptx, const char *name, void **fn, struct gp_err *e);
 
-/* Let kernel fn of GPU g use `bytes` of dynamic shared memory (above 48 KiB needs this opt-in). */
+/* Let kernel fn of GPU g use `bytes` of dynamic shared memory (static and dynamic together above 48 KiB
+ * need this opt-in). */
 int gp_cuda_kernel_smem(struct gp_cuda *c, int g, void *fn, int bytes, struct gp_err *e);
 
 /* Queue a kernel on the stream: grid x block threads, smem bytes of dynamic shared memory, params as

@@ -53,7 +53,8 @@ enum gp_sm_where { GP_SM_LOCAL, GP_SM_HOST, GP_SM_PEER };
  * 1.84 against 1.29 TB/s at 8 MiB on the H100), and at least a chunk for every SM. */
 int gp_sm_use_bulk(int cc_major, int sms, uint64_t l2, uint64_t n, enum gp_sm_where where);
 
-/* Get SM copies and chases ready on the stream's GPU (once per session) before a gated batch, so that
+/* Get SM copies and chases ready on the stream's GPU (the kernels once per GPU and session, the counter
+ * once per stream) before a gated batch, so that
  * the JIT never runs while a stream waits on the gate: the kernels, and on GPUs that can run the bulk
  * copy its module (a driver that cannot JIT it leaves gp_copy16 for every copy), its shared memory and
  * the stream's chunk counter. */
