@@ -14,7 +14,7 @@
 struct gp_cuda_stream {
 	gp_cu_stream s;
 	int g;
-	gp_cu_dptr word;               /* gp_cuda_stream_word's, 0 until asked for */
+	gp_dptr word;                  /* gp_cuda_stream_word's, 0 until asked for */
 };
 
 #define X_FIELD(f, sym, args) gp_cu_result (*p_##f) args;
@@ -380,11 +380,9 @@ void gp_cuda_stream_free(struct gp_cuda *c, gp_cuda_stream *s)
 {
 	if (!s)
 		return;
-	if (cu.p_cuCtxSetCurrent(c->gpu[s->g].ctx) == GP_CUDA_SUCCESS) {
+	if (cu.p_cuCtxSetCurrent(c->gpu[s->g].ctx) == GP_CUDA_SUCCESS)
 		(void)cu.p_cuStreamDestroy(s->s);
-		if (s->word)
-			(void)cu.p_cuMemFree(s->word);
-	}
+	gp_cuda_free(c, s->g, s->word);
 	free(s);
 }
 
@@ -499,20 +497,19 @@ int gp_cuda_launch(struct gp_cuda *c, gp_cuda_stream *s, void *fn, unsigned grid
 int gp_cuda_stream_word(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr *word, struct gp_err *e)
 {
 	if (!s->word) {
-		gp_cu_dptr p;
+		gp_dptr p;
 		gp_cu_result r;
 
-		if (gp_cuda_use(c, s->g, e))
+		if (gp_cuda_alloc(c, s->g, 8, &p, e))
 			return -EIO;
-		CU(cuMemAlloc, (&p, 8));
-		r = cu.p_cuMemsetD32Async(p, 0, 2, s->s);
+		r = cu.p_cuMemsetD32Async((gp_cu_dptr)p, 0, 2, s->s);
 		if (r != GP_CUDA_SUCCESS) {
-			(void)cu.p_cuMemFree(p);
+			gp_cuda_free(c, s->g, p);
 			return cu_fail(e, "cuMemsetD32Async", r);
 		}
 		s->word = p;
 	}
-	*word = (gp_dptr)s->word;
+	*word = s->word;
 	return 0;
 }
 

@@ -25,17 +25,16 @@ int gp_sm_use_bulk(int cc_major, int sms, uint64_t l2, uint64_t n, enum gp_sm_wh
 	return cc_major >= 9 && sms > 0 && where == GP_SM_LOCAL && n > l2 / 2 && n / GP_SM_BULK_CHUNK >= (uint64_t)sms;
 }
 
-/* The bulk copy kernel of GPU g, ready to launch (its shared memory allowed), or NULL: a GPU before
- * Hopper, or a driver that cannot JIT its PTX (that failure is remembered by gp_cuda_kernel). */
-static void *bulk_kernel(struct gp_cuda *c, int g)
+/* The bulk copy kernel of GPU g (compute capability cc_major), ready to launch (its shared memory
+ * allowed), or NULL: a GPU before Hopper, or a driver that cannot JIT its PTX (that failure is
+ * remembered by gp_cuda_kernel). */
+static void *bulk_kernel(struct gp_cuda *c, int g, int cc_major)
 {
 	struct gp_err quiet;
 	void *fn;
-	int cc;
 
 	gp_err_clear(&quiet);
-	if (gp_cuda_attr(c, g, GP_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &cc, &quiet) || cc < 9 ||
-	    gp_cuda_kernel(c, g, gp_ptx_bulk_text, gp_ptx_bulk_name, &fn, &quiet) ||
+	if (cc_major < 9 || gp_cuda_kernel(c, g, gp_ptx_bulk_text, gp_ptx_bulk_name, &fn, &quiet) ||
 	    gp_cuda_kernel_smem(c, g, fn, GP_SM_BULK_SMEM, &quiet))
 		return NULL;
 	return fn;
@@ -43,14 +42,15 @@ static void *bulk_kernel(struct gp_cuda *c, int g)
 
 int gp_sm_prepare(struct gp_cuda *c, gp_cuda_stream *s, struct gp_err *e)
 {
-	int g = gp_cuda_stream_gpu(s);
+	int g = gp_cuda_stream_gpu(s), cc;
 	gp_dptr word;
 	void *fn;
 
 	if (gp_cuda_kernel(c, g, gp_ptx_text, gp_ptx_copy_name, &fn, e) ||
-	    gp_cuda_kernel(c, g, gp_ptx_text, gp_ptx_chase_name, &fn, e))
+	    gp_cuda_kernel(c, g, gp_ptx_text, gp_ptx_chase_name, &fn, e) ||
+	    gp_cuda_attr(c, g, GP_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &cc, e))
 		return -EIO;
-	return bulk_kernel(c, g) && gp_cuda_stream_word(c, s, &word, e) ? -EIO : 0;
+	return bulk_kernel(c, g, cc) && gp_cuda_stream_word(c, s, &word, e) ? -EIO : 0;
 }
 
 int gp_sm_copy(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr dst, gp_dptr src, size_t n, enum gp_sm_where where,
@@ -69,7 +69,7 @@ int gp_sm_copy(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr dst, gp_dptr src, s
 	    gp_cuda_attr(c, g, GP_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &cc, e) ||
 	    gp_cuda_attr(c, g, GP_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &l2, e))
 		return -EIO;
-	if (gp_sm_use_bulk(cc, sms, (uint64_t)(l2 > 0 ? l2 : 0), n, where) && (fn = bulk_kernel(c, g))) {
+	if (gp_sm_use_bulk(cc, sms, (uint64_t)(l2 > 0 ? l2 : 0), n, where) && (fn = bulk_kernel(c, g, cc))) {
 		if (gp_cuda_stream_word(c, s, &word, e))
 			return -EIO;
 		return gp_cuda_launch(c, s, fn, (unsigned)sms, GP_SM_BULK_BLOCK, GP_SM_BULK_SMEM, bulk_params, e) ?

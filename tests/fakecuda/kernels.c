@@ -75,21 +75,28 @@ static int reachable(struct fstream *s, gp_cu_dptr d)
 	return g < 0 ? is_pinned(host_of(d)) : g == s->dev || peer_on[s->dev][g];
 }
 
+/* An SM copy's time on s's clock: 3 us plus n bytes at the rate of where src and dst are (h2d 27, d2h
+ * 28, within a GPU 1500, to a peer 350 GB/s); host copies also take their turn on the host link. */
+static void sm_time(struct fstream *s, gp_cu_dptr src, gp_cu_dptr dst, size_t n)
+{
+	int ds = dev_of(src), dd = dev_of(dst);
+	double rate = ds < 0 ? 27 : dd < 0 ? 28 : ds == dd ? 1500 : 350, t0 = s->t;
+
+	s->t += 3e-6 + (double)n / (rate * 1e9);
+	if (ds < 0 || dd < 0)
+		host_link(s, t0, n);
+}
+
 static gp_cu_result run_copy(struct fstream *s, unsigned threads, void **p)
 {
 	gp_cu_dptr dst = *(gp_cu_dptr *)p[0], src = *(gp_cu_dptr *)p[1];
 	uint64_t words = *(uint64_t *)p[2];
 	unsigned tail = *(unsigned *)p[3];
 	size_t n = words * 16 + tail;
-	int ds = dev_of(src), dd = dev_of(dst);
-	double rate = ds < 0 ? 27 : dd < 0 ? 28 : ds == dd ? 1500 : 350;
-
 	if (!reachable(s, src) || !reachable(s, dst) || tail > 15 || tail > threads || ((dst | src) & 15))
 		return GP_CUDA_ERROR_INVALID_VALUE;
 	copy(host_of(dst), host_of(src), n, "sm", NULL, 0);
-	s->t += 3e-6 + (double)n / (rate * 1e9);
-	if (ds < 0 || dd < 0)
-		host_link(s, s->t - 3e-6 - (double)n / (rate * 1e9), n);
+	sm_time(s, src, dst, n);
 	return GP_CUDA_SUCCESS;
 }
 
@@ -102,8 +109,6 @@ static gp_cu_result run_bulk(struct fstream *s, unsigned grid, void **p)
 	uint64_t nch = *(uint64_t *)p[2], rem = *(uint64_t *)p[3], v, asks;
 	const char *bad = getenv("FAKECUDA_CORRUPT");
 	size_t n = nch * GP_SM_BULK_CHUNK + rem, from;
-	int ds = dev_of(src), dd = dev_of(dst);
-	double rate = ds < 0 ? 27 : dd < 0 ? 28 : ds == dd ? 1500 : 350;
 
 	if (!reachable(s, src) || !reachable(s, dst) || dev_of(ctr) != s->dev || (ctr & 7) || rem >= GP_SM_BULK_CHUNK ||
 	    ((dst | src) & 15))
@@ -114,9 +119,7 @@ static gp_cu_result run_bulk(struct fstream *s, unsigned grid, void **p)
 	asks = (v < nch ? nch - v : 0) + grid;
 	v = v + asks - 1 == nch + grid - 1 && !(bad && !strcmp(bad, "bulkreset")) ? 0 : v + asks;
 	memcpy(host_of(ctr), &v, 8);
-	s->t += 3e-6 + (double)n / (rate * 1e9);
-	if (ds < 0 || dd < 0)
-		host_link(s, s->t - 3e-6 - (double)n / (rate * 1e9), n);
+	sm_time(s, src, dst, n);
 	return GP_CUDA_SUCCESS;
 }
 
