@@ -33,7 +33,7 @@ ALL_CFLAGS = -std=c11 $(ALL_CPPFLAGS) $(WARN) $(CFLAGS)
 LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lpci -lkmod) -ldl -lm -pthread $(LDLIBS)
 
 BUILD = build
-LIB_SRC = $(wildcard libcore/*.c libcore/doctor/*.c)
+LIB_SRC = $(wildcard libcore/*.c libcore/*/*.c)
 LIB_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC))
 CLI_SRC = $(wildcard cli/*.c)
 CLI_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC))
@@ -54,7 +54,7 @@ pkgcheck:
 	[ -z "$$m" ] || { echo "gpup2p: no development files for$$m (pkg-config): run 'make deps'" \
 		"(Debian: apt install$$d)" >&2; exit 1; }
 
-$(BUILD)/%.o: %.c $(wildcard libcore/include/gpup2p/*.h) $(wildcard libcore/*.h) $(wildcard libcore/doctor/*.h) \
+$(BUILD)/%.o: %.c $(wildcard libcore/include/gpup2p/*.h) $(wildcard libcore/*.h libcore/*/*.h) \
 		$(wildcard cli/*.h) | pkgcheck
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
@@ -77,14 +77,14 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h tests/unit/fx.h $(L
 # A test double of libcuda (tests/fakecuda): copy and bench run end to end without a GPU.
 FAKECUDA = $(BUILD)/tests/fakecuda/libcuda.so.1
 FAKECUDA_SRC = tests/fakecuda/fakecuda.c tests/fakecuda/kernels.c
-$(FAKECUDA): $(FAKECUDA_SRC) tests/fakecuda/fakecuda.h libcore/cuda_drv.h libcore/include/gpup2p/smcopy.h
+$(FAKECUDA): $(FAKECUDA_SRC) tests/fakecuda/fakecuda.h libcore/cuda/drv.h libcore/include/gpup2p/smcopy.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	@$(CC) -std=c11 -D_GNU_SOURCE -Ilibcore -Ilibcore/include $(CPPFLAGS) $(WARN) $(CFLAGS) -fPIC -shared -fvisibility=hidden \
 		$(LDFLAGS) -o $@ $(FAKECUDA_SRC)
 # ... and one whose driver exports dma-bufs (doctor's driver.version probe, tests/unit/test_doctor.c).
 FAKECUDA_DMABUF = $(BUILD)/tests/fakecuda-dmabuf/libcuda.so.1
-$(FAKECUDA_DMABUF): $(FAKECUDA_SRC) tests/fakecuda/fakecuda.h libcore/cuda_drv.h libcore/include/gpup2p/smcopy.h
+$(FAKECUDA_DMABUF): $(FAKECUDA_SRC) tests/fakecuda/fakecuda.h libcore/cuda/drv.h libcore/include/gpup2p/smcopy.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	@$(CC) -std=c11 -D_GNU_SOURCE -DFAKECUDA_DMABUF -Ilibcore -Ilibcore/include $(CPPFLAGS) $(WARN) $(CFLAGS) -fPIC -shared \
@@ -104,7 +104,7 @@ $(FAKENVML): tests/fakenvml/fakenvml.c
 # test_doctor.c and bench rdma (QPs connected in-process: loopback, and client/server in two threads).
 FAKEVERBS = $(BUILD)/tests/fakeverbs/libibverbs.so.1 $(BUILD)/tests/fakeverbs-old/libibverbs.so.1
 $(FAKEVERBS): tests/fakeverbs/fakeverbs.c tests/fakeverbs/fakeport.c tests/fakeverbs/fakecm.c tests/fakeverbs/fakeverbs.h \
-		tests/fakeverbs/fakeverbs.map libcore/verbs_abi.h
+		tests/fakeverbs/fakeverbs.map libcore/rdma/verbs_abi.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	@$(CC) -std=c11 -D_GNU_SOURCE -Ilibcore $(CPPFLAGS) $(WARN) $(CFLAGS) $(if $(findstring -old,$@),-DFAKEVERBS_OLD) \

@@ -1,4 +1,4 @@
-/* gpup2p acs --disable / --restore — print the plan and what happened; the work is in libcore/acs_write.c. */
+/* gpup2p acs --disable / --restore — print the plan and what happened; the work is in libcore/acs/write.c. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

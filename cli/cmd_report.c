@@ -1,4 +1,4 @@
-/* gpup2p report — merge many nodes' doctor and bench JSON (libcore/report.c) and print the fleet view. */
+/* gpup2p report — merge many nodes' doctor and bench JSON (libcore/report/report.c) and print the fleet view. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* gpup2p doctor — acs.*: ACS redirection and egress control on the bridges between GPUs and NICs,
  * redirection cleared now that the next boot sets again, and bridges whose ACS could not be read.
- * The registers and the pairs crossing each bridge are libcore/acs.c's audit (c->acs), the next
- * boot's value libcore/acs_boot.c's. Redirection is an error only where the audit's impact is high:
+ * The registers and the pairs crossing each bridge are libcore/acs/acs.c's audit (c->acs), the next
+ * boot's value libcore/acs/boot.c's. Redirection is an error only where the audit's impact is high:
  * a pair whose traffic would otherwise stay below the host bridge (PIX/PXB, two functions of one
  * device); where every pair crosses the root complex anyway it is worth knowing, no more. */
 #include <errno.h>

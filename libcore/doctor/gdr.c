@@ -1,5 +1,5 @@
 /* gpup2p doctor — rdma.gdr: whether GPUDirect RDMA is possible for each GPU–NIC pair, by NCCL's rules
- * (libcore/gdr.c), from the module state and dma-buf parts peermem.* reads and, live, CUDA's
+ * (libcore/rdma/gdr.c), from the module state and dma-buf parts peermem.* reads and, live, CUDA's
  * per-GPU attributes. Faults other checks already warn about (peermem.missing, topo.nic_distance)
  * are named here, not counted twice: a pair alarms (info) only when it is its GPU's closest NIC and the
  * GPU has no GPUDirect RDMA NIC at all (a pair NCCL's PXN covers is "ok"); a GPU without GPUDirect RDMA

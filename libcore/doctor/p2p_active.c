@@ -1,5 +1,5 @@
 /* gpup2p doctor — the active p2p checks (doctor --active): copies on the copy engines through
- * gp_xfer_run (libcore/xfer.c, the path `gpup2p copy` and `bench` take), every byte checked
+ * gp_xfer_run (libcore/xfer/xfer.c, the path `gpup2p copy` and `bench` take), every byte checked
  * (p2p.verify), and timed against the link's rate (p2p.bandwidth). Live only. */
 #include <stdarg.h>
 #include <stdio.h>

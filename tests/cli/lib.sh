@@ -19,7 +19,7 @@ expect() {
 }
 
 # ABI checks of the project's own declarations of a library's interface (test_cuda_abi.sh, test_verbs_abi.sh).
-# The caller sets T (a scratch folder), CC and ABI_HEADER (libcore/NAME.h) and defines compile_check DIR
+# The caller sets T (a scratch folder), CC and ABI_HEADER (libcore/DIR/NAME.h) and defines compile_check DIR
 # COMPILER, which builds its check into $T/abi with NAME.h taken from DIR.
 # abi_compare WHAT: the check built with $CC, and clang when $CC is another compiler, and run
 abi_compare() {
@@ -39,8 +39,8 @@ abi_compare() {
 # (the sed script) must fail to compile, naming WANT
 plant() {
 	local what=$1 sed=$2 want=$3 h
-	h=$(basename "$ABI_HEADER")
-	mkdir -p "$T/p"
+	h=${ABI_HEADER#libcore/}
+	mkdir -p "$T/p/$(dirname "$h")"
 	sed "$sed" "$ABI_HEADER" >"$T/p/$h"
 	if cmp -s "$ABI_HEADER" "$T/p/$h"; then
 		nok "planted $what: the edit did not apply"

@@ -186,9 +186,9 @@ out=$("$BIN" --root "$G" acs --disable --device 00:1c.0 --json); rc=$?
 	nok "PCH restore: rc=$rc cfg@0x108=$(word "$cfg" 264)"
 
 # the state file module is below the writer: acs_state.o calls nothing acs_write.o defines
-if command -v nm >/dev/null && [ -f "$BUILD/libcore/acs_state.o" ] && [ -f "$BUILD/libcore/acs_write.o" ]; then
-	circle=$(comm -12 <(nm -u "$BUILD/libcore/acs_state.o" | awk '{print $NF}' | sort -u) \
-		<(nm --defined-only -g "$BUILD/libcore/acs_write.o" | awk '{print $NF}' | sort -u))
+if command -v nm >/dev/null && [ -f "$BUILD/libcore/acs/state.o" ] && [ -f "$BUILD/libcore/acs/write.o" ]; then
+	circle=$(comm -12 <(nm -u "$BUILD/libcore/acs/state.o" | awk '{print $NF}' | sort -u) \
+		<(nm --defined-only -g "$BUILD/libcore/acs/write.o" | awk '{print $NF}' | sort -u))
 	[ -z "$circle" ] && ok "acs_state.o calls nothing from acs_write.o (no call circle)" ||
 		nok "acs_state.o calls into acs_write.o: $circle"
 else

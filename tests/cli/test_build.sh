@@ -17,19 +17,19 @@ m() { make -s --no-print-directory BUILD="$B" "$@"; }
 # a header that makes any file warn (-Wunused-variable, from -Wall)
 printf 'static int gp_probe_unused_variable;\n' >"$T/warn.h"
 
-rm -f "$B/libcore/err.o"
-err=$(m CFLAGS="-O2 -include $T/warn.h" "$B/libcore/err.o" 2>&1 >/dev/null) && grep -q gp_probe_unused_variable <<<"$err" &&
+rm -f "$B/libcore/base/err.o"
+err=$(m CFLAGS="-O2 -include $T/warn.h" "$B/libcore/base/err.o" 2>&1 >/dev/null) && grep -q gp_probe_unused_variable <<<"$err" &&
 	ok "a warning does not stop the default build" || nok "a warning in the default build: $(head -3 <<<"$err")"
-rm -f "$B/libcore/err.o"
-err=$(m CPPFLAGS="-include $T/warn.h" "$B/libcore/err.o" 2>&1 >/dev/null)
+rm -f "$B/libcore/base/err.o"
+err=$(m CPPFLAGS="-include $T/warn.h" "$B/libcore/base/err.o" 2>&1 >/dev/null)
 grep -q gp_probe_unused_variable <<<"$err" && ok "CPPFLAGS reach the compiler" || nok "CPPFLAGS ignored: $err"
-rm -f "$B/libcore/err.o"
-err=$(m WERROR=1 CPPFLAGS="-include $T/warn.h" "$B/libcore/err.o" 2>&1) &&
+rm -f "$B/libcore/base/err.o"
+err=$(m WERROR=1 CPPFLAGS="-include $T/warn.h" "$B/libcore/base/err.o" 2>&1) &&
 	nok "WERROR=1 let a warning through" ||
 	{ grep -q 'gp_probe_unused_variable.*-Werror' <<<"$err" && ok "WERROR=1 makes warnings errors (CI)" ||
 		nok "WERROR=1 failed for another reason: $(head -3 <<<"$err")"; }
-rm -f "$B/libcore/err.o"
-err=$(m CPPFLAGS="-include $T/warn.h" CFLAGS="-O1 -Wno-unused-variable" "$B/libcore/err.o" 2>&1 >/dev/null) && [ -z "$err" ] &&
+rm -f "$B/libcore/base/err.o"
+err=$(m CPPFLAGS="-include $T/warn.h" CFLAGS="-O1 -Wno-unused-variable" "$B/libcore/base/err.o" 2>&1 >/dev/null) && [ -z "$err" ] &&
 	ok "CFLAGS come after the project's warnings (they can turn one off)" || nok "CFLAGS order: $err"
 
 rm -f "$B/gpup2p"
@@ -45,17 +45,17 @@ err=$(m CPPFLAGS="-include $T/warn.h" LDFLAGS="-Wl,-Map=$T/fake.map" "$B/tests/f
 
 # Missing -dev packages: pkg-config finds no .pc file (an empty search path) or is not there at all.
 mkdir -p "$T/nopc" "$T/pc"
-rm -f "$B/libcore/err.o"
-err=$(PKG_CONFIG_LIBDIR=$T/nopc PKG_CONFIG_PATH= m "$B/libcore/err.o" 2>&1); rc=$?
+rm -f "$B/libcore/base/err.o"
+err=$(PKG_CONFIG_LIBDIR=$T/nopc PKG_CONFIG_PATH= m "$B/libcore/base/err.o" 2>&1); rc=$?
 [ $rc -ne 0 ] && [ "$(head -1 <<<"$err")" = "gpup2p: no development files for libpci libkmod (pkg-config): run 'make deps' (Debian: apt install libpci-dev libkmod-dev)" ] &&
 	! grep -q "No such file" <<<"$err" &&
-	[ ! -e "$B/libcore/err.o" ] && ok "no libpci/libkmod .pc files: one line saying run make deps, nothing compiled" ||
+	[ ! -e "$B/libcore/base/err.o" ] && ok "no libpci/libkmod .pc files: one line saying run make deps, nothing compiled" ||
 	nok "missing -dev packages: rc=$rc: $err"
 pc=$(pkg-config --variable=pcfiledir libpci 2>/dev/null)/libpci.pc
 cp "$pc" "$T/pc/" 2>/dev/null
-err=$(PKG_CONFIG_LIBDIR=$T/pc PKG_CONFIG_PATH= m "$B/libcore/err.o" 2>&1); rc=$?
+err=$(PKG_CONFIG_LIBDIR=$T/pc PKG_CONFIG_PATH= m "$B/libcore/base/err.o" 2>&1); rc=$?
 [ $rc -ne 0 ] && grep -q "no development files for libkmod (pkg-config): run 'make deps' (Debian: apt install libkmod-dev)" <<<"$err" &&
 	ok "only libkmod missing: named alone" || nok "libkmod missing: rc=$rc: $err ($pc)"
-err=$(m PKG_CONFIG=/nonexistent/pkg-config "$B/libcore/err.o" 2>&1); rc=$?
+err=$(m PKG_CONFIG=/nonexistent/pkg-config "$B/libcore/base/err.o" 2>&1); rc=$?
 [ $rc -ne 0 ] && grep -q "pkg-config not found: run 'make deps'" <<<"$err" && ok "no pkg-config: run make deps" ||
 	nok "no pkg-config: rc=$rc: $err"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The CUDA driver API subset gpup2p declares itself (libcore/cuda_drv.h), so that the build needs no CUDA
+# The CUDA driver API subset gpup2p declares itself (libcore/cuda/drv.h), so that the build needs no CUDA
 # toolkit: no source includes <cuda.h>, and where a real cuda.h is found (CUDA_HOME only, when set;
 # else /usr/local/cuda, /usr) tests/fakecuda/abi_check.c compares every value, type and signature with
 # it. Without a cuda.h that comparison is reported as skipped, never as passed.
@@ -8,12 +8,12 @@ set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 CC=${CC:-cc}
-ABI_HEADER=libcore/cuda_drv.h
+ABI_HEADER=libcore/cuda/drv.h
 
 inc=$(grep -rlE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]cuda\.h[">]' libcore cli tests \
 	--include='*.c' --include='*.h' | grep -vx tests/fakecuda/abi_check.c)
 [ -z "$inc" ] && ok "no source but the ABI check includes <cuda.h>" || nok "these include <cuda.h>: $inc"
-err=$(echo '#include "cuda_drv.h"' | $CC -std=c11 -pedantic -Wall -Wextra -Werror -Ilibcore -fsyntax-only -x c - 2>&1) &&
+err=$(echo '#include "cuda/drv.h"' | $CC -std=c11 -pedantic -Wall -Wextra -Werror -Ilibcore -fsyntax-only -x c - 2>&1) &&
 	ok "cuda_drv.h stands alone (C11, -pedantic, $CC)" || nok "cuda_drv.h alone: $err"
 
 if [ -n "${CUDA_HOME:-}" ]; then dirs="$CUDA_HOME/include"; else dirs="/usr/local/cuda/include /usr/include"; fi

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The SM kernels are PTX text in the binary (libcore/ptx_kernels.c), JIT-compiled by the driver at run
+# The SM kernels are PTX text in the binary (libcore/cuda/ptx_kernels.c), JIT-compiled by the driver at run
 # time. Where the CUDA toolkit's ptxas is found (CUDA_HOME, else /usr/local/cuda, else PATH), assemble
 # that very text for the GPUs gpup2p's users run (A100 sm_80, H100/H200 sm_90) and check that both
 # kernels are there; a planted error must fail. Without ptxas this is reported as skipped, never passed.
@@ -18,7 +18,7 @@ int main(int argc, char **argv)
 	return fputs(argc > 1 && !strcmp(argv[1], "bulk") ? gp_ptx_bulk_text : gp_ptx_text, stdout) < 0;
 }
 C
-if $CC -std=c11 -Ilibcore/include -o "$T/dump" "$T/dump.c" libcore/ptx_kernels.c && "$T/dump" >"$T/k.ptx" &&
+if $CC -std=c11 -Ilibcore/include -o "$T/dump" "$T/dump.c" libcore/cuda/ptx_kernels.c && "$T/dump" >"$T/k.ptx" &&
 	"$T/dump" bulk >"$T/b.ptx"; then
 	ok "PTX texts extracted ($(wc -l <"$T/k.ptx") and $(wc -l <"$T/b.ptx") lines)"
 else

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The libibverbs/librdmacm ABI gpup2p declares itself (libcore/verbs_abi.h), so that the build needs no
+# The libibverbs/librdmacm ABI gpup2p declares itself (libcore/rdma/verbs_abi.h), so that the build needs no
 # rdma-core headers: no source includes them, and where rdma-core's own headers are installed
 # (libibverbs-dev, librdmacm-dev: tests/deps.sh installs them) tests/fakeverbs/abi_check.c compares every
 # field offset, structure size, value and signature with them. Without them that comparison is reported
@@ -9,13 +9,13 @@ set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 CC=${CC:-cc}
-ABI_HEADER=libcore/verbs_abi.h
+ABI_HEADER=libcore/rdma/verbs_abi.h
 INC=${RDMA_INCLUDE:-/usr/include}
 
 inc=$(grep -rlE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"](infiniband/verbs|rdma/rdma_cma)\.h[">]' libcore cli tests \
 	--include='*.c' --include='*.h' | grep -vx tests/fakeverbs/abi_check.c)
 [ -z "$inc" ] && ok "no source but the ABI check includes rdma-core's headers" || nok "these include rdma-core headers: $inc"
-err=$(echo '#include "verbs_abi.h"' | $CC -std=c11 -D_GNU_SOURCE -pedantic -Wall -Wextra -Werror -Ilibcore -fsyntax-only -x c - 2>&1) &&
+err=$(echo '#include "rdma/verbs_abi.h"' | $CC -std=c11 -D_GNU_SOURCE -pedantic -Wall -Wextra -Werror -Ilibcore -fsyntax-only -x c - 2>&1) &&
 	ok "verbs_abi.h stands alone (C11, -pedantic, $CC)" || nok "verbs_abi.h alone: $err"
 
 if [ ! -f "$INC/infiniband/verbs.h" ] || [ ! -f "$INC/rdma/rdma_cma.h" ]; then

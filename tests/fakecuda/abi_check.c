@@ -1,4 +1,4 @@
-/* libcore/cuda_drv.h against a real cuda.h (tests/cli/test_cuda_abi.sh compiles this with the toolkit's
+/* libcore/cuda/drv.h against a real cuda.h (tests/cli/test_cuda_abi.sh compiles this with the toolkit's
  * include directory, when there is one). Every value, size and signature that gpup2p declares must be
  * cuda.h's, or this file does not compile: each _Static_assert names what differs. Also checked: that
  * each API name is bound to the symbol cuda.h maps it to today (cuMemAlloc -> cuMemAlloc_v2), so a new
@@ -7,7 +7,7 @@
 
 #include <cuda.h>
 
-#include "cuda_drv.h"
+#include "cuda/drv.h"
 
 #if CUDA_VERSION < 12000
 #error "cuda.h older than CUDA 12.0: the check needs a newer toolkit"

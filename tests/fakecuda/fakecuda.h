@@ -6,10 +6,10 @@
 
 #include <stddef.h>
 
-#include "cuda_drv.h"
+#include "cuda/drv.h"
 
 #define EXPORT __attribute__((visibility("default")))
-/* Every entry point with the signature gpup2p calls it with (libcore/cuda_drv.h). */
+/* Every entry point with the signature gpup2p calls it with (libcore/cuda/drv.h). */
 #define X_DECL(f, sym, args) EXPORT gp_cu_result sym args;
 GP_CU_FUNCS(X_DECL)
 

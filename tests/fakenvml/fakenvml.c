@@ -1,9 +1,9 @@
-/* A test double of the NVML entry points libcore/gpu_state.c reads (tests only, never installed). Two
+/* A test double of the NVML entry points libcore/gpu/state.c reads (tests only, never installed). Two
  * devices, by handle: (void *)1 answers every call, each with a value of its own (so that an answer
  * read from the wrong variable shows), its counters rising between two reads; (void *)2 supports
  * nothing (NVML_ERROR_NOT_SUPPORTED) except persistence mode, which fails (NVML_ERROR_UNKNOWN).
  * nvmlDeviceGetRetiredPagesPendingStatus is not exported: the library of a driver that lacks it.
- * P2P status (libcore/gpu_p2p.c, through GPUP2P_LIBNVML): a handle for any PCI bus id; every pair
+ * P2P status (libcore/gpu/p2p.c, through GPUP2P_LIBNVML): a handle for any PCI bus id; every pair
  * answers FAKENVML_P2P (default 0, OK) for read, write and atomics, FAKENVML_P2P_NVLINK (default 5,
  * not supported) for NVLink.
  * Knobs (environment): FAKENVML_BAR1_USED_MIB=N: MiB of device 1's 256 MiB BAR1 in use (default 3);

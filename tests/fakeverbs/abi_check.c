@@ -1,4 +1,4 @@
-/* libcore/verbs_abi.h against rdma-core's own headers (tests/cli/test_verbs_abi.sh compiles this where
+/* libcore/rdma/verbs_abi.h against rdma-core's own headers (tests/cli/test_verbs_abi.sh compiles this where
  * <infiniband/verbs.h> and <rdma/rdma_cma.h> exist). Every field offset, structure size, value and
  * entry-point signature gpup2p declares must be rdma-core's, or this file does not compile; each
  * _Static_assert names what differs. gcc or clang (__builtin_types_compatible_p, __typeof__). */
@@ -7,7 +7,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#include "verbs_abi.h"
+#include "rdma/verbs_abi.h"
 
 /* verbs.h turns ibv_query_port and ibv_reg_mr into macros over inline helpers: gpup2p binds the
  * exported symbols underneath (the compat ibv_query_port fills the fields it knows). */

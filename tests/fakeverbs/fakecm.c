@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "verbs_abi.h"
+#include "rdma/verbs_abi.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define API(ret, name, args) EXPORT ret name args; ret name args

@@ -1,5 +1,5 @@
-/* A test double of libibverbs.so.1 (tests only, never installed): the calls gpup2p makes (libcore/verbs.c's
- * probe, libcore/verbs_lib.c's binding), with RC queue pairs that run in this process: a post copies the
+/* A test double of libibverbs.so.1 (tests only, never installed): the calls gpup2p makes (libcore/rdma/verbs.c's
+ * probe, libcore/rdma/verbs_lib.c's binding), with RC queue pairs that run in this process: a post copies the
  * data at once (memcpy between registered memory, rkeys checked) and queues the completions that
  * ibv_poll_cq, through the context's ops, hands out. Built twice: with ibv_reg_dmabuf_mr (rdma-core 34 and
  * later) and, with -DFAKEVERBS_OLD, without it. Symbol versions as rdma-core's (fakeverbs.map).

@@ -3,7 +3,7 @@
 #ifndef GPUP2P_FAKEVERBS_H
 #define GPUP2P_FAKEVERBS_H
 
-#include "verbs_abi.h"
+#include "rdma/verbs_abi.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

@@ -10,7 +10,7 @@ FUZZ_SEED ?= $(shell date +%s)
 
 .PHONY: fuzz
 
-$(FUZZ_BIN): $(LIB_SRC) $(CLI_SRC) $(wildcard libcore/include/gpup2p/*.h) $(wildcard libcore/*.h) $(wildcard cli/*.h)
+$(FUZZ_BIN): $(LIB_SRC) $(CLI_SRC) $(wildcard libcore/include/gpup2p/*.h) $(wildcard libcore/*.h libcore/*/*.h) $(wildcard cli/*.h)
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz CFLAGS="$(FUZZ_SAN)" $(FUZZ_BIN)
 
 fuzz: $(FUZZ_BIN) fixtures

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "acs_state.h"
+#include "acs/state.h"
 #include "gpup2p/acs_write.h"
 #include "fx.h"
 

@@ -1,4 +1,4 @@
-/* Unit tests: the GPUDirect RDMA verdict per GPU-NIC pair (libcore/gdr.c, NCCL's rules) on fixture
+/* Unit tests: the GPUDirect RDMA verdict per GPU-NIC pair (libcore/rdma/gdr.c, NCCL's rules) on fixture
  * topologies, and what doctor's rdma.gdr findings say and carry, beyond the severities
  * tests/unit/test_doctor.c's registry cases check. Expectations worked out from the specs: in the dgx-h100
  * tree GPU0 0000:13:00.0 and GPU1 share a switch with mlx5_0 (15:00.0) and mlx5_1 (16:00.0), mlx5_2/3 are

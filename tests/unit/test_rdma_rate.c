@@ -1,5 +1,5 @@
-/* bench rdma's pure parts, no test double needed: what a port carries (libcore/rdma_rate.c) checked against
- * the per-field header sizes of the specs (rdma_rates.h), and the plan of a run (libcore/rdma_plan.c). */
+/* bench rdma's pure parts, no test double needed: what a port carries (libcore/rdma/rate.c) checked against
+ * the per-field header sizes of the specs (rdma_rates.h), and the plan of a run (libcore/rdma/plan.c). */
 #include <errno.h>
 #include <math.h>
 

@@ -17,7 +17,7 @@
 #define GP_GPU_NVLINKS_MAX 64     /* most NVLinks a recorded pair may have (NVML has 18 per GPU today) */
 #define GP_GPU_FACTS_PATH "/gpup2p/gpu-facts"
 
-/* A GPU's state and health as NVML reports it (libcore/gpu_state.c), recorded as numeric keys of its
+/* A GPU's state and health as NVML reports it (libcore/gpu/state.c), recorded as numeric keys of its
  * gpu line. Each field: GP_GPU_UNKNOWN not known (NVML failed, or the snapshot's writer did not
  * record it), GP_GPU_NA not supported by this GPU (live NVML only), else the value. */
 #define GP_GPU_UNKNOWN (-1)

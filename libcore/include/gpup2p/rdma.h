@@ -1,4 +1,4 @@
-/* gpup2p — GPUDirect RDMA bench: RC queue pairs over libibverbs (loaded at run time, libcore/verbs_lib.h),
+/* gpup2p — GPUDirect RDMA bench: RC queue pairs over libibverbs (loaded at run time, libcore/rdma/verbs_lib.h),
  * RDMA write, RDMA read and send/recv, bandwidth and ping-pong latency, host or GPU memory on either side
  * (dma-buf or nvidia-peermem), loopback on one host or client/server through librdmacm. Plus the rate
  * arithmetic (what a port can carry after headers), which is pure and unit-tested. */

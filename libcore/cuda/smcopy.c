@@ -2,7 +2,7 @@
 #include <errno.h>
 
 #include "gpup2p/smcopy.h"
-#include "cuda_drv.h"
+#include "cuda/drv.h"
 
 void gp_sm_geometry(int sms, uint64_t size, struct gp_sm_geom *g)
 {

@@ -9,7 +9,7 @@
 #include <strings.h>
 
 #include "gpup2p/cuda.h"
-#include "cuda_drv.h"
+#include "cuda/drv.h"
 
 struct gp_cuda_stream {
 	gp_cu_stream s;

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "report_internal.h"
+#include "report/internal.h"
 
 /* A document being gathered from one stream key (a label, or "" for unlabelled lines). */
 struct pend {

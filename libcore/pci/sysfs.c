@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "gpup2p/pci.h"
-#include "pci_internal.h"
+#include "pci/internal.h"
 
 void gp_pci_warn(struct gp_pci *p, const char *fmt, ...)
 {

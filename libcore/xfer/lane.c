@@ -2,7 +2,7 @@
 #include <errno.h>
 
 #include "gpup2p/smcopy.h"
-#include "xfer_lane.h"
+#include "xfer/lane.h"
 
 int gp_xfer_lane_copy(struct gp_xfer_io *io, const struct gp_xfer_lane *l)
 {

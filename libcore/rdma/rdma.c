@@ -10,7 +10,7 @@
 #include "gpup2p/bench.h"
 #include "gpup2p/gdr.h"
 #include "gpup2p/numa.h"
-#include "rdma_internal.h"
+#include "rdma/internal.h"
 
 static const char *port_state_name(int st)
 {

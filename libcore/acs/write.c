@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "acs_state.h"
+#include "acs/state.h"
 #include "gpup2p/acs_write.h"
 
 static int lp_read16(void *ctx, const struct gp_pci_dev *d, int off, uint16_t *v)

@@ -13,7 +13,7 @@
 
 #include "gpup2p/gpu.h"
 #include "gpup2p/pci.h"
-#include "snapshot_internal.h"
+#include "snapshot/internal.h"
 
 /* The per-function files topo/bar read (and libpci's sysfs method reads), then the AER counters
  * doctor reads (pcie.aer). */

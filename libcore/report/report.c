@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_internal.h"
+#include "report/internal.h"
 
 /* Grow an array of *cap elements of size sz to hold n + 1. */
 static int grow(void **v, int *cap, int n, size_t sz)

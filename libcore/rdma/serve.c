@@ -7,7 +7,7 @@
 
 #include "gpup2p/clock.h"
 #include "gpup2p/bench.h"
-#include "rdma_internal.h"
+#include "rdma/internal.h"
 
 enum { CTL_RUN = 1, CTL_READY = 2, CTL_DONE = 3, CTL_RESULT = 4, CTL_BYE = 5 };
 

@@ -6,7 +6,7 @@
 #include "gpup2p/chase.h"
 #include "gpup2p/numa.h"
 #include "gpup2p/smcopy.h"
-#include "cuda_drv.h"
+#include "cuda/drv.h"
 
 #define WARMUP_HOPS 1000
 

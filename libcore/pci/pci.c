@@ -12,7 +12,7 @@
 #include <pci/pci.h>
 
 #include "gpup2p/pci.h"
-#include "pci_internal.h"
+#include "pci/internal.h"
 
 /* libpci's error callback may not return: it jumps back into gp_pci_scan. */
 static __thread jmp_buf *lp_jmp;

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "snapshot_internal.h"
+#include "snapshot/internal.h"
 
 /* How much of a file is copied at most: sysfs attributes hold a page, /proc/modules and
  * /proc/driver/nvidia/params some KiB. A longer file is an error, never a silent cut. */

@@ -11,7 +11,7 @@
 #include "gpup2p/numa.h"
 #include "gpup2p/smcopy.h"
 #include "gpup2p/xfer.h"
-#include "xfer_lane.h"
+#include "xfer/lane.h"
 
 #define GATE_WATCHDOG_MS 5000
 

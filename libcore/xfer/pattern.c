@@ -7,7 +7,7 @@
 
 #include "gpup2p/bench_plan.h"
 #include "gpup2p/smcopy.h"
-#include "xfer_lane.h"
+#include "xfer/lane.h"
 
 /* One pair: src → dst (-1 host; pinned host buffers, and their device addresses), queued on its own
  * stream of GPU q. */

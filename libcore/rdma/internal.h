@@ -5,7 +5,7 @@
 
 #include "gpup2p/cuda.h"
 #include "gpup2p/rdma.h"
-#include "verbs_lib.h"
+#include "rdma/verbs_lib.h"
 
 #define GP_RDMA_WINDOW 128        /* operations in flight on one QP */
 #define GP_RDMA_CTL 64            /* bytes of a control message (client/server) */

@@ -8,7 +8,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "acs_state.h"
+#include "acs/state.h"
 #include "gpup2p/out.h"
 
 #define STATE_MAGIC "gpup2p-acs-state 1"

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rdma_internal.h"
+#include "rdma/internal.h"
 
 /* RESET -> INIT -> RTR -> RTS of a's QP towards b's (the same port, or b's device and port). */
 static int connect_qp(struct gp_rdma *s, struct gp_rdma_ep *a, struct gp_rdma_ep *b, struct gp_err *e)

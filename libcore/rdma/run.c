@@ -8,7 +8,7 @@
 
 #include "gpup2p/clock.h"
 #include "gpup2p/bench.h"
-#include "rdma_internal.h"
+#include "rdma/internal.h"
 
 /* Copy between ep's GPU buffer and its staging copy. */
 static int stage(struct gp_rdma *s, struct gp_rdma_ep *ep, uint64_t n, int to_gpu, struct gp_err *e)

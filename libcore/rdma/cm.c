@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rdma_internal.h"
+#include "rdma/internal.h"
 
 /* The next CM event of type want, waiting at most ms (-1: no limit). The caller acks *ev. */
 static int cm_event(struct gp_rdma *s, int want, int ms, struct gp_rdma_cm_event **ev, struct gp_err *e)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verbs_lib.h"
+#include "rdma/verbs_lib.h"
 
 static struct gp_ibv_lib L;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "gpup2p/acs.h"
-#include "snapshot_internal.h"
+#include "snapshot/internal.h"
 
 /* Files are copied whole (a longer one than gp_snap_copy_file's bound is an error); lists are
  * as long as their folders. /proc/kallsyms, streamed, may hold this much (an error beyond). */

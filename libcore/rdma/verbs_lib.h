@@ -5,7 +5,7 @@
 #define GPUP2P_VERBS_LIB_H
 
 #include "gpup2p/err.h"
-#include "verbs_abi.h"
+#include "rdma/verbs_abi.h"
 
 #define GP_IBV_PTR_(name, ver, ret, args) ret(*name) args;
 struct gp_ibv_lib {

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "gpup2p/bench.h"
-#include "report_internal.h"
+#include "report/internal.h"
 
 char *gp_report_range(const struct gp_report *r, const int *idx, int n)
 {
