@@ -27,7 +27,9 @@ CFLAGS ?= -O2 -g
 # clang does not know gcc's -Wformat-truncation: let it ignore that one option
 WARN += $(if $(findstring clang,$(shell $(CC) --version 2>/dev/null)),-Wno-unknown-warning-option,)
 PKGS = libpci libkmod
-ALL_CPPFLAGS = -D_GNU_SOURCE -Ilibcore/include -Ilibcore -DGPUP2P_VERSION=\"$(VERSION)\" \
+# cli/ sees the public headers only (HACKING.md: what may use what); libcore/ its own folders too.
+INCLUDES = -Ilibcore/include -Ilibcore
+ALL_CPPFLAGS = -D_GNU_SOURCE $(INCLUDES) -DGPUP2P_VERSION=\"$(VERSION)\" \
 	$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null) $(CPPFLAGS)
 ALL_CFLAGS = -std=c11 $(ALL_CPPFLAGS) $(WARN) $(CFLAGS)
 LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lpci -lkmod) -ldl -lm -pthread $(LDLIBS)
@@ -59,6 +61,8 @@ $(BUILD)/%.o: %.c $(wildcard libcore/include/gpup2p/*.h) $(wildcard libcore/*.h 
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(CLI_OBJ): INCLUDES = -Ilibcore/include
 
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@

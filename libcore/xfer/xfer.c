@@ -9,6 +9,7 @@
 
 #include "gpup2p/clock.h"
 #include "gpup2p/numa.h"
+#include "gpup2p/chase.h"
 #include "gpup2p/smcopy.h"
 #include "gpup2p/xfer.h"
 #include "xfer/lane.h"

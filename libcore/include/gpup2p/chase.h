@@ -3,12 +3,18 @@
  * address order (slot i -> i+1, the last back to 0; what nvbandwidth's latency tests walk) or in a
  * random order drawn from a seed (defeats prefetchers and spreads the loads over pages). Pure: the
  * chain is built in host memory with the addresses the GPU will see (base = the buffer's device
- * address), and can be walked on the host to know where the GPU must end. */
+ * address), and can be walked on the host to know where the GPU must end. The measurement itself
+ * (gp_chase_run, xfer/smchase.c) launches smcopy.h's chase kernel. */
 #ifndef GPUP2P_CHASE_H
 #define GPUP2P_CHASE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+struct gp_cuda;
+struct gp_err;
+struct gp_xfer_spec;
+struct gp_xfer_result;
 
 #define GP_CHASE_MAX_SLOTS (1ULL << 31)
 
@@ -20,5 +26,11 @@ int64_t gp_chain_build(void *buf, uint64_t size, uint64_t stride, int random, ui
 /* Follow the chain in buf (built with `base`) `hops` times from address `from`. Returns the address
  * reached, or 0 when a pointer leaves the buffer or is not on a slot boundary. */
 uint64_t gp_chain_walk(const void *buf, uint64_t size, uint64_t stride, uint64_t base, uint64_t from, uint64_t hops);
+
+/* Measure one pointer-chase latency row (spec->chase; gp_xfer_run calls it): build the chain (gp_chain_build)
+ * in pinned host memory or the peer GPU's memory, one warm-up launch, then `reps` launches of `iters`
+ * loads, each going on where the last stopped; us = microseconds per load. The end of every launch is
+ * checked against a walk of the same chain on the host (verified, want_offset, bad_offset). */
+int gp_chase_run(struct gp_cuda *c, const struct gp_xfer_spec *s, struct gp_xfer_result *r, struct gp_err *e);
 
 #endif

@@ -8,7 +8,6 @@
 #include <stdint.h>
 
 #include "gpup2p/cuda.h"
-#include "gpup2p/xfer.h"
 
 #ifndef GP_SM_BLOCK
 #define GP_SM_BLOCK 512           /* threads per block of the copy kernel */
@@ -74,11 +73,5 @@ int gp_sm_chase(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr start, uint64_t ho
 /* The default chain for a chase from the GPUs in c: twice the largest L2 cache, rounded up to a MiB,
  * 64 MiB at least (so that no load is served from L2). */
 int gp_sm_chain_default(struct gp_cuda *c, uint64_t *size, struct gp_err *e);
-
-/* Measure one pointer-chase latency row (spec->chase; gp_xfer_run calls it): build the chain (chase.h)
- * in pinned host memory or the peer GPU's memory, one warm-up launch, then `reps` launches of `iters`
- * loads, each going on where the last stopped; us = microseconds per load. The end of every launch is
- * checked against a walk of the same chain on the host (verified, want_offset, bad_offset). */
-int gp_chase_run(struct gp_cuda *c, const struct gp_xfer_spec *s, struct gp_xfer_result *r, struct gp_err *e);
 
 #endif

@@ -6,26 +6,9 @@
 #include "gpup2p/chase.h"
 #include "gpup2p/numa.h"
 #include "gpup2p/smcopy.h"
-#include "cuda/drv.h"
+#include "gpup2p/xfer.h"
 
 #define WARMUP_HOPS 1000
-
-int gp_sm_chain_default(struct gp_cuda *c, uint64_t *size, struct gp_err *e)
-{
-	uint64_t best = 0;
-
-	for (int g = 0; g < c->n; g++) {
-		int l2 = 0;
-
-		if (gp_cuda_attr(c, g, GP_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &l2, e))
-			return -EIO;
-		if (l2 > 0 && (uint64_t)l2 > best)
-			best = (uint64_t)l2;
-	}
-	best = (2 * best + (1 << 20) - 1) & ~(uint64_t)((1 << 20) - 1);
-	*size = best < (64ULL << 20) ? 64ULL << 20 : best;
-	return 0;
-}
 
 struct chase {
 	struct gp_cuda *c;
