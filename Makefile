@@ -26,12 +26,32 @@ WARN += $(if $(filter-out 0 no,$(WERROR)),-Werror,)
 CFLAGS ?= -O2 -g
 # clang does not know gcc's -Wformat-truncation: let it ignore that one option
 WARN += $(if $(findstring clang,$(shell $(CC) --version 2>/dev/null)),-Wno-unknown-warning-option,)
+# Debian's hardening flags (dpkg-buildflags, hardening=+all) in every build, not only the .deb: stack
+# protector, fortified libc calls, stack clash protection, CET/BTI branch protection where the compiler
+# takes it, format-security errors, full RELRO, PIE. They come before the user's CFLAGS and LDFLAGS, which
+# can turn each off (-fno-stack-protector, -no-pie, -Wl,-z,lazy); HARDEN=0 drops them all. _FORTIFY_SOURCE
+# needs optimisation, and is left to the user's flags when they name it, and to the sanitizers' build.
+HARDEN ?= 1
+cc_takes = $(shell $(CC) -Werror $(1) -S -o /dev/null -x c /dev/null >/dev/null 2>&1 && echo $(1))
+HARDEN_FORTIFY = $(if $(or $(findstring _FORTIFY_SOURCE,$(CPPFLAGS) $(CFLAGS)),$(findstring -fsanitize,$(CFLAGS)),\
+	$(filter -O0,$(lastword -O0 $(filter -O%,$(CFLAGS))))),,-D_FORTIFY_SOURCE=2)
+ifneq ($(filter-out 0 no,$(HARDEN)),)
+HARDEN_CFLAGS := -fstack-protector-strong -Wformat -Werror=format-security -fPIE \
+	$(call cc_takes,-fstack-clash-protection) $(call cc_takes,-fcf-protection) \
+	$(call cc_takes,-mbranch-protection=standard)
+HARDEN_LDFLAGS = -pie -Wl,-z,relro -Wl,-z,now
+else
+HARDEN_CFLAGS =
+HARDEN_LDFLAGS =
+HARDEN_FORTIFY =
+endif
 PKGS = libpci libkmod
 # cli/ sees the public headers only (HACKING.md: what may use what); libcore/ its own folders too.
 INCLUDES = -Ilibcore/include -Ilibcore
-ALL_CPPFLAGS = -D_GNU_SOURCE $(INCLUDES) -DGPUP2P_VERSION=\"$(VERSION)\" \
+ALL_CPPFLAGS = -D_GNU_SOURCE $(HARDEN_FORTIFY) $(INCLUDES) -DGPUP2P_VERSION=\"$(VERSION)\" \
 	$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null) $(CPPFLAGS)
-ALL_CFLAGS = -std=c11 $(ALL_CPPFLAGS) $(WARN) $(CFLAGS)
+ALL_CFLAGS = -std=c11 $(ALL_CPPFLAGS) $(WARN) $(HARDEN_CFLAGS) $(CFLAGS)
+ALL_LDFLAGS = $(HARDEN_LDFLAGS) $(LDFLAGS)
 LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lpci -lkmod) -ldl -lm -pthread $(LDLIBS)
 
 BUILD = build
@@ -71,12 +91,12 @@ $(LIBA): $(LIB_OBJ)
 
 $(BIN): $(CLI_OBJ) $(LIBA)
 	@echo "  LD      $@"
-	@$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIBA) $(LIBS)
+	@$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBA) $(LIBS)
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h tests/unit/fx.h $(LIBA)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	@$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
+	@$(CC) $(ALL_CFLAGS) -Itests/unit $(ALL_LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
 
 # A test double of libcuda (tests/fakecuda): copy and bench run end to end without a GPU.
 FAKECUDA = $(BUILD)/tests/fakecuda/libcuda.so.1

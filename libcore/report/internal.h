@@ -5,6 +5,9 @@
 #include "gpup2p/jsonr.h"
 #include "gpup2p/report.h"
 
+/* The longest string field of a bench row (mode, path, src, dst, memory, p2p, op, engine) taken. */
+#define REPORT_BENCH_FIELD_MAX 256
+
 /* The index of host `name`, created when new; -ENOMEM. */
 int report_host(struct gp_report *r, const char *name);
 

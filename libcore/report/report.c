@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpup2p/buf.h"
 #include "report/internal.h"
 
 /* Grow an array of *cap elements of size sz to hold n + 1. */
@@ -182,34 +183,49 @@ static int doctor_doc(struct gp_report *r, const struct gp_jv *doc, const struct
 	return 0;
 }
 
-static const char *nstr(const struct gp_jv *o, const char *key)
+/* A bench row's string field into the key: its length then its bytes ("-" for null), so that no
+ * field's text can end one field and begin the next. */
+static void key_field(struct gp_buf *key, const char *s)
 {
-	const char *s = gp_jv_str(o, key);
-
-	return s ? s : "";
+	if (s)
+		gp_buf_addf(key, "%zu:%s", strlen(s), s);
+	else
+		gp_buf_addf(key, "-");
 }
 
-/* One bench row (bench --json's results[] or a --jsonl line): its GB/s, when it has one. */
-static int bench_row(struct gp_report *r, const struct gp_jv *row, int h)
+/* One bench row (bench --json's results[] or a --jsonl line): its GB/s, when it has one. A string field
+ * longer than REPORT_BENCH_FIELD_MAX is malformed input (bench writes names like GPU0, mlx5_0, p2p). */
+static int bench_row(struct gp_report *r, const struct gp_jv *row, int h, const char *source, int line)
 {
 	static const char *const keys[] = { "mode", "path", "src", "dst", "memory", "p2p", "op", "engine" };
+	struct gp_buf key = GP_BUF_INIT;
 	struct gp_report_bench *b;
-	char key[1024];
 	double gbps, size = 0;
-	size_t l = 0;
 	int i;
 
 	if (!gp_jv_num(row, "gbps", &gbps) || gp_jv_str(row, "skipped"))
 		return 0; /* a latency row, or one not run */
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		const char *v = gp_jv_str(row, keys[k]);
+
+		if (v && strlen(v) > REPORT_BENCH_FIELD_MAX)
+			return report_bad(r, source, line, r->host[h].name, "bench row: \"%s\" longer than %d bytes",
+					  keys[k], REPORT_BENCH_FIELD_MAX);
+		key_field(&key, v);
+	}
 	gp_jv_num(row, "size", &size);
-	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-		l += (size_t)snprintf(key + l, sizeof(key) - l, "%s\x1f", nstr(row, keys[k]));
-	snprintf(key + l, sizeof(key) - l, "%.0f", size);
-	i = gp_strmap_get(&r->bmap, key);
+	gp_buf_addf(&key, "%.0f", size);
+	if (key.oom) {
+		gp_buf_free(&key);
+		return -ENOMEM;
+	}
+	i = gp_strmap_get(&r->bmap, key.s);
 	if (i < 0) {
 		if (grow((void **)&r->bench, &r->bcap, r->nbench, sizeof(*r->bench)) ||
-		    gp_strmap_put(&r->bmap, key, r->nbench))
+		    gp_strmap_put(&r->bmap, key.s, r->nbench)) {
+			gp_buf_free(&key);
 			return -ENOMEM;
+		}
 		b = &r->bench[r->nbench];
 		memset(b, 0, sizeof(*b));
 		b->mode = dup_or_null(gp_jv_str(row, "mode"));
@@ -223,6 +239,7 @@ static int bench_row(struct gp_report *r, const struct gp_jv *row, int h)
 		b->size = size > 0 ? (uint64_t)size : 0;
 		i = r->nbench++;
 	}
+	gp_buf_free(&key);
 	b = &r->bench[i];
 	if (grow((void **)&b->v, &b->cap, b->nv, sizeof(*b->v)))
 		return -ENOMEM;
@@ -251,12 +268,12 @@ int report_doc(struct gp_report *r, const struct gp_jv *doc, const char *host, c
 		return doctor_doc(r, doc, fs, h, source, line);
 	if (res && res->type == GP_JV_ARR) {
 		for (const struct gp_jv *row = res->kid; row; row = row->next)
-			if (row->type == GP_JV_OBJ && (rc = bench_row(r, row, h)))
+			if (row->type == GP_JV_OBJ && (rc = bench_row(r, row, h, source, line)))
 				return rc;
 		return 0;
 	}
 	if (gp_jv_get(doc, "mode") && gp_jv_get(doc, "gbps"))
-		return bench_row(r, doc, h);
+		return bench_row(r, doc, h, source, line);
 	return report_bad(r, source, line, host, "neither doctor nor bench output (no \"findings\" or \"results\")");
 }
 

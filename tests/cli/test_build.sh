@@ -59,3 +59,37 @@ err=$(PKG_CONFIG_LIBDIR=$T/pc PKG_CONFIG_PATH= m "$B/libcore/base/err.o" 2>&1); 
 err=$(m PKG_CONFIG=/nonexistent/pkg-config "$B/libcore/base/err.o" 2>&1); rc=$?
 [ $rc -ne 0 ] && grep -q "pkg-config not found: run 'make deps'" <<<"$err" && ok "no pkg-config: run make deps" ||
 	nok "no pkg-config: rc=$rc: $err"
+
+# Debian's hardening flags in the default build (not only the .deb): PIE, full RELRO (relro + now), the
+# stack protector and fortified libc calls in the binary; the user's CFLAGS and LDFLAGS still override.
+bin=$BUILD/gpup2p
+hdr=$(readelf -h "$bin" 2>/dev/null) dyn=$(readelf -d "$bin" 2>/dev/null) ph=$(readelf -lW "$bin" 2>/dev/null)
+syms=$(nm -D "$bin" 2>/dev/null)
+grep -q 'Type: *DYN' <<<"$hdr" && grep -q 'FLAGS_1.*PIE' <<<"$dyn" && ok "the default build is PIE" || nok "not PIE: $(grep Type <<<"$hdr")"
+grep -q GNU_RELRO <<<"$ph" && grep -q 'BIND_NOW\|FLAGS.*NOW' <<<"$dyn" && ok "full RELRO (-z relro -z now)" ||
+	nok "no full RELRO: $(grep -c GNU_RELRO <<<"$ph") relro, $(grep FLAGS <<<"$dyn")"
+grep -q '__stack_chk_fail' <<<"$syms" && ok "stack protector in the binary" || nok "no __stack_chk_fail in $bin"
+grep -qE '__(snprintf|vsnprintf|memcpy|fprintf|printf|read)_chk' <<<"$syms" && ok "_FORTIFY_SOURCE: fortified libc calls" ||
+	nok "no __*_chk call in $bin (no _FORTIFY_SOURCE)"
+flags=$(make -s --no-print-directory -n BUILD="$T/x" "$T/x/libcore/base/err.o" 2>/dev/null | grep -- ' -c ')
+for f in -fstack-protector-strong -D_FORTIFY_SOURCE=2 -Werror=format-security -fstack-clash-protection -fPIE; do
+	grep -q -- " $f" <<<"$flags" || nok "the default compile lacks $f"
+done
+if [ "$(uname -m)" = x86_64 ] && grep -q -- ' -fcf-protection' <<<"$flags"; then ok "-fcf-protection on x86_64"
+elif [ "$(uname -m)" = x86_64 ]; then nok "no -fcf-protection on x86_64: $flags"; fi
+rm -f "$B/libcore/report/report.o"
+m CFLAGS="-O2 -fno-stack-protector" "$B/libcore/report/report.o" >/dev/null 2>&1
+n1=$(nm "$B/libcore/report/report.o" 2>/dev/null | grep -c __stack_chk_fail)
+rm -f "$B/libcore/report/report.o"
+m "$B/libcore/report/report.o" >/dev/null 2>&1
+n2=$(nm "$B/libcore/report/report.o" 2>/dev/null | grep -c __stack_chk_fail)
+[ "$n1" = 0 ] && [ "$n2" = 1 ] && ok "CFLAGS=-fno-stack-protector overrides the default stack protector" ||
+	nok "stack protector override: $n1 with -fno-stack-protector, $n2 without"
+rm -f "$B/gpup2p"
+m LDFLAGS="-Wl,-z,lazy" "$B/gpup2p" >/dev/null 2>&1
+readelf -d "$B/gpup2p" 2>/dev/null | grep -q 'BIND_NOW\|FLAGS.*NOW' && nok "LDFLAGS=-Wl,-z,lazy did not override -z now" ||
+	{ [ -x "$B/gpup2p" ] && ok "LDFLAGS=-Wl,-z,lazy overrides the default -z now"; }
+flags=$(make -s --no-print-directory -n BUILD="$T/x" CFLAGS=-O0 "$T/x/libcore/base/err.o" 2>/dev/null | grep -- ' -c ')
+flags3=$(make -s --no-print-directory -n BUILD="$T/x" CPPFLAGS=-D_FORTIFY_SOURCE=3 "$T/x/libcore/base/err.o" 2>/dev/null | grep -- ' -c ')
+! grep -q -- -D_FORTIFY_SOURCE <<<"$flags" && ! grep -q -- -D_FORTIFY_SOURCE=2 <<<"$flags3" &&
+	ok "_FORTIFY_SOURCE: not at -O0; a user's own -D_FORTIFY_SOURCE=3 alone" || nok "fortify at -O0 or twice: $flags $flags3"

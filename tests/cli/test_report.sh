@@ -115,3 +115,13 @@ expect 64 'expect.*backwards' report --expect 'n[5-1]'
 expect 64 'expect.*without' report --expect 'n[1-5'
 expect 64 'not --jsonl' report --jsonl
 expect 64 'unknown option' report --frobnicate
+
+# a bench row whose strings pass 1 KiB together: the release build once overflowed its stack (exit 139)
+python3 -c '
+import json
+f = {k: k[0].upper() * 600 for k in ("mode", "path", "src", "dst", "memory", "op")}
+f.update(p2p="on", engine="ce", size=1024, gbps=1.0)
+print("n1: " + json.dumps(f)); f.update(mode="p2p"); print("n2: " + json.dumps(f))' >"$T/long.txt"
+"$BIN" report <"$T/long.txt" >"$T/long.out" 2>&1; rc=$?
+[ $rc -eq 1 ] && [ "$(grep -c 'bench row: "mode" longer than 256 bytes\|bench row: "path" longer than 256 bytes' "$T/long.out")" -ge 2 ] &&
+	ok "bench strings over 1 KiB: malformed input, exit 1 (no overflow)" || nok "long bench strings: exit $rc: $(tail -3 "$T/long.out")"

@@ -371,11 +371,43 @@ static void test_clean_and_expect_errors(void)
 	gp_report_free(&r);
 }
 
+/* A bench row whose strings pass 1 KiB together (the row key once lived in char[1024] and overflowed):
+ * fields up to 256 bytes fold, a longer one is malformed input, nothing is written past a buffer. */
+static void test_bench_long_fields(void)
+{
+	char f[8][600], row[8192];
+	struct gp_report r;
+	struct gp_err e = { 0 };
+
+	for (int n = 0; n < 2; n++) {
+		size_t len = n ? 257 : 256;
+
+		for (int i = 0; i < 8; i++) {
+			memset(f[i], 'a' + i, len);
+			f[i][len] = '\0';
+		}
+		snprintf(row, sizeof(row), "{\"host\":\"n1\",\"mode\":\"%s\",\"path\":\"%s\",\"src\":\"%s\","
+			 "\"dst\":\"%s\",\"memory\":\"%s\",\"p2p\":\"%s\",\"op\":\"%s\",\"engine\":\"%s\","
+			 "\"size\":1024,\"gbps\":5}\n", f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]);
+		gp_report_init(&r);
+		CHECK(read_text(&r, row, NULL) == 0 && gp_report_fold(&r, 0.9, &e) == 0, "a %zu-byte field row reads", len);
+		if (!n)
+			CHECK(r.nbench == 1 && r.nbad == 0 && strlen(r.bench[0].engine) == 256 && r.bench[0].engine[0] == 'h',
+			      "eight 256-byte fields (2 KiB of key): one figure (%d figures, %d malformed)", r.nbench, r.nbad);
+		else
+			CHECK(r.nbench == 0 && r.nbad == 1 && strstr(r.bad[0].why, "\"mode\" longer than 256 bytes") &&
+			      r.bad[0].host && !strcmp(r.bad[0].host, "n1"), "a 257-byte field: malformed, named (%s)",
+			      r.nbad ? r.bad[0].why : "");
+		gp_report_free(&r);
+	}
+}
+
 int main(void)
 {
 	test_interleaved();
 	test_plain_and_truncated();
 	test_bench();
+	test_bench_long_fields();
 	test_totals();
 	test_dir();
 	test_clean_and_expect_errors();
