@@ -72,9 +72,24 @@ static int parse(struct cli *c, struct rep_opts *o, int argc, char **argv)
 	return -1;
 }
 
+/* Text another host sent, safe to print (gp_out_escape): control characters, C1, bidi overrides and
+ * bytes that are no UTF-8 escaped. NULL stays NULL. Up to 16 results live at once (one printf, one row). */
+static const char *safe(const char *s)
+{
+	static struct gp_buf ring[16];
+	static unsigned next;
+	struct gp_buf *b = &ring[next++ % 16];
+
+	if (!s)
+		return NULL;
+	gp_buf_reset(b);
+	return gp_out_escape(b, s) ? "(out of memory)" : gp_buf_str(b);
+}
+
+/* safe(s), or "-" for NULL. */
 static const char *nz(const char *s)
 {
-	return s ? s : "-";
+	return s ? safe(s) : "-";
 }
 
 static const char *exit_meaning(int s)
@@ -139,9 +154,10 @@ static int print_table(const struct cli *c, const struct gp_report *r)
 
 			if (g->sev != s)
 				continue;
-			printf("  %s  %s (%d)\n      %s: %s\n", g->id, g->range, g->nhost, nz(g->subject), nz(g->message));
+			printf("  %s  %s (%d)\n      %s: %s\n", safe(g->id), g->range, g->nhost, nz(g->subject),
+			       nz(g->message));
 			if (g->fix && c->verbose)
-				printf("      fix: %s\n", g->fix);
+				printf("      fix: %s\n", safe(g->fix));
 		}
 	}
 	if (r->nclean && !c->quiet)
@@ -149,7 +165,7 @@ static int print_table(const struct cli *c, const struct gp_report *r)
 	for (int i = 0; i < r->nstatus; i++)
 		printf("\ndoctor exited %d (%s): %s (%d)%s%s\n", r->status[i].exit_status,
 		       exit_meaning(r->status[i].exit_status), r->status[i].range, r->status[i].nhost,
-		       r->status[i].error ? "\n      " : "", r->status[i].error ? r->status[i].error : "");
+		       r->status[i].error ? "\n      " : "", r->status[i].error ? safe(r->status[i].error) : "");
 	if (r->nmissing)
 		printf("\nmissing (sent nothing): %s (%d)\n", r->missing_range, r->nmissing);
 	if (r->nunexpected && !c->quiet)
@@ -168,8 +184,8 @@ static int print_table(const struct cli *c, const struct gp_report *r)
 				       r->host[b->low[k].host].name, b->low[k].gbps,
 				       b->median > 0 ? b->low[k].gbps / b->median : 0, b->median, nz(b->mode), nz(b->path),
 				       nz(b->src), nz(b->dst), gp_size_str(b->size, size, sizeof(size)), b->memory ? " " : "",
-				       b->memory ? b->memory : "", b->p2p ? " p2p " : "", b->p2p ? b->p2p : "", nz(b->engine),
-				       b->op ? " " : "", b->op ? b->op : "");
+				       b->memory ? safe(b->memory) : "", b->p2p ? " p2p " : "", b->p2p ? safe(b->p2p) : "",
+				       nz(b->engine), b->op ? " " : "", b->op ? safe(b->op) : "");
 		}
 	}
 	if (r->nbad)
@@ -178,9 +194,9 @@ static int print_table(const struct cli *c, const struct gp_report *r)
 		const struct gp_report_bad *b = &r->bad[i];
 
 		if (b->line)
-			printf("  %s:%d  %s  %s\n", b->source, b->line, nz(b->host), b->why);
+			printf("  %s:%d  %s  %s\n", safe(b->source), b->line, nz(b->host), safe(b->why));
 		else
-			printf("  %s  %s  %s\n", b->source, nz(b->host), b->why);
+			printf("  %s  %s  %s\n", safe(b->source), nz(b->host), safe(b->why));
 	}
 	if (!c->quiet)
 		printf("\nsummary: %d host%s, %d clean; findings on hosts: %d error, %d warning, %d unknown; %d missing, "
@@ -300,12 +316,13 @@ static void csv_row(const char *kind, const char *sev, const char *id, const cha
 	snprintf(g, sizeof(g), "%.2f", gbps);
 	snprintf(m, sizeof(m), "%.2f", median);
 	for (size_t i = 0; i < nc; i++)
-		gp_csv_field(stdout, cells[i] ? cells[i] : "", i + 1 < nc ? ',' : '\n');
+		gp_csv_field(stdout, cells[i] ? safe(cells[i]) : "", i + 1 < nc ? ',' : '\n');
 }
 
 static void print_csv(const struct cli *c, const struct gp_report *r)
 {
-	char ex[16], at[64];
+	struct gp_buf at = GP_BUF_INIT;
+	char ex[16];
 
 	if (!c->no_header)
 		printf("kind,severity,id,subject,message,hosts,count,mode,path,src,dst,size,memory,p2p,op,engine,gbps,"
@@ -334,9 +351,12 @@ static void print_csv(const struct cli *c, const struct gp_report *r)
 				b->median);
 	}
 	for (int i = 0; i < r->nbad; i++) {
-		snprintf(at, sizeof(at), "%s:%d", r->bad[i].source, r->bad[i].line);
-		csv_row("malformed", NULL, NULL, at, r->bad[i].why, r->bad[i].host, 1, NULL, -1, -1);
+		gp_buf_reset(&at);
+		gp_buf_addf(&at, "%s:%d", r->bad[i].source, r->bad[i].line);
+		csv_row("malformed", NULL, NULL, at.oom ? "(out of memory)" : gp_buf_str(&at), r->bad[i].why, r->bad[i].host,
+			1, NULL, -1, -1);
 	}
+	gp_buf_free(&at);
 }
 
 int cmd_report(struct cli *c, int argc, char **argv)
@@ -375,8 +395,8 @@ int cmd_report(struct cli *c, int argc, char **argv)
 	} else {
 		if (!c->quiet)
 			for (int i = 0; i < r.nbad; i++)
-				fprintf(stderr, "gpup2p report: %s:%d: %s%s%s\n", r.bad[i].source, r.bad[i].line,
-					r.bad[i].host ? r.bad[i].host : "", r.bad[i].host ? ": " : "", r.bad[i].why);
+				fprintf(stderr, "gpup2p report: %s:%d: %s%s%s\n", safe(r.bad[i].source), r.bad[i].line,
+					r.bad[i].host ? safe(r.bad[i].host) : "", r.bad[i].host ? ": " : "", safe(r.bad[i].why));
 		if (c->fmt == GP_OUT_JSON)
 			print_json(c, &r, argc, argv);
 		else if (c->fmt == GP_OUT_CSV)

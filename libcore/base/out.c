@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gpup2p/buf.h"
 #include "gpup2p/out.h"
 
 void gp_json_init(struct gp_json *j, FILE *f, int pretty)
@@ -70,6 +71,38 @@ static void json_string(FILE *f, const char *s)
 		p += n ? n : 1;
 	}
 	fputc('"', f);
+}
+
+/* A code point that moves or hides text on a terminal without being a control character: the
+ * bidirectional embeddings, overrides and isolates and the direction marks ("Trojan Source"). */
+static int bidi_control(unsigned cp)
+{
+	return cp == 0x200e || cp == 0x200f || cp == 0x061c || (cp >= 0x202a && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
+}
+
+int gp_out_escape(struct gp_buf *b, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		int n = utf8_len(p), rc;
+		unsigned cp = 0;
+
+		if (n == 2)
+			cp = (p[0] & 0x1fu) << 6 | (p[1] & 0x3fu);
+		else if (n == 3)
+			cp = (p[0] & 0x0fu) << 12 | (p[1] & 0x3fu) << 6 | (p[2] & 0x3fu);
+		if (!n || *p < 0x20 || *p == 0x7f)
+			rc = *p == '\n' ? gp_buf_addf(b, "\\n") : *p == '\t' ? gp_buf_addf(b, "\\t") :
+			     *p == '\r' ? gp_buf_addf(b, "\\r") : gp_buf_addf(b, "\\x%02x", *p);
+		else if ((cp >= 0x80 && cp <= 0x9f) || bidi_control(cp))
+			rc = gp_buf_addf(b, "\\u%04x", cp);
+		else
+			rc = gp_buf_addf(b, "%.*s", n, (const char *)p);
+		if (rc)
+			return rc;
+		p += n ? n : 1;
+	}
+	return 0;
 }
 
 static void json_sep(struct gp_json *j, const char *key)

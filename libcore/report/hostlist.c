@@ -8,10 +8,19 @@
 
 #define NUM_DIGITS_MAX 18
 
-static int name_char(char c)
+int gp_hostlist_name_char(int c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
 	       c == '.' || c == '_';
+}
+
+int gp_hostlist_valid(const char *name)
+{
+	size_t n = 0;
+
+	while (name[n] && n < GP_HOSTNAME_MAX && gp_hostlist_name_char((unsigned char)name[n]))
+		n++;
+	return n && !name[n];
 }
 
 int gp_hostlist_add(struct gp_hostlist *h, const char *name)
@@ -69,7 +78,7 @@ static int expand_item(struct expand *x, char *buf, size_t blen, const char *ite
 	const char *p = item, *end = item + len, *close;
 
 	while (p < end && *p != '[') {
-		if (!name_char(*p))
+		if (!gp_hostlist_name_char((unsigned char)*p))
 			return gp_err_set(x->e, GP_E_USAGE, EINVAL, "host list '%s': bad character '%c' in a host name",
 					  x->expr, *p);
 		if (blen >= GP_HOSTNAME_MAX)

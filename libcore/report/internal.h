@@ -8,6 +8,10 @@
 /* The longest string field of a bench row (mode, path, src, dst, memory, p2p, op, engine) taken. */
 #define REPORT_BENCH_FIELD_MAX 256
 
+/* A printable excerpt of untrusted text into out[len]: its first 40 bytes, each byte outside printable
+ * ASCII as '?', "..." when cut. */
+void report_excerpt(const char *s, char *out, size_t len);
+
 /* The index of host `name`, created when new; -ENOMEM. */
 int report_host(struct gp_report *r, const char *name);
 

@@ -106,7 +106,7 @@ static const char *raw_host(const char *s, char *buf, size_t len)
 		return NULL;
 	memcpy(buf, h, n);
 	buf[n] = '\0';
-	return buf;
+	return gp_hostlist_valid(buf) ? buf : NULL;
 }
 
 /* The host of a stream key: a label that is a number (srun --label's task) names none. */
@@ -150,8 +150,7 @@ static int pend_flush(struct reader *rd, struct pend *p, const char *cut)
 	return rc;
 }
 
-/* A printable excerpt of a line that is no JSON. */
-static void excerpt(const char *s, char *out, size_t len)
+void report_excerpt(const char *s, char *out, size_t len)
 {
 	size_t i;
 
@@ -166,8 +165,7 @@ static const char *label(char *line, char *key, size_t klen)
 	const char *s = line + strspn(line, " ");
 	size_t n = 0;
 
-	while (s[n] && n < klen - 1 && ((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z') ||
-					 (s[n] >= '0' && s[n] <= '9') || s[n] == '-' || s[n] == '.' || s[n] == '_'))
+	while (s[n] && n < klen - 1 && gp_hostlist_name_char((unsigned char)s[n]))
 		n++;
 	if (!n || s[n] != ':' || (s[n + 1] != ' ' && s[n + 1] != '\0')) {
 		key[0] = '\0';
@@ -202,7 +200,7 @@ static int one_line(struct reader *rd, char *line, int ln)
 		if (*t != '{') {
 			const char *h = key_host(rd, key);
 
-			excerpt(t, ex, sizeof(ex));
+			report_excerpt(t, ex, sizeof(ex));
 			return report_bad(rd->r, rd->source, ln, h, "not JSON: '%s'", ex);
 		}
 		p->line = ln;
@@ -289,7 +287,13 @@ int gp_report_read_path(struct gp_report *r, const char *path, struct gp_err *e)
 			break;
 		}
 		snprintf(p, l, "%s/%s", path, names.v[i]);
-		if (!stat(p, &st) && S_ISDIR(st.st_mode))
+		if (!gp_hostlist_valid(names.v[i])) {
+			char ex[64];
+
+			report_excerpt(names.v[i], ex, sizeof(ex));
+			rc = report_bad(r, path, 0, NULL, "a file name that is no host name: '%s'", ex) ?
+			     gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory") : 0;
+		} else if (!stat(p, &st) && S_ISDIR(st.st_mode))
 			rc = report_bad(r, p, 0, NULL, "a directory inside the directory (one file per host expected)") ?
 			     gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory") : 0;
 		else

@@ -262,6 +262,12 @@ int report_doc(struct gp_report *r, const struct gp_jv *doc, const char *host, c
 		host = gp_jv_str(doc, "host");
 	if (!host || !*host)
 		return report_bad(r, source, line, NULL, "no host: neither a 'host: ' label nor a \"host\" member");
+	if (!gp_hostlist_valid(host)) {
+		char ex[64];
+
+		report_excerpt(host, ex, sizeof(ex));
+		return report_bad(r, source, line, NULL, "\"host\" is no host name: '%s'", ex);
+	}
 	if ((h = report_host(r, host)) < 0)
 		return h;
 	if (fs && fs->type == GP_JV_ARR)

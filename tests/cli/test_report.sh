@@ -125,3 +125,47 @@ print("n1: " + json.dumps(f)); f.update(mode="p2p"); print("n2: " + json.dumps(f
 "$BIN" report <"$T/long.txt" >"$T/long.out" 2>&1; rc=$?
 [ $rc -eq 1 ] && [ "$(grep -c 'bench row: "mode" longer than 256 bytes\|bench row: "path" longer than 256 bytes' "$T/long.out")" -ge 2 ] &&
 	ok "bench strings over 1 KiB: malformed input, exit 1 (no overflow)" || nok "long bench strings: exit $rc: $(tail -3 "$T/long.out")"
+
+# terminal injection: what another host sent is escaped in text, CSV and on stderr; a "host" member that
+# is no host name (ESC, newline, brackets) is malformed input, not a host
+python3 - "$T/inj" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+os.makedirs(d + "/dir")
+f = {"id": "acs.\u001b[31mredirect", "severity": "error", "subject": "0000:01:00.0\u001b[2K\r",
+     "message": "m\u009b1;1H\nclean: node[01-64] (64)\u202e", "fix": "f\u001b]0;pwned\u0007"}
+doc = lambda host, fs, **k: json.dumps(dict(host=host, findings=fs, exit_status=2, **k))
+with open(d + "/stream", "w") as o:
+    print("n1: " + doc("x", [f]), file=o)
+    print(doc("evil\u001b[2J", []), file=o)
+    print(doc("a\nb", []), file=o)
+    print(doc("n[1-2]", []), file=o)
+    print("n2: " + json.dumps(dict(host="x", findings=[], exit_status=3, error="no\u001b[8m GPU\x7f")), file=o)
+    print("n3: " + json.dumps(dict(mode="p\u001b[1m2p", path="p2p", src="GPU0", dst="GPU1", size=1, gbps=1.0)), file=o)
+    print('{"host": "raw\x1b[2Jhost", "findings": [', file=o)
+with open(d + "/dir/n4", "w") as o:
+    print(doc("x", []), file=o)
+with open(d + "/dir/n5\x1b[2J", "w") as o:
+    print(doc("x", []), file=o)
+PY
+ctl() { LC_ALL=C grep -c $'[\x01-\x08\x0b-\x1f\x7f]\|\xc2[\x80-\x9f]\|\xe2\x80\xae' "$1"; }
+"$BIN" report -v "$T/inj/stream" "$T/inj/dir" >"$T/inj.txt" 2>"$T/inj.err"; rc=$?
+"$BIN" report --csv "$T/inj/stream" "$T/inj/dir" >"$T/inj.csv" 2>/dev/null
+[ "$(ctl "$T/inj.txt")" = 0 ] && [ "$(ctl "$T/inj.err")" = 0 ] && [ "$(ctl "$T/inj.csv")" = 0 ] && [ $rc -eq 2 ] &&
+	ok "text, CSV and stderr carry no control character from the input (exit 2)" ||
+	nok "control characters printed: $(ctl "$T/inj.txt") text, $(ctl "$T/inj.err") stderr, $(ctl "$T/inj.csv") CSV (exit $rc)"
+grep -qF '  acs.\x1b[31mredirect  n1 (1)' "$T/inj.txt" && grep -qF '      0000:01:00.0\x1b[2K\r: m\u009b1;1H\nclean: node[01-64] (64)\u202e' "$T/inj.txt" &&
+	grep -qF '      fix: f\x1b]0;pwned\x07' "$T/inj.txt" && grep -qF '      no\x1b[8m GPU\x7f' "$T/inj.txt" &&
+	grep -qF 'p\x1b[1m2p' "$T/inj.txt" && ! grep -q '^clean: node' "$T/inj.txt" &&
+	ok "id, subject, message, fix, error and bench names shown escaped; no forged clean line" ||
+	nok "escaped text: $(head -20 "$T/inj.txt")"
+[ "$(grep -c '"host" is no host name' "$T/inj.txt")" = 3 ] && grep -q "file name that is no host name: 'n5?\[2J'" "$T/inj.txt" &&
+	grep -q '^summary: 4 hosts,' "$T/inj.txt" &&
+	ok "hosts that are no host names (ESC, newline, brackets, a file name) are malformed, not hosts" ||
+	nok "bad hosts: $(grep -A12 '^malformed' "$T/inj.txt"; tail -1 "$T/inj.txt")"
+"$BIN" report --json "$T/inj/stream" "$T/inj/dir" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["findings"][0]["subject"] == "0000:01:00.0\x1b[2K\r", d["findings"][0]
+assert all(m["host"] is None for m in d["malformed"] if "host" in m["why"] or "file name" in m["why"]), d["malformed"]' &&
+	ok "--json keeps the text as sent (JSON escapes it)" || nok "--json of the injection input"

@@ -173,8 +173,25 @@ static void test_strmap(void)
 	gp_strmap_free(&m);
 }
 
+/* The host name rule --expect, the labels and report's "host" member share. */
+static void test_valid(void)
+{
+	char long_name[GP_HOSTNAME_MAX + 2];
+
+	memset(long_name, 'a', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	CHECK(gp_hostlist_valid("node01") && gp_hostlist_valid("gpu-7.rack_2.example.com"), "host names are valid");
+	CHECK(!gp_hostlist_valid("") && !gp_hostlist_valid("n1\x1b[2J") && !gp_hostlist_valid("a b") &&
+	      !gp_hostlist_valid("n[1-2]") && !gp_hostlist_valid("n1\n") && !gp_hostlist_valid("caf\xc3\xa9") &&
+	      !gp_hostlist_valid("a/b") && !gp_hostlist_valid("a:b"), "empty, ESC, space, brackets, LF, non-ASCII, / and : are not");
+	CHECK(!gp_hostlist_valid(long_name), "%d characters are too many", GP_HOSTNAME_MAX + 1);
+	long_name[GP_HOSTNAME_MAX] = '\0';
+	CHECK(gp_hostlist_valid(long_name), "%d characters are a host name", GP_HOSTNAME_MAX);
+}
+
 int main(void)
 {
+	test_valid();
 	test_strmap();
 	test_expand();
 	test_fold();

@@ -181,8 +181,35 @@ static void replace_tests(void)
 	rmdir(dir);
 }
 
+/* Text from other machines made safe for a terminal: controls, DEL, C1, bidi overrides, bad UTF-8. */
+static void escape_tests(void)
+{
+	static const struct { const char *in, *want, *what; } c[] = {
+		{ "node01: ok", "node01: ok", "plain ASCII unchanged" },
+		{ "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x98\x80", "UTF-8 kept" },
+		{ "\x1b[2J\x1b]0;t\x07", "\\x1b[2J\\x1b]0;t\\x07", "ESC and BEL escaped" },
+		{ "a\r\nclean: n[1-9]\tz", "a\\r\\nclean: n[1-9]\\tz", "CR, LF, TAB as \\r \\n \\t" },
+		{ "del\x7f", "del\\x7f", "DEL escaped" },
+		{ "csi\xc2\x9b" "2J", "csi\\u009b2J", "a C1 control (U+009B) escaped" },
+		{ "raw\x9b" "2J", "raw\\x9b2J", "a lone 0x9b byte (8-bit CSI) escaped" },
+		{ "\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80x\xe2\x82", "\\xc0\\xaf\\xed\\xa0\\x80\\xf4\\x90\\x80\\x80x\\xe2\\x82",
+		  "overlong, surrogate, above U+10FFFF, cut sequence: bytes escaped" },
+		{ "abc\xe2\x80\xae" "def\xe2\x81\xa6", "abc\\u202edef\\u2066", "bidi override and isolate escaped" },
+		{ "", "", "empty" },
+	};
+	struct gp_buf b = GP_BUF_INIT;
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		gp_buf_reset(&b);
+		CHECK(gp_out_escape(&b, c[i].in) == 0 && !strcmp(gp_buf_str(&b), c[i].want), "gp_out_escape: %s (%s)",
+		      c[i].what, gp_buf_str(&b));
+	}
+	gp_buf_free(&b);
+}
+
 int main(void)
 {
+	escape_tests();
 	prom_tests();
 	replace_tests();
 	json_tests();

@@ -13,6 +13,13 @@ struct gp_hostlist {
 	int n, cap;
 };
 
+/* 1 when c may appear in a host name (letters, digits, '-', '.', '_': what --expect and the
+ * "host: " labels of pdsh, clush and srun take), else 0. */
+int gp_hostlist_name_char(int c);
+
+/* 1 when name is a host name: 1 to GP_HOSTNAME_MAX characters, each gp_hostlist_name_char. */
+int gp_hostlist_valid(const char *name);
+
 /* Expand expr ("node[01-04,07],login1,rack[1-2]-n[1-3]") and append the names to h.
  * 0, or -EINVAL (GP_E_USAGE, e says what is wrong and where), -E2BIG, -ENOMEM. */
 int gp_hostlist_parse(struct gp_hostlist *h, const char *expr, struct gp_err *e);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "gpup2p/buf.h"
 #include "gpup2p/err.h"
 
 enum gp_out_format { GP_OUT_TABLE = 0, GP_OUT_JSON, GP_OUT_CSV, GP_OUT_JSONL };
@@ -43,6 +44,11 @@ void gp_json_num(struct gp_json *j, const char *key, double v, int prec);
 void gp_json_bool(struct gp_json *j, const char *key, int v);
 /* null. */
 void gp_json_null(struct gp_json *j, const char *key);
+
+/* Append s to b made safe to print on a terminal (text other machines sent): control characters and
+ * DEL as \n \t \r or \xHH, C1 controls and bidirectional overrides as \uHHHH, each byte that is not
+ * well-formed UTF-8 as \xHH; the rest unchanged. 0, or -ENOMEM. */
+int gp_out_escape(struct gp_buf *b, const char *s);
 
 /* Write s as a CSV field (quoted when it holds a comma, quote or newline), then sep (',' or '\n'). */
 void gp_csv_field(FILE *f, const char *s, char sep);
