@@ -22,8 +22,9 @@ struct gp_finding *gp_doctor_add(struct gp_doctor_ctx *c, enum gp_sev sev, const
 	__attribute__((format(printf, 4, 5)));
 
 /* A source file the check needs is missing: "unknown" on a live system (could not be read: err),
- * and under a snapshot whose marker says its live source could not give it either; otherwise
- * "skipped" under a root (not captured there). what names the file. */
+ * under a snapshot whose marker says its live source could not give it either, and under a root
+ * where it is there but refused (err other than ENOENT/ENOTDIR: a link out of the root, a pipe);
+ * otherwise "skipped" under a root (not captured there). what names the file. */
 struct gp_finding *gp_doctor_missing(struct gp_doctor_ctx *c, const char *subject, const char *what, int err);
 
 /* Set the finding's fix (one command, boot parameter or firmware setting). */
@@ -144,7 +145,7 @@ int gp_doctor_kallsyms_scan(const struct gp_root *r, const char *sym);
 
 /* A device node under the root's /dev: 1 present (*usable: this process may read and write it;
  * offline, a recorded node counts as usable unless it reads "not usable..."), 0 missing, -ENOENT
- * when the root has no /dev. */
+ * when the root has no /dev, another negative errno (-EXDEV: a link out of the root) when unknown. */
 int gp_doctor_devnode(struct gp_doctor_ctx *c, const char *path, int *usable);
 
 /* Did the root capture `group` (a name of the snapshot marker's captured line: "aer", "rdma-ports",

@@ -57,11 +57,14 @@ struct gp_finding *gp_doctor_missing(struct gp_doctor_ctx *c, const char *subjec
 
 	if (at_source)
 		err = at_source;
-	if (c->root->live || at_source)
-		f = gp_doctor_add(c, GP_SEV_UNKNOWN, subject, "%s could not be read: %s", what, strerror(err < 0 ? -err : err));
+	err = err < 0 ? -err : err;
+	/* under a root, only a file that is not there was not captured: one that is there but refused
+	 * (a link out of the root, a pipe, a folder) is unknown */
+	if (c->root->live || at_source || (err != ENOENT && err != ENOTDIR))
+		f = gp_doctor_add(c, GP_SEV_UNKNOWN, subject, "%s could not be read: %s", what, gp_root_strerror(err));
 	else
 		f = gp_doctor_add(c, GP_SEV_SKIPPED, subject, "%s is not in the root %s (not captured)", what, c->root->dir);
-	gp_finding_ev(f, what, "%s", strerror(err < 0 ? -err : err));
+	gp_finding_ev(f, what, "%s", gp_root_strerror(err));
 	return f;
 }
 

@@ -3,6 +3,7 @@
  * on first use, so a check that is not selected costs nothing. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,18 +35,28 @@ static struct gp_doctor_sys *sys_of(struct gp_doctor_ctx *c)
 	return c->sys;
 }
 
-/* Open a file under the root for line reading. */
+/* Open a file for line reading through the root layer: beneath the root, never through a symlink
+ * that leaves it, and under a root a regular file only (a pipe there is not opened, a folder not read). */
 static FILE *root_fopen(const struct gp_root *r, const char *path, int *err)
 {
-	char full[GP_PATH_MAX];
+	struct stat st;
 	FILE *f;
+	int fd = gp_root_open(r, path, O_RDONLY);
 
-	if (gp_root_path(r, path, full, sizeof(full))) {
-		*err = -ENAMETOOLONG;
+	if (fd >= 0 && !r->live && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+		close(fd);
+		fd = -EMEDIUMTYPE;
+	}
+	if (fd < 0) {
+		*err = fd;
 		return NULL;
 	}
-	f = fopen(full, "re");
-	*err = f ? 0 : -errno;
+	if (!(f = fdopen(fd, "r"))) {
+		*err = -errno;
+		close(fd);
+		return NULL;
+	}
+	*err = 0;
 	return f;
 }
 
@@ -251,24 +262,28 @@ int gp_doctor_kallsyms_scan(const struct gp_root *r, const char *sym)
 
 int gp_doctor_devnode(struct gp_doctor_ctx *c, const char *path, int *usable)
 {
-	char full[GP_PATH_MAX];
 	struct stat st;
+	char note[64];
+	int fd;
 
 	*usable = 0;
 	if (!gp_root_exists(c->root, "/dev"))
 		return -ENOENT;
-	if (gp_root_path(c->root, path, full, sizeof(full)) || stat(full, &st))
-		return 0;
-	if (!c->root->live) {
-		char note[64];
-
-		/* a snapshot records that the node existed, and whether its taker could open it */
-		*usable = gp_root_read_text(c->root, path, note, sizeof(note)) <= 0 || strncmp(note, "not usable", 10);
+	if (c->root->live) {
+		if (stat(path, &st) || !S_ISCHR(st.st_mode))
+			return 0;
+		*usable = access(path, R_OK | W_OK) == 0;
 		return 1;
 	}
-	if (!S_ISCHR(st.st_mode))
+	/* under a root, through the root layer: a link out of it is -EXDEV, a pipe is never opened */
+	fd = gp_root_open(c->root, path, O_PATH);
+	if (fd == -ENOENT || fd == -ENOTDIR)
 		return 0;
-	*usable = access(full, R_OK | W_OK) == 0;
+	if (fd < 0)
+		return fd;
+	close(fd);
+	/* a snapshot records that the node existed, and whether its taker could open it */
+	*usable = gp_root_read_text(c->root, path, note, sizeof(note)) <= 0 || strncmp(note, "not usable", 10);
 	return 1;
 }
 
