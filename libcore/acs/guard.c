@@ -1,4 +1,5 @@
-/* gpup2p — when clearing ACS would undo isolation: the IOMMU translating, or VFIO owning a device. */
+/* gpup2p — when clearing ACS would undo isolation: the IOMMU translating (or not known not to), or
+ * VFIO owning a device. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,20 @@ static int governed(const struct gp_pci *p, int b, const struct gp_pci_dev *d)
 	return 0;
 }
 
+/* Why an IOMMU group of unknown type counts as unsafe: its type file is missing (kernels before 5.11
+ * have none) or unreadable, so the IOMMU may translate for d (intel_iommu=on without iommu=pt). */
+static void unknown_why(const struct gp_pci *p, const struct gp_pci_dev *d, const char *where, char *why, size_t n)
+{
+	char path[64], type[64];
+	ssize_t rc;
+
+	snprintf(path, sizeof(path), "/sys/kernel/iommu_groups/%d/type", d->iommu_group);
+	rc = gp_root_read_text(p->root, path, type, sizeof(type));
+	snprintf(why, n, "whether the IOMMU translates for %s %s is unknown (%s: %s), and if it does, its peer "
+		 "requests would skip the translation; boot with iommu=pt, or use --force", d->bdf, where, path,
+		 rc < 0 ? gp_root_strerror((int)-rc) : rc == 0 ? "empty" : "a type not known here");
+}
+
 /* Why clearing ACS on bridge b is unsafe for function d, into why; 0 when it is not. */
 static int unsafe(const struct gp_pci *p, int b, const struct gp_pci_dev *d, char *why, size_t n)
 {
@@ -38,6 +53,8 @@ static int unsafe(const struct gp_pci *p, int b, const struct gp_pci_dev *d, cha
 		snprintf(why, n, "the IOMMU translates (%s) for %s %s, whose peer requests would then skip the "
 			 "translation and could reach the wrong memory; boot with iommu=pt, or use --force",
 			 gp_iommu_mode_name(m), d->bdf, where);
+	else if (m == GP_IOMMU_UNKNOWN && d->iommu_group >= 0)
+		unknown_why(p, d, where, why, n);
 	else
 		return 0;
 	return 1;

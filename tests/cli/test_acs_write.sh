@@ -148,6 +148,26 @@ expect 64 "^gpup2p: refusing to clear ACS on 0000:06:10.0: the IOMMU translates 
 	--root "$G" acs --disable --device 06:10.0
 [ "$(sums "$G")" = "$G0" ] && [ ! -e "$G/run/gpup2p/acs.state" ] && ok "acsguard refusals wrote nothing" ||
 	nok "an acsguard refusal wrote"
+# a group without a type file (Linux before 5.11) or with an unreadable one may translate: refused
+# with the file and the reason, unless --force
+cp -a "$FX/acsguard" "$T/ag2"
+g4=$T/ag2/sys/kernel/iommu_groups/$(basename "$(readlink "$T/ag2/sys/bus/pci/devices/0000:04:00.0/iommu_group")")
+A0=$(sums "$T/ag2")
+rm "$g4/type"
+expect 64 "^gpup2p: refusing to clear ACS on 0000:02:10.0: whether the IOMMU translates for 0000:04:00.0 below it is unknown \(/sys/kernel/iommu_groups/[0-9]+/type: No such file or directory\).*--force" \
+	--root "$T/ag2" acs --disable --device 02:10.0
+expect 64 "refusing to clear ACS on 0000:02:10.0: whether the IOMMU translates .* unknown" \
+	--root "$T/ag2" acs --disable --device 02:10.0 --dry-run
+mkfifo "$g4/type"
+expect 64 "whether the IOMMU translates for 0000:04:00.0 below it is unknown \(.*/type: not a regular file" \
+	--root "$T/ag2" acs --disable --device 02:10.0
+rm "$g4/type" && echo "strange" >"$g4/type"
+expect 64 "is unknown \(/sys/kernel/iommu_groups/[0-9]+/type: a type not known here\)" --root "$T/ag2" acs --disable --device 02:10.0
+[ "$(sums "$T/ag2")" = "$A0" ] && [ ! -e "$T/ag2/run/gpup2p/acs.state" ] && ok "unknown IOMMU type: nothing written" ||
+	nok "an unknown-type refusal wrote"
+out=$("$BIN" --root "$T/ag2" acs --disable --device 02:10.0 --force --csv --no-header); rc=$?
+[ $rc -eq 0 ] && [ "$out" = "0000:02:10.0,switch downstream,0x001d,0x0011,changed" ] &&
+	ok "unknown IOMMU type with --force: cleared" || nok "unknown type --force: rc=$rc $out"
 out=$("$BIN" --root "$G" acs --disable --device 02:08.0 --csv --no-header); rc=$?
 [ $rc -eq 0 ] && [ "$out" = "0000:02:08.0,switch downstream,0x001d,0x0011,changed" ] &&
 	ok "identity IOMMU, no VFIO below 02:08.0: cleared without --force" || nok "02:08.0: rc=$rc $out"

@@ -60,7 +60,8 @@ int gp_acs_plan_disable(const struct gp_topo *t, const struct gp_acs_audit *a, e
 
 /* Where clearing ACS would undo isolation, refuse: a function below a bridge the plan changes
  * (before != after), or beside a multi-function device's function, is translated by the IOMMU (group
- * type DMA or DMA-FQ: its peer requests would no longer reach the IOMMU), bound to vfio-pci or in a
+ * type DMA or DMA-FQ: its peer requests would no longer reach the IOMMU), in a group whose type is
+ * unknown (no type file, as before Linux 5.11: it may translate), bound to vfio-pci or in a
  * group owned by a user-space driver ("unmanaged": a guest could reach another's memory). 0 when
  * none is; else a GP_E_USAGE error (exit 64, --force overrides), one line naming the bridge, the
  * function and why. Reads the groups' types through p's root. */
