@@ -17,7 +17,7 @@
 #define KMSG "/dev/kmsg"
 #define LINE_MAX_ 16384          /* a kmsg record is at most 8 KiB with its dictionary */
 #define LOG_MAX (256u << 20)     /* stop after this much (a runaway log) */
-#define XID_GPUS 64
+#define XID_OFF_BUS 64       /* devices not on the PCI bus now tallied beyond the GPUs that are */
 #define XID_CODES 24
 
 /* What the codes mean and which ones need a GPU reset (drain, reset or reboot; RMA when they recur):
@@ -105,11 +105,43 @@ struct xid_gpu {
 	long other;                /* events of codes beyond XID_CODES */
 };
 
+/* One entry per GPU on the PCI bus (seeded first: never dropped), then up to XID_OFF_BUS devices the
+ * log names that are not on it; events of devices past those are counted in dropped/dropped_devs. */
 struct xid_tally {
-	struct xid_gpu g[XID_GPUS];
-	int n;
+	struct xid_gpu *g;
+	int n, cap;
 	long lines, events, malformed, lost, dropped;
+	char first_dropped[GP_BDF_LEN];
 };
+
+/* The entry of device bdf (function 0), or NULL. */
+static struct xid_gpu *find(struct xid_tally *t, const char *bdf)
+{
+	for (int k = 0; k < t->n; k++)
+		if (!strcmp(t->g[k].bdf, bdf))
+			return &t->g[k];
+	return NULL;
+}
+
+/* An entry for every GPU on the bus (its device: function 0), before the log is read. 0 or -ENOMEM. */
+static int seed(struct xid_tally *t, struct gp_doctor_ctx *c)
+{
+	t->cap = c->topo->ngpu + XID_OFF_BUS;
+	if (!(t->g = calloc((size_t)t->cap, sizeof(*t->g))))
+		return -ENOMEM;
+	for (int i = 0; i < c->topo->ngpu; i++) {
+		struct gp_pci_addr a;
+		char bdf[GP_BDF_LEN];
+
+		if (gp_pci_addr_parse(gp_doctor_dev(c, i)->bdf, &a))
+			continue;
+		a.func = 0;
+		gp_pci_addr_format(&a, bdf);
+		if (!find(t, bdf))
+			snprintf(t->g[t->n++].bdf, sizeof(t->g[0].bdf), "%s", bdf);
+	}
+	return 0;
+}
 
 static void tally_line(struct xid_tally *t, const char *line)
 {
@@ -123,12 +155,10 @@ static void tally_line(struct xid_tally *t, const char *line)
 	if (rc <= 0)
 		return;
 	t->events++;
-	for (k = 0; k < t->n && !g; k++)
-		if (!strcmp(t->g[k].bdf, bdf))
-			g = &t->g[k];
-	if (!g) {
-		if (t->n == XID_GPUS) {
-			t->dropped++;
+	if (!(g = find(t, bdf))) {
+		if (t->n == t->cap) { /* a device off the bus past the table: counted, and reported unknown */
+			if (!t->dropped++)
+				snprintf(t->first_dropped, sizeof(t->first_dropped), "%s", bdf);
 			return;
 		}
 		g = &t->g[t->n++];
@@ -253,7 +283,10 @@ void gp_doctor_check_xid(struct gp_doctor_ctx *c)
 	}
 	if (gp_doctor_no_gpu(c))
 		return;
-	if (!(t = calloc(1, sizeof(*t)))) {
+	if (!(t = calloc(1, sizeof(*t))) || seed(t, c)) {
+		if (t)
+			free(t->g);
+		free(t);
 		c->out.nomem = 1;
 		return;
 	}
@@ -270,11 +303,13 @@ void gp_doctor_check_xid(struct gp_doctor_ctx *c)
 					  "snapshot does not capture it (it may hold private data); to check a saved one, "
 					  "put dmesg's output there", where, gp_root_strerror(-rc));
 		gp_finding_ev(f, where, "%s", gp_root_strerror(-rc));
+		free(t->g);
 		free(t);
 		return;
 	}
 	if (!(seen = calloc((size_t)t->n + 1, 1))) {
 		c->out.nomem = 1;
+		free(t->g);
 		free(t);
 		return;
 	}
@@ -290,7 +325,7 @@ void gp_doctor_check_xid(struct gp_doctor_ctx *c)
 				g = &t->g[k];
 				seen[k] = 1;
 			}
-		if (g) {
+		if (g && (g->n || g->other)) {
 			report_gpu(c, g, d->bdf, c->topo->devs[i].name);
 			continue;
 		}
@@ -299,9 +334,18 @@ void gp_doctor_check_xid(struct gp_doctor_ctx *c)
 	}
 	/* a device the log names that is not on the PCI bus now (fell off it, or removed) */
 	for (int k = 0; k < t->n; k++)
-		if (!seen[k])
+		if (!seen[k] && (t->g[k].n || t->g[k].other))
 			report_gpu(c, &t->g[k], t->g[k].bdf, "a GPU not on the PCI bus now");
 	free(seen);
+	/* the GPUs on the bus are all tallied: what was left out names only devices off it */
+	if (t->dropped) {
+		struct gp_finding *f = gp_doctor_add(c, GP_SEV_UNKNOWN, "system", "the kernel log names more than %d "
+						     "devices not on the PCI bus: %ld Xid events of devices past them "
+						     "(the first %s) were not counted", XID_OFF_BUS, t->dropped,
+						     t->first_dropped);
+
+		gp_finding_fix(f, "journalctl -k | grep 'NVRM: Xid' lists them all");
+	}
 	/* the totals, on the first finding of this check */
 	if (c->out.n > first) {
 		struct gp_finding *f = &c->out.v[first];
@@ -312,7 +356,8 @@ void gp_doctor_check_xid(struct gp_doctor_ctx *c)
 		if (t->lost)
 			gp_finding_ev(f, "records overwritten while reading", "%ld", t->lost);
 		if (t->dropped)
-			gp_finding_ev(f, "events of devices beyond 64", "%ld", t->dropped);
+			gp_finding_ev(f, "events not counted (devices off the bus past 64)", "%ld", t->dropped);
 	}
+	free(t->g);
 	free(t);
 }

@@ -162,3 +162,22 @@ python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["summary"]; sys.exit
 	[ "$rc" = 0 ] && ok "h200x2-live: no error, no warning, exit 0" ||
 	nok "h200x2-live: exit $rc, $(grep -B2 -A3 '"severity": "\(error\|warning\)"' "$tmp/h200.json" | head -20)"
 [ "$(code --root "$FX/h200x2" doctor)" = 0 ] && ok "h200x2 spec: exit 0" || nok "h200x2 spec: exit $(code --root "$FX/h200x2" doctor)"
+
+# gpu.xid with a log naming 70 devices not on the bus before GPU0's Xid 79: the GPUs on the bus are
+# always counted (the table no longer fills before them), what is left out is unknown, not ok
+cp -a "$D/healthy" "$tmp/xid"
+for i in $(seq 1 70); do printf '4,%d,1,-;NVRM: Xid (PCI:0001:%02x:00): 13, pid=1, name=x\n' "$i" "$i"; done >"$tmp/xid/dev/kmsg"
+echo "4,71,2,-;NVRM: Xid (PCI:0000:13:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus." >>"$tmp/xid/dev/kmsg"
+"$BIN" --root "$tmp/xid" doctor --kmsg --only gpu.xid --json >"$tmp/xid.json"; rc=$?
+python3 - "$tmp/xid.json" <<'PY' && [ $rc -eq 2 ] && ok "gpu.xid: GPU0's Xid after 70 off-bus devices: error; 6 events left out: unknown" ||
+import json, sys
+f = json.load(open(sys.argv[1]))["findings"]
+g0 = [x for x in f if x["subject"] == "0000:13:00.0"]
+assert g0 and g0[0]["severity"] == "error" and "79" in g0[0]["message"], g0
+off = [x for x in f if x["severity"] == "warning" and x["subject"].startswith("0001:")]
+assert len(off) == 64, len(off)
+unk = [x for x in f if x["severity"] == "unknown"]
+assert len(unk) == 1 and "6 Xid events" in unk[0]["message"] and "0001:41:00.0" in unk[0]["message"], unk
+assert sum(x["severity"] == "ok" for x in f) == 7, f
+PY
+	nok "gpu.xid with 70 off-bus devices: exit $rc $(head -c 600 "$tmp/xid.json")"
