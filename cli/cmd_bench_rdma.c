@@ -15,7 +15,7 @@ void help_bench_rdma(FILE *f)
 		"usage: gpup2p bench rdma [--op write|read|send|all] [--lat] [--mem host|gpu[:N]|auto]\n"
 		"                         [--peer-mem host|gpu[:N]|auto] [--device IBDEV] [--ib-port N] [--gid-index N]\n"
 		"                         [--peer-device IBDEV] [--peer-ib-port N] [--peer-gid-index N]\n"
-		"                         [--server [--listen ADDR] | --connect HOST] [--rdma-port P] [--timeout SEC]\n"
+		"                         [--server [--bind ADDR] | --connect HOST] [--rdma-port P] [--timeout SEC]\n"
 		"                         [--size S | --min S --max S [--factor F]] [--iters K] [--reps R]\n"
 		"                         [--min-bw [OP=]GBPS]... [--no-verify] [--json|--csv|--jsonl]\n\n"
 		"Measure RDMA between a NIC and host or GPU memory (GPUDirect RDMA) with RC queue pairs: RDMA write,\n"
@@ -44,7 +44,9 @@ void help_bench_rdma(FILE *f)
 		"  --peer-gid-index N its GID index (default: its port's RoCE v2 GID on RoCE, --gid-index's on IB)\n"
 		"  --server           wait for a client, answer it, exit when it is done (buffer: --size or\n"
 		"                     --max, else 64M)\n"
-		"  --listen ADDR      the server's address (default every address)\n"
+		"  --bind ADDR        the server's address (default 127.0.0.1: this host only; 0.0.0.0 or ::\n"
+		"                     every address). No authentication: any client that reaches it may\n"
+		"                     write and read its buffer. --listen is the same\n"
 		"  --connect HOST     run against the server on HOST\n"
 		"  --rdma-port P      rdma_cm port (default 18515)\n"
 		"  --timeout SEC      a peer silent this long is an error (default 10; the server waits for its\n"
@@ -129,9 +131,9 @@ static int rdma_opt(struct ropts *r, int argc, char **argv, int *i)
 		return num_arg("--peer-gid-index", v, 0, 255, &p->o.peer_gid_index) ? -1 : 1;
 	} else if (!strcmp(argv[*i], "--server")) {
 		p->o.role = GP_RDMA_SERVER;
-	} else if ((v = cli_opt_value(argc, argv, i, "--listen"))) {
+	} else if ((v = cli_opt_value(argc, argv, i, "--bind")) || (v = cli_opt_value(argc, argv, i, "--listen"))) {
 		if (!*v)
-			return cli_usage("bench rdma", "--listen wants an address of this host"), -1;
+			return cli_usage("bench rdma", "--bind wants an address of this host"), -1;
 		p->o.listen = v;
 	} else if ((v = cli_opt_value(argc, argv, i, "--connect"))) {
 		if (!*v)
@@ -252,8 +254,9 @@ int cmd_bench_rdma(struct cli *c, int argc, char **argv)
 		have_topo = 1;                     /* else the engine picks the NIC and the distance is unknown */
 	gp_rdma_plan_nic(&r->p, have_topo ? &t : NULL);
 	if (r->p.o.role == GP_RDMA_SERVER && !c->quiet)
-		fprintf(stderr, "gpup2p: bench rdma: waiting for a client on %s port %d\n",
-			r->p.o.listen ? r->p.o.listen : "every address", r->p.o.cm_port ? r->p.o.cm_port : GP_RDMA_CM_PORT);
+		fprintf(stderr, "gpup2p: bench rdma: waiting for a client on %s port %d%s\n",
+			r->p.o.listen ? r->p.o.listen : GP_RDMA_BIND_DEFAULT, r->p.o.cm_port ? r->p.o.cm_port : GP_RDMA_CM_PORT,
+			r->p.o.listen ? "" : " (this host only: --bind ADDR for others)");
 	if (gp_rdma_open(&s, &r->p.o, &e)) {
 		rc = cli_fail(&e);
 		goto out;

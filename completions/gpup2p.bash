@@ -43,7 +43,7 @@ _gpup2p()
 	--op) COMPREPLY=($(compgen -W "write read send all" -- "$cur")); return ;;
 	--mem|--peer-mem) COMPREPLY=($(compgen -W "host gpu gpu:0 auto" -- "$cur")); return ;;
 	--connect) _known_hosts_real -- "$cur"; return ;;
-	--ib-port|--gid-index|--peer-ib-port|--peer-gid-index|--rdma-port|--timeout|--listen) return ;;
+	--ib-port|--gid-index|--peer-ib-port|--peer-gid-index|--rdma-port|--timeout|--bind|--listen) return ;;
 	--peer-device) COMPREPLY=($(compgen -W "$(ls /sys/class/infiniband 2>/dev/null)" -- "$cur")); return ;;
 	--device)
 		local devs
@@ -74,7 +74,7 @@ _gpup2p()
 		;;
 	bench)
 		if [[ ${words[i + 1]-} == rdma ]] && ((cword > i + 1)); then
-			COMPREPLY=($(compgen -W "--op --lat --mem --peer-mem --device --ib-port --gid-index --peer-device --peer-ib-port --peer-gid-index --server --listen --connect --rdma-port --timeout --size --min --max --factor --iters --reps --min-bw --no-verify $global" -- "$cur"))
+			COMPREPLY=($(compgen -W "--op --lat --mem --peer-mem --device --ib-port --gid-index --peer-device --peer-ib-port --peer-gid-index --server --bind --connect --rdma-port --timeout --size --min --max --factor --iters --reps --min-bw --no-verify $global" -- "$cur"))
 		elif [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--gpu --size --min --max --factor --iters --reps --pinned --pageable --numa --p2p --engine --sm --stride --random --seed --min-bw --verify --no-verify $global" -- "$cur"))
 		else

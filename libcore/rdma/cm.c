@@ -99,7 +99,8 @@ static int peer_of(struct gp_rdma *s, const struct gp_rdma_cm_event *ev, struct 
 	return 0;
 }
 
-/* The address of host (NULL: every address, to listen on) and the rdma_cm port; opt names it in errors. */
+/* The address of host (NULL: every address; a server gets GP_RDMA_BIND_DEFAULT or --bind) and the
+ * rdma_cm port; opt names it in errors. */
 static int address(const struct gp_rdma *s, const char *host, const char *opt, struct addrinfo **ai, struct gp_err *e)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = host ? 0 : AI_PASSIVE };
@@ -158,13 +159,13 @@ static int server_open(struct gp_rdma *s, struct gp_err *e)
 	struct addrinfo *ai = NULL;
 	int rc;
 
-	if ((rc = address(s, s->o.listen, "--listen", &ai, e)))
+	if ((rc = address(s, s->o.listen ? s->o.listen : GP_RDMA_BIND_DEFAULT, "--bind", &ai, e)))
 		return rc;
 	rc = s->L->rdma_bind_addr(s->listen_id, ai->ai_addr);
 	freeaddrinfo(ai);
 	if (rc || s->L->rdma_listen(s->listen_id, 1))
 		return gp_err_set(e, GP_E_FAIL, errno ? errno : EIO, "rdma_cm: cannot listen on %s port %d: %s",
-				  s->o.listen ? s->o.listen : "every address", s->o.cm_port ? s->o.cm_port : GP_RDMA_CM_PORT,
+				  s->o.listen ? s->o.listen : GP_RDMA_BIND_DEFAULT, s->o.cm_port ? s->o.cm_port : GP_RDMA_CM_PORT,
 				  strerror(errno ? errno : EIO));
 	/* a server waits for its client without a limit; once connected, every wait has --timeout */
 	if ((rc = cm_event(s, GP_RDMA_CM_EVENT_CONNECT_REQUEST, -1, &ev, e)))

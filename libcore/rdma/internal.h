@@ -63,6 +63,10 @@ struct gp_rdma_ctl {
 };
 #define GP_RDMA_MAGIC 0x67703270u
 
+/* 1 when a run's operation (GP_RDMA_WRITE/READ/SEND), lat (0/1) and counts are within the bounds of
+ * rdma.h (GP_RDMA_MAX_*): what a server accepts from a client, and a client asks. */
+int gp_rdma_counts_ok(uint32_t op, uint32_t lat, uint32_t iters, uint32_t reps);
+
 /* Private data of the connection: this side's buffer. */
 struct gp_rdma_pdata {
 	uint64_t addr;

@@ -27,7 +27,7 @@ int gp_rdma_plan(struct gp_rdma_plan *p, struct gp_err *e)
 	if (o->role == GP_RDMA_SERVER && o->host)
 		return usage(e, "--server and --connect exclude each other (one host runs each)");
 	if (o->listen && o->role != GP_RDMA_SERVER)
-		return usage(e, "--listen goes with --server");
+		return usage(e, "--bind goes with --server");
 	if (o->host)
 		o->role = GP_RDMA_CLIENT;
 	if (p->peer_mem_set && o->role != GP_RDMA_LOOPBACK)

@@ -280,6 +280,9 @@ int gp_rdma_run(struct gp_rdma *s, int op, int lat, uint64_t size, int iters, in
 				  (unsigned long long)s->o.max_size);
 	if (s->o.role == GP_RDMA_SERVER)
 		return gp_err_set(e, GP_E_USAGE, EINVAL, "a server answers runs (gp_rdma_serve)");
+	if (!gp_rdma_counts_ok((uint32_t)op, (uint32_t)lat, (uint32_t)iters, (uint32_t)reps) || iters < 1 || reps < 1)
+		return gp_err_set(e, GP_E_USAGE, EINVAL, "%d iterations x %d repetitions: at most %d x %d (latency: %d "
+				  "round trips in all)", iters, reps, GP_RDMA_MAX_ITERS, GP_RDMA_MAX_REPS, GP_RDMA_MAX_SAMPLES);
 	return s->o.role == GP_RDMA_LOOPBACK ? run_loopback(s, r, no_verify, e) : gp_rdma_client_run(s, r, no_verify, e);
 }
 

@@ -84,15 +84,29 @@ out:
 	return rc;
 }
 
-/* The server's part of one run. */
+int gp_rdma_counts_ok(uint32_t op, uint32_t lat, uint32_t iters, uint32_t reps)
+{
+	if ((op != GP_RDMA_WRITE && op != GP_RDMA_READ && op != GP_RDMA_SEND) || lat > 1)
+		return 0;
+	if (!iters || !reps || iters > GP_RDMA_MAX_ITERS || reps > GP_RDMA_MAX_REPS)
+		return 0;
+	return !lat || (uint64_t)iters * reps <= GP_RDMA_MAX_SAMPLES;
+}
+
+/* The server's part of one run. The client's message is checked before anything is used. */
 static int serve_one(struct gp_rdma *s, struct gp_rdma_ctl *m, struct gp_err *e)
 {
 	struct gp_rdma_ep *ep = &s->ep[0];
-	long total = (long)m->iters * m->reps, base = ep->n_recv, rposted = 0;
+	long total, base = ep->n_recv, rposted = 0;
 	int send_bw = m->op == GP_RDMA_SEND && !m->lat, pong = m->lat && m->op != GP_RDMA_READ, rc;
 	int opc = m->op == GP_RDMA_WRITE ? GP_IBV_WR_RDMA_WRITE_WITH_IMM : GP_IBV_WR_SEND;
 	int64_t bad;
 
+	if (!gp_rdma_counts_ok(m->op, m->lat, m->iters, m->reps))
+		return gp_err_set(e, GP_E_FAIL, EPROTO, "the client asked for operation %u (latency %u), %u iterations x "
+				  "%u repetitions: at most %d x %d; is it gpup2p of another version?", m->op, m->lat,
+				  m->iters, m->reps, GP_RDMA_MAX_ITERS, GP_RDMA_MAX_REPS);
+	total = (long)m->iters * m->reps;          /* at most 1e11: no overflow */
 	if (!m->size || m->size > s->o.max_size || !m->iters || !m->reps)
 		return gp_err_set(e, GP_E_FAIL, EPROTO, "the client asked for %llu bytes; this server's buffer has %llu "
 				  "(--max)", (unsigned long long)m->size, (unsigned long long)s->o.max_size);

@@ -146,7 +146,9 @@ expect 64 '\-\-op takes write, read, send or all' bench rdma --op atomic
 expect 64 '\-\-mem takes host, gpu, gpu:N or auto' bench rdma --mem gpu:x
 expect 64 '\-\-server and \-\-connect exclude each other' bench rdma --server --connect h
 expect 64 '\-\-peer-mem is the other queue pair' bench rdma --connect h --peer-mem host
-expect 64 '\-\-listen goes with \-\-server' bench rdma --listen 10.0.0.1
+expect 64 '\-\-bind goes with \-\-server' bench rdma --bind 10.0.0.1
+expect 64 '\-\-bind goes with \-\-server' bench rdma --listen 10.0.0.1
+expect 64 '\-\-bind wants an address' bench rdma --server --bind=
 expect 64 '\-\-timeout wants a whole number' bench rdma --timeout 0
 expect 64 '\-\-size and \-\-min/\-\-max exclude' bench rdma --size 4K --min 1K --max 8K
 expect 64 'unknown option .--frob.' bench rdma --frob
@@ -161,3 +163,19 @@ out=$(GPUP2P_LIBRDMACM=$VERBS FAKEVERBS_DEVICES=mlx5_3,mlx5_0 FAKECUDA_GPUS=8 "$
 [ $rc -eq 2 ] && grep -q 'REJECTED.*is .gpup2p bench rdma --server. running there' <<<"$out" &&
 	ok "--connect with GPU memory: the NIC is rdma_cm's; no server: REJECTED, exit 2, naming the fix" ||
 	nok "--connect to nobody: rc=$rc $out"
+
+# the server's address: 127.0.0.1 (this host only) unless --bind (or --listen) names one; the double
+# writes what rdma_bind_addr got (FAKECM_BIND_LOG). The server waits for a client: stopped once bound.
+bound() {
+	local log=$T/bind.$RANDOM pid n
+	GPUP2P_LIBRDMACM=$VERBS FAKECM_BIND_LOG=$log "$BIN" --root "$FX/dgx-h100" bench rdma --server --rdma-port 20999 \
+		"$@" >/dev/null 2>"$log.err" &
+	pid=$!
+	for n in $(seq 200); do [ -s "$log" ] && break; kill -0 $pid 2>/dev/null || break; sleep 0.05; done
+	kill $pid 2>/dev/null; wait $pid 2>/dev/null
+	cat "$log" 2>/dev/null || echo "none: $(cat "$log.err")"
+}
+[ "$(bound)" = "127.0.0.1 20999" ] && ok "--server: bound to 127.0.0.1 by default" || nok "--server default: $(bound)"
+[ "$(bound --bind 10.1.2.3)" = "10.1.2.3 20999" ] && ok "--server --bind 10.1.2.3: bound there" ||
+	nok "--bind: $(bound --bind 10.1.2.3)"
+[ "$(bound --listen ::)" = ":: 20999" ] && ok "--listen :: (the old name): every address" || nok "--listen ::: $(bound --listen ::)"

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -151,9 +152,22 @@ API(int, rdma_destroy_id, (struct gp_rdma_cm_id *id))
 	return 0;
 }
 
+/* FAKECM_BIND_LOG=FILE: the address a listener is bound to, written there ("127.0.0.1 18515") */
 API(int, rdma_bind_addr, (struct gp_rdma_cm_id *id, struct sockaddr *sa))
 {
+	const char *log = getenv("FAKECM_BIND_LOG");
+	char a[INET6_ADDRSTRLEN] = "?";
+	FILE *f;
+
 	((struct fid *)id)->port = port_of(sa);
+	if (log && sa && (f = fopen(log, "w"))) {
+		if (sa->sa_family == AF_INET)
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, a, sizeof(a));
+		else if (sa->sa_family == AF_INET6)
+			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, a, sizeof(a));
+		fprintf(f, "%s %d\n", a, port_of(sa));
+		fclose(f);
+	}
 	return 0;
 }
 

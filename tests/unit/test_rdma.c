@@ -11,6 +11,7 @@
 
 #include "gpup2p/pci.h"
 #include "gpup2p/rdma.h"
+#include "rdma/internal.h"   /* the control message, to send what a hostile client would */
 #include "unit.h"
 
 static double now_s(void)
@@ -525,6 +526,30 @@ static void client_server(void)
 	CHECK(rc == -EINVAL && e.cls == GP_E_USAGE && strstr(e.msg, "start the server with --size 1048576"),
 	      "a client wanting more than the server's buffer is told the size to give (%s)", e.msg);
 	pthread_join(th, NULL);
+	/* a client's run whose counts or operation are out of bounds: refused before use (EPROTO), where
+	 * (long)iters * reps overflowed and a send run waited for 2^64 messages */
+	for (int k = 0; k < 3; k++) {
+		static const struct { uint32_t op, lat, iters, reps; const char *what; } bad[] = {
+			{ GP_RDMA_SEND, 0, 0xFFFFFFFFu, 0xFFFFFFFFu, "2^32-1 x 2^32-1 sends" },
+			{ GP_RDMA_WRITE, 1, GP_RDMA_MAX_ITERS, GP_RDMA_MAX_REPS, "1e11 latency round trips" },
+			{ 7, 0, 10, 1, "operation 7" },
+		};
+		struct gp_rdma_ctl m = { .magic = GP_RDMA_MAGIC, .kind = 1, .op = bad[k].op, .lat = bad[k].lat,
+					 .iters = bad[k].iters, .reps = bad[k].reps, .size = 4096, .seed = 1 };
+
+		sv = (struct server){ .mode = 0, .port = sv.port + 1 };
+		pthread_create(&th, NULL, server_main, &sv);
+		if (!client(&s, sv.port, "host", &e)) {
+			rc = gp_rdma_ctl_send(s, &m, &e);
+			pthread_join(th, NULL);
+			gp_rdma_close(s);
+		} else {
+			pthread_join(th, NULL);
+		}
+		CHECK(sv.rc == -EPROTO && strstr(sv.e.msg, "the client asked for operation") && strstr(sv.e.msg, "at most"),
+		      "a client asking for %s: the server refuses it, EPROTO (%d %s)", bad[k].what, sv.rc, sv.e.msg);
+	}
+	sv.port++;
 	rc = client(&s, sv.port + 1, "host", &e);
 	CHECK(rc == -ECONNREFUSED && strstr(e.msg, "REJECTED") && strstr(e.msg, "--server"),
 	      "no server on that port: refused, naming the fix (%s)", e.msg);

@@ -18,6 +18,10 @@ struct gp_topo;
 enum gp_rdma_op { GP_RDMA_WRITE = 1, GP_RDMA_READ = 2, GP_RDMA_SEND = 4 };
 enum gp_rdma_link { GP_RDMA_LINK_IB = 1, GP_RDMA_LINK_ETH = 2 };   /* verbs' link_layer values */
 #define GP_RDMA_CM_PORT 18515          /* bench rdma's rdma_cm port by default (perftest's) */
+#define GP_RDMA_BIND_DEFAULT "127.0.0.1" /* a server's address when none is given: this host only */
+#define GP_RDMA_MAX_ITERS 10000000     /* operations per repetition, at most (a server refuses more) */
+#define GP_RDMA_MAX_REPS 10000         /* repetitions, at most */
+#define GP_RDMA_MAX_SAMPLES 10000000   /* latency: iters x reps round trips timed one by one, at most */
 enum gp_rdma_memkind { GP_RMEM_HOST = 0, GP_RMEM_GPU, GP_RMEM_AUTO };
 enum gp_rdma_role { GP_RDMA_LOOPBACK = 0, GP_RDMA_SERVER, GP_RDMA_CLIENT };
 
@@ -67,7 +71,7 @@ struct gp_rdma_opts {
 	int peer_gid_index;            /* another device or port: its GID index; -1: gid_index on IB, the port's RoCE v2 GID on RoCE */
 	struct gp_rdma_mem mem, peer_mem;
 	const char *host;              /* client: server to connect to */
-	const char *listen;            /* server: address to listen on, NULL any */
+	const char *listen;            /* server: address to listen on, NULL GP_RDMA_BIND_DEFAULT */
 	int cm_port;                   /* rdma_cm port, 0: GP_RDMA_CM_PORT */
 	int timeout_s;                 /* no completion or connection event for this long: ETIMEDOUT; 0: 10 */
 	uint64_t max_size;             /* the largest message: buffers are this big */
@@ -122,9 +126,10 @@ int gp_rdma_open(struct gp_rdma **s, const struct gp_rdma_opts *o, struct gp_err
 /* The facts of an open session. */
 void gp_rdma_get_info(const struct gp_rdma *s, struct gp_rdma_info *i);
 
-/* One measurement (loopback or client): op, lat, size (<= max_size), iters per repetition, reps; the
- * data is checked after timing unless no_verify. 0 or -errno (ETIMEDOUT: the peer stopped answering;
- * EBADMSG: wrong data). */
+/* One measurement (loopback or client): op, lat, size (<= max_size), iters per repetition
+ * (<= GP_RDMA_MAX_ITERS), reps (<= GP_RDMA_MAX_REPS; with lat, iters x reps <= GP_RDMA_MAX_SAMPLES); the
+ * data is checked after timing unless no_verify. 0 or -errno (EINVAL: out of those bounds; ETIMEDOUT:
+ * the peer stopped answering; EBADMSG: wrong data). */
 int gp_rdma_run(struct gp_rdma *s, int op, int lat, uint64_t size, int iters, int reps, int no_verify,
 		struct gp_rdma_result *r, struct gp_err *e);
 
