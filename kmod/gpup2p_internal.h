@@ -86,7 +86,7 @@ bool gp_pin_persistent_supported(void);
 /* map.c */
 /* mmap of a pin: checks the request, sets the VMA up; pages are mapped at fault time. */
 int gp_pin_mmap(struct gp_file *f, struct vm_area_struct *vma);
-/* How the platform maps BAR pages (GPUP2P_MAP_WC on x86, else GPUP2P_MAP_UC). */
+/* How the platform maps BAR pages (GPUP2P_MAP_WC on x86 and arm64, else GPUP2P_MAP_UC). */
 u32 gp_map_type(void);
 /* Under the pin's lock, once pinned: reserve its runs write-combining, set p->map_type. */
 void gp_map_reserve(struct gp_pin *p);

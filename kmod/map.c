@@ -25,9 +25,14 @@
 
 #include "gpup2p_internal.h"
 
+/*
+ * arm64: pgprot_noncached is Device-nGnRnE memory, where an unaligned access (a memcpy's tail)
+ * faults; pgprot_writecombine is Normal non-cacheable, which takes them, as a BAR mapping needs.
+ * arch_io_reserve_memtype_wc is a no-op there (no PAT).
+ */
 u32 gp_map_type(void)
 {
-#if defined(CONFIG_X86)
+#if defined(CONFIG_X86) || defined(CONFIG_ARM64)
 	return GPUP2P_MAP_WC;
 #else
 	return GPUP2P_MAP_UC;
