@@ -131,7 +131,7 @@ class Runner:
         for d, _, files in os.walk(snap):
             for n in files:
                 p = os.path.join(d, n)
-                if not os.path.islink(p):
+                if os.path.isfile(p) and not os.path.islink(p):  # a pipe there would block this check
                     with open(p, "rb") as f:
                         if b"GPUP2P-FUZZ-DECOY" in f.read():
                             return ("escape", "decoy-copied", "snapshot copied the decoy into " + os.path.relpath(p, snap))
@@ -168,6 +168,14 @@ def judge(argv, rc, out, err):
 
 
 BDF = re.compile(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+
+
+def doctor_commands(rng, root):
+    """doctor --root, with and without --kmsg, in each output format."""
+    cmds = [["doctor", "--kmsg"], ["doctor", "--kmsg", "--json"], ["doctor", "--kmsg", "-v"], ["doctor", "--json"],
+            ["doctor", "--kmsg", "--only", "gpu.xid", "--json"], ["doctor", "--kmsg", "--prometheus"],
+            ["doctor", "--kmsg", "--nagios"], ["doctor", "--kmsg", "--strict", "-q"], ["doctor", "--only", "kmod,driver,rdma"]]
+    return [["--root", "@root"] + list(rng.choice(cmds)) for _ in range(rng.randint(2, 4))]
 
 
 def commands(rng, root):
@@ -261,6 +269,8 @@ def fixtures(top):
 def fuzz(r, args):
     rng = random.Random(args.seed)
     names = fixtures(r.fixtures)
+    if args.target == "doctor":  # the trees with doctor's /proc, /sys and /dev files
+        names = [n for n in names if n.startswith("doctor/")]
     end = time.time() + args.time
     seen, rounds = {}, 0
     pending = {}
@@ -272,10 +282,10 @@ def fuzz(r, args):
         rounds += 1
         fixture = rng.choice(names)
         root = r.tree(fixture, [])
-        ops = mutate.generate(rng, root)
+        ops = mutate.generate_doctor(rng, root) if args.target == "doctor" else mutate.generate(rng, root)
         r.tree(fixture, ops)
         state = mutate.state_text(rng, root)
-        for argv in commands(rng, root):
+        for argv in (doctor_commands if args.target == "doctor" else commands)(rng, root):
             if time.time() >= end:
                 break
             mutate.write_state(r.work, state)
@@ -312,6 +322,8 @@ def main():
     ap.add_argument("--leaks", type=int, default=0, help="1: LeakSanitizer too (a leak before exit is minor)")
     ap.add_argument("--pending", default="", help="folder of cases waiting for a fix elsewhere: the same finding "
                     "again is listed, not counted")
+    ap.add_argument("--target", choices=["all", "doctor"], default="all",
+                    help="doctor: doctor --root/--kmsg on the doctor fixtures, their /proc, /sys, /dev files mutated")
     ap.add_argument("--replay", nargs="*")
     args = ap.parse_args()
     r = Runner(args)

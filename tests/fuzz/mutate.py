@@ -11,6 +11,7 @@ are plain JSON (paths relative to the root, bytes as hex) so that a finding repl
   clone     PATH COUNT            COUNT copies of a leaf function beside it (new device numbers)
   deep      BRIDGE LEAF DEPTH     a chain of DEPTH bridges below BRIDGE ending in a copy of LEAF
   junk      NAMEHEX KIND          an odd entry in sys/bus/pci/devices (dir, file or dangling link)
+  fifo      PATH                  replace PATH by a named pipe (nobody writes it: an open that waits hangs)
 Nothing is ever written outside the root: a path that resolves elsewhere is left alone.
 """
 import os
@@ -26,7 +27,63 @@ NASTY = [b"", b"\n", b"0", b"-1", b"0x", b"0xffff\n", b"0x10000", b"999999999999
          b"-2147483648", b" 1", b"1 2", b"\xff\xfe\n", b"1\x002", b"%s%n%x", b"16.0 GT/s PCIe\n", b"2.5 GT/s",
          b"Unknown\n", b"0-3,,5", b"1-0", b"0-99999999", b"0-4095", b"8.0 GT/s", b"32", b"0x030200\n",
          b"0xffffffff", b"nan", b"1e9999", b"\n\n\n", b"0x10de\n", b"caf\xc3\xa9\xed\xa0\x80"]
-TEXTS = ("proc/", "gpup2p/", "sys/module/", "sys/kernel/", "sys/devices/system/", "sys/class/")  # text read by doctor & co
+TEXTS = ("proc/", "gpup2p/", "sys/module/", "sys/kernel/", "sys/devices/system/", "sys/class/", "dev/")  # read by doctor & co
+DOCTOR = ["proc/modules", "proc/kallsyms", "proc/cmdline", "proc/driver/nvidia/version", "proc/driver/nvidia/params",
+          "proc/sys/kernel/hostname", "proc/sys/kernel/random/boot_id", "proc/sys/kernel/numa_balancing",
+          "proc/sys/kernel/modules_disabled", "sys/module/module/parameters/sig_enforce", "dev", "dev/kmsg",
+          "dev/gpup2p", "dev/nvidiactl", "dev/nvidia0", "dev/nvidia-uvm", "dev/infiniband", "dev/infiniband/uverbs0",
+          "gpup2p/gpu-facts", "proc/driver/nvidia/gpus", "sys/devices/system/node"]
+
+
+def _kmsg(rng):
+    """A kernel log: kmsg records and dmesg lines, Xid lines of GPUs on the bus or not, damaged ones."""
+    lines = []
+    for i in range(rng.choice([1, 5, 40, 300])):
+        dom = rng.choice(["0000", "0000", "0001", "ffff", "zz", "00000000", ""])
+        bus = rng.choice(["13", "14", "33", "93", "e1", "%02x" % rng.randint(0, 255), "1ff", ""])
+        code = rng.choice(["79", "13", "48", "63", "94", "0", "99999", "-1", "abc", "4294967296", "119"])
+        pre = rng.choice(["PCI:", "PCI:", "", "PCI:PCI:"])
+        body = "NVRM: Xid (%s%s:%s:00): %s, pid=1, name=x" % (pre, dom, bus, code)
+        r = rng.random()
+        if r < 0.1:
+            body = body[:rng.randint(0, len(body))]
+        elif r < 0.15:
+            body += "A" * rng.choice([8000, 20000])
+        elif r < 0.2:
+            body = rng.choice(["NVRM: Xid (", "NVRM: Xid ()", "NVRM: Xid (PCI:0000:13:00.9): 79", "\xff\xfe", ""])
+        head = rng.choice(["4,%d,%d,-;" % (i, i * 1000), "[ %d.000000] " % i, "", "4,x,y;"])
+        lines.append(head + body)
+        if rng.random() < 0.1:
+            lines.append(" SUBSYSTEM=pci")
+    return "\n".join(lines).encode("utf-8", "surrogateescape") + rng.choice([b"\n", b"", b"\0\n"])
+
+
+def generate_doctor(rng, root):
+    """Mutations of what doctor reads beside the PCI functions: its /proc, /sys and /dev files (text,
+    long values, pipes, links out of the root, missing, folders) and ROOT/dev/kmsg."""
+    files, _, devs = inventory(root)
+    cands = [f for f in files if f.startswith(TEXTS)]
+    ops = []
+    for _ in range(rng.randint(1, 5)):
+        r = rng.random()
+        path = rng.choice(DOCTOR + cands) if cands and rng.random() < 0.5 else rng.choice(DOCTOR)
+        if r < 0.2:
+            ops.append({"op": "write", "path": "dev/kmsg", "hex": _kmsg(rng).hex()})
+        elif r < 0.35:
+            ops.append({"op": "fifo", "path": path})
+        elif r < 0.5:
+            ops.append({"op": "symlink", "path": path, "target": rng.choice(["@decoy", "@outside", "nowhere",
+                                                                             os.path.basename(path)])})
+        elif r < 0.6:
+            ops.append({"op": "remove", "path": path})
+        elif r < 0.65:
+            ops.append({"op": "mkdir", "path": path})
+        else:
+            op = _text_op(rng, root, [p for p in cands if os.path.isfile(os.path.join(root, p))] or files, [])
+            ops.append(op)
+    if devs and rng.random() < 0.2:
+        ops.append(_config_op(rng, root, _pick_dev(rng, root, devs)))
+    return ops
 
 
 def _rel(root, p):
@@ -384,6 +441,9 @@ def _apply(root, op, decoy):
     elif kind == "mkdir":
         if _fresh(root, p):
             os.mkdir(p)
+    elif kind == "fifo":
+        if _fresh(root, p):
+            os.mkfifo(p)
 
 
 def match_value(rng):
