@@ -48,64 +48,87 @@ void help_acs(FILE *f)
 /* The lists below are built in a gp_buf (reset first; returned as text): a bridge on the path of
  * every pair of a large machine names them all. Out of memory shows in buf->oom, checked by cmd_acs. */
 
-/* Every pair whose path crosses the bridge: "GPU0-GPU1 GPU0-NIC0". */
-static const char *pair_list(const struct gp_topo *t, const struct gp_acs_bridge *b, struct gp_buf *buf)
+/* Every pair whose path crosses the bridge: "GPU0-GPU1 GPU0-NIC0" (CSV: one by one). */
+static const char *pair_list(const struct gp_topo *t, const struct gp_acs_audit *a, const struct gp_acs_bridge *b,
+			     struct gp_buf *buf)
 {
-	gp_buf_reset(buf);
-	for (int k = 0; k < b->npairs; k++)
-		gp_buf_addf(buf, "%s%s-%s", k ? " " : "", t->devs[b->pairs[k][0]].name, t->devs[b->pairs[k][1]].name);
-	return gp_buf_str(buf);
-}
+	int i = -1, j = -1;
 
-static const char *pair_code(const struct gp_topo *t, const struct gp_acs_bridge *b, int k, char *buf, size_t n)
-{
-	return gp_topo_code(gp_topo_link_at(t, b->pairs[k][0], b->pairs[k][1]), buf, n);
+	gp_buf_reset(buf);
+	while (gp_acs_pair_next(a, b, 0, &i, &j))
+		gp_buf_addf(buf, "%s%s-%s", buf->len ? " " : "", t->devs[i].name, t->devs[j].name);
+	return gp_buf_str(buf);
 }
 
 /* The pair classes in the order of the pairs ("SYS PXB ..."), for CSV. */
-static const char *class_list(const struct gp_topo *t, const struct gp_acs_bridge *b, struct gp_buf *buf)
+static const char *class_list(const struct gp_topo *t, const struct gp_acs_audit *a, const struct gp_acs_bridge *b,
+			      struct gp_buf *buf)
 {
 	char code[16];
+	int i = -1, j = -1;
 
 	gp_buf_reset(buf);
-	for (int k = 0; k < b->npairs; k++)
-		gp_buf_addf(buf, "%s%s", k ? " " : "", pair_code(t, b, k, code, sizeof(code)));
+	while (gp_acs_pair_next(a, b, 0, &i, &j))
+		gp_buf_addf(buf, "%s%s", buf->len ? " " : "", gp_topo_code_at(t, i, j, code, sizeof(code)));
 	return gp_buf_str(buf);
 }
 
-/* The pairs grouped by class, closest first: "PXB GPU1-GPU2 GPU1-GPU3; SYS GPU0-GPU1". */
-static const char *pairs_by_class(const struct gp_topo *t, const struct gp_acs_bridge *b, struct gp_buf *buf)
+/* One row of a listing for people: "GPU1-GPU2", or for groups "GPU0-NIC0+126VFs". */
+static void add_row(const struct gp_topo *t, const struct gp_acs_bridge *b, int i, int j, const char *sep,
+		    struct gp_buf *buf)
 {
-	char code[16], other[16];
+	char x[48], y[48];
+
+	gp_buf_addf(buf, "%s%s-%s", sep, gp_acs_pair_name(t, b, 1, i, x, sizeof(x)), gp_acs_pair_name(t, b, 1, j, y, sizeof(y)));
+}
+
+/* The pairs grouped by class, closest first: "PXB GPU1-GPU2 GPU1-GPU3; SYS GPU0-GPU1"; a NIC's virtual
+ * functions with their physical function ("NIC0+126VFs"), a pair of groups once. One pass per class
+ * (and per NVLink count, in the order they first come). */
+static const char *pairs_by_class(const struct gp_topo *t, const struct gp_acs_audit *a, const struct gp_acs_bridge *b,
+				  struct gp_buf *buf)
+{
+	int nv[64], nnv = 0, i, j;
 
 	gp_buf_reset(buf);
-	for (int c = GP_TC_NV; c <= GP_TC_SYS; c++)
-		for (int k = 0; k < b->npairs; k++) {
-			int seen = 0;
+	for (i = -1, j = -1; gp_acs_pair_next(a, b, 1, &i, &j);) {
+		struct gp_topo_link l = gp_topo_link_at(t, i, j);
+		int seen = 0;
 
-			if ((int)gp_topo_link_at(t, b->pairs[k][0], b->pairs[k][1])->cls != c)
-				continue;
-			pair_code(t, b, k, code, sizeof(code));
-			for (int x = 0; x < k && !seen; x++)
-				seen = !strcmp(pair_code(t, b, x, other, sizeof(other)), code);
-			if (seen)
-				continue;
-			gp_buf_addf(buf, "%s%s", buf->len ? "; " : "", code);
-			for (int x = k; x < b->npairs; x++)
-				if (!strcmp(pair_code(t, b, x, other, sizeof(other)), code))
-					gp_buf_addf(buf, " %s-%s", t->devs[b->pairs[x][0]].name, t->devs[b->pairs[x][1]].name);
+		for (int k = 0; k < nnv && !seen; k++)
+			seen = nv[k] == l.nvlinks;
+		if (l.cls == GP_TC_NV && !seen && nnv < (int)(sizeof(nv) / sizeof(nv[0])))
+			nv[nnv++] = l.nvlinks;
+	}
+	for (int c = GP_TC_NV; c <= GP_TC_SYS; c++)
+		for (int k = 0; k < (c == GP_TC_NV ? nnv : 1); k++) {
+			int first = 1;
+
+			for (i = -1, j = -1; gp_acs_pair_next(a, b, 1, &i, &j);) {
+				struct gp_topo_link l = gp_topo_link_at(t, i, j);
+				char code[16];
+
+				if ((int)l.cls != c || (c == GP_TC_NV && l.nvlinks != nv[k]))
+					continue;
+				if (first)
+					gp_buf_addf(buf, "%s%s", buf->len ? "; " : "", gp_topo_code(&l, code, sizeof(code)));
+				first = 0;
+				add_row(t, b, i, j, " ", buf);
+			}
 		}
 	return gp_buf_str(buf);
 }
 
-/* The pairs whose traffic would stay below the host bridge: "GPU1-GPU2 GPU1-GPU3". */
-static const char *local_pairs(const struct gp_topo *t, const struct gp_acs_bridge *b, struct gp_buf *buf)
+/* The pairs whose traffic would stay below the host bridge: "GPU1-GPU2 GPU1-GPU3" (grouped too). */
+static const char *local_pairs(const struct gp_topo *t, const struct gp_acs_audit *a, const struct gp_acs_bridge *b,
+			       struct gp_buf *buf)
 {
+	int i = -1, j = -1;
+
 	gp_buf_reset(buf);
-	for (int k = 0; k < b->npairs; k++)
-		if (gp_acs_pair_local(t, b->pairs[k][0], b->pairs[k][1]))
-			gp_buf_addf(buf, "%s%s-%s", buf->len ? " " : "", t->devs[b->pairs[k][0]].name,
-				    t->devs[b->pairs[k][1]].name);
+	while (gp_acs_pair_next(a, b, 1, &i, &j))
+		if (gp_acs_pair_local(t, i, j))
+			add_row(t, b, i, j, buf->len ? " " : "", buf);
 	return gp_buf_str(buf);
 }
 
@@ -114,8 +137,8 @@ static const char *redirect_word(const struct gp_acs_bridge *b)
 	return b->redirects < 0 ? "unknown" : b->redirects ? "yes" : "no";
 }
 
-static void print_bridge(const struct cli *c, const struct gp_topo *t, const struct gp_acs_bridge *b,
-			 struct gp_buf *list)
+static void print_bridge(const struct cli *c, const struct gp_topo *t, const struct gp_acs_audit *a,
+			 const struct gp_acs_bridge *b, struct gp_buf *list)
 {
 	const struct gp_pci_dev *d = &t->pci->devs[b->pci];
 	const char *sgr = !c->color ? "" : b->impact == GP_ACS_IMPACT_HIGH ? "\033[31m" : b->impact == GP_ACS_IMPACT_LOW ?
@@ -131,10 +154,10 @@ static void print_bridge(const struct cli *c, const struct gp_topo *t, const str
 	} else {
 		printf("  ACS: unknown (extended config space not readable: run as root)\n");
 	}
-	printf("  on the path of: %s\n", b->npairs ? pairs_by_class(t, b, list) : "no GPU/NIC pair");
+	printf("  on the path of: %s\n", b->npairs ? pairs_by_class(t, a, b, list) : "no GPU/NIC pair");
 	if (b->impact == GP_ACS_IMPACT_HIGH) {
 		printf("  impact: high: %s would stay below the host bridge without the redirect\n",
-		       local_pairs(t, b, list));
+		       local_pairs(t, a, b, list));
 	} else if (b->impact == GP_ACS_IMPACT_LOW) {
 		printf("  impact: low: these pairs cross the root complex anyway (PHB/NODE/SYS) or use NVLink\n");
 	}
@@ -144,7 +167,7 @@ static void print_table(const struct cli *c, const struct gp_topo *t, const stru
 			struct gp_buf *buf)
 {
 	for (int i = 0; i < a->n; i++)
-		print_bridge(c, t, &a->b[i], buf);
+		print_bridge(c, t, a, &a->b[i], buf);
 	if (!a->n)
 		printf("No bridge with an ACS capability.\n");
 	if (c->quiet)
@@ -166,10 +189,12 @@ static void print_table(const struct cli *c, const struct gp_topo *t, const stru
 		printf("No bridge on a GPU/NIC path redirects peer traffic.\n");
 }
 
-static void json_bridge(struct gp_json *j, const struct gp_topo *t, const struct gp_acs_bridge *b)
+static void json_bridge(struct gp_json *j, const struct gp_topo *t, const struct gp_acs_audit *a,
+			const struct gp_acs_bridge *b)
 {
 	const struct gp_pci_dev *d = &t->pci->devs[b->pci];
-	char buf[256], pairs[16];
+	char buf[256], pairs[40];
+	int x = -1, y = -1;
 
 	gp_json_str(j, "bdf", d->bdf);
 	gp_json_str(j, "role", gp_pci_port_name(d->port_type));
@@ -191,14 +216,14 @@ static void json_bridge(struct gp_json *j, const struct gp_topo *t, const struct
 	}
 	gp_json_str(j, "impact", gp_acs_impact_name(b->impact));
 	gp_json_arr_flat(j, "pairs");
-	for (int k = 0; k < b->npairs; k++) {
-		snprintf(pairs, sizeof(pairs), "%s-%s", t->devs[b->pairs[k][0]].name, t->devs[b->pairs[k][1]].name);
+	while (gp_acs_pair_next(a, b, 0, &x, &y)) {
+		snprintf(pairs, sizeof(pairs), "%s-%s", t->devs[x].name, t->devs[y].name);
 		gp_json_str(j, NULL, pairs);
 	}
 	gp_json_end(j, ']');
 	gp_json_arr_flat(j, "pair_classes");
-	for (int k = 0; k < b->npairs; k++)
-		gp_json_str(j, NULL, pair_code(t, b, k, pairs, sizeof(pairs)));
+	for (x = -1, y = -1; gp_acs_pair_next(a, b, 0, &x, &y);)
+		gp_json_str(j, NULL, gp_topo_code_at(t, x, y, pairs, sizeof(pairs)));
 	gp_json_end(j, ']');
 }
 
@@ -225,7 +250,7 @@ static void print_json(const struct gp_topo *t, const struct gp_acs_audit *a, in
 		gp_json_obj(&j, NULL);
 		if (lines)
 			gp_json_int(&j, "schema", 1);
-		json_bridge(&j, t, &a->b[i]);
+		json_bridge(&j, t, a, &a->b[i]);
 		gp_json_end(&j, '}');
 	}
 	if (!lines) {
@@ -251,8 +276,8 @@ static void print_csv(const struct cli *c, const struct gp_topo *t, const struct
 		snprintf(num, sizeof(num), "0x%04x", b->ctl);
 		gp_csv_field(stdout, b->state == GP_PRESENT ? num : "", ',');
 		gp_csv_field(stdout, redirect_word(b), ',');
-		gp_csv_field(stdout, pair_list(t, b, list), ',');
-		gp_csv_field(stdout, class_list(t, b, list), ',');
+		gp_csv_field(stdout, pair_list(t, a, b, list), ',');
+		gp_csv_field(stdout, class_list(t, a, b, list), ',');
 		gp_csv_field(stdout, gp_acs_impact_name(b->impact), '\n');
 	}
 }

@@ -51,7 +51,7 @@ static void print_row(const struct cli *c, const struct gp_topo *t, int i)
 	size_t used = 0;
 
 	for (int j = 0; j < t->n; j++) {
-		const struct gp_topo_link *lk = gp_topo_link_at(t, i, j);
+		const struct gp_topo_link lkv = gp_topo_link_at(t, i, j), *lk = &lkv;
 		const char *s = lk->cls == GP_TC_NV ? gp_topo_code(lk, code, sizeof(code)) : gp_topo_class_name(lk->cls);
 		const char *sgr = c->color ? code_color(s) : NULL;
 		size_t l = strlen(s);
@@ -279,7 +279,7 @@ static void print_json(const struct cli *c, const struct gp_topo *t)
 	for (int i = 0; i < t->n; i++) {
 		gp_json_arr_flat(&j, NULL);
 		for (int k = 0; k < t->n; k++)
-			gp_json_str(&j, NULL, gp_topo_code(gp_topo_link_at(t, i, k), code, sizeof(code)));
+			gp_json_str(&j, NULL, gp_topo_code_at(t, i, k, code, sizeof(code)));
 		gp_json_end(&j, ']');
 	}
 	gp_json_end(&j, ']');
@@ -299,7 +299,7 @@ static void print_jsonl(const struct gp_topo *t)
 		json_dev(&j, t, i);
 		gp_json_obj(&j, "links");
 		for (int k = 0; k < t->n; k++)
-			gp_json_str(&j, t->devs[k].name, gp_topo_code(gp_topo_link_at(t, i, k), code, sizeof(code)));
+			gp_json_str(&j, t->devs[k].name, gp_topo_code_at(t, i, k, code, sizeof(code)));
 		gp_json_end(&j, '}');
 		gp_json_end(&j, '}');
 	}
@@ -325,7 +325,7 @@ static void print_csv(const struct cli *c, const struct gp_topo *t)
 		gp_csv_field(stdout, d->numa_node >= 0 ? numa_str(d->numa_node, nb, sizeof(nb)) : "", ',');
 		gp_csv_field(stdout, d->cpulist, t->n ? ',' : '\n');
 		for (int k = 0; k < t->n; k++)
-			gp_csv_field(stdout, gp_topo_code(gp_topo_link_at(t, i, k), code, sizeof(code)),
+			gp_csv_field(stdout, gp_topo_code_at(t, i, k, code, sizeof(code)),
 				     k == t->n - 1 ? '\n' : ',');
 	}
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gpup2p/stats.h"
 
 #ifndef GPUP2P_VERSION
 #define GPUP2P_VERSION "0.0.0"
@@ -100,6 +101,8 @@ int main(int argc, char **argv)
 		return cli_usage(NULL, "unknown command '%s'", argv[i]);
 	rc = cmd->run(&c, argc - i, argv + i);
 	cli_unload(&c);
+	if (getenv("GPUP2P_STATS"))
+		gp_stats_print(stderr);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "gpup2p: error writing output\n");
 		return EX_ERROR;

@@ -18,6 +18,7 @@
 #endif
 
 #include "gpup2p/root.h"
+#include "gpup2p/stats.h"
 
 #ifndef RESOLVE_BENEATH /* kernel headers older than 5.6; the ABI is fixed */
 struct open_how {
@@ -164,6 +165,7 @@ int gp_root_open(const struct gp_root *r, const char *path, int flags)
 {
 	int fd;
 
+	GP_STAT_ADD(files_opened, 1);
 	if (flags & O_CREAT)
 		return -EINVAL;
 	flags |= O_CLOEXEC;
@@ -190,6 +192,7 @@ int gp_root_open_in(const struct gp_root *r, int dfd, const char *dir, const cha
 	/* one entry of the folder, opened without following a symlink at all: it cannot leave the
 	 * folder, which lies beneath the root */
 	if (dfd >= 0 && !(flags & O_PATH) && *name && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, "..")) {
+		GP_STAT_ADD(files_opened, 1);
 		fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC | (r->live ? 0 : O_NONBLOCK));
 		if (fd >= 0)
 			return r->live ? fd : file_or_folder(fd);
@@ -415,6 +418,7 @@ int gp_root_realpath(const struct gp_root *r, const char *path, char *buf, size_
 	char full[GP_PATH_MAX], real[PATH_MAX];
 	const char *rel;
 
+	GP_STAT_ADD(files_opened, 1);
 	if (gp_root_path(r, path, full, sizeof(full)))
 		return -ENAMETOOLONG;
 	if (!realpath(full, real))

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpup2p/stats.h"
 #include "gpup2p/topo.h"
 
 #define VENDOR_NVIDIA 0x10de
@@ -52,10 +53,11 @@ int gp_topo_is_nic(const struct gp_pci_dev *d)
 	return d->rdma[0] || d->vendor == VENDOR_MELLANOX;
 }
 
-/* The same bridge: by index when both were enumerated (the common case, and cheap), else by name. */
+/* The same bridge: by index (a function's chain names enumerated functions), by name only where one
+ * side's is not enumerated. */
 static int same_bridge(const struct gp_pci_dev *a, const struct gp_pci_dev *b, int k)
 {
-	if (a->chain_idx[k] >= 0 && b->chain_idx[k] >= 0)
+	if (a->chain_idx[k] >= 0 || b->chain_idx[k] >= 0)
 		return a->chain_idx[k] == b->chain_idx[k];
 	return strcmp(a->chain[k], b->chain[k]) == 0;
 }
@@ -64,10 +66,11 @@ int gp_topo_common_bridges(const struct gp_pci_dev *a, const struct gp_pci_dev *
 {
 	int k = 0;
 
-	if (strcmp(a->host_bridge, b->host_bridge) != 0)
+	if (a->hb != b->hb)
 		return 0;
 	while (k < a->chain_len && k < b->chain_len && same_bridge(a, b, k))
 		k++;
+	GP_STAT_ADD(path_steps, k + 1);
 	return k;
 }
 
@@ -79,7 +82,7 @@ enum gp_topo_class gp_topo_classify_pcie(const struct gp_pci *p, int ia, int ib,
 	*switches = 0;
 	if (ia == ib)
 		return GP_TC_X;
-	if (strcmp(a->host_bridge, b->host_bridge) != 0) {
+	if (a->hb != b->hb) {
 		if (a->numa_node >= 0 && b->numa_node >= 0 && a->numa_node != b->numa_node)
 			return GP_TC_SYS;
 		return GP_TC_NODE;
@@ -128,9 +131,47 @@ const char *gp_topo_code(const struct gp_topo_link *l, char *buf, size_t n)
 	return buf;
 }
 
-const struct gp_topo_link *gp_topo_link_at(const struct gp_topo *t, int i, int j)
+struct gp_topo_link gp_topo_link_at(const struct gp_topo *t, int i, int j)
 {
-	return &t->links[(size_t)i * (size_t)t->n + (size_t)j];
+	struct gp_topo_link l = { 0 };
+	int sw, nv = -1;
+
+	GP_STAT_ADD(pair_visits, 1);
+	/* classified as the lower index against the higher: Intel VMD's test reads the first one's chain */
+	if (i > j) {
+		int x = i;
+
+		i = j;
+		j = x;
+	}
+	l.pcie = (uint8_t)gp_topo_classify_pcie(t->pci, t->devs[i].pci, t->devs[j].pci, &sw);
+	l.switches = (uint8_t)sw;
+	l.cls = l.pcie;
+	if (i != j && j < t->ngpu && t->nv) {
+		nv = t->nv[(size_t)i * (size_t)t->ngpu + (size_t)j];
+		if (nv > 0)
+			l.cls = GP_TC_NV;
+	}
+	l.nvlinks = (int16_t)nv;
+	return l;
+}
+
+const char *gp_topo_code_at(const struct gp_topo *t, int i, int j, char *buf, size_t n)
+{
+	struct gp_topo_link l = gp_topo_link_at(t, i, j);
+
+	return gp_topo_code(&l, buf, n);
+}
+
+const char *gp_topo_group_name(const struct gp_topo *t, int g, char *buf, size_t n)
+{
+	const struct gp_topo_dev *d = &t->devs[g];
+
+	if (d->members > 1)
+		snprintf(buf, n, "%s+%dVF%s", t->devs[d->lead].name, d->members - 1, d->members > 2 ? "s" : "");
+	else
+		snprintf(buf, n, "%s", t->devs[d->lead].name);
+	return buf;
 }
 
 const struct gp_topo_dev *gp_topo_find(const struct gp_topo *t, int pci)
@@ -212,29 +253,57 @@ static int cmp_nic(const void *x, const void *y)
 	return c ? c : (a > b) - (a < b); /* p->devs is in bus order */
 }
 
-/* Every pair's link. The relation is symmetric: each pair is classified once, for both cells. */
-static void classify_all(struct gp_topo *t, const struct gp_pci *p, const struct gp_gpu_facts *facts)
+/* The NVLinks between every two GPUs (the first ngpu entries), looked up once. */
+static void nvlinks_all(struct gp_topo *t, const struct gp_pci *p, const struct gp_gpu_facts *facts)
 {
-	size_t n = (size_t)t->n;
+	size_t ng = (size_t)t->ngpu;
 
-	for (size_t i = 0; i < n; i++) {
-		for (size_t j = i; j < n; j++) {
-			struct gp_topo_link *l = &t->links[i * n + j];
-			int sw, nv = -1;
+	for (size_t i = 0; i < ng; i++)
+		for (size_t j = 0; j < ng; j++) {
+			const char *a = p->devs[t->devs[i].pci].bdf, *b = p->devs[t->devs[j].pci].bdf;
+			int nv = i == j || !t->nvlink_checked ? -1 : gp_gpu_nvlinks(facts, a, b);
 
-			l->pcie = (uint8_t)gp_topo_classify_pcie(p, t->devs[i].pci, t->devs[j].pci, &sw);
-			l->switches = (uint8_t)sw;
-			l->cls = l->pcie;
-			if (i != j && t->devs[i].kind == GP_TOPO_GPU && t->devs[j].kind == GP_TOPO_GPU) {
-				const char *a = p->devs[t->devs[i].pci].bdf, *b = p->devs[t->devs[j].pci].bdf;
-
-				nv = t->nvlink_checked ? gp_gpu_nvlinks(facts, a, b) : -1;
-				if (nv > 0)
-					l->cls = GP_TC_NV;
-			}
-			l->nvlinks = (int16_t)(nv > INT16_MAX ? INT16_MAX : nv);
-			t->links[j * n + i] = *l;
+			t->nv[i * ng + j] = (int16_t)(nv > INT16_MAX ? INT16_MAX : nv);
 		}
+}
+
+/* 1 when a virtual function sits where its physical function does: the same parent bridge, host
+ * bridge, chain and NUMA node, so every pair class and every bridge crossed is the same. */
+static int same_path(const struct gp_pci_dev *vf, const struct gp_pci_dev *pf)
+{
+	return vf->parent >= 0 && vf->parent == pf->parent && vf->hb == pf->hb && vf->chain_len == pf->chain_len &&
+	       vf->domain_below == pf->domain_below && vf->numa_node == pf->numa_node;
+}
+
+/* Groups: a NIC's physical function and its virtual functions on the same path are one; a group is
+ * known by its lowest entry (the order pairs are listed in), named after the PF. */
+static void group_all(struct gp_topo *t, const struct gp_pci *p)
+{
+	for (int i = 0; i < t->n; i++) {
+		const struct gp_pci_dev *d = &p->devs[t->devs[i].pci];
+		int pf = d->physfn >= 0 ? t->of_pci[d->physfn] : -1;
+
+		t->devs[i].lead = pf >= 0 && t->devs[i].kind == GP_TOPO_NIC && t->devs[pf].kind == GP_TOPO_NIC &&
+				  same_path(d, &p->devs[d->physfn]) ? pf : i;
+		t->devs[i].group = -1;
+		t->devs[i].members = 0;
+	}
+	/* the lead's group field first holds the group's lowest entry */
+	for (int i = 0; i < t->n; i++) {
+		struct gp_topo_dev *l = &t->devs[t->devs[i].lead];
+
+		if (l->group < 0 || i < l->group)
+			l->group = i;
+	}
+	for (int i = 0; i < t->n; i++)
+		if (t->devs[i].lead != i)
+			t->devs[i].group = t->devs[t->devs[i].lead].group;
+	for (int i = 0; i < t->n; i++) {
+		struct gp_topo_dev *g = &t->devs[t->devs[i].group];
+
+		g->members++;
+		if (t->devs[i].lead == i)
+			g->lead = i;
 	}
 }
 
@@ -291,23 +360,24 @@ int gp_topo_build(struct gp_topo *t, const struct gp_pci *p, const struct gp_gpu
 			if (d->chain_idx[k] >= 0)
 				t->on_path[d->chain_idx[k]] = 1;
 	}
-	t->links = calloc((size_t)n * (size_t)n + 1, sizeof(*t->links));
-	if (!t->links) {
+	t->nv = calloc((size_t)t->ngpu * (size_t)t->ngpu + 1, sizeof(*t->nv));
+	if (!t->nv) {
 		gp_topo_free(t);
 		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
 	}
-	classify_all(t, p, facts);
+	nvlinks_all(t, p, facts);
+	group_all(t, p);
 	return 0;
 }
 
 void gp_topo_free(struct gp_topo *t)
 {
 	free(t->devs);
-	free(t->links);
+	free(t->nv);
 	free(t->of_pci);
 	free(t->on_path);
 	t->devs = NULL;
-	t->links = NULL;
+	t->nv = NULL;
 	t->of_pci = NULL;
 	t->on_path = NULL;
 	t->n = 0;

@@ -6,6 +6,7 @@
  * device); where every pair crosses the root complex anyway it is worth knowing, no more. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -34,29 +35,34 @@ static const char *role(const struct gp_doctor_ctx *c, const struct gp_acs_bridg
 }
 
 /* The pairs crossing b (only those that would stay below the host bridge when local is set): as
- * text into txt ("GPU0-GPU1 PXB, GPU0-NIC0 PIX") and, into f, the bridge's BDF then theirs. Either
- * may be NULL. Returns how many. */
-static int pairs(struct gp_doctor_ctx *c, const struct gp_acs_bridge *b, int local, struct gp_buf *txt,
-		 struct gp_finding *f)
+ * text into txt ("GPU0-GPU1 PXB, GPU0-NIC0+126VFs PIX": a NIC's virtual functions with their physical
+ * function) and, into f, the bridge's BDF then theirs, each once. Either may be NULL. */
+static void pairs(struct gp_doctor_ctx *c, const struct gp_acs_bridge *b, int local, struct gp_buf *txt,
+		  struct gp_finding *f)
 {
 	const struct gp_topo *t = c->topo;
-	char code[16];
-	int n = 0;
+	char code[16], x[48], y[48];
+	unsigned char *seen;
+	int i = -1, j = -1;
 
 	gp_finding_bdf(f, bdev(c, b)->bdf);
-	for (int k = 0; k < b->npairs; k++) {
-		int i = b->pairs[k][0], j = b->pairs[k][1];
-
-		if (local && !gp_acs_pair_local(t, i, j))
+	while (txt && gp_acs_pair_next(&c->acs, b, 1, &i, &j))
+		if (!local || gp_acs_pair_local(t, i, j))
+			gp_buf_addf(txt, "%s%s-%s %s", txt->len ? ", " : "", gp_acs_pair_name(t, b, 1, i, x, sizeof(x)),
+				    gp_acs_pair_name(t, b, 1, j, y, sizeof(y)), gp_topo_code_at(t, i, j, code, sizeof(code)));
+	if (!f || !(seen = calloc((size_t)t->n + 1, 1)))
+		return;
+	/* every function, in the order of the pairs; each looked up once */
+	for (i = -1, j = -1; gp_acs_pair_next(&c->acs, b, 0, &i, &j);) {
+		if ((seen[i] && seen[j]) || (local && !gp_acs_pair_local(t, i, j)))
 			continue;
-		n++;
-		if (txt)
-			gp_buf_addf(txt, "%s%s-%s %s", txt->len ? ", " : "", t->devs[i].name, t->devs[j].name,
-				    gp_topo_code(gp_topo_link_at(t, i, j), code, sizeof(code)));
-		gp_finding_bdf(f, gp_doctor_dev(c, i)->bdf);
-		gp_finding_bdf(f, gp_doctor_dev(c, j)->bdf);
+		if (!seen[i])
+			gp_finding_bdf(f, gp_doctor_dev(c, i)->bdf);
+		if (!seen[j])
+			gp_finding_bdf(f, gp_doctor_dev(c, j)->bdf);
+		seen[i] = seen[j] = 1;
 	}
-	return n;
+	free(seen);
 }
 
 static void registers(struct gp_finding *f, const struct gp_acs_bridge *b)

@@ -57,7 +57,7 @@ static void one_pair(struct gp_doctor_ctx *c, int g, int j, const struct gp_gdr_
 	if (v->pxn >= 0)
 		snprintf(pxn, sizeof(pxn), "; NCCL's PXN can relay through %s over NVLink (%s to %s)",
 			 c->topo->devs[v->pxn].name, gp_topo_class_name((enum gp_topo_class)gp_topo_link_at(c->topo, v->pxn,
-			 j)->pcie), nic);
+			 j).pcie), nic);
 	if (v->possible == 1) {
 		f = gp_doctor_add(c, v->read_note[0] ? GP_SEV_INFO : GP_SEV_OK, subj, "GPUDirect RDMA possible via %s (%s)%s%s%s",
 				  gp_gdr_path_name(v->path), dist, v->both ? "; nvidia-peermem is loaded too: NCCL registers "

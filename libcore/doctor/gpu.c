@@ -156,7 +156,7 @@ static int all_nvlinked(const struct gp_doctor_ctx *c)
 {
 	for (int a = 0; a < c->topo->ngpu; a++)
 		for (int b = a + 1; b < c->topo->ngpu; b++)
-			if (gp_topo_link_at(c->topo, a, b)->nvlinks <= 0)
+			if (gp_topo_link_at(c->topo, a, b).nvlinks <= 0)
 				return 0;
 	return 1;
 }

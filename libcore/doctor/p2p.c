@@ -187,7 +187,7 @@ static struct gp_finding *consumer_pair(struct gp_doctor_ctx *c, int a, int b, i
 
 static void access_pair(struct gp_doctor_ctx *c, const struct gp_doctor_p2p *s, int a, int b)
 {
-	const struct gp_topo_link *l = gp_topo_link_at(c->topo, a, b);
+	const struct gp_topo_link lv = gp_topo_link_at(c->topo, a, b), *l = &lv;
 	const char *na = c->topo->devs[a].name, *nb = c->topo->devs[b].name;
 	int ab = s->can[a][b], ba = s->can[b][a], nv = l->nvlinks > 0;
 	int local = nv || l->pcie == GP_TC_PIX || l->pcie == GP_TC_PXB;
@@ -285,7 +285,7 @@ static int disagree(const struct gp_doctor_p2p *s, const signed char *st, int x,
 static void status_pair(struct gp_doctor_ctx *c, const struct gp_doctor_p2p *s, const struct gp_gpu_p2p *p, int a,
 			int b)
 {
-	const struct gp_topo_link *l = gp_topo_link_at(c->topo, a, b);
+	const struct gp_topo_link lv = gp_topo_link_at(c->topo, a, b), *l = &lv;
 	const char *na = c->topo->devs[a].name, *nb = c->topo->devs[b].name;
 	char subj[2 * GP_BDF_LEN + 2], path[16], v1[160], v2[160];
 	int d1 = disagree(s, p->st[a][b], a, b, l->nvlinks > 0), d2 = disagree(s, p->st[b][a], b, a, l->nvlinks > 0);

@@ -268,7 +268,7 @@ void gp_doctor_check_p2p_bandwidth(struct gp_doctor_ctx *c)
 	}
 	for (int a = 0; a < s->n; a++)
 		for (int b = a + 1; b < s->n; b++) {
-			const struct gp_topo_link *l = gp_topo_link_at(c->topo, a, b);
+			const struct gp_topo_link lv = gp_topo_link_at(c->topo, a, b), *l = &lv;
 			struct gp_xfer_spec x[2];
 			int nx = 0, first = a, second = b;
 			double expect;

@@ -317,7 +317,7 @@ static int mps_walk(const struct gp_doctor_ctx *c, int g, struct mps_walk *w)
 	for (int j = c->topo->ngpu; j < c->topo->n; j++) {
 		const struct gp_pci_dev *nd = gp_doctor_dev(c, j);
 
-		if (gp_topo_link_at(c->topo, g, j)->pcie > GP_TC_PHB)
+		if (gp_topo_link_at(c->topo, g, j).pcie > GP_TC_PHB)
 			continue;
 		near++;
 		mps_visit(c, c->topo->devs[j].pci, w);

@@ -124,7 +124,7 @@ static int near_gpus(const struct gp_doctor_ctx *c, int j, char *buf, size_t n)
 
 	buf[0] = '\0';
 	for (int g = 0; j >= 0 && g < c->topo->ngpu; g++) {
-		if (gp_topo_link_at(c->topo, g, j)->pcie > GP_TC_PXB)
+		if (gp_topo_link_at(c->topo, g, j).pcie > GP_TC_PXB)
 			continue;
 		k++;
 		if (used < n)

@@ -253,7 +253,7 @@ const struct gp_pci_dev *gp_doctor_dev(const struct gp_doctor_ctx *c, int i)
 int gp_doctor_nic_near(const struct gp_doctor_ctx *c, int g)
 {
 	for (int j = 0; j < c->topo->n; j++)
-		if (c->topo->devs[j].kind == GP_TOPO_NIC && gp_topo_link_at(c->topo, g, j)->pcie <= GP_TC_PHB)
+		if (c->topo->devs[j].kind == GP_TOPO_NIC && gp_topo_link_at(c->topo, g, j).pcie <= GP_TC_PHB)
 			return 1;
 	return 0;
 }

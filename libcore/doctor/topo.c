@@ -12,7 +12,7 @@ static int closest_nic(const struct gp_doctor_ctx *c, int g, enum gp_topo_class 
 
 	*cls = GP_TC_SYS;
 	for (int j = c->topo->ngpu; j < c->topo->n; j++) {
-		enum gp_topo_class k = gp_topo_link_at(c->topo, g, j)->pcie;
+		enum gp_topo_class k = gp_topo_link_at(c->topo, g, j).pcie;
 
 		if (best < 0 || k < *cls) {
 			best = j;
@@ -80,7 +80,7 @@ static void check_sys_pairs(struct gp_doctor_ctx *c)
 	}
 	for (int a = 0; a < c->topo->ngpu; a++) {
 		for (int b = a + 1; b < c->topo->ngpu; b++) {
-			const struct gp_topo_link *l = gp_topo_link_at(c->topo, a, b);
+			const struct gp_topo_link lv = gp_topo_link_at(c->topo, a, b), *l = &lv;
 			size_t used;
 
 			total++;
@@ -113,8 +113,8 @@ static void check_sys_pairs(struct gp_doctor_ctx *c)
 	}
 	for (int g = 0; g < c->topo->ngpu && (n || nu); g++)
 		for (int h = 0; h < c->topo->ngpu; h++)
-			if (g != h && gp_topo_link_at(c->topo, g, h)->pcie == GP_TC_SYS &&
-			    gp_topo_link_at(c->topo, g, h)->nvlinks <= 0) {
+			if (g != h && gp_topo_link_at(c->topo, g, h).pcie == GP_TC_SYS &&
+			    gp_topo_link_at(c->topo, g, h).nvlinks <= 0) {
 				gp_finding_bdf(f, gp_doctor_dev(c, g)->bdf);
 				break;
 			}

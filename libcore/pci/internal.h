@@ -10,4 +10,10 @@ void gp_pci_warn(struct gp_pci *p, const char *fmt, ...) __attribute__((format(p
 /* Fill what libpci does not read: realpath chain, link, NUMA, CPUs, RDMA/net names. */
 int gp_pci_fill_sysfs(struct gp_pci *p, struct gp_err *e);
 
+/* A copy of s held by p until gp_pci_free ("" shared), or NULL when out of memory. */
+const char *gp_pci_keep_str(struct gp_pci *p, const char *s);
+
+/* Free the strings gp_pci_keep_str kept. */
+void gp_pci_free_strs(struct gp_pci *p);
+
 #endif

@@ -259,6 +259,7 @@ void gp_pci_free(struct gp_pci *p)
 	for (int i = 0; i < p->nwarn; i++)
 		free(p->warnings[i]);
 	free(p->warnings);
+	gp_pci_free_strs(p);
 	memset(p, 0, sizeof(*p));
 }
 

@@ -29,6 +29,47 @@ void gp_pci_warn(struct gp_pci *p, const char *fmt, ...)
 	p->warnings[p->nwarn] = NULL;
 }
 
+/* The strings functions point at live in chunks of this size (a longer one gets a chunk of its own). */
+#define STR_CHUNK 65536
+
+struct str_chunk {
+	struct str_chunk *next;
+	size_t used, cap;
+	char data[];
+};
+
+const char *gp_pci_keep_str(struct gp_pci *p, const char *s)
+{
+	struct str_chunk *c = p->strs;
+	size_t len = strlen(s) + 1;
+
+	if (len == 1)
+		return "";
+	if (!c || c->cap - c->used < len) {
+		size_t cap = len > STR_CHUNK ? len : STR_CHUNK;
+
+		c = malloc(sizeof(*c) + cap);
+		if (!c)
+			return NULL;
+		c->used = 0;
+		c->cap = cap;
+		c->next = p->strs;
+		p->strs = c;
+	}
+	memcpy(c->data + c->used, s, len);
+	c->used += len;
+	return c->data + c->used - len;
+}
+
+void gp_pci_free_strs(struct gp_pci *p)
+{
+	for (struct str_chunk *c = p->strs, *next; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	p->strs = NULL;
+}
+
 /* "32.0 GT/s PCIe" → 32.0; "Unknown" or missing → 0. */
 static double parse_speed(const char *s)
 {
@@ -74,9 +115,9 @@ static void read_link(struct gp_pci *p, struct gp_pci_dev *g)
 	}
 }
 
-static void read_numa(struct gp_pci *p, struct gp_pci_dev *g)
+static int read_numa(struct gp_pci *p, struct gp_pci_dev *g, const struct gp_pci_dev *prev, struct gp_err *e)
 {
-	char path[GP_PATH_MAX], buf[64], *end;
+	char path[GP_PATH_MAX], buf[64], *end, list[4096];
 	ssize_t rc;
 	long v;
 
@@ -93,15 +134,20 @@ static void read_numa(struct gp_pci *p, struct gp_pci_dev *g)
 			g->numa_node = (int)v;
 	}
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/local_cpulist", g->bdf);
-	if ((rc = gp_root_read_text(p->root, path, g->cpulist, sizeof(g->cpulist))) < 0) {
+	if ((rc = gp_root_read_text(p->root, path, list, sizeof(list))) < 0) {
 		if (rc == -EFBIG)
 			gp_pci_warn(p, "%s%s: CPU list longer than %zu bytes (treated as unknown)", p->root->dir, path,
-				    sizeof(g->cpulist) - 1);
-		g->cpulist[0] = '\0';
-	} else if (strspn(g->cpulist, "0123456789,-") != strlen(g->cpulist)) {
-		gp_pci_warn(p, "%s%s: malformed CPU list \"%s\" (treated as unknown)", p->root->dir, path, g->cpulist);
-		g->cpulist[0] = '\0';
+				    sizeof(list) - 1);
+		list[0] = '\0';
+	} else if (strspn(list, "0123456789,-") != strlen(list)) {
+		gp_pci_warn(p, "%s%s: malformed CPU list \"%s\" (treated as unknown)", p->root->dir, path, list);
+		list[0] = '\0';
 	}
+	/* functions of one socket have one list: keep it once */
+	g->cpulist = prev && !strcmp(prev->cpulist, list) ? prev->cpulist : gp_pci_keep_str(p, list);
+	if (!g->cpulist)
+		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
+	return 0;
 }
 
 /* "pciDDDD:BB" (the domain up to 8 digits), as the kernel names a PCI host bridge's bus. */
@@ -126,11 +172,12 @@ static int read_chain(struct gp_pci *p, struct gp_pci_dev *g, struct gp_err *e)
 	int rc;
 
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", g->bdf);
-	rc = gp_root_realpath(p->root, path, g->sysfs_path, sizeof(g->sysfs_path));
+	rc = gp_root_realpath(p->root, path, buf, sizeof(buf));
 	if (rc)
 		return gp_err_set(e, GP_E_DATA, -rc, "%s%s: cannot resolve link: %s", p->root->dir, path,
 				  rc == -EXDEV ? "it points outside the root" : strerror(-rc));
-	snprintf(buf, sizeof(buf), "%s", g->sysfs_path);
+	if (!(g->sysfs_path = gp_pci_keep_str(p, buf)))
+		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
 	g->chain_len = 0;
 	g->domain_below = 0;
 	g->host_bridge[0] = '\0';
@@ -233,27 +280,77 @@ static void read_rdma(struct gp_pci *p)
 	gp_root_free_list(names);
 }
 
-int gp_pci_fill_sysfs(struct gp_pci *p, struct gp_err *e)
+/* A virtual function's physical function: the name its physfn link points at ("" when none). */
+static void read_physfn(struct gp_pci *p, const struct gp_pci_dev *g, char pf[GP_BDF_LEN])
 {
-	int rc;
+	char path[GP_PATH_MAX], name[64];
 
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/physfn", g->bdf);
+	pf[0] = '\0';
+	if (!gp_root_link_name(p->root, path, name, sizeof(name)) && gp_pci_parse_bdf(name, pf))
+		pf[0] = '\0';
+}
+
+/* Number the host bridges: the same number, the same host bridge (one name compare per function and
+ * host bridge seen). */
+static int number_host_bridges(struct gp_pci *p)
+{
+	int n = 0, *first = malloc((size_t)(p->n ? p->n : 1) * sizeof(*first)); /* a function of each */
+
+	if (!first)
+		return -ENOMEM;
 	for (int i = 0; i < p->n; i++) {
 		struct gp_pci_dev *g = &p->devs[i];
+		int k = i > 0 && !strcmp(p->devs[i - 1].host_bridge, g->host_bridge) ? p->devs[i - 1].hb : -1;
 
-		rc = read_chain(p, g, e);
-		if (rc)
-			return rc;
+		for (int j = 0; k < 0 && j < n; j++)
+			if (!strcmp(p->devs[first[j]].host_bridge, g->host_bridge))
+				k = j;
+		if (k < 0)
+			first[n] = i;
+		g->hb = k >= 0 ? k : n++;
+	}
+	free(first);
+	return 0;
+}
+
+int gp_pci_fill_sysfs(struct gp_pci *p, struct gp_err *e)
+{
+	char (*pf)[GP_BDF_LEN] = calloc((size_t)(p->n ? p->n : 1), GP_BDF_LEN);
+	int rc = 0;
+
+	if (!pf)
+		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
+	for (int i = 0; i < p->n && !rc; i++) {
+		struct gp_pci_dev *g = &p->devs[i];
+
+		g->cpulist = "";
+		if ((rc = read_chain(p, g, e)))
+			break;
 		read_link(p, g);
-		read_numa(p, g);
+		rc = read_numa(p, g, i ? &p->devs[i - 1] : NULL, e);
+		read_physfn(p, g, pf[i]);
+	}
+	for (int i = rc ? 0 : p->n; i < p->n; i++)
+		p->devs[i].cpulist = ""; /* never NULL, even after an error */
+	if (rc) {
+		free(pf);
+		return rc;
 	}
 	read_netdevs(p);
+	if (number_host_bridges(p)) {
+		free(pf);
+		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
+	}
 	for (int i = 0; i < p->n; i++) {
 		struct gp_pci_dev *g = &p->devs[i];
 
 		for (int k = 0; k < g->chain_len; k++)
 			g->chain_idx[k] = gp_pci_index(p, g->chain[k]);
 		g->parent = g->chain_len ? g->chain_idx[g->chain_len - 1] : -1;
+		g->physfn = pf[i][0] ? gp_pci_index(p, pf[i]) : -1;
 	}
+	free(pf);
 	read_rdma(p);
 	return 0;
 }

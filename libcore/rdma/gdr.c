@@ -63,9 +63,9 @@ static int nvlinked(const struct gp_topo *t, int g)
 	for (int h = 0; h < t->ngpu; h++) {
 		if (h == g)
 			continue;
-		if (gp_topo_link_at(t, g, h)->nvlinks > 0)
+		if (gp_topo_link_at(t, g, h).nvlinks > 0)
 			return 1;
-		unknown |= gp_topo_link_at(t, g, h)->nvlinks < 0;
+		unknown |= gp_topo_link_at(t, g, h).nvlinks < 0;
 	}
 	return unknown ? -1 : 0;
 }
@@ -74,7 +74,7 @@ static int nvlinked(const struct gp_topo *t, int g)
 static int pxn_gpu(const struct gp_topo *t, int g, int n)
 {
 	for (int h = 0; h < t->ngpu; h++)
-		if (h != g && gp_topo_link_at(t, g, h)->nvlinks > 0 && gp_topo_link_at(t, h, n)->pcie <= GP_TC_PXB)
+		if (h != g && gp_topo_link_at(t, g, h).nvlinks > 0 && gp_topo_link_at(t, h, n).pcie <= GP_TC_PXB)
 			return h;
 	return -1;
 }
@@ -103,7 +103,7 @@ int gp_gdr_pair(const struct gp_topo *t, int gpu, const char *dev, const struct 
 	v->pxn = -1;
 	if (gpu < 0 || gpu >= t->ngpu || n < 0)
 		return -ENOENT;
-	v->dist = (enum gp_topo_class)gp_topo_link_at(t, gpu, n)->pcie;
+	v->dist = (enum gp_topo_class)gp_topo_link_at(t, gpu, n).pcie;
 	dist = gp_topo_class_name(v->dist);
 	v->path = path_of(s, &v->both);
 	gdr = s->gpu_gdr ? s->gpu_gdr[gpu] : -1;

@@ -25,7 +25,7 @@ const char *gp_rdma_distance(const struct gp_topo *t, int gpu, const char *dev)
 
 	if (gpu < 0 || gpu >= t->ngpu || n < 0)
 		return NULL;
-	return gp_topo_class_name((enum gp_topo_class)gp_topo_link_at(t, gpu, n)->pcie);
+	return gp_topo_class_name((enum gp_topo_class)gp_topo_link_at(t, gpu, n).pcie);
 }
 
 const char *gp_rdma_closest_nic(const struct gp_topo *t, int gpu)
@@ -35,7 +35,7 @@ const char *gp_rdma_closest_nic(const struct gp_topo *t, int gpu)
 	if (gpu < 0 || gpu >= t->ngpu)
 		return NULL;
 	for (int i = t->ngpu; i < t->n; i++) {
-		int c = gp_topo_link_at(t, gpu, i)->pcie;
+		int c = gp_topo_link_at(t, gpu, i).pcie;
 
 		if (!*rdma_name(t, i))
 			continue;

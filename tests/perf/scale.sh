@@ -1,18 +1,21 @@
 #!/bin/bash
-# Scale benchmark: a generated machine with N GPU/NIC functions and the time topo, topo --tree,
-# topo --json and snapshot take on it. 8 host bridges on 2 sockets, each with a PCIe switch holding
+# Scale benchmark: a generated machine with N GPU/NIC functions and the time (and peak memory) each
+# command takes on it, next to `lspci -tv` on the same tree (libpci's sysfs method, as gpup2p reads it). 8 host bridges on 2 sockets, each with a PCIe switch holding
 # one GPU and one ConnectX PF; the rest of the N are the PFs' SR-IOV virtual functions, each an RDMA
 # device (mlx5_N) as on a real host, so every one of them is a NIC in the matrix.
 #
 # usage: BUILD=build tests/perf/scale.sh [N...]      time the commands (default N: 1000 4000)
+#        CMDS="acs;doctor" ... scale.sh N...         only these (';'-separated; "lspci" is lspci -tv)
+#        BIN=path/to/gpup2p ... scale.sh N...        another binary (a baseline build)
 #        tests/perf/scale.sh --spec N                print the fixture spec
 #        tests/perf/scale.sh --fixture N DIR         generate the fixture into DIR, unless DIR already
 #                                                    holds the one this spec and gen.py make
-# Output: one line per N and command: "N=1000 topo: wall 0.21 s, user 0.09 s, sys 0.12 s" (the run
-# with the least user time of 3).
+# Output: one line per N and command: "N=1000 topo: wall 0.21 s, user 0.09 s, sys 0.12 s, rss 9 MB"
+# (the run with the least user time of 3; rss: its peak resident set, /usr/bin/time's %M).
 set -u
 BUILD=${BUILD:-build}
-BIN=$BUILD/gpup2p
+BIN=${BIN:-$BUILD/gpup2p}
+CMDS=${CMDS:-lspci;topo;topo --tree;topo --json;acs;doctor;bar;snapshot}
 
 spec() {
 	local n=$1 h b vfs per extra k rdma=8
@@ -50,11 +53,12 @@ fixture() {
 	echo "$stamp" >"$dir/.stamp"
 }
 
-# measure CMD...: "wall user sys" in seconds of the run with the least user time of 3
+# measure CMD...: "wall user sys rss" (seconds, seconds, seconds, KiB) of the run with the least user
+# time of 3
 measure() {
-	local best="" t TIMEFORMAT='%R %U %S'
+	local best="" t
 	for _ in 1 2 3; do
-		t=$( { time "$@" >/dev/null 2>&1; } 2>&1)
+		t=$(/usr/bin/time -f '%e %U %S %M' "$@" 2>&1 >/dev/null | tail -1)
 		if [ -z "$best" ] || awk -v a="${t#* }" -v b="${best#* }" 'BEGIN { split(a, x, " "); split(b, y, " "); exit !(x[1] < y[1]) }'; then
 			best=$t
 		fi
@@ -74,11 +78,15 @@ trap 'rm -rf "$tmp"' EXIT
 for n in "$@"; do
 	fx=$BUILD/perf/fx$n
 	fixture "$n" "$fx" || exit 2
-	for a in "topo" "topo --tree" "topo --json"; do
+	IFS=';' read -ra cmds <<<"$CMDS"
+	for a in "${cmds[@]}"; do
+		case $a in
+		lspci) read -r w u s m < <(measure lspci -A linux-sysfs -O "sysfs.path=$fx/sys/bus/pci" -tv) ;;
+		snapshot) read -r w u s m < <(measure sh -c 'rm -rf "$2"; exec "$0" --root "$1" snapshot --dir "$2"' \
+			"$BIN" "$fx" "$tmp/snap") ;;
 		# shellcheck disable=SC2086
-		read -r w u s < <(measure "$BIN" --root "$fx" $a)
-		echo "N=$n $a: wall $w s, user $u s, sys $s s"
+		*) read -r w u s m < <(measure "$BIN" --root "$fx" $a) ;;
+		esac
+		echo "N=$n ${a/lspci/lspci -tv}: wall $w s, user $u s, sys $s s, rss $((m / 1024)) MB"
 	done
-	read -r w u s < <(measure sh -c 'rm -rf "$2"; exec "$0" --root "$1" snapshot --dir "$2"' "$BIN" "$fx" "$tmp/snap")
-	echo "N=$n snapshot --dir: wall $w s, user $u s, sys $s s"
 done

@@ -108,7 +108,7 @@ static void impact_tests(void)
 	/* dgx-h100: GPU0-GPU1 share a switch (PCIe PIX) but talk over NVLink: not local */
 	CHECK(load(&x, "dgx-h100") == 0, "dgx-h100 loaded");
 	if (x.t.n) {
-		const struct gp_topo_link *l = gp_topo_link_at(&x.t, 0, 1);
+		const struct gp_topo_link lv = gp_topo_link_at(&x.t, 0, 1), *l = &lv;
 
 		CHECK(l->cls == GP_TC_NV && l->pcie == GP_TC_PIX && !gp_acs_pair_local(&x.t, 0, 1),
 		      "NV18 pair over a PCIe switch: its traffic does not use the switch");
@@ -132,6 +132,7 @@ static void quirk_and_multifunction(void)
 {
 	static struct fx x;
 	const struct gp_acs_bridge *b;
+	int pi, pj;
 
 	CHECK(load(&x, "acsguard") == 0, "acsguard loaded");
 	if (!x.t.n)
@@ -146,8 +147,10 @@ static void quirk_and_multifunction(void)
 	b = bridge(&x, "0000:00:01.0");
 	CHECK(b && b->ctl_off == x.p.devs[b->pci].acs_cap + 6, "8086:2030 root port: standard offset");
 	b = bridge(&x, "0000:09:00.0");
+	pi = pj = -1;
 	CHECK(b && b->ctl == 0x000c && b->npairs == 1 && b->nlocal == 1 && b->impact == GP_ACS_IMPACT_HIGH &&
-	      !strcmp(x.t.devs[b->pairs[0][0]].name, "NIC0") && !strcmp(x.t.devs[b->pairs[0][1]].name, "NIC1"),
+	      gp_acs_pair_next(&x.a, b, 0, &pi, &pj) && !strcmp(x.t.devs[pi].name, "NIC0") &&
+	      !strcmp(x.t.devs[pj].name, "NIC1") && !gp_acs_pair_next(&x.a, b, 0, &pi, &pj),
 	      "multi-function NIC: each function's ACS is on NIC0-NIC1's path, impact high");
 	CHECK(bridge(&x, "0000:09:00.1") && !bridge(&x, "0000:03:00.0"),
 	      "both NIC functions audited; a single-function GPU is not");
@@ -206,6 +209,7 @@ int main(void)
 {
 	static struct fx x;
 	const struct gp_acs_bridge *b;
+	int pi, pj;
 	char buf[512];
 
 	CHECK_STR(gp_acs_decode(0x001d, buf, sizeof(buf)),
@@ -241,7 +245,9 @@ int main(void)
 		b = bridge(&x, "0000:00:01.0");
 		CHECK(b && b->ctl == 0x001d && b->redirects == 1 && b->npairs == 0, "root port redirects, on no path");
 		b = bridge(&x, "0000:02:08.0");
-		CHECK(b && b->npairs == 1 && b->pairs[0][0] == 0 && b->pairs[0][1] == 1, "downstream port on GPU0-GPU1");
+		pi = pj = -1;
+		CHECK(b && b->npairs == 1 && gp_acs_pair_next(&x.a, b, 0, &pi, &pj) && pi == 0 && pj == 1 &&
+		      !gp_acs_pair_next(&x.a, b, 0, &pi, &pj), "downstream port on GPU0-GPU1");
 		CHECK(x.a.on_path_redirecting == 2 && x.a.on_path_unknown == 0, "2 on-path bridges redirect");
 		CHECK_STR(audit_bp(&x.t, &x.a), "pci=disable_acs_redir=0000:02:08.0;0000:02:10.0",
 			  "boot parameter names only on-path redirecting bridges");

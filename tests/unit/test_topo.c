@@ -23,7 +23,7 @@ static void check_matrix(const char *name, const char *const *rows, int n)
 		line[0] = '\0';
 		for (int j = 0; j < x.t.n; j++)
 			used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s", j ? " " : "",
-						 gp_topo_code(gp_topo_link_at(&x.t, i, j), code, sizeof(code)));
+						 gp_topo_code_at(&x.t, i, j, code, sizeof(code)));
 		CHECK_STR(line, rows[i], "%s: row %s", name, x.t.devs[i].name);
 	}
 	fx_unload(&x);
@@ -138,7 +138,7 @@ int main(void)
 		CHECK_STR(x.t.devs[4].label, "mlx5_0", "NIC label is the RDMA device");
 		CHECK(x.t.ngpu == 4 && x.t.nnic == 2, "seed4x2: 4 GPUs, 2 NICs");
 		CHECK(!x.t.nvlink_checked, "seed4x2: no facts, NVLink not checked");
-		CHECK(gp_topo_link_at(&x.t, 1, 2)->nvlinks == -1, "unchecked NVLink is -1");
+		CHECK(gp_topo_link_at(&x.t, 1, 2).nvlinks == -1, "unchecked NVLink is -1");
 		CHECK(gp_topo_on_path(&x.t, gp_pci_index(&x.p, "0000:84:00.0")), "second switch is on a GPU path");
 		CHECK(gp_topo_link_degraded(&x.p.devs[gp_pci_index(&x.p, "0000:86:00.0")]), "x8 of x16 is degraded");
 		CHECK(!gp_topo_link_degraded(&x.p.devs[gp_pci_index(&x.p, "0000:87:00.0")]), "x16 of x16 is not");
@@ -148,7 +148,7 @@ int main(void)
 	if (load(&x, "h200x2", NULL, 0) == 0) {
 		CHECK(x.t.nvlink_checked, "h200x2: facts recorded");
 		CHECK(x.t.nnic == 0, "virtio-net without RDMA is not a NIC");
-		CHECK(gp_topo_link_at(&x.t, 0, 1)->pcie == GP_TC_PHB, "H200 pair's PCIe class is PHB under NV18");
+		CHECK(gp_topo_link_at(&x.t, 0, 1).pcie == GP_TC_PHB, "H200 pair's PCIe class is PHB under NV18");
 		fx_unload(&x);
 	}
 	/* 7. Intel VMD (domain 10000 below the controller 0000:00:0e.0 on host bridge pci0000:00). In
@@ -194,7 +194,7 @@ int main(void)
 		CHECK(gp_topo_find(&x.t, gp_pci_index(&x.p, "10000:e2:00.0")) == NULL, "the NVMe drive is neither GPU nor NIC");
 		CHECK(gp_topo_on_path(&x.t, gp_pci_index(&x.p, "0000:00:0e.0")), "the VMD controller is on GPU/NIC paths");
 		CHECK(!gp_topo_on_path(&x.t, gp_pci_index(&x.p, "10000:e0:03.0")), "the NVMe's root port is not");
-		CHECK(gp_topo_link_at(&x.t, 1, 3)->pcie == GP_TC_PHB && gp_topo_link_at(&x.t, 3, 1)->pcie == GP_TC_PHB,
+		CHECK(gp_topo_link_at(&x.t, 1, 3).pcie == GP_TC_PHB && gp_topo_link_at(&x.t, 3, 1).pcie == GP_TC_PHB,
 		      "GPU1-NIC1 parts at the VMD controller: PHB both ways");
 		fx_unload(&x);
 	}

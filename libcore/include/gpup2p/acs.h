@@ -32,14 +32,20 @@ enum gp_acs_impact {
 	                               bridge (PIX/PXB: switch ports, functions of one device) */
 };
 
+/* The pairs crossing a bridge are every entry of one side with every entry of the other: for a bridge
+ * the GPUs/NICs below it and all the others, for a function of a multi-function GPU/NIC itself and
+ * the other GPU/NIC functions of its device. Kept as two sets, never as a list of pairs (a root port
+ * above 500 of 4000 NICs is on 1.75 million pairs); gp_acs_pair_next lists them where printed. */
 struct gp_acs_bridge {
 	int pci;                 /* index in gp_pci.devs */
 	enum gp_known state;     /* PRESENT: registers read; UNKNOWN: extended space not readable */
 	uint16_t cap, ctl;       /* valid when PRESENT */
 	int ctl_off;             /* config offset of the control register (see gp_acs_ctl_offset) */
 	int redirects;           /* 1 RR/CR/EC set, 0 not, -1 unknown */
-	int npairs;              /* GPU/NIC pairs whose path crosses it */
-	int (*pairs)[2];         /* matrix indices (i < j) */
+	int npairs;              /* GPU/NIC pairs whose path crosses it: nside * nother */
+	int nside, nother;
+	uint64_t *side;          /* bit per matrix entry: the entries below it (a function: itself) */
+	uint64_t *other;         /* the other side; NULL: every entry not in side */
 	int nlocal;              /* of those, pairs that stay below the host bridge (gp_acs_pair_local) */
 	enum gp_acs_impact impact;
 };
@@ -51,6 +57,8 @@ struct gp_acs_audit {
 	int on_path_unknown;     /* bridges on a GPU/NIC path whose ACS state is unknown */
 	int redirect_high;       /* redirecting bridges of impact high */
 	int redirect_low;        /* redirecting bridges of impact low */
+	int nent;                /* matrix entries (the bitmaps' length in bits) */
+	uint64_t *firsts;        /* bit per matrix entry: the first entry of its group (gp_topo_dev.group) */
 };
 
 /* 1 when the function is an Intel PCH root port whose ACS control register sits at capability + 8
@@ -75,6 +83,16 @@ int gp_acs_on_pair_path(const struct gp_topo *t, int pci, int i, int j);
 /* 1 when the pair's peer traffic stays below the host bridge unless redirected: PIX or PXB (not
  * NVLink), or two functions of one device. 0 when it crosses the root complex anyway. */
 int gp_acs_pair_local(const struct gp_topo *t, int i, int j);
+
+/* The next pair crossing b after (*i, *j), in order (i < j, by i then j): start from *i = *j = -1.
+ * With grouped set and b a bridge, only pairs of groups' first entries (gp_topo_dev.group): one per
+ * pair of groups, as text names them (a group's entries all lie on one side). 1 found, 0 no more. */
+int gp_acs_pair_next(const struct gp_acs_audit *a, const struct gp_acs_bridge *b, int grouped, int *i, int *j);
+
+/* Name of entry i in a listing of b's pairs into buf: a group's name ("NIC0+126VFs") where the listing
+ * is grouped (b a bridge), else the entry's ("NIC8"). Returns buf. */
+const char *gp_acs_pair_name(const struct gp_topo *t, const struct gp_acs_bridge *b, int grouped, int i, char *buf,
+			     size_t n);
 
 /* Name of an impact: "high", "low", "none", "unknown". */
 const char *gp_acs_impact_name(enum gp_acs_impact m);

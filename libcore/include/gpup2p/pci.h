@@ -66,15 +66,17 @@ struct gp_pci_dev {
 	int cur_width, max_width;    /* lanes, 0 unknown */
 
 	int numa_node;               /* -1 unknown */
-	char cpulist[4096];          /* local_cpulist, "" unknown (sysfs writes up to a page: interleaved CPU
-	                                numbering gives lists like 0,2,4,...,254 of any length) */
+	const char *cpulist;         /* local_cpulist, "" unknown (never NULL; sysfs writes up to a page:
+	                                interleaved CPU numbering gives lists like 0,2,4,...,254 of any length);
+	                                held by gp_pci, shared by the functions that have the same list */
 	char driver[64];             /* bound driver, "" none */
 	int iommu_group;             /* -1 none */
 	char rdma[64];               /* RDMA device (/sys/class/infiniband), "" none */
 	char netdev[64];             /* first network interface, "" none */
 
-	char sysfs_path[512];        /* realpath, as a live path */
+	const char *sysfs_path;      /* realpath, as a live path (held by gp_pci) */
 	char host_bridge[32];        /* "pci0000:00" */
+	int hb;                      /* the host bridge as a number: functions under one have the same */
 	int chain_len;               /* bridges from the root port down, excluding self */
 	char chain[GP_CHAIN_MAX][GP_BDF_LEN];
 	int chain_idx[GP_CHAIN_MAX]; /* index in gp_pci.devs, -1 when not enumerated */
@@ -82,6 +84,7 @@ struct gp_pci_dev {
 	                                (a pciDDDD:BB below it in the path: Intel VMD), so paths that part
 	                                right below it cross a host bridge */
 	int parent;                  /* index of the upstream bridge, -1 on a host bridge */
+	int physfn;                  /* a virtual function's physical function (index), else -1 */
 };
 
 struct gp_pci {
@@ -91,6 +94,7 @@ struct gp_pci {
 	char **warnings;             /* non-fatal problems (malformed optional files), NULL-terminated */
 	int nwarn;
 	void *pacc;                  /* struct pci_access *, kept for config access */
+	void *strs;                  /* the strings the functions point at (CPU lists, paths) */
 };
 
 /* Enumerate every PCI function under the root. A missing or malformed

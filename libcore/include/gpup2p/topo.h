@@ -38,9 +38,14 @@ struct gp_topo_dev {
 	enum gp_topo_kind kind;
 	char name[16];           /* "GPU0", "NIC1" */
 	char label[64];          /* NIC: RDMA name, else net device, else BDF; GPU: NVML name or "" */
+	int group;               /* the first entry of its group: a NIC's physical function and those of its
+	                            virtual functions on the same path are one group, every other entry
+	                            one of its own (text names a group once: "NIC0+126VFs") */
+	int members;             /* on a group's first entry: the entries in the group (1: alone) */
+	int lead;                /* on a group's first entry: the one named for the group (the PF) */
 };
 
-/* One matrix cell; small, as there are n*n of them (16 million for 4000 NICs). */
+/* One matrix cell, computed when asked for (gp_topo_link_at): nothing of size n*n is kept. */
 struct gp_topo_link {
 	uint8_t cls;             /* enum gp_topo_class: the code nvidia-smi prints */
 	uint8_t pcie;            /* enum gp_topo_class: the PCIe class even when NVLink joins the pair */
@@ -54,7 +59,8 @@ struct gp_topo {
 	int n, ngpu, nnic;
 	struct gp_topo_dev *devs;    /* GPUs in PCI bus order, then NICs in nvidia-smi's order: by RDMA
 	                                device name (mlx5_2 before mlx5_10), those without one last */
-	struct gp_topo_link *links;  /* n*n, row-major */
+	int16_t *nv;                 /* ngpu*ngpu: NVLinks between GPUs i and j (the first ngpu entries), -1
+	                                not known */
 	int nvlink_checked;          /* 1 when NVML facts were available */
 	int *of_pci;                 /* per PCI function: its index in devs, -1 when not a GPU/NIC */
 	unsigned char *on_path;      /* per PCI function: 1 when on a GPU/NIC's path to its host bridge */
@@ -73,14 +79,16 @@ int gp_topo_is_nic(const struct gp_pci_dev *d);
 /* Compare names in natural order: digit runs as numbers ("mlx5_2" before "mlx5_10"). <0, 0, >0. */
 int gp_topo_name_cmp(const char *a, const char *b);
 
-/* Select GPUs and NICs and classify every pair. facts may be NULL (no NVLink information). */
+/* Select GPUs and NICs, group virtual functions with their physical function, and note the NVLinks
+ * between GPUs; pairs are classified when asked for. facts may be NULL (no NVLink information). */
 int gp_topo_build(struct gp_topo *t, const struct gp_pci *p, const struct gp_gpu_facts *facts,
 		  const struct gp_topo_match *m, int nm, struct gp_err *e);
 
 /* Release what gp_topo_build allocated. */
 void gp_topo_free(struct gp_topo *t);
 
-/* The PCIe class of two functions (by index in p->devs); *switches gets the switch count. */
+/* The PCIe class of two functions (by index in p->devs); *switches gets the switch count. Numbers
+ * only: the host bridge's number and the chains' indices, a few steps down the chains. */
 enum gp_topo_class gp_topo_classify_pcie(const struct gp_pci *p, int a, int b, int *switches);
 
 /* Bridges two functions share from the top of their chains (0 when under different host bridges). */
@@ -92,11 +100,17 @@ const struct gp_topo_dev *gp_topo_find(const struct gp_topo *t, int pci);
 /* Display name of a PCI function: the NVML name of a GPU when known, else pci.ids' device name. */
 const char *gp_topo_display_name(const struct gp_topo *t, int pci, char *buf, size_t n);
 
-/* The link between matrix entries i and j. */
-const struct gp_topo_link *gp_topo_link_at(const struct gp_topo *t, int i, int j);
+/* The link between matrix entries i and j, classified now (symmetric: (i, j) and (j, i) are the same). */
+struct gp_topo_link gp_topo_link_at(const struct gp_topo *t, int i, int j);
+
+/* A group's name in text: the lead's name, with its virtual functions counted ("NIC0+126VFs"). */
+const char *gp_topo_group_name(const struct gp_topo *t, int g, char *buf, size_t n);
 
 /* The code as printed: "X", "NV18", "PIX", ... into buf; returns buf. */
 const char *gp_topo_code(const struct gp_topo_link *l, char *buf, size_t n);
+
+/* The code of the pair (matrix entries i, j) as gp_topo_code prints it; returns buf. */
+const char *gp_topo_code_at(const struct gp_topo *t, int i, int j, char *buf, size_t n);
 
 /* Name of a class without NVLink count ("PIX", "NODE", "NV"). */
 const char *gp_topo_class_name(enum gp_topo_class c);

@@ -1,0 +1,23 @@
+/* gpup2p — work counters: how many pairs, path steps and files a command touched. They count work, not
+ * time, so a test can tell linear from quadratic growth on a loaded machine (tests/cli/test_scale.sh).
+ * With GPUP2P_STATS set in the environment the command prints them on stderr when it ends. */
+#ifndef GPUP2P_STATS_H
+#define GPUP2P_STATS_H
+
+#include <stdio.h>
+
+struct gp_stats {
+	unsigned long pair_visits;   /* GPU/NIC pairs classified or listed one by one */
+	unsigned long path_steps;    /* bridges stepped over along a function's chain of upstream bridges */
+	unsigned long files_opened;  /* files and folders opened or resolved beneath the root */
+};
+
+/* The process's counters (relaxed: a count, not a synchronisation). */
+extern struct gp_stats gp_stats;
+
+#define GP_STAT_ADD(field, v) __atomic_fetch_add(&gp_stats.field, (unsigned long)(v), __ATOMIC_RELAXED)
+
+/* Print the counters as one line: "stats: pair_visits N path_steps N files_opened N". */
+void gp_stats_print(FILE *f);
+
+#endif
