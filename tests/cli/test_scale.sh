@@ -1,37 +1,74 @@
 #!/bin/bash
-# Scale: topo on a machine with 2000 GPU/NIC functions (8 GPUs, 8 ConnectX PFs and 1984 SR-IOV VFs,
-# each VF an RDMA device: tests/perf/scale.sh) must not spend more than a fraction of a second of
-# CPU. The matrix has 4 million cells; before the per-pair and per-lookup costs were cut, topo spent
-# about 1 s of user CPU here (4.5 s at 4000 functions), now about 0.25 s. The bound is on user CPU
-# time, which a loaded machine does not inflate the way it inflates wall-clock time; the time spent
-# in the kernel reading sysfs grows linearly and is left to tests/perf/scale.sh to report.
-# The fixture is generated once into $BUILD/perf (a minute on a slow disk) and kept.
+# Scale: the work a command does must grow linearly with the machine. Fixtures: tests/perf/scale.sh
+# with 500 and 2000 GPU/NIC functions (8 GPUs, 8 ConnectX PFs, the rest SR-IOV VFs, each an RDMA
+# device, so every one is a NIC in the matrix). The library counts its work (GPUP2P_STATS: GPU/NIC
+# pairs visited, steps along chains of bridges, files opened beneath the root): counts, not seconds,
+# so a loaded machine does not change them. For 4x the functions each count may grow 4.5x at most
+# (the snapshot's system-call gate, tests/cli/test_snapshot_perf.sh, bounds its cost the same way).
+# Before the ACS audit kept two sides per bridge, acs visited about n^3/2 pairs (55x for 4x: 450 s at
+# 4000 functions), doctor n^2. The topo matrix is n^2 cells by nature: one classification each.
+# The fixtures are generated once into $BUILD/perf (seconds to a minute) and kept.
 set -u
 BUILD=${BUILD:-build}
 BIN=$BUILD/gpup2p
 . tests/cli/lib.sh
 export NO_COLOR=1
 unset GPUP2P_ROOT
-FX=$BUILD/perf/fx2000
 
-if ! bash tests/perf/scale.sh --fixture 2000 "$FX" >/dev/null; then
-	nok "scale: generating the 2000-function fixture"
-	exit 0
-fi
-# the fixture is what the spec says: 8 GPUs and 1992 NICs (8 PFs + 1984 VFs)
-"$BIN" --root "$FX" topo >"$FX.out" 2>/dev/null
-gpus=$(head -1 "$FX.out" | tr '\t' '\n' | grep -c '^GPU[0-9]*$')
-nics=$(grep -c '^  NIC[0-9]*: mlx5_[0-9]*$' "$FX.out")
-rm -f "$FX.out"
+for n in 500 2000; do
+	if ! bash tests/perf/scale.sh --fixture $n "$BUILD/perf/fx$n" >/dev/null; then
+		nok "scale: generating the $n-function fixture"
+		exit 0
+	fi
+done
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+# stats N CMD...: run CMD on the N-function fixture; its counters ("pair_visits 12 path_steps 3 ...")
+stats() {
+	local n=$1
+	shift
+	GPUP2P_STATS=1 "$BIN" --root "$BUILD/perf/fx$n" "$@" 2>&1 >"$T/out" | sed -n 's/^stats: //p'
+}
+
+# the fixture is what the spec says: 8 GPUs and 1992 NICs (8 PFs + 1984 VFs), one cell per pair
+s=$(stats 2000 topo)
+gpus=$(head -1 "$T/out" | tr '\t' '\n' | grep -c '^GPU[0-9]*$')
+nics=$(grep -c '^  NIC[0-9]*: mlx5_[0-9]*$' "$T/out")
 if [ "$gpus" -eq 8 ] && [ "$nics" -eq 1992 ]; then
 	ok "scale: 8 GPUs and 1992 NICs in the matrix"
 else
 	nok "scale: the fixture shows $gpus GPUs and $nics NICs, want 8 and 1992"
 fi
+read -r _ pairs _ <<<"$s"
+[ "${pairs:-0}" -eq 4000000 ] && ok "scale: topo classifies each of the 2000x2000 cells once" ||
+	nok "scale: topo visited ${pairs:-?} pairs for 2000x2000 cells ($s)"
 
-read -r wall user sys < <(bash tests/perf/scale.sh --measure "$BIN" --root "$FX" topo)
-if awk -v u="$user" 'BEGIN { exit !(u < 0.6) }'; then
-	ok "scale: topo on 2000 functions: $user s user CPU (bound 0.6 s; wall $wall s, sys $sys s)"
-else
-	nok "scale: topo on 2000 functions took $user s user CPU, bound 0.6 s (wall $wall s, sys $sys s)"
-fi
+for cmd in "acs" "doctor" "topo --tree" "bar" "acs --json"; do
+	a=$(stats 500 $cmd)
+	b=$(stats 2000 $cmd)
+	if [ -z "$a" ] || [ -z "$b" ]; then
+		nok "scale: $cmd printed no counters (GPUP2P_STATS)"
+		continue
+	fi
+	[ "$cmd" = "acs --json" ] && continue # JSON lists every pair: n^2 by nature (checked below)
+	# each counter at 2000 within 4.5x its value at 500
+	bad=$(awk -v a="$a" -v b="$b" 'BEGIN { na = split(a, x, " "); split(b, y, " ")
+		for (i = 2; i <= na; i += 2) if (y[i] > 4.5 * (x[i] > 0 ? x[i] : 1)) printf "%s %d -> %d; ", x[i - 1], x[i], y[i] }')
+	[ -z "$bad" ] && ok "scale: $cmd: work grows at most 4.5x for 4x the functions ($a -> $b)" ||
+		nok "scale: $cmd: superlinear work for 4x the functions: $bad"
+done
+
+# the audit's text names a PF's VFs with it, once per pair of groups; JSON keeps each pair
+stats 2000 acs >/dev/null
+grep -q '^  on the path of: PIX GPU0-NIC0+248VFs; NODE GPU0-GPU1 ' "$T/out" &&
+	ok "scale: acs text groups the 248 VFs with their PF (GPU0-NIC0+248VFs)" ||
+	nok "scale: acs text does not group VFs: $(grep -m1 'on the path of' "$T/out" | cut -c1-120)"
+stats 2000 acs --json >/dev/null
+python3 - "$T/out" <<'EOF' && ok "scale: acs --json keeps each pair (249x1751 across 0000:02:01.0)" ||
+import json, sys
+b = {x["bdf"]: x for x in json.load(open(sys.argv[1]))["bridges"]}["0000:02:01.0"]
+# the downstream port above NIC0 and its 248 VFs: 249 functions below, 1751 GPUs/NICs beside
+sys.exit(not (len(b["pairs"]) == 249 * 1751 == len(b["pair_classes"]) and "NIC8-NIC9" not in b["pairs"]))
+EOF
+	nok "scale: acs --json does not list the 249x1751 pairs of 0000:02:01.0"

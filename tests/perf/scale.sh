@@ -2,7 +2,8 @@
 # Scale benchmark: a generated machine with N GPU/NIC functions and the time (and peak memory) each
 # command takes on it, next to `lspci -tv` on the same tree (libpci's sysfs method, as gpup2p reads it). 8 host bridges on 2 sockets, each with a PCIe switch holding
 # one GPU and one ConnectX PF; the rest of the N are the PFs' SR-IOV virtual functions, each an RDMA
-# device (mlx5_N) as on a real host, so every one of them is a NIC in the matrix.
+# device (mlx5_N) as on a real host, so every one of them is a NIC in the matrix; each VF's physfn link
+# names its PF.
 #
 # usage: BUILD=build tests/perf/scale.sh [N...]      time the commands (default N: 1000 4000)
 #        CMDS="acs;doctor" ... scale.sh N...         only these (';'-separated; "lspci" is lspci -tv)
@@ -35,8 +36,8 @@ spec() {
 		printf 'dev 0000:%02x:00.0 parent=0000:%02x:01.0 kind=endpoint vendor=15b3 device=1021 class=020700 link=32:16 maxlink=32:16 bar0=32M,64,pf driver=mlx5_core rdma=mlx5_%d\n' $((b + 4)) $((b + 2)) $h
 		# the VFs follow their PF on its bus and the next ones (routing IDs PF+1, PF+2, ...)
 		for ((k = 1; k <= per + (h < extra); k++)); do
-			printf 'dev 0000:%02x:%02x.%d parent=0000:%02x:01.0 kind=endpoint vendor=15b3 device=101e class=020700 driver=mlx5_core rdma=mlx5_%d\n' \
-				$((b + 4 + k / 256)) $(((k % 256) / 8)) $((k % 8)) $((b + 2)) $rdma
+			printf 'dev 0000:%02x:%02x.%d parent=0000:%02x:01.0 kind=endpoint vendor=15b3 device=101e class=020700 driver=mlx5_core rdma=mlx5_%d physfn=0000:%02x:00.0\n' \
+				$((b + 4 + k / 256)) $(((k % 256) / 8)) $((k % 8)) $((b + 2)) $rdma $((b + 4))
 			rdma=$((rdma + 1))
 		done
 	done
