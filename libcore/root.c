@@ -267,14 +267,11 @@ static ssize_t pread_full(int fd, void *buf, size_t n, off_t off)
 	return (ssize_t)got;
 }
 
-ssize_t gp_root_read_text(const struct gp_root *r, const char *path, char *buf, size_t n)
+/* gp_root_read_text's reading of the file open at fd (closed here, or a negative errno passed on). */
+static ssize_t read_text_fd(int fd, char *buf, size_t n)
 {
 	ssize_t len;
-	int fd;
 
-	if (n == 0)
-		return -EINVAL;
-	fd = gp_root_open(r, path, O_RDONLY);
 	if (fd < 0)
 		return fd;
 	/* n bytes asked for: a file that fills them does not fit with its NUL, and is not cut */
@@ -292,9 +289,37 @@ ssize_t gp_root_read_text(const struct gp_root *r, const char *path, char *buf, 
 	return len;
 }
 
+ssize_t gp_root_read_text(const struct gp_root *r, const char *path, char *buf, size_t n)
+{
+	if (n == 0)
+		return -EINVAL;
+	return read_text_fd(gp_root_open(r, path, O_RDONLY), buf, n);
+}
+
+ssize_t gp_root_read_text_in(const struct gp_root *r, int dfd, const char *dir, const char *name, char *buf,
+			     size_t n)
+{
+	if (n == 0)
+		return -EINVAL;
+	return read_text_fd(gp_root_open_in(r, dfd, dir, name, O_RDONLY), buf, n);
+}
+
 ssize_t gp_root_read_at(const struct gp_root *r, const char *path, void *buf, size_t n, off_t off)
 {
 	int fd = gp_root_open(r, path, O_RDONLY);
+	ssize_t got;
+
+	if (fd < 0)
+		return fd;
+	got = pread_full(fd, buf, n, off);
+	close(fd);
+	return got;
+}
+
+ssize_t gp_root_read_at_in(const struct gp_root *r, int dfd, const char *dir, const char *name, void *buf, size_t n,
+			   off_t off)
+{
+	int fd = gp_root_open_in(r, dfd, dir, name, O_RDONLY);
 	ssize_t got;
 
 	if (fd < 0)
@@ -413,18 +438,48 @@ int gp_root_link_target(const struct gp_root *r, const char *path, char *target,
 	return 0;
 }
 
+/* The canonical host path of what fd is open at (/proc/self/fd), or a negative errno. */
+static int fd_path(int fd, char *real, size_t n)
+{
+	char link[64];
+	ssize_t len;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	len = readlink(link, real, n - 1);
+	if (len < 0)
+		return -errno;
+	if ((size_t)len >= n - 1)
+		return -ENAMETOOLONG;
+	real[len] = '\0';
+	return real[0] == '/' ? 0 : -EINVAL; /* "anon_inode:...": not a path */
+}
+
 int gp_root_realpath(const struct gp_root *r, const char *path, char *buf, size_t n)
 {
 	char full[GP_PATH_MAX], real[PATH_MAX];
 	const char *rel;
+	int fd;
 
 	GP_STAT_ADD(files_opened, 1);
+	/* beneath a root: resolved by openat2 in one call, its result read back from /proc (realpath(3)
+	 * reads every component's link, twenty calls for a sysfs device); realpath where that fails */
+	fd = r->live || r->no_openat2 || path[0] != '/' ? -1 : open_beneath(r, path, O_PATH);
+	if (fd == -ENOENT)
+		return fd; /* (-EXDEV: realpath tells what lies outside, or that nothing does) */
+	if (fd >= 0) {
+		int rc = fd_path(fd, real, sizeof(real));
+
+		close(fd);
+		if (rc == 0 && beneath(r, real))
+			goto found;
+	}
 	if (gp_root_path(r, path, full, sizeof(full)))
 		return -ENAMETOOLONG;
 	if (!realpath(full, real))
 		return -errno;
 	if (r->dir[0] && !beneath(r, real))
 		return -EXDEV;
+found:
 	rel = real + strlen(r->dir);
 	if (strlen(rel) >= n)
 		return -ENAMETOOLONG;

@@ -17,24 +17,33 @@
  * (the lower end of the link above a switch); else every bridge. Returns how many (n <= pci->n). */
 static int path_devs(const struct gp_doctor_ctx *c, int *out, int upstream_only)
 {
+	unsigned char *seen = calloc((size_t)c->pci->n + 1, 1); /* one look per function, not a search */
 	int n = 0;
 
-	for (int i = 0; i < c->topo->n; i++)
+	for (int i = 0; i < c->topo->n; i++) {
 		out[n++] = c->topo->devs[i].pci;
+		if (seen)
+			seen[c->topo->devs[i].pci] = 1;
+	}
 	for (int i = 0; i < c->topo->n; i++) {
 		const struct gp_pci_dev *d = gp_doctor_dev(c, i);
 
 		for (int k = 0; k < d->chain_len; k++) {
-			int idx = d->chain_idx[k], seen = 0;
+			int idx = d->chain_idx[k], dup = 0;
 
 			if (idx < 0 || (upstream_only && c->pci->devs[idx].port_type != GP_PORT_UPSTREAM))
 				continue;
-			for (int j = 0; j < n && !seen; j++)
-				seen = out[j] == idx;
-			if (!seen)
+			if (seen)
+				dup = seen[idx];
+			for (int j = 0; !seen && j < n && !dup; j++) /* out of memory: the search */
+				dup = out[j] == idx;
+			if (!dup)
 				out[n++] = idx;
+			if (seen)
+				seen[idx] = 1;
 		}
 	}
+	free(seen);
 	return n;
 }
 

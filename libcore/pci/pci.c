@@ -88,17 +88,19 @@ static int cmp_dev(const void *a, const void *b)
 	return gp_pci_addr_cmp(&ax, &ay);
 }
 
-/* Read an extended capability's registers into the config image (64 bytes at most). */
-static void read_ext_cap(const struct gp_root *r, const char *path, struct gp_pci_dev *g, int off)
+/* Read an extended capability's registers into the config image (64 bytes at most); cfg: the config
+ * file, open. */
+static void read_ext_cap(int cfg, struct gp_pci_dev *g, int off)
 {
 	int n = off + 64 <= GP_CFG_MAX ? 64 : GP_CFG_MAX - off;
 
-	if (n > 0)
-		(void)gp_root_read_at(r, path, g->config + off, (size_t)n, off);
+	for (int got = 0, k; cfg >= 0 && got < n; got += k)
+		if ((k = (int)pread(cfg, g->config + off + got, (size_t)(n - got), off + got)) <= 0)
+			break;
 }
 
 /* Capabilities from libpci's list, trusted only where the config space was readable. */
-static void fill_caps(struct gp_pci_dev *g, struct pci_dev *d, const struct gp_root *r, const char *path)
+static void fill_caps(struct gp_pci_dev *g, struct pci_dev *d, int cfg)
 {
 	struct pci_cap *c;
 	int conventional_ok = g->config_len >= 256;
@@ -130,11 +132,11 @@ static void fill_caps(struct gp_pci_dev *g, struct pci_dev *d, const struct gp_r
 			g->ats_cap = (int)c->addr;
 	}
 	if (g->acs_cap > 0)
-		read_ext_cap(r, path, g, g->acs_cap);
+		read_ext_cap(cfg, g, g->acs_cap);
 	if (g->rebar_cap > 0)
-		read_ext_cap(r, path, g, g->rebar_cap);
+		read_ext_cap(cfg, g, g->rebar_cap);
 	if (g->ats_cap > 0)
-		read_ext_cap(r, path, g, g->ats_cap);
+		read_ext_cap(cfg, g, g->ats_cap);
 }
 
 static void fill_bars(struct gp_pci_dev *g, struct pci_dev *d, int have_flags)
@@ -179,20 +181,20 @@ const char *gp_pci_name(const struct gp_pci *p, const struct gp_pci_dev *d, enum
 	return buf;
 }
 
-/* The files libpci's sysfs method opens by itself for each function, with the fill flags used here.
+/* The files libpci's sysfs method opens by itself for each function, with the fill flags used here,
+ * beyond vendor, device, class and resource (precheck reads those beneath the root first).
  * Under a root directory they must resolve beneath it before libpci is let near them: a symlink
  * out of the root is refused, never followed, and so is a device or pipe (libpci's open would block). */
-static const char *const lp_files[] = { "vendor", "device", "class", "resource", "irq", "subsystem_vendor",
-					"subsystem_device", "config" };
+static const char *const lp_files[] = { "irq", "subsystem_vendor", "subsystem_device", "config" };
 
-static int lp_files_beneath(const struct gp_root *r, const char *bdf, struct gp_err *e)
+static int lp_files_beneath(const struct gp_root *r, int dfd, const char *dir, struct gp_err *e)
 {
 	char path[GP_PATH_MAX];
 	int fd;
 
 	for (size_t i = 0; i < sizeof(lp_files) / sizeof(lp_files[0]) && !r->live; i++) {
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", bdf, lp_files[i]);
-		fd = gp_root_open(r, path, O_RDONLY);
+		snprintf(path, sizeof(path), "%s/%s", dir, lp_files[i]);
+		fd = gp_root_open_in(r, dfd, dir, lp_files[i], O_RDONLY);
 		if (fd >= 0)
 			close(fd);
 		else if (fd == -EXDEV || fd == -EMEDIUMTYPE || fd == -ELOOP)
@@ -201,19 +203,17 @@ static int lp_files_beneath(const struct gp_root *r, const char *bdf, struct gp_
 	return 0;
 }
 
-/* Mandatory files libpci's scan reads: check them first so that the error
- * names the file and says what is wrong. */
-static int precheck(const struct gp_root *r, const char *bdf, struct gp_err *e)
+/* Mandatory files libpci's scan reads: check them first so that the error names the file and says
+ * what is wrong. Each is opened in the function's folder (dfd, opened beneath the root; -1: by path). */
+static int precheck_in(const struct gp_root *r, int dfd, const char *dir, struct gp_err *e)
 {
 	static const char *const hex_files[] = { "vendor", "device", "class" };
 	char path[GP_PATH_MAX], buf[256], *end;
 	ssize_t len;
 
-	if (lp_files_beneath(r, bdf, e))
-		return -EINVAL;
 	for (size_t i = 0; i < sizeof(hex_files) / sizeof(hex_files[0]); i++) {
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", bdf, hex_files[i]);
-		len = gp_root_read_text(r, path, buf, sizeof(buf));
+		snprintf(path, sizeof(path), "%s/%s", dir, hex_files[i]);
+		len = gp_root_read_text_in(r, dfd, dir, hex_files[i], buf, sizeof(buf));
 		if (len < 0)
 			return gp_err_set(e, GP_E_DATA, (int)-len, "%s%s: %s", r->dir, path, gp_root_strerror((int)-len));
 		errno = 0;
@@ -222,9 +222,9 @@ static int precheck(const struct gp_root *r, const char *bdf, struct gp_err *e)
 			return gp_err_set(e, GP_E_DATA, EINVAL, "%s%s: malformed value \"%.40s\" (expected 0x-prefixed hex)",
 					  r->dir, path, buf);
 	}
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource", bdf);
+	snprintf(path, sizeof(path), "%s/resource", dir);
 	/* its first line only (the file has one per BAR and window: a KiB) */
-	len = gp_root_read_bin(r, path, buf, sizeof(buf) - 1);
+	len = gp_root_read_at_in(r, dfd, dir, "resource", buf, sizeof(buf) - 1, 0);
 	if (len < 0)
 		return gp_err_set(e, GP_E_DATA, (int)-len, "%s%s: %s", r->dir, path, gp_root_strerror((int)-len));
 	buf[len] = '\0';
@@ -235,10 +235,25 @@ static int precheck(const struct gp_root *r, const char *bdf, struct gp_err *e)
 			return gp_err_set(e, GP_E_DATA, EINVAL, "%s%s: malformed (expected \"start end flags\" lines)",
 					  r->dir, path);
 	}
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/irq", bdf);
+	if (lp_files_beneath(r, dfd, dir, e))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%s/irq", dir);
 	if (!gp_root_exists(r, path))
 		return gp_err_set(e, GP_E_DATA, ENOENT, "%s%s: missing", r->dir, path);
 	return 0;
+}
+
+static int precheck(const struct gp_root *r, const char *bdf, struct gp_err *e)
+{
+	char dir[GP_PATH_MAX];
+	int dfd, rc;
+
+	snprintf(dir, sizeof(dir), "/sys/bus/pci/devices/%s", bdf);
+	dfd = gp_root_open(r, dir, O_PATH | O_DIRECTORY);
+	rc = precheck_in(r, dfd, dir, e);
+	if (dfd >= 0)
+		close(dfd);
+	return rc;
 }
 
 /* A function's "driver" or "iommu_group" link, resolved beneath the root: "" when absent or leaving it. */
@@ -330,8 +345,8 @@ static int scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 	}
 	for (d = a->devices, i = 0; d; d = d->next, i++) {
 		struct gp_pci_dev *g = &p->devs[i];
-		char path[GP_PATH_MAX];
-		int known = pci_fill_info(d, PCI_FILL_IDENT | PCI_FILL_CLASS | PCI_FILL_BASES | PCI_FILL_SIZES |
+		char dir[GP_PATH_MAX];
+		int dfd, cfg, known = pci_fill_info(d, PCI_FILL_IDENT | PCI_FILL_CLASS | PCI_FILL_BASES | PCI_FILL_SIZES |
 					     PCI_FILL_IO_FLAGS | PCI_FILL_CAPS | PCI_FILL_EXT_CAPS | PCI_FILL_SUBSYS);
 		/* d->domain, not d->domain_16: the latter is 0xffff for every domain above it */
 		struct gp_pci_addr ad = { d->domain, d->bus, d->dev, d->func };
@@ -346,23 +361,30 @@ static int scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 		g->device = d->device_id;
 		g->subvendor = (known & PCI_FILL_SUBSYS) ? d->subsys_vendor_id : 0;
 		g->subdevice = (known & PCI_FILL_SUBSYS) ? d->subsys_id : 0;
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", g->bdf);
+		snprintf(dir, sizeof(dir), "/sys/bus/pci/devices/%s", g->bdf);
+		dfd = gp_root_open(r, dir, O_PATH | O_DIRECTORY);
+		cfg = gp_root_open_in(r, dfd, dir, "config", O_RDONLY);
 		/* Only the standard space is read whole: every config read may trap to a hypervisor,
 		 * so the extended space is probed, and read where a decoded capability lies. */
-		rc = (int)gp_root_read_bin(r, path, g->config, 256);
-		g->config_len = rc < 0 ? 0 : rc;
-		if (g->config_len == 256 && gp_root_read_at(r, path, g->config + 256, 4, 256) == 4)
+		for (g->config_len = 0; cfg >= 0 && g->config_len < 256; g->config_len += rc)
+			if ((rc = (int)pread(cfg, g->config + g->config_len, (size_t)(256 - g->config_len),
+					     g->config_len)) <= 0)
+				break;
+		if (g->config_len == 256 && pread(cfg, g->config + 256, 4, 256) == 4)
 			g->config_len = GP_CFG_MAX;
 		{
-			char cls[32], cpath[GP_PATH_MAX];
+			char cls[32];
 
-			snprintf(cpath, sizeof(cpath), "/sys/bus/pci/devices/%s/class", g->bdf);
-			g->class_code = gp_root_read_text(r, cpath, cls, sizeof(cls)) > 0
+			g->class_code = gp_root_read_text_in(r, dfd, dir, "class", cls, sizeof(cls)) > 0
 					? (uint32_t)strtoul(cls, NULL, 16) : (uint32_t)d->device_class << 8;
 		}
 		g->is_bridge = g->config_len > 0x0e ? (g->config[0x0e] & 0x7f) == 1 : (g->class_code >> 8) == 0x0604;
 		fill_bars(g, d, (known & PCI_FILL_IO_FLAGS) != 0);
-		fill_caps(g, d, r, path);
+		fill_caps(g, d, cfg);
+		if (cfg >= 0)
+			close(cfg);
+		if (dfd >= 0)
+			close(dfd);
 		link_target(r, g->bdf, "driver", g->driver, sizeof(g->driver));
 		link_target(r, g->bdf, "iommu_group", group, sizeof(group));
 		g->iommu_group = group[0] ? atoi(group) : -1;

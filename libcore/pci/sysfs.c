@@ -1,9 +1,11 @@
 /* gpup2p — sysfs facts about PCI functions that libpci does not keep. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpup2p/pci.h"
 #include "pci/internal.h"
@@ -81,7 +83,8 @@ static double parse_speed(const char *s)
 	return v;
 }
 
-static void read_link(struct gp_pci *p, struct gp_pci_dev *g)
+/* The function's files are read in its folder: dfd holds it open (beneath the root; -1: by path). */
+static void read_link(struct gp_pci *p, struct gp_pci_dev *g, int dfd, const char *dir)
 {
 	static const char *const files[] = { "current_link_speed", "max_link_speed",
 					     "current_link_width", "max_link_width" };
@@ -91,8 +94,8 @@ static void read_link(struct gp_pci *p, struct gp_pci_dev *g)
 	for (int i = 0; i < 4; i++) {
 		long w;
 
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", g->bdf, files[i]);
-		rc = gp_root_read_text(p->root, path, buf, sizeof(buf));
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		rc = gp_root_read_text_in(p->root, dfd, dir, files[i], buf, sizeof(buf));
 		if (rc == -EFBIG)
 			gp_pci_warn(p, "%s%s: malformed link %s (longer than %zu bytes)", p->root->dir, path,
 				    i < 2 ? "speed" : "width", sizeof(buf) - 1);
@@ -115,15 +118,16 @@ static void read_link(struct gp_pci *p, struct gp_pci_dev *g)
 	}
 }
 
-static int read_numa(struct gp_pci *p, struct gp_pci_dev *g, const struct gp_pci_dev *prev, struct gp_err *e)
+static int read_numa(struct gp_pci *p, struct gp_pci_dev *g, int dfd, const char *dir, const struct gp_pci_dev *prev,
+		     struct gp_err *e)
 {
 	char path[GP_PATH_MAX], buf[64], *end, list[4096];
 	ssize_t rc;
 	long v;
 
 	g->numa_node = -1;
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/numa_node", g->bdf);
-	if ((rc = gp_root_read_text(p->root, path, buf, sizeof(buf))) == -EFBIG)
+	snprintf(path, sizeof(path), "%s/numa_node", dir);
+	if ((rc = gp_root_read_text_in(p->root, dfd, dir, "numa_node", buf, sizeof(buf))) == -EFBIG)
 		gp_pci_warn(p, "%s%s: malformed NUMA node (longer than %zu bytes; treated as unknown)", p->root->dir,
 			    path, sizeof(buf) - 1);
 	if (rc >= 0) {
@@ -133,8 +137,8 @@ static int read_numa(struct gp_pci *p, struct gp_pci_dev *g, const struct gp_pci
 		else
 			g->numa_node = (int)v;
 	}
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/local_cpulist", g->bdf);
-	if ((rc = gp_root_read_text(p->root, path, list, sizeof(list))) < 0) {
+	snprintf(path, sizeof(path), "%s/local_cpulist", dir);
+	if ((rc = gp_root_read_text_in(p->root, dfd, dir, "local_cpulist", list, sizeof(list))) < 0) {
 		if (rc == -EFBIG)
 			gp_pci_warn(p, "%s%s: CPU list longer than %zu bytes (treated as unknown)", p->root->dir, path,
 				    sizeof(list) - 1);
@@ -280,14 +284,20 @@ static void read_rdma(struct gp_pci *p)
 	gp_root_free_list(names);
 }
 
-/* A virtual function's physical function: the name its physfn link points at ("" when none). */
-static void read_physfn(struct gp_pci *p, const struct gp_pci_dev *g, char pf[GP_BDF_LEN])
+/* A virtual function's physical function: the name its physfn link points at ("" when none). The
+ * link is read, not followed (gp_root_link_name). */
+static void read_physfn(int dfd, char pf[GP_BDF_LEN])
 {
-	char path[GP_PATH_MAX], name[64];
+	char target[GP_PATH_MAX];
+	const char *base;
+	ssize_t len = dfd >= 0 ? readlinkat(dfd, "physfn", target, sizeof(target) - 1) : -1;
 
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/physfn", g->bdf);
 	pf[0] = '\0';
-	if (!gp_root_link_name(p->root, path, name, sizeof(name)) && gp_pci_parse_bdf(name, pf))
+	if (len <= 0)
+		return;
+	target[len] = '\0';
+	base = strrchr(target, '/');
+	if (gp_pci_parse_bdf(base ? base + 1 : target, pf))
 		pf[0] = '\0';
 }
 
@@ -323,13 +333,19 @@ int gp_pci_fill_sysfs(struct gp_pci *p, struct gp_err *e)
 		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
 	for (int i = 0; i < p->n && !rc; i++) {
 		struct gp_pci_dev *g = &p->devs[i];
+		char dir[GP_PATH_MAX];
+		int dfd;
 
 		g->cpulist = "";
 		if ((rc = read_chain(p, g, e)))
 			break;
-		read_link(p, g);
-		rc = read_numa(p, g, i ? &p->devs[i - 1] : NULL, e);
-		read_physfn(p, g, pf[i]);
+		snprintf(dir, sizeof(dir), "/sys/bus/pci/devices/%s", g->bdf);
+		dfd = gp_root_open(p->root, dir, O_PATH | O_DIRECTORY);
+		read_link(p, g, dfd, dir);
+		rc = read_numa(p, g, dfd, dir, i ? &p->devs[i - 1] : NULL, e);
+		read_physfn(dfd, pf[i]);
+		if (dfd >= 0)
+			close(dfd);
 	}
 	for (int i = rc ? 0 : p->n; i < p->n; i++)
 		p->devs[i].cpulist = ""; /* never NULL, even after an error */

@@ -65,6 +65,14 @@ ssize_t gp_root_read_alloc(const struct gp_root *r, const char *path, char **buf
  * there is resolved as gp_root_open resolves it (beneath the root, or -EXDEV). */
 int gp_root_open_in(const struct gp_root *r, int dfd, const char *dir, const char *name, int flags);
 
+/* gp_root_read_text of dir/name through the folder's fd dfd (see gp_root_open_in). */
+ssize_t gp_root_read_text_in(const struct gp_root *r, int dfd, const char *dir, const char *name, char *buf,
+			     size_t n);
+
+/* gp_root_read_at of dir/name through the folder's fd dfd (see gp_root_open_in). */
+ssize_t gp_root_read_at_in(const struct gp_root *r, int dfd, const char *dir, const char *name, void *buf, size_t n,
+			   off_t off);
+
 /* gp_root_read_alloc of dir/name through the folder's fd dfd (see gp_root_open_in). */
 ssize_t gp_root_read_alloc_in(const struct gp_root *r, int dfd, const char *dir, const char *name, char **buf,
 			      size_t max);
