@@ -1,5 +1,5 @@
 # The golden cases: fixture, name, arguments. Sourced by test_golden.sh and update-golden.sh.
-FIXTURES="h200x2 dgx-h100 seed4x2 epyc6 workstation nonroot broken-optional"
+FIXTURES="h200x2 dgx-h100 seed4x2 epyc6 workstation nonroot broken-optional sriov"
 CASES=(
 	"topo|topo"
 	"topo-tree|topo --tree"

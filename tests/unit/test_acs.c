@@ -205,6 +205,81 @@ static void boot_tests(void)
 	      !gp_acs_boot_script_line("gpup2p acs --disable", 10), "boot script lines: run, commented, restore, cut short");
 }
 
+/* The audit keeps two sides per bridge and counts: on every fixture its pairs, in order, are those
+ * gp_acs_on_pair_path finds pair by pair, its local count theirs by gp_acs_pair_local, and the
+ * grouped listing has each pair of groups once (a VF's pairs under its PF's group). */
+static const char *const sides_fixtures[] = { "acsguard", "dgx-h100", "epyc6", "h200x2", "nicorder", "seed4x2",
+					      "vmd", "workstation", "sriov" };
+
+static void sides_match_pairs(const char *name)
+{
+	static struct fx x;
+	int bad = 0, checked = 0;
+
+	if (load(&x, name))
+		return;
+	for (int k = 0; k < x.a.n; k++) {
+		const struct gp_acs_bridge *b = &x.a.b[k];
+		int i = -1, j = -1, npairs = 0, nlocal = 0, gi = -1, gj = -1;
+
+		for (int p = 0; p < x.t.n; p++)
+			for (int q = p + 1; q < x.t.n; q++) {
+				if (!gp_acs_on_pair_path(&x.t, b->pci, p, q))
+					continue;
+				npairs++;
+				nlocal += gp_acs_pair_local(&x.t, p, q);
+				bad += !gp_acs_pair_next(&x.a, b, 0, &i, &j) || i != p || j != q;
+			}
+		bad += gp_acs_pair_next(&x.a, b, 0, &i, &j) || npairs != b->npairs || nlocal != b->nlocal;
+		/* grouped (a bridge): first entries only, one per pair of groups with a crossing pair; a
+		 * function's listing is not grouped (its device's functions may share a group) */
+		for (int p = 0; p < x.t.n; p++)
+			for (int q = p + 1; q < x.t.n; q++) {
+				int first = !b->other ? x.t.devs[p].group == p && x.t.devs[q].group == q : 1;
+
+				if (!first || !gp_acs_on_pair_path(&x.t, b->pci, p, q))
+					continue;
+				bad += !gp_acs_pair_next(&x.a, b, 1, &gi, &gj) || gi != p || gj != q;
+			}
+		bad += gp_acs_pair_next(&x.a, b, 1, &gi, &gj);
+		checked++;
+	}
+	CHECK(!bad && checked == x.a.n, "%s: %d bridges' sides give the pairs and local counts found pair by pair",
+	      name, checked);
+	fx_unload(&x);
+}
+
+/* sriov: a PF's VFs are one group with it, named "NIC0+6VFs"; grouped pairs of 02:01.0 */
+static void sriov_groups(void)
+{
+	static struct fx x;
+	const struct gp_acs_bridge *b;
+	char buf[256], name[48];
+	int i = -1, j = -1;
+
+	if (load(&x, "sriov"))
+		return;
+	CHECK(x.t.n == 17 && x.t.devs[dev_index(&x, "NIC3")].group == dev_index(&x, "NIC0") &&
+	      x.t.devs[dev_index(&x, "NIC0")].members == 7 && x.t.devs[dev_index(&x, "NIC9")].group == dev_index(&x, "NIC1") &&
+	      x.t.devs[dev_index(&x, "GPU0")].members == 1,
+	      "sriov: NIC0 and its 6 VFs (NIC3-NIC8) one group, NIC1 with NIC9-NIC10, GPUs alone");
+	CHECK_STR(gp_topo_group_name(&x.t, dev_index(&x, "NIC0"), buf, sizeof(buf)), "NIC0+6VFs", "group name");
+	b = bridge(&x, "0000:02:01.0");
+	buf[0] = '\0';
+	while (b && gp_acs_pair_next(&x.a, b, 1, &i, &j) && strlen(buf) < sizeof(buf) - 40) {
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s", buf[0] ? " " : "",
+			 gp_acs_pair_name(&x.t, b, 1, i, name, sizeof(name)));
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "-%s", gp_acs_pair_name(&x.t, b, 1, j, name, sizeof(name)));
+	}
+	CHECK_STR(buf, "GPU0-NIC0+6VFs GPU0-NIC1+2VFs GPU1-NIC0+6VFs GPU1-NIC1+2VFs GPU2-NIC0+6VFs GPU2-NIC1+2VFs "
+		  "NIC0+6VFs-NIC2+3VFs NIC1+2VFs-NIC2+3VFs", "02:01.0's grouped pairs, in order");
+	CHECK(b && b->nside == 10 && b->nother == 7 && b->npairs == 70 && b->nlocal == 20,
+	      "02:01.0: 10 functions below x 7 beside, 20 PIX (GPU0/GPU1 x 10)");
+	b = bridge(&x, "0000:04:00.0");
+	CHECK(b && b->npairs == 7 && b->nlocal == 7, "multi-function PF: itself and its device's 7 other functions");
+	fx_unload(&x);
+}
+
 int main(void)
 {
 	static struct fx x;
@@ -289,5 +364,8 @@ int main(void)
 	impact_tests();
 	quirk_and_multifunction();
 	boot_tests();
+	for (size_t k = 0; k < sizeof(sides_fixtures) / sizeof(sides_fixtures[0]); k++)
+		sides_match_pairs(sides_fixtures[k]);
+	sriov_groups();
 	return unit_done();
 }
