@@ -487,6 +487,20 @@ found:
 	return 0;
 }
 
+int gp_root_fd_realpath(const struct gp_root *r, int fd, const char *path, char *buf, size_t n)
+{
+	char real[PATH_MAX];
+	const char *rel;
+
+	if (fd < 0 || fd_path(fd, real, sizeof(real)) || (r->dir[0] && !beneath(r, real)))
+		return gp_root_realpath(r, path, buf, n);
+	rel = real + strlen(r->dir);
+	if (strlen(rel) >= n)
+		return -ENAMETOOLONG;
+	strcpy(buf, *rel ? rel : "/");
+	return 0;
+}
+
 int gp_root_exists(const struct gp_root *r, const char *path)
 {
 	int fd = gp_root_open(r, path, O_PATH);

@@ -187,16 +187,19 @@ const char *gp_pci_name(const struct gp_pci *p, const struct gp_pci_dev *d, enum
  * out of the root is refused, never followed, and so is a device or pipe (libpci's open would block). */
 static const char *const lp_files[] = { "irq", "subsystem_vendor", "subsystem_device", "config" };
 
-static int lp_files_beneath(const struct gp_root *r, int dfd, const char *dir, struct gp_err *e)
+static int lp_files_beneath(const struct gp_root *r, int dfd, const char *dir, int *irq, struct gp_err *e)
 {
 	char path[GP_PATH_MAX];
 	int fd;
 
+	*irq = 0;
 	for (size_t i = 0; i < sizeof(lp_files) / sizeof(lp_files[0]) && !r->live; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, lp_files[i]);
 		fd = gp_root_open_in(r, dfd, dir, lp_files[i], O_RDONLY);
 		if (fd >= 0)
 			close(fd);
+		if (fd >= 0 && i == 0)
+			*irq = 1; /* lp_files[0] */
 		else if (fd == -EXDEV || fd == -EMEDIUMTYPE || fd == -ELOOP)
 			return gp_err_set(e, GP_E_DATA, -fd, "%s%s: %s", r->dir, path, gp_root_strerror(-fd));
 	}
@@ -210,6 +213,7 @@ static int precheck_in(const struct gp_root *r, int dfd, const char *dir, struct
 	static const char *const hex_files[] = { "vendor", "device", "class" };
 	char path[GP_PATH_MAX], buf[256], *end;
 	ssize_t len;
+	int irq;
 
 	for (size_t i = 0; i < sizeof(hex_files) / sizeof(hex_files[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, hex_files[i]);
@@ -235,10 +239,10 @@ static int precheck_in(const struct gp_root *r, int dfd, const char *dir, struct
 			return gp_err_set(e, GP_E_DATA, EINVAL, "%s%s: malformed (expected \"start end flags\" lines)",
 					  r->dir, path);
 	}
-	if (lp_files_beneath(r, dfd, dir, e))
+	if (lp_files_beneath(r, dfd, dir, &irq, e))
 		return -EINVAL;
 	snprintf(path, sizeof(path), "%s/irq", dir);
-	if (!gp_root_exists(r, path))
+	if (!irq && !gp_root_exists(r, path))
 		return gp_err_set(e, GP_E_DATA, ENOENT, "%s%s: missing", r->dir, path);
 	return 0;
 }
@@ -256,12 +260,17 @@ static int precheck(const struct gp_root *r, const char *bdf, struct gp_err *e)
 	return rc;
 }
 
-/* A function's "driver" or "iommu_group" link, resolved beneath the root: "" when absent or leaving it. */
-static void link_target(const struct gp_root *r, const char *bdf, const char *link, char *buf, size_t n)
+/* A function's "driver" or "iommu_group" link, resolved beneath the root: "" when absent or leaving it.
+ * dfd holds the function's folder dir open (-1: not open). */
+static void link_target(const struct gp_root *r, int dfd, const char *dir, const char *link, char *buf, size_t n)
 {
 	char path[GP_PATH_MAX], real[GP_PATH_MAX];
 
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", bdf, link);
+	buf[0] = '\0';
+	/* no such link (most functions have no IOMMU group under a root): no resolving at all */
+	if (dfd >= 0 && readlinkat(dfd, link, real, sizeof(real)) < 0)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", dir, link);
 	if (gp_root_link_target(r, path, real, sizeof(real), buf, n))
 		buf[0] = '\0';
 }
@@ -383,11 +392,11 @@ static int scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 		fill_caps(g, d, cfg);
 		if (cfg >= 0)
 			close(cfg);
+		link_target(r, dfd, dir, "driver", g->driver, sizeof(g->driver));
+		link_target(r, dfd, dir, "iommu_group", group, sizeof(group));
+		g->iommu_group = group[0] ? atoi(group) : -1;
 		if (dfd >= 0)
 			close(dfd);
-		link_target(r, g->bdf, "driver", g->driver, sizeof(g->driver));
-		link_target(r, g->bdf, "iommu_group", group, sizeof(group));
-		g->iommu_group = group[0] ? atoi(group) : -1;
 	}
 	lp_jmp = NULL;
 	p->n = n;

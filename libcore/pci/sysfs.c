@@ -170,13 +170,13 @@ static int is_host_bridge(const char *tok)
 
 /* The realpath /sys/devices/.../pciDDDD:BB/BDF/BDF/... gives the host bridge and
  * the chain of upstream bridges. */
-static int read_chain(struct gp_pci *p, struct gp_pci_dev *g, struct gp_err *e)
+static int read_chain(struct gp_pci *p, struct gp_pci_dev *g, int dfd, struct gp_err *e)
 {
 	char path[GP_PATH_MAX], *save = NULL, *tok, buf[512];
 	int rc;
 
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", g->bdf);
-	rc = gp_root_realpath(p->root, path, buf, sizeof(buf));
+	rc = gp_root_fd_realpath(p->root, dfd, path, buf, sizeof(buf)); /* dfd: the folder, open */
 	if (rc)
 		return gp_err_set(e, GP_E_DATA, -rc, "%s%s: cannot resolve link: %s", p->root->dir, path,
 				  rc == -EXDEV ? "it points outside the root" : strerror(-rc));
@@ -337,10 +337,13 @@ int gp_pci_fill_sysfs(struct gp_pci *p, struct gp_err *e)
 		int dfd;
 
 		g->cpulist = "";
-		if ((rc = read_chain(p, g, e)))
-			break;
 		snprintf(dir, sizeof(dir), "/sys/bus/pci/devices/%s", g->bdf);
 		dfd = gp_root_open(p->root, dir, O_PATH | O_DIRECTORY);
+		if ((rc = read_chain(p, g, dfd, e))) {
+			if (dfd >= 0)
+				close(dfd);
+			break;
+		}
 		read_link(p, g, dfd, dir);
 		rc = read_numa(p, g, dfd, dir, i ? &p->devs[i - 1] : NULL, e);
 		read_physfn(dfd, pf[i]);

@@ -89,6 +89,10 @@ int gp_root_link_target(const struct gp_root *r, const char *path, char *target,
  * A link that leaves the root is -EXDEV. */
 int gp_root_realpath(const struct gp_root *r, const char *path, char *buf, size_t n);
 
+/* Where fd lies, fd opened beneath the root at path (following its symlinks): as gp_root_realpath(path)
+ * gives it, read back from the open file (/proc/self/fd), else resolved again. 0 or a negative errno. */
+int gp_root_fd_realpath(const struct gp_root *r, int fd, const char *path, char *buf, size_t n);
+
 /* 1 if the path exists beneath the root (following symlinks that stay in it), 0 if not. */
 int gp_root_exists(const struct gp_root *r, const char *path);
 
