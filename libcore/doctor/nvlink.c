@@ -1,56 +1,60 @@
-/* gpup2p doctor — nvlink.*: NVLinks down while the GPU's others (or its siblings') are up, and NVLink
+/* gpup2p doctor — nvlink.*: NVLinks wired but down (each GPU judged by its own links), and NVLink
  * error counters rising (NVML facts, live or recorded). */
 #include <stdio.h>
 #include <string.h>
 
 #include "check.h"
 
-/* The most active NVLinks any GPU of the same model has, and how many such GPUs there are. */
-static int model_best(const struct gp_doctor_ctx *c, const struct gp_gpu_info *g, int *same)
+/* "4, 5" : the link numbers of a mask. */
+static void link_list(long long mask, char *buf, size_t n)
 {
-	int best = 0;
+	size_t len = 0;
 
-	*same = 0;
-	for (int k = 0; k < c->facts->n; k++) {
-		const struct gp_gpu_info *o = &c->facts->gpus[k];
-
-		if (strcmp(o->name, g->name) || o->st.nvl_active < 0)
-			continue;
-		(*same)++;
-		best = o->st.nvl_active > best ? o->st.nvl_active : best;
-	}
-	return best;
+	buf[0] = '\0';
+	for (int l = 0; l < GP_GPU_LINKS_PER_GPU && len < n; l++)
+		if (mask & (1LL << l))
+			len += (size_t)snprintf(buf + len, n - len, "%s%d", len ? ", " : "", l);
 }
 
+/* Each GPU by its own links: a link NVML reports present (capability, remote PCI address, or a peer
+ * whose end is up) but not active is down. Links NVML reports without any of these are not wired
+ * (no bridge, a PCIe board): never compared with the other GPUs. */
 static void down_one(struct gp_doctor_ctx *c, int i, const struct gp_gpu_info *g)
 {
 	const char *name = c->topo->devs[i].name;
 	struct gp_finding *f;
-	int up, down, best, same;
+	int up, down, own, peer, bad;
+	char links[64];
 
 	if (gp_doctor_state_missing(c, i, g->st.nvl_active, "NVLink state"))
 		return;
 	up = g->st.nvl_active;
 	down = g->st.nvl_inactive > 0 ? g->st.nvl_inactive : 0;
-	best = model_best(c, g, &same);
-	if (down && up < best) {
-		/* another GPU of this model has more links up: these are down, not absent */
-		f = gp_doctor_add(c, GP_SEV_ERROR, g->bdf, "%s: %d of its NVLinks %s down (%d up; another %s here has "
-				  "%d up): P2P over NVLink runs slower or falls back to PCIe", name, down,
-				  down > 1 ? "are" : "is", up, g->name, best);
+	own = g->nvl_down_mask > 0 ? __builtin_popcountll((unsigned long long)g->nvl_down_mask) : 0;
+	peer = g->nvl_peer_down > 0 ? g->nvl_peer_down : 0;
+	bad = own > peer ? own : peer;
+	link_list(g->nvl_down_mask > 0 ? g->nvl_down_mask : 0, links, sizeof(links));
+	if (bad) {
+		f = gp_doctor_add(c, GP_SEV_ERROR, g->bdf, "%s: %d NVLink%s down though wired (%d up): P2P over NVLink "
+				  "runs slower or falls back to PCIe", name, bad, bad > 1 ? "s" : "", up);
 		gp_finding_fix(f, "nvidia-smi nvlink -s -i %s shows which; check nvidia-fabricmanager (NVSwitch "
 			       "systems), reset the GPU (nvidia-smi -r), then reseat the board or bridge", g->bdf);
-	} else if (!up && down) {
-		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: %d NVLinks, none active (no bridge or fabric): P2P runs "
-				  "over PCIe", name, down);
-	} else if (down && same < 2) {
-		f = gp_doctor_add(c, GP_SEV_INFO, g->bdf, "%s: %d NVLinks up, %d down (no other %s here to compare "
-				  "with): fine if the bridge or board wires only %d", name, up, down, g->name, up);
-		gp_finding_fix(f, "nvidia-smi nvlink -s -i %s lists the links; compare with the board's "
-			       "specification", g->bdf);
+		if (own)
+			gp_finding_ev(f, "present but inactive", "link %s (P2P capability or remote PCI address)", links);
+		if (peer)
+			gp_finding_ev(f, "peer end up", "%d link%s up on another GPU towards this one", peer,
+				      peer > 1 ? "s" : "");
+	} else if (down && (g->nvl_down_mask < 0 || g->nvl_peer_down < 0) && up) {
+		/* an older snapshot: counts only, no per-link record to tell a wired link from an absent one */
+		f = gp_doctor_add(c, GP_SEV_INFO, g->bdf, "%s: %d NVLinks up, %d inactive; the facts do not record "
+				  "which are wired, so whether any is down is unknown", name, up, down);
+		gp_finding_fix(f, "nvidia-smi nvlink -s -i %s lists the links; take a new snapshot", g->bdf);
+	} else if (!up) {
+		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: no NVLink in use (no bridge or fabric): P2P runs over "
+				  "PCIe", name);
 	} else {
 		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: %d NVLinks up%s", name, up,
-				  down ? ", the same as the other GPUs of this model" : "");
+				  down ? ", none of the others wired" : "");
 	}
 	gp_finding_bdf(f, g->bdf);
 	gp_finding_ev(f, "nvlink", "%d active, %d inactive", up, down);
@@ -101,10 +105,12 @@ static void check_errors(struct gp_doctor_ctx *c)
 }
 
 static const struct gp_doctor_check checks[] = {
-	{ "nvlink.down", "NVLinks down while the GPU's siblings have them up", GP_SRC_NVML, 0, check_down,
-	  "Counts each GPU's NVLinks up and down (NVML). Error when a GPU has links down and fewer up than another "
-	  "GPU of the same model here: those links failed (P2P over NVLink slows or falls back to PCIe). A GPU "
-	  "with no link up (no bridge) is fine; one with links down and no sibling to compare with is info." },
+	{ "nvlink.down", "NVLinks wired but not active", GP_SRC_NVML, 0, check_down,
+	  "Judges each GPU by its own links (NVML), never by other GPUs. Error when a link NVML reports present "
+	  "is not active: P2P over NVLink capability on it, the remote end's PCI address, or a peer GPU whose "
+	  "end of it is up (a half-seated bridge takes the link down on both ends). A GPU without NVLink, or "
+	  "whose inactive links are not wired (no bridge), is fine. A snapshot without per-link records gives "
+	  "info when links are inactive beside active ones." },
 	{ "nvlink.errors", "NVLink error counters rising", GP_SRC_NVML, 0, check_errors,
 	  "Sums the replay, recovery and CRC error counters of each GPU's active NVLinks, read twice while "
 	  "gathering the GPU facts (first, and again after every GPU's other facts); with --active on a live "

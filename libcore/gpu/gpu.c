@@ -80,6 +80,10 @@ int gp_gpu_facts_write(const struct gp_gpu_facts *f, FILE *out)
 		fprintf(out, "gpu %s vram=%" PRIu64 " bar1=%" PRIu64, g->bdf, g->vram, g->bar1);
 		if (g->switch_links)
 			fprintf(out, " switch_links=%d", g->switch_links);
+		if (g->nvl_down_mask >= 0)
+			fprintf(out, " nvlink_down_links=%lld", g->nvl_down_mask);
+		if (g->nvl_peer_down >= 0)
+			fprintf(out, " nvlink_peer_down=%d", g->nvl_peer_down);
 		gp_gpu_state_write(&g->st, out);
 		fprintf(out, " name=%s\n", g->name);
 	}
@@ -103,6 +107,7 @@ static int parse_gpu(char *rest, struct gp_gpu_info *g)
 	char *save = NULL, *tok;
 
 	gp_gpu_state_init(&g->st);
+	g->nvl_down_mask = g->nvl_peer_down = -1; /* not recorded (an older writer) */
 	if (!name)
 		return -1;
 	*name = '\0';
@@ -123,6 +128,10 @@ static int parse_gpu(char *rest, struct gp_gpu_info *g)
 			g->bar1 = v;
 		else if (strcmp(tok, "switch_links") == 0 && v < 1000)
 			g->switch_links = (int)v;
+		else if (strcmp(tok, "nvlink_down_links") == 0 && v < (1ULL << GP_GPU_LINKS_PER_GPU))
+			g->nvl_down_mask = (long long)v;
+		else if (strcmp(tok, "nvlink_peer_down") == 0 && v <= GP_GPU_NVLINKS_MAX)
+			g->nvl_peer_down = (int)v;
 		else
 			gp_gpu_state_key(&g->st, tok, v); /* other unknown keys: a newer writer; ignore */
 	}
@@ -203,6 +212,31 @@ int gp_gpu_facts_parse(FILE *in, const char *name, struct gp_gpu_facts *f, struc
 	return 0;
 }
 
+/* Active direct links of raw GPU i whose remote end is GPU bdf. */
+static int links_to(const struct gp_gpu_nvml_gpu *g, const char *bdf)
+{
+	int n = 0;
+
+	for (int l = 0; l < g->nlinks && l < GP_GPU_LINKS_PER_GPU; l++)
+		n += g->links[l].type != GP_NVLINK_REMOTE_SWITCH && !strcmp(g->links[l].remote, bdf);
+	return n;
+}
+
+/* A link up on one end and not on the other: GPU j has fewer active links to i than i has to j, so
+ * the rest are down on j's end (a peer that is up says the link is there). */
+static void peer_down(const struct gp_gpu_nvml *raw, struct gp_gpu_facts *f)
+{
+	for (int j = 0; j < f->n; j++) {
+		f->gpus[j].nvl_peer_down = 0;
+		for (int i = 0; i < f->n; i++) {
+			int in = i == j ? 0 : links_to(&raw->gpus[i], f->gpus[j].bdf);
+			int out = in ? links_to(&raw->gpus[j], f->gpus[i].bdf) : 0;
+
+			f->gpus[j].nvl_peer_down += in > out ? in - out : 0;
+		}
+	}
+}
+
 void gp_gpu_facts_from_nvml(const struct gp_gpu_nvml *raw, struct gp_gpu_facts *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -231,6 +265,7 @@ void gp_gpu_facts_from_nvml(const struct gp_gpu_nvml *raw, struct gp_gpu_facts *
 			}
 		}
 	}
+	peer_down(raw, f);
 	for (int i = 0; i < f->n; i++)
 		for (int j = i + 1; j < f->n; j++) {
 			int si = f->gpus[i].switch_links, sj = f->gpus[j].switch_links;

@@ -27,6 +27,9 @@ struct nvml_memory {             /* nvmlMemory_t (v1) */
 
 #define NVML_OK 0
 #define NVML_NVLINK_LINKS 18     /* NVML_NVLINK_MAX_LINKS in current drivers */
+#define NVML_LINK_INACTIVE 0     /* nvmlEnableState_t of a link; 2 is NVML_NVLINK_STATE_SLEEP */
+#define NVML_LINK_ACTIVE 1
+#define NVML_NVLINK_CAP_P2P 0    /* NVML_NVLINK_CAP_P2P_SUPPORTED */
 
 struct nvml_api {
 	void *lib;
@@ -42,6 +45,7 @@ struct nvml_api {
 	nvml_ret (*link_state)(nvml_dev, unsigned, int *);
 	nvml_ret (*link_remote_pci)(nvml_dev, unsigned, struct nvml_pci_info *);
 	nvml_ret (*link_remote_type)(nvml_dev, unsigned, int *);
+	nvml_ret (*link_cap)(nvml_dev, unsigned, int, unsigned *);
 	nvml_ret (*handle_bus)(const char *, nvml_dev *);
 };
 
@@ -77,6 +81,7 @@ static int nvml_open(struct nvml_api *a, char *why, size_t n)
 	*(void **)&a->link_remote_pci = sym(a->lib, "nvmlDeviceGetNvLinkRemotePciInfo_v2", &missing);
 	/* optional: older drivers lack it; a remote that is not a GPU is then taken for a switch */
 	*(void **)&a->link_remote_type = dlsym(a->lib, "nvmlDeviceGetNvLinkRemoteDeviceType");
+	*(void **)&a->link_cap = dlsym(a->lib, "nvmlDeviceGetNvLinkCapability"); /* optional */
 	*(void **)&a->handle_bus = dlsym(a->lib, "nvmlDeviceGetHandleByPciBusId_v2"); /* gp_gpu_nvml_recount_facts */
 	if (missing) {
 		snprintf(why, n, "libnvidia-ml.so.1 lacks a needed function (driver too old)");
@@ -86,16 +91,38 @@ static int nvml_open(struct nvml_api *a, char *why, size_t n)
 	return 0;
 }
 
-/* The active NVLinks of a GPU: each remote end's PCI address and device type. */
+/* Is inactive link l there all the same: P2P capability over it, or a remote end with a PCI address
+ * (a bridge seated, a switch port wired)? */
+static int link_present(struct nvml_api *a, nvml_dev dev, unsigned l)
+{
+	struct nvml_pci_info pi;
+	char bdf[GP_BDF_LEN];
+	unsigned cap = 0;
+
+	if (a->link_cap && a->link_cap(dev, l, NVML_NVLINK_CAP_P2P, &cap) == NVML_OK && cap)
+		return 1;
+	memset(&pi, 0, sizeof(pi));
+	return a->link_remote_pci(dev, l, &pi) == NVML_OK && !gp_pci_parse_bdf(pi.bus_id, bdf) &&
+	       strcmp(bdf, "0000:00:00.0");
+}
+
+/* The active NVLinks of a GPU: each remote end's PCI address and device type; the inactive ones NVML
+ * reports present into the GPU's down mask (a link asleep, NVML's state 2, is not down). */
 static void read_links(struct nvml_api *a, nvml_dev dev, struct gp_gpu_nvml_gpu *g)
 {
 	g->nlinks = 0;
+	g->info.nvl_down_mask = 0;
 	for (unsigned l = 0; l < NVML_NVLINK_LINKS && l < GP_GPU_LINKS_PER_GPU; l++) {
 		struct nvml_pci_info pi;
 		int active = 0, type = -1;
 
-		if (a->link_state(dev, l, &active) != NVML_OK || !active)
+		if (a->link_state(dev, l, &active) != NVML_OK)
 			continue;
+		if (active != NVML_LINK_ACTIVE) {
+			if (active == NVML_LINK_INACTIVE && link_present(a, dev, l))
+				g->info.nvl_down_mask |= 1LL << l;
+			continue;
+		}
 		memset(&pi, 0, sizeof(pi));
 		if (a->link_remote_type)
 			a->link_remote_type(dev, l, &type);

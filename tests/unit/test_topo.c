@@ -64,6 +64,12 @@ static void check_nvml_facts(void)
 	CHECK(gp_gpu_nvlinks(&f, "0000:01:00.0", "0000:02:00.0") == 8, "A-B: 2 direct + 6 through switches = NV8");
 	CHECK(gp_gpu_nvlinks(&f, "0000:02:00.0", "10000:e5:00.0") == 5 && gp_gpu_nvlinks(&f, "10000:e5:00.0", "0000:01:00.0") == 5,
 	      "B-C and C-A: the smaller switch count, NV5");
+	CHECK(f.gpus[0].nvl_peer_down == 0 && f.gpus[1].nvl_peer_down == 0, "both ends of A-B up: no peer down");
+	b->links[1].type = GP_NVLINK_REMOTE_SWITCH; /* B's end of its second link to A is not up towards A */
+	gp_gpu_facts_from_nvml(&raw, &f);
+	CHECK(f.gpus[1].nvl_peer_down == 1 && f.gpus[0].nvl_peer_down == 0, "A has 2 links up to B, B 1 to A: "
+	      "one down on B's end (%d, %d)", f.gpus[1].nvl_peer_down, f.gpus[0].nvl_peer_down);
+	b->links[1].type = GP_NVLINK_REMOTE_GPU;
 	raw.available = 0;
 	snprintf(raw.why, sizeof(raw.why), "libnvidia-ml.so.1 not found");
 	gp_gpu_facts_from_nvml(&raw, &f);

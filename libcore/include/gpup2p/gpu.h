@@ -51,6 +51,10 @@ struct gp_gpu_info {
 	uint64_t bar1;            /* bytes of BAR1 as the driver reports it, 0 unknown */
 	uint64_t bar1_free;       /* bytes of BAR1 free now (live NVML only; not recorded) */
 	int switch_links;         /* active NVLinks to an NVSwitch */
+	long long nvl_down_mask;  /* bit l: link l is not active though NVML reports it present (P2P
+	                             capability, or the remote end's PCI address); -1 not recorded */
+	int nvl_peer_down;        /* links another GPU has up towards this one beyond this GPU's own
+	                             active links to it (those are down on this end); -1 not recorded */
 	struct gp_gpu_state st;   /* state and health (NVML) */
 };
 

@@ -1,0 +1,87 @@
+/* Unit tests: doctor's judgement against the classes of issue 26, each a planted fault and its healthy
+ * twin in tests/fixtures/doctor/: the right object, the right severity, and quiet on the twin. The
+ * expectations were worked out from the spec lines, not copied from output. */
+#include "doctor_fx.h"
+
+enum want { FIRE, QUIET, NOT };
+
+struct jcase {
+	const char *fixture;
+	void (*setup)(struct fx *x, struct gp_doctor_ctx *c);
+	const char *id;
+	enum want kind;
+	enum gp_sev sev;          /* FIRE / NOT: a finding of this severity ... */
+	const char *subject;      /* ... on this subject (NULL: any); NOT: none such */
+	const char *text;         /* FIRE: in the message or fix too (NULL: not asked) */
+};
+
+static const struct jcase cases[] = {
+	/* 1. nvlink.down: each GPU by its own links */
+	{ D("nvlink-half"), NULL, "nvlink.down", FIRE, GP_SEV_ERROR, "0000:13:00.0", "2 NVLinks down" },
+	{ D("nvlink-half"), NULL, "nvlink.down", FIRE, GP_SEV_ERROR, "0000:14:00.0", "2 NVLinks down" },
+	{ D("nvlink-half"), NULL, "nvlink.down", FIRE, GP_SEV_ERROR, "0000:93:00.0", "1 NVLink down" },
+	{ D("nvlink-half"), NULL, "nvlink.down", FIRE, GP_SEV_OK, "0000:94:00.0", NULL },  /* its end is up */
+	{ D("nvlink-half"), NULL, "nvlink.down", FIRE, GP_SEV_OK, "0000:33:00.0", "no NVLink in use" },
+	{ D("nvlink-bridged"), NULL, "nvlink.down", QUIET, 0, NULL, NULL },
+	{ D("nvlink-down"), NULL, "nvlink.down", FIRE, GP_SEV_ERROR, "0000:34:00.0", "2 NVLinks down" },
+};
+#define NCASES (int)(sizeof(cases) / sizeof(cases[0]))
+
+static int has_text(const struct gp_finding *f, const char *text)
+{
+	return !text || strstr(f->message, text) || (f->fix && strstr(f->fix, text));
+}
+
+static void check_case(const struct jcase *k)
+{
+	static struct fx x;
+	struct gp_doctor_ctx c;
+	int ok = 0, alarm = 0, match = 0;
+
+	if (run_sel(k->fixture, k->setup, k->id, NULL, &x, &c))
+		return;
+	for (int i = 0; i < c.out.n; i++) {
+		const struct gp_finding *f = &c.out.v[i];
+
+		if (strcmp(f->check->id, k->id))
+			continue;
+		ok += f->sev == GP_SEV_OK;
+		alarm += f->sev <= GP_SEV_INFO || f->sev == GP_SEV_UNKNOWN;
+		match += f->sev == k->sev && (!k->subject || !strcmp(f->subject, k->subject)) && has_text(f, k->text);
+	}
+	if (k->kind == QUIET)
+		CHECK(ok > 0 && !alarm, "%s stays quiet on %s (%d ok, %d alarms)", k->id, k->fixture, ok, alarm);
+	else if (k->kind == NOT)
+		CHECK(!match, "%s does not say %s on %s about %s", k->id, gp_sev_name(k->sev), k->fixture,
+		      k->subject ? k->subject : "anything");
+	else
+		CHECK(match > 0, "%s says %s on %s about %s%s%s", k->id, gp_sev_name(k->sev), k->fixture,
+		      k->subject ? k->subject : "something", k->text ? ": " : "", k->text ? k->text : "");
+	done(&x, &c);
+}
+
+/* A healthy twin: no error and no warning from any check. */
+static void healthy(const char *fixture)
+{
+	static struct fx x;
+	struct gp_doctor_ctx c;
+	int sum[GP_SEV_N];
+
+	if (run_sel(fixture, NULL, NULL, NULL, &x, &c))
+		return;
+	gp_doctor_summary(&c.out, sum);
+	for (int i = 0; i < c.out.n; i++)
+		if (c.out.v[i].sev <= GP_SEV_WARNING)
+			printf("# %s: %s %s: %s\n", fixture, c.out.v[i].check->id, c.out.v[i].subject, c.out.v[i].message);
+	CHECK(sum[GP_SEV_ERROR] == 0 && sum[GP_SEV_WARNING] == 0, "%s: no error, no warning (%d, %d)", fixture,
+	      sum[GP_SEV_ERROR], sum[GP_SEV_WARNING]);
+	done(&x, &c);
+}
+
+int main(void)
+{
+	for (int i = 0; i < NCASES; i++)
+		check_case(&cases[i]);
+	healthy(D("nvlink-bridged"));
+	return unit_done();
+}
