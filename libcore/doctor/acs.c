@@ -3,7 +3,8 @@
  * The registers and the pairs crossing each bridge are libcore/acs/acs.c's audit (c->acs), the next
  * boot's value libcore/acs/boot.c's. Redirection is an error only where the audit's impact is high:
  * a pair whose traffic would otherwise stay below the host bridge (PIX/PXB, two functions of one
- * device); where every pair crosses the root complex anyway it is worth knowing, no more. */
+ * device); a warning on a root port whose PCIe pairs the IOMMU translates; where every pair crosses
+ * the root complex anyway without translation it is worth knowing, no more. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,28 +35,52 @@ static const char *role(const struct gp_doctor_ctx *c, const struct gp_acs_bridg
 	return buf;
 }
 
-/* The pairs crossing b (only those that would stay below the host bridge when local is set): as
- * text into txt ("GPU0-GPU1 PXB, GPU0-NIC0+126VFs PIX": a NIC's virtual functions with their physical
- * function) and, into f, the bridge's BDF then theirs, each once. Either may be NULL. */
-static void pairs(struct gp_doctor_ctx *c, const struct gp_acs_bridge *b, int local, struct gp_buf *txt,
-		  struct gp_finding *f)
+/* Which of a bridge's pairs to name: all, those that would stay below the host bridge, or those
+ * whose PCIe traffic the IOMMU translates once redirected (no NVLink between them, an end translated). */
+enum pick { ALL, LOCAL, TRANSLATED };
+
+static int picked(const struct gp_doctor_ctx *c, int i, int j, enum pick how)
+{
+	if (how == LOCAL)
+		return gp_acs_pair_local(c->topo, i, j);
+	if (how == TRANSLATED)
+		return gp_topo_link_at(c->topo, i, j).cls != GP_TC_NV &&
+		       (gp_doctor_translated(c, i) || gp_doctor_translated(c, j));
+	return 1;
+}
+
+/* The pairs crossing b that how picks: as text into txt ("GPU0-GPU1 PXB, GPU0-NIC0+126VFs PIX": a NIC's
+ * virtual functions with their physical function) and, into f, the bridge's BDF then theirs, each once.
+ * Either may be NULL. Returns 1 when how picks any pair, else 0 (with txt and f NULL it stops at the
+ * first). */
+static int pairs(struct gp_doctor_ctx *c, const struct gp_acs_bridge *b, enum pick how, struct gp_buf *txt,
+		 struct gp_finding *f)
 {
 	const struct gp_topo *t = c->topo;
 	char code[16], x[48], y[48];
 	unsigned char *seen;
-	int i = -1, j = -1;
+	int i = -1, j = -1, any = 0;
 
 	gp_finding_bdf(f, bdev(c, b)->bdf);
 	while (txt && gp_acs_pair_next(&c->acs, b, 1, &i, &j))
-		if (!local || gp_acs_pair_local(t, i, j))
+		if (picked(c, i, j, how)) {
+			any = 1;
 			gp_buf_addf(txt, "%s%s-%s %s", txt->len ? ", " : "", gp_acs_pair_name(t, b, 1, i, x, sizeof(x)),
 				    gp_acs_pair_name(t, b, 1, j, y, sizeof(y)), gp_topo_code_at(t, i, j, code, sizeof(code)));
+		}
+	if (!txt && !f) {
+		for (i = -1, j = -1; gp_acs_pair_next(&c->acs, b, 0, &i, &j);)
+			if (picked(c, i, j, how))
+				return 1;
+		return 0;
+	}
 	if (!f || !(seen = calloc((size_t)t->n + 1, 1)))
-		return;
+		return any;
 	/* every function, in the order of the pairs; each looked up once */
 	for (i = -1, j = -1; gp_acs_pair_next(&c->acs, b, 0, &i, &j);) {
-		if ((seen[i] && seen[j]) || (local && !gp_acs_pair_local(t, i, j)))
+		if ((seen[i] && seen[j]) || !picked(c, i, j, how))
 			continue;
+		any = 1;
 		if (!seen[i])
 			gp_finding_bdf(f, gp_doctor_dev(c, i)->bdf);
 		if (!seen[j])
@@ -63,6 +88,7 @@ static void pairs(struct gp_doctor_ctx *c, const struct gp_acs_bridge *b, int lo
 		seen[i] = seen[j] = 1;
 	}
 	free(seen);
+	return any;
 }
 
 static void registers(struct gp_finding *f, const struct gp_acs_bridge *b)
@@ -161,24 +187,34 @@ static void redirect_one(struct gp_doctor_ctx *c, const struct gp_acs_bridge *b)
 {
 	struct gp_buf txt = GP_BUF_INIT;
 	struct gp_finding *f;
-	int high = b->impact == GP_ACS_IMPACT_HIGH;
+	enum pick how = b->impact == GP_ACS_IMPACT_HIGH ? LOCAL : ALL;
 	char r[48], dec[64];
 
-	pairs(c, b, high, &txt, NULL);
-	if (high)
+	/* a root port redirecting into a translating IOMMU: every peer request of its PCIe pairs is
+	 * translated (or refused) on the way, as in NCCL hangs between GPUs on two root ports (NODE) */
+	if (how == ALL && bdev(c, b)->port_type == GP_PORT_ROOT && pairs(c, b, TRANSLATED, NULL, NULL))
+		how = TRANSLATED;
+	pairs(c, b, how, &txt, NULL);
+	bits(b->ctl & (GP_ACS_RR | GP_ACS_CR), dec, sizeof(dec));
+	if (how == LOCAL)
 		f = gp_doctor_add(c, GP_SEV_ERROR, bdev(c, b)->bdf, "%s with %s: peer traffic goes up to the root complex, "
 				  "though %s would otherwise stay below the host bridge (slow P2P, or a hang)",
-				  role(c, b, r, sizeof(r)), bits(b->ctl & (GP_ACS_RR | GP_ACS_CR), dec, sizeof(dec)),
+				  role(c, b, r, sizeof(r)), dec, gp_buf_str(&txt));
+	else if (how == TRANSLATED)
+		f = gp_doctor_add(c, GP_SEV_WARNING, bdev(c, b)->bdf, "%s with %s and the IOMMU translating: peer traffic "
+				  "of %s goes through the IOMMU (slow P2P, or a hang)", role(c, b, r, sizeof(r)), dec,
 				  gp_buf_str(&txt));
 	else
 		f = gp_doctor_add(c, GP_SEV_INFO, bdev(c, b)->bdf, "%s with %s: redirects peer traffic, but its pairs cross "
-				  "the root complex anyway or use NVLink (%s)", role(c, b, r, sizeof(r)),
-				  bits(b->ctl & (GP_ACS_RR | GP_ACS_CR), dec, sizeof(dec)), gp_buf_str(&txt));
-	pairs(c, b, high, NULL, f);
+				  "the root complex anyway or use NVLink (%s)", role(c, b, r, sizeof(r)), dec,
+				  gp_buf_str(&txt));
+	pairs(c, b, how, NULL, f);
 	gp_finding_fix(f, "gpup2p acs --disable (as root, now); at boot: " FIX_BOOT ", or the kernel parameter "
 		       "pci=disable_acs_redir=%s", bdev(c, b)->bdf);
 	registers(f, b);
 	gp_finding_ev(f, "impact", "%s", gp_acs_impact_name(b->impact));
+	if (how == TRANSLATED)
+		gp_finding_ev(f, "iommu", "translating (DMA/DMA-FQ) for %s", gp_buf_str(&txt));
 	gp_buf_free(&txt);
 }
 
@@ -194,7 +230,7 @@ static void egress_one(struct gp_doctor_ctx *c, const struct gp_acs_bridge *b)
 	int local = b->nlocal > 0;
 	char r[48];
 
-	pairs(c, b, local, &txt, NULL);
+	pairs(c, b, local ? LOCAL : ALL, &txt, NULL);
 	if (local)
 		f = gp_doctor_add(c, GP_SEV_WARNING, bdev(c, b)->bdf, "%s with EgressCtrl: peer requests to the ports its "
 				  "egress control vector names are blocked or redirected to the root complex, though %s would "
@@ -202,7 +238,7 @@ static void egress_one(struct gp_doctor_ctx *c, const struct gp_acs_bridge *b)
 	else
 		f = gp_doctor_add(c, GP_SEV_INFO, bdev(c, b)->bdf, "%s with EgressCtrl, but its pairs cross the root complex "
 				  "anyway or use NVLink (%s)", role(c, b, r, sizeof(r)), gp_buf_str(&txt));
-	pairs(c, b, local, NULL, f);
+	pairs(c, b, local ? LOCAL : ALL, NULL, f);
 	gp_finding_fix(f, "gpup2p acs --disable (as root: clears EgressCtrl too); at boot: " FIX_BOOT ", or the kernel "
 		       "parameter pci=disable_acs_redir=%s", bdev(c, b)->bdf);
 	registers(f, b);
@@ -287,7 +323,7 @@ static void check_boot(struct gp_doctor_ctx *c)
 			next = gp_acs_boot_ctl(bdev(c, b), b->cap, b->ctl, iommu, cmdline, &by_param);
 			if (!(next & (uint16_t)~b->ctl & GP_ACS_REDIRECT))
 				continue;
-			pairs(c, b, 1, NULL, f);
+			pairs(c, b, LOCAL, NULL, f);
 			gp_finding_ev(f, bdev(c, b)->bdf, "ACS control 0x%04x now, 0x%04x after the next boot (config 0x%x)",
 				      b->ctl, next, b->ctl_off);
 		}
@@ -331,7 +367,7 @@ static void check_unreadable(struct gp_doctor_ctx *c)
 		if (b->state == GP_PRESENT)
 			continue;
 		n++;
-		pairs(c, b, 0, &txt, NULL);
+		pairs(c, b, ALL, &txt, NULL);
 		if (c->root->live)
 			f = gp_doctor_add(c, GP_SEV_UNKNOWN, d->bdf, "%s: ACS registers not readable (extended config space "
 					  "is readable by root only): whether it redirects %s is unknown", role(c, b, r, sizeof(r)),
@@ -340,7 +376,7 @@ static void check_unreadable(struct gp_doctor_ctx *c)
 			f = gp_doctor_add(c, GP_SEV_UNKNOWN, d->bdf, "%s: ACS registers not in the root (%d bytes of config "
 					  "space: captured by a non-root user): whether it redirects %s is unknown",
 					  role(c, b, r, sizeof(r)), d->config_len, gp_buf_str(&txt));
-		pairs(c, b, 0, NULL, f);
+		pairs(c, b, ALL, NULL, f);
 		gp_finding_fix(f, c->root->live ? "run as root: sudo gpup2p doctor" : "take the snapshot as root: sudo gpup2p snapshot");
 		gp_finding_ev(f, "config space", "%d bytes readable", d->config_len);
 		gp_buf_free(&txt);
@@ -360,8 +396,10 @@ static const struct gp_doctor_check checks[] = {
 	  "Reads the ACS control register of every bridge (and multi-function GPU/NIC function) on a GPU-GPU or "
 	  "GPU-NIC path, as gpup2p acs does. Error when ReqRedir or CmpltRedir is set on a bridge that a PIX/PXB "
 	  "pair crosses (a switch port: traffic that would stay below the host bridge goes up to the root complex "
-	  "and back: slow, or a hang); info when every pair it carries crosses the root complex anyway or uses "
-	  "NVLink. Fix: gpup2p acs --disable, and at boot the gpup2p-acs unit or pci=disable_acs_redir=BDF." },
+	  "and back: slow, or a hang). Warning on a root port whose PCIe pairs (no NVLink between them) the "
+	  "IOMMU translates (DMA, DMA-FQ): redirected peer traffic goes through the IOMMU (NCCL hangs between GPUs "
+	  "on two root ports). Info when every pair it carries crosses the root complex anyway or uses NVLink, "
+	  "with pass-through or no IOMMU. Fix: gpup2p acs --disable, and at boot the gpup2p-acs unit or pci=disable_acs_redir=BDF." },
 	{ "acs.egress", "ACS Egress Control on a bridge between GPUs or NICs", GP_SRC_CFG, 0, check_egress,
 	  "Reads the ACS control register as acs.redirect does. Warning when EgressCtrl is set on a bridge a "
 	  "PIX/PXB pair crosses (peer requests to the ports its egress control vector names are blocked or "

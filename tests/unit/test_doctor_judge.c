@@ -24,6 +24,13 @@ static const struct jcase cases[] = {
 	{ D("nvlink-half"), NULL, "nvlink.down", FIRE, GP_SEV_OK, "0000:33:00.0", "no NVLink in use" },
 	{ D("nvlink-bridged"), NULL, "nvlink.down", QUIET, 0, NULL, NULL },
 	{ D("nvlink-down"), NULL, "nvlink.down", FIRE, GP_SEV_ERROR, "0000:34:00.0", "2 NVLinks down" },
+	/* 2. ACS redirect on a root port: warning when the IOMMU translates, info with pass-through */
+	{ D("acs-rootport-dma"), NULL, "acs.redirect", FIRE, GP_SEV_WARNING, "0000:10:01.0", "GPU0-GPU2 NODE" },
+	{ D("acs-rootport-dma"), NULL, "acs.redirect", FIRE, GP_SEV_WARNING, "0000:10:01.0", "through the IOMMU" },
+	{ D("acs-rootport-dma"), NULL, "acs.redirect", NOT, GP_SEV_ERROR, NULL, NULL },
+	{ D("acs-rootport-pt"), NULL, "acs.redirect", FIRE, GP_SEV_INFO, "0000:10:01.0", NULL },
+	{ D("acs-rootport-pt"), NULL, "acs.redirect", NOT, GP_SEV_WARNING, NULL, NULL },
+	{ D("acs-rootport"), NULL, "acs.redirect", NOT, GP_SEV_WARNING, NULL, NULL },  /* no IOMMU, NVLink */
 };
 #define NCASES (int)(sizeof(cases) / sizeof(cases[0]))
 
@@ -83,5 +90,6 @@ int main(void)
 	for (int i = 0; i < NCASES; i++)
 		check_case(&cases[i]);
 	healthy(D("nvlink-bridged"));
+	healthy(D("acs-rootport-pt"));
 	return unit_done();
 }
