@@ -6,6 +6,7 @@
 #include "gpup2p/bar.h"
 #include "gpup2p/buf.h"
 #include "check.h"
+#include "p2p.h"
 
 #define LEGACY_BAR (256ULL << 20)
 #define BAR1_USED_PCT 90 /* bar.bar1_used: above this share in use, the next pins are likely to fail */
@@ -19,9 +20,76 @@ static struct gp_finding *vram_unknown(struct gp_doctor_ctx *c, const char *bdf,
 	return gp_doctor_add(c, GP_SEV_SKIPPED, bdf, "%s: VRAM size unknown: no NVML facts recorded under the root", what);
 }
 
+/* Can the aperture of GPU report r grow: 1 its Resizable BAR entry offers a larger size (*max), 0 it
+ * offers nothing larger or there is no capability, -1 the capability could not be read. */
+static int can_grow(const struct gp_bar_report *r, uint64_t *max)
+{
+	*max = r->rebar_max;
+	if (r->rebar.known == GP_UNKNOWN)
+		return -1;
+	return r->rebar.known == GP_PRESENT && r->rebar_max > r->aperture;
+}
+
+/* What on this machine needs a large BAR on GPU i: 2 a NIC near it (GPUDirect RDMA registrations are
+ * BAR1 mappings), 1 a hardware RDMA NIC elsewhere or a GeForce part with another GPU (BAR1 P2P of a
+ * patched driver), 0 nothing; why says what. */
+static int need_large(struct gp_doctor_ctx *c, int i, char *why, size_t n)
+{
+	snprintf(why, n, "no RDMA NIC, no GeForce P2P here");
+	if (gp_doctor_rdma_hw_nics(c) && gp_doctor_nic_near(c, i)) {
+		snprintf(why, n, "a NIC is near: GPUDirect RDMA registrations are limited to it too");
+		return 2;
+	}
+	if (gp_doctor_rdma_hw_nics(c)) {
+		snprintf(why, n, "GPUDirect RDMA registrations are limited to it too");
+		return 1;
+	}
+	if (c->topo->ngpu > 1 && gp_doctor_p2p_consumer(c, i)) {
+		snprintf(why, n, "P2P between GeForce parts (a patched driver) maps peers through BAR1");
+		return 1;
+	}
+	return 0;
+}
+
+/* A window below VRAM (or the legacy 256 MiB one): judged by what the GPU's Resizable BAR offers and
+ * what on this machine needs more. */
+static struct gp_finding *small_one(struct gp_doctor_ctx *c, int i, const char *what)
+{
+	const struct gp_pci_dev *d = gp_doctor_dev(c, i);
+	const struct gp_bar_report *r = &c->bar[i];
+	const char *name = c->topo->devs[i].name;
+	char a[32], m[32], why[96];
+	uint64_t max;
+	int grow = can_grow(r, &max), need = need_large(c, i, why, sizeof(why));
+	struct gp_finding *f;
+
+	gp_bar_size_str(r->aperture, a, sizeof(a));
+	gp_bar_size_str(max, m, sizeof(m));
+	if (!grow) {
+		f = gp_doctor_add(c, GP_SEV_INFO, d->bdf, "%s: %s, and its Resizable BAR %s: no larger BAR is possible, "
+				  "so BAR1 P2P on GeForce parts and GPUDirect pins beyond %s are ruled out", name, what,
+				  r->rebar.known == GP_PRESENT ? "tops out at this size" : "capability is absent", a);
+		gp_finding_fix(f, "nothing to enable in firmware: keep pins and GPUDirect RDMA registrations within %s per "
+			       "GPU, or use a GPU whose Resizable BAR offers more", a);
+		gp_finding_ev(f, "resizable bar", "%s", r->rebar.known == GP_PRESENT ? m : "no capability");
+		return f;
+	}
+	f = gp_doctor_add(c, need == 2 ? GP_SEV_ERROR : need ? GP_SEV_WARNING : GP_SEV_INFO, d->bdf,
+			  "%s: %s: P2P over BAR1 and pinning limited to %s; %s", name, what, a,
+			  need ? why : "nothing here needs more now (no RDMA NIC, no GeForce P2P)");
+	if (grow > 0)
+		gp_finding_fix(f, "enable \"Above 4G Decoding\" and \"Resizable BAR\" in firmware, or load nvidia with "
+			       "NVreg_EnableResizableBar=1 (the GPU offers up to %s)", m);
+	else
+		gp_finding_fix(f, "run as root to read what the GPU's Resizable BAR offers; if more: enable \"Above 4G "
+			       "Decoding\" and \"Resizable BAR\" in firmware");
+	gp_finding_ev(f, "resizable bar", "%s", grow > 0 ? m : "not readable");
+	return f;
+}
+
 static void check_small(struct gp_doctor_ctx *c)
 {
-	char a[32], v[32], m[32];
+	char a[32], v[32], what[128];
 
 	if (gp_doctor_no_gpu(c))
 		return;
@@ -30,7 +98,6 @@ static void check_small(struct gp_doctor_ctx *c)
 		const char *name = c->topo->devs[i].name;
 		const struct gp_bar_report *r = &c->bar[i];
 		struct gp_finding *f;
-		int near = gp_doctor_nic_near(c, i);
 
 		gp_bar_size_str(r->aperture, a, sizeof(a));
 		gp_bar_size_str(r->vram, v, sizeof(v));
@@ -40,22 +107,14 @@ static void check_small(struct gp_doctor_ctx *c)
 					  r->aperture_bar, v);
 			break;
 		case GP_BAR_SMALL:
-			f = gp_doctor_add(c, near ? GP_SEV_ERROR : GP_SEV_WARNING, d->bdf,
-					  "%s: aperture %s (BAR %d) smaller than VRAM %s: P2P over BAR1 and pinning limited "
-					  "to %s%s", name, a, r->aperture_bar, v, a,
-					  near ? "; a NIC is near, GPUDirect RDMA registrations limited too" : "");
-			if (r->rebar_max >= r->vram)
-				gp_finding_fix(f, "enable \"Above 4G Decoding\" and \"Resizable BAR\" in firmware (the GPU "
-					       "offers up to %s)", gp_bar_size_str(r->rebar_max, m, sizeof(m)));
-			else
-				gp_finding_fix(f, "enable \"Above 4G Decoding\" and \"Resizable BAR\" in firmware, or load "
-					       "nvidia with NVreg_EnableResizableBar=1");
+			snprintf(what, sizeof(what), "aperture %s (BAR %d) smaller than VRAM %s", a, r->aperture_bar, v);
+			f = small_one(c, i, what);
 			break;
 		case GP_BAR_UNKNOWN:
 			if (r->aperture <= LEGACY_BAR) {
-				f = gp_doctor_add(c, GP_SEV_WARNING, d->bdf, "%s: aperture %s (BAR %d), the legacy 256 MiB "
-						  "window (VRAM unknown; every current GPU has more)", name, a, r->aperture_bar);
-				gp_finding_fix(f, "enable \"Above 4G Decoding\" and \"Resizable BAR\" in firmware");
+				snprintf(what, sizeof(what), "aperture %s (BAR %d), the legacy 256 MiB window (VRAM unknown; "
+					 "every current GPU has more)", a, r->aperture_bar);
+				f = small_one(c, i, what);
 			} else {
 				f = vram_unknown(c, d->bdf, name);
 			}
@@ -193,11 +252,14 @@ static void check_bar1_used(struct gp_doctor_ctx *c)
 }
 
 static const struct gp_doctor_check checks[] = {
-	{ "bar.small", "VRAM aperture smaller than VRAM", GP_SRC_SYSFS | GP_SRC_NVML, 0, check_small,
+	{ "bar.small", "VRAM aperture smaller than VRAM", GP_SRC_SYSFS | GP_SRC_CFG | GP_SRC_NVML, 0, check_small,
 	  "Compares each GPU's VRAM aperture (largest 64-bit prefetchable BAR, sysfs resource) with its VRAM (NVML, "
-	  "or the recorded facts). Warning when smaller: BAR1 P2P and pinning only reach that window; error when a "
-	  "NIC sits on the same host bridge (GPUDirect RDMA registrations are limited too). Without VRAM, an "
-	  "aperture of 256 MiB or less is still a warning. Fix: Above 4G Decoding and Resizable BAR in firmware." },
+	  "or the recorded facts; without VRAM, an aperture of 256 MiB or less), and reads what its Resizable BAR "
+	  "capability offers. Nothing larger offered (no capability, or it tops out at the current size): info, "
+	  "saying what that rules out (BAR1 P2P on GeForce parts, GPUDirect pins beyond the window). A larger "
+	  "size offered: error when a NIC sits near the GPU (GPUDirect RDMA registrations are limited too), "
+	  "warning when an RDMA NIC elsewhere or GeForce P2P needs it, info when nothing here does. Fix: Above 4G "
+	  "Decoding and Resizable BAR in firmware, or NVreg_EnableResizableBar=1." },
 	{ "bar.unassigned", "a GPU or NIC memory BAR with no address", GP_SRC_SYSFS, 0, check_unassigned,
 	  "Reads each GPU's and NIC's sysfs resource file. Error when a memory BAR has a size but no address: the "
 	  "firmware ran out of MMIO space and the device cannot be used. Fix: Above 4G Decoding / larger MMIO high "

@@ -234,8 +234,8 @@ static const struct dcase cases[] = {
 	{ "h200x2", kmsg_on, "gpu.xid", FIRE, GP_SEV_SKIPPED, "system" },           /* no kernel log in the root */
 	/* bar */
 	{ D("bar-small"), NULL, "bar.small", FIRE, GP_SEV_ERROR, "0000:13:00.0" },   /* NICs on its switch */
-	{ "workstation", NULL, "bar.small", FIRE, GP_SEV_WARNING, "0000:03:00.0" }, /* no NIC */
-	{ "nonroot", NULL, "bar.small", FIRE, GP_SEV_WARNING, "0000:03:00.0" },     /* no VRAM, 256M window */
+	{ "workstation", NULL, "bar.small", FIRE, GP_SEV_INFO, "0000:03:00.0" },    /* no NIC: nothing needs it */
+	{ "nonroot", NULL, "bar.small", FIRE, GP_SEV_INFO, "0000:03:00.0" },        /* 256M window, no need */
 	{ "seed4x2", NULL, "bar.small", FIRE, GP_SEV_SKIPPED, "0000:01:00.0" },     /* no facts, 32G aperture */
 	{ "seed4x2", live, "bar.small", FIRE, GP_SEV_UNKNOWN, "0000:01:00.0" },     /* ... live: NVML absent */
 	{ D("healthy"), NULL, "bar.small", QUIET, 0, NULL },

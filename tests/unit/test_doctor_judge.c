@@ -31,6 +31,15 @@ static const struct jcase cases[] = {
 	{ D("acs-rootport-pt"), NULL, "acs.redirect", FIRE, GP_SEV_INFO, "0000:10:01.0", NULL },
 	{ D("acs-rootport-pt"), NULL, "acs.redirect", NOT, GP_SEV_WARNING, NULL, NULL },
 	{ D("acs-rootport"), NULL, "acs.redirect", NOT, GP_SEV_WARNING, NULL, NULL },  /* no IOMMU, NVLink */
+	/* 3. bar.small by what the GPU's Resizable BAR offers and what here needs it */
+	{ D("bar-norebar"), NULL, "bar.small", FIRE, GP_SEV_INFO, "0000:03:00.0", "capability is absent" },
+	{ D("bar-norebar"), NULL, "bar.small", FIRE, GP_SEV_INFO, "0000:04:00.0", "tops out at this size" },
+	{ D("bar-norebar"), NULL, "bar.small", FIRE, GP_SEV_INFO, "0000:03:00.0", "nothing to enable in firmware" },
+	{ D("bar-norebar"), NULL, "bar.small", NOT, GP_SEV_WARNING, NULL, NULL },
+	{ D("bar-norebar"), NULL, "bar.rebar", NOT, GP_SEV_WARNING, NULL, NULL },
+	{ D("bar-geforce"), NULL, "bar.small", FIRE, GP_SEV_WARNING, "0000:03:00.0", "offers up to 32G" },
+	{ "workstation", NULL, "bar.small", FIRE, GP_SEV_INFO, "0000:03:00.0", "nothing here needs more" },
+	{ D("bar-small"), NULL, "bar.small", FIRE, GP_SEV_ERROR, "0000:13:00.0", "offers up to 128G" },
 };
 #define NCASES (int)(sizeof(cases) / sizeof(cases[0]))
 
