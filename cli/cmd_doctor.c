@@ -1,5 +1,6 @@
 /* gpup2p doctor — run the check registry (libcore/doctor) and print its findings. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,7 +15,8 @@ void help_doctor(FILE *f)
 {
 	fprintf(f,
 		"usage: gpup2p doctor [--only LIST] [--skip LIST] [--active | --no-cuda] [--kmsg] [--strict] [-q] [-v]\n"
-		"                     [--json [--pretty] | --prometheus [--textfile DIR] | --nagios]\n"
+		"                     [--json [--pretty] | --prometheus [--textfile DIR] [--alarms-only]\n"
+		"                     | --nagios]\n"
 		"       gpup2p doctor --list [--only LIST] [--skip LIST] [--json]\n"
 		"       gpup2p doctor --explain ID|FAMILY\n\n"
 		"Checks this machine (or, with --root DIR, a snapshot) for what breaks or slows GPU peer-to-peer and\n"
@@ -42,11 +44,13 @@ void help_doctor(FILE *f)
 		"                  the gpup2p version, argv and exit_status; also when doctor cannot run\n"
 		"  --pretty        indent the JSON, every finding (no size bound: for files and people)\n"
 		"  --prometheus    Prometheus text (node_exporter textfile collector): gpup2p_check_status per\n"
-		"                  finding, gpup2p_copy_bandwidth_bytes_per_second (--active), gpup2p_doctor_exit,\n"
-		"                  gpup2p_doctor_duration_seconds\n"
+		"                  finding (its state in the value), gpup2p_doctor_findings{level}, gpup2p_copy_\n"
+		"                  bandwidth_bytes_per_second (--active), gpup2p_doctor_exit and _duration_seconds\n"
 		"  --textfile DIR  write it to DIR/gpup2p.prom atomically (temporary file, then rename)\n"
+		"  --alarms-only   gpup2p_check_status only for errors, warnings and unknown findings\n"
+		"                  (the counts stay whole): a few series per node instead of hundreds\n"
 		"  --nagios        one Nagios status line with perfdata; exit 0 OK, 1 WARNING, 2 CRITICAL,\n"
-		"                  3 UNKNOWN (could not run, usage, no GPU, permission)\n"
+		"                  3 UNKNOWN (could not run, usage, no GPU, permission); nothing on stderr\n"
 		"  --root DIR, --color=WHEN: see gpup2p --help\n\n"
 		"Exit: 0 no warning or error, 1 warnings, 2 an error, 3 input unreadable, 64 usage,\n"
 		"69 no NVIDIA GPU on the PCI bus (or no root), 77 permission denied (--nagios: 0-3).\n");
@@ -54,7 +58,7 @@ void help_doctor(FILE *f)
 
 struct doc_opts {
 	const char *only, *skip, *explain, *textfile;
-	int list, active, kmsg, strict, no_cuda, pretty, prom, nagios;
+	int list, active, kmsg, strict, no_cuda, pretty, prom, nagios, alarms_only;
 };
 
 static const char *const sev_title[GP_SEV_N] = { "errors", "warnings", "info", "ok", "unknown", "skipped" };
@@ -300,6 +304,8 @@ static int parse(struct cli *c, struct doc_opts *o, int argc, char **argv)
 			o->prom = 1;
 		} else if (!strcmp(a, "--nagios")) {
 			o->nagios = 1;
+		} else if (!strcmp(a, "--alarms-only")) {
+			o->alarms_only = 1;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--textfile"))) {
 			if (!*v)
 				return cli_usage("doctor", "--textfile needs a directory (node_exporter's "
@@ -321,6 +327,8 @@ static int parse(struct cli *c, struct doc_opts *o, int argc, char **argv)
 		return cli_usage("doctor", "--pretty indents --json: add --json");
 	if (o->textfile && !o->prom)
 		return cli_usage("doctor", "--textfile DIR writes --prometheus output: add --prometheus");
+	if (o->alarms_only && !o->prom)
+		return cli_usage("doctor", "--alarms-only trims --prometheus output: add --prometheus");
 	if ((o->prom || o->nagios) && (o->list || o->explain))
 		return cli_usage("doctor", "--list and --explain print text or --json");
 	return -1;
@@ -340,12 +348,28 @@ static void print_timing(const struct gp_doctor_ctx *d, const unsigned char *on,
 			fprintf(stderr, "  %-22s %8.2f\n", gp_doctor_at(i)->id, d->check_ms[i]);
 }
 
+/* --nagios: the status line says it all; anything on stderr (a warning, libcuda's or NVML's own
+ * messages) would make check_by_ssh report "Remote command execution failed" and lose the line. */
+static void quiet_stderr(struct cli *c)
+{
+	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+	c->quiet = 1;
+	if (fd >= 0) {
+		fflush(stderr);
+		dup2(fd, STDERR_FILENO);
+		close(fd);
+	}
+}
+
 /* Print the run (r->d NULL: doctor could not run) in the format asked; returns the exit code. */
 static int finish(struct cli *c, const struct doc_opts *o, struct doc_run *r, double t0)
 {
 	int rc;
 
 	r->seconds = ((gp_clock_s() * 1e3) - t0) / 1e3;
+	r->strict = o->strict;
+	r->alarms_only = o->alarms_only;
 	if (o->nagios)
 		return doc_nagios(r);
 	if (o->prom)
@@ -409,6 +433,9 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 	int sum[GP_SEV_N], rc;
 	double t0 = (gp_clock_s() * 1e3), ph[4];
 
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--nagios"))
+			quiet_stderr(c);
 	rc = parse(c, &o, argc, argv);
 	for (int i = 1; i < argc && rc > 0; i++)
 		if (!strcmp(argv[i], "--nagios")) {

@@ -256,23 +256,26 @@ static void prom_write(const struct doc_run *r, FILE *f)
 	gp_prom_sample(f, "gpup2p_build_info", lab, 1, 1);
 	if (!d)
 		return;
-	gp_prom_family(f, "gpup2p_doctor_findings", "gauge", "Findings of the last doctor run per severity");
-	lab[0] = "severity";
+	/* "level", not "severity": alerting rules set severity for routing, and a series' own label of
+	 * that name would be overwritten by the rule's or route the alert by doctor's word */
+	gp_prom_family(f, "gpup2p_doctor_findings", "gauge", "Findings of the last doctor run per level "
+		       "(doctor's severity)");
+	lab[0] = "level";
 	for (int s = 0; s < GP_SEV_N; s++) {
 		lab[1] = gp_sev_name((enum gp_sev)s);
 		gp_prom_sample(f, "gpup2p_doctor_findings", lab, 1, r->sum[s]);
 	}
+	/* the state only in the value: a finding that turns from ok to error stays one series */
 	gp_prom_family(f, "gpup2p_check_status", "gauge", "One doctor finding (gpup2p doctor --explain ID): 0 ok, info "
 		       "or skipped, 1 warning, 2 error, 3 unknown");
 	for (int i = 0; i < d->out.n; i++) {
 		const struct gp_finding *fi = &d->out.v[i];
 
-		if (repeated(&d->out, i))
+		if (repeated(&d->out, i) || (r->alarms_only && !sev_status(fi->sev)))
 			continue;
 		lab[0] = "id", lab[1] = fi->check->id;
 		lab[2] = "subject", lab[3] = fi->subject;
-		lab[4] = "severity", lab[5] = gp_sev_name(fi->sev);
-		gp_prom_sample(f, "gpup2p_check_status", lab, 3, sev_status(fi->sev));
+		gp_prom_sample(f, "gpup2p_check_status", lab, 2, sev_status(fi->sev));
 	}
 	prom_figures(d, f);
 }
@@ -313,7 +316,7 @@ int doc_nagios(const struct doc_run *r)
 {
 	struct gp_doctor_nagios_run n = { .out = r->d && r->sum ? &r->d->out : NULL, .sum = r->d ? r->sum : NULL,
 					  .rc = r->rc, .host = r->d ? gp_doctor_host(r->d) : NULL,
-					  .why = cli_last_error(), .seconds = r->seconds };
+					  .why = cli_last_error(), .seconds = r->seconds, .strict = r->strict };
 
 	return gp_doctor_nagios(stdout, &n);
 }

@@ -19,6 +19,8 @@ struct doc_run {
 	int argc;
 	char **argv;
 	int pretty;             /* --pretty */
+	int strict;             /* --strict */
+	int alarms_only;        /* --alarms-only: check_status for alarms only */
 };
 
 /* Print the --json document: one line, findings cut to stay under DOC_JSON_MAX ("truncated" counts

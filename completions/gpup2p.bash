@@ -81,7 +81,7 @@ _gpup2p()
 			COMPREPLY=($(compgen -W "h2d d2h d2d p2p bidir latency all one2all all2one all2host host2all rdma" -- "$cur"))
 		fi
 		;;
-	doctor) COMPREPLY=($(compgen -W "--only --skip --active --no-cuda --kmsg --strict --list --explain --pretty --prometheus --textfile --nagios $global" -- "$cur")) ;;
+	doctor) COMPREPLY=($(compgen -W "--only --skip --active --no-cuda --kmsg --strict --list --explain --pretty --prometheus --textfile --alarms-only --nagios $global" -- "$cur")) ;;
 	topo) COMPREPLY=($(compgen -W "--tree --all --match $global" -- "$cur")) ;;
 	bar) COMPREPLY=($(compgen -W "--all --match $global" -- "$cur")) ;;
 	report)

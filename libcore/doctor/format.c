@@ -75,8 +75,9 @@ int gp_doctor_nagios_code(int rc)
 	return rc >= 0 && rc <= 2 ? rc : 3;
 }
 
-/* Text on the status line: '|' (it starts the perfdata) and control characters replaced, at
- * most max bytes, never cut inside a UTF-8 sequence. */
+/* Text on the status line: '|' (it starts the perfdata) as '/', ';' as ',' (Nagios rewrites "; "
+ * in check output), control characters as spaces; at most max bytes, never cut inside a UTF-8
+ * sequence. Host names and subjects go through it too: a '|' there would cut the line. */
 static void nagios_text(FILE *f, const char *s, size_t max)
 {
 	size_t n = strlen(s);
@@ -86,8 +87,11 @@ static void nagios_text(FILE *f, const char *s, size_t max)
 		while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
 			n--;
 	}
-	for (size_t i = 0; i < n; i++)
-		fputc(s[i] == '|' ? '/' : (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? ' ' : s[i], f);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		fputc(c == '|' ? '/' : c == ';' ? ',' : c < 0x20 || c == 0x7f ? ' ' : c, f);
+	}
 	if (n < strlen(s))
 		fputs("...", f);
 }
@@ -99,8 +103,10 @@ int gp_doctor_nagios(FILE *f, const struct gp_doctor_nagios_run *r)
 	const int *s = r->sum;
 
 	fprintf(f, "GPUP2P %s - ", state[code]);
-	if (r->host)
-		fprintf(f, "%s: ", r->host);
+	if (r->host) {
+		nagios_text(f, r->host, 64);
+		fputs(": ", f);
+	}
 	if (code == 3 || !r->out || !s) { /* no run to summarise (it failed): say why */
 		if (r->why && *r->why)
 			nagios_text(f, r->why, 300);
@@ -112,20 +118,26 @@ int gp_doctor_nagios(FILE *f, const struct gp_doctor_nagios_run *r)
 		fprintf(f, "%d error%s, %d warning%s, %d unknown, %d info, %d ok, %d skipped", s[GP_SEV_ERROR],
 			s[GP_SEV_ERROR] == 1 ? "" : "s", s[GP_SEV_WARNING], s[GP_SEV_WARNING] == 1 ? "" : "s",
 			s[GP_SEV_UNKNOWN], s[GP_SEV_INFO], s[GP_SEV_OK], s[GP_SEV_SKIPPED]);
-		if (i >= 0) { /* the alarm that set the state */
-			fprintf(f, "; %s %s: ", r->out->v[i].check->id, r->out->v[i].subject);
+		if (i >= 0) { /* the alarm that set the state: " - ID SUBJECT: message" */
+			fprintf(f, " - %s ", r->out->v[i].check->id);
+			nagios_text(f, r->out->v[i].subject, 100);
+			fputs(": ", f);
 			nagios_text(f, r->out->v[i].message, 200);
 		}
 	}
 	fputs(" |", f);
 	if (r->out && s) {
+		/* label=value;warn;crit;min as check_disk and check_load write it: a warning alarms above 0
+		 * warnings, a critical above 0 errors, unknown findings warn with --strict */
 		static const enum gp_sev order[] = { GP_SEV_ERROR, GP_SEV_WARNING, GP_SEV_UNKNOWN, GP_SEV_INFO, GP_SEV_OK,
 						     GP_SEV_SKIPPED };
 		static const char *const label[] = { "errors", "warnings", "unknown", "info", "ok", "skipped" };
+		static const char *const warn[] = { "", "0", "", "", "", "" }, *const crit[] = { "0", "", "", "", "", "" };
 
 		for (int k = 0; k < 6; k++)
-			fprintf(f, " %s=%d;;;", label[k], s[order[k]]);
+			fprintf(f, " %s=%d;%s;%s;0", label[k], s[order[k]], k == 2 && r->strict ? "0" : warn[k],
+				crit[k]);
 	}
-	fprintf(f, " duration=%.3fs;;;\n", r->seconds);
+	fprintf(f, " duration=%.3fs;;;0\n", r->seconds);
 	return code;
 }

@@ -111,21 +111,34 @@ d = json.load(open(sys.argv[2]))
 status = {"error": 2, "warning": 1, "unknown": 3}
 got = {}
 for l in open(sys.argv[1]):
-    m = re.match(r"^gpup2p_check_status\{id=\"([^\"]*)\",subject=\"([^\"]*)\",severity=\"([a-z]*)\"\} (\d)$", l)
+    m = re.match(r"^gpup2p_check_status\{id=\"([^\"]*)\",subject=\"([^\"]*)\"\} (\d)$", l)
     if m:
-        got[m.group(1), m.group(2)] = (m.group(3), int(m.group(4)))
-want = {(f["id"], f["subject"]): (f["severity"], status.get(f["severity"], 0)) for f in d["findings"]}
+        got[m.group(1), m.group(2)] = int(m.group(3))
+    assert "severity=" not in l, l
+want = {(f["id"], f["subject"]): status.get(f["severity"], 0) for f in d["findings"]}
 assert got == want, set(got.items()) ^ set(want.items())
 text = open(sys.argv[1]).read()
 assert re.search(r"^gpup2p_doctor_exit %d$" % int(sys.argv[3]), text, re.M), "exit"
 for s, n in d["summary"].items():
-    assert re.search(r"^gpup2p_doctor_findings\{severity=\"%s\"\} %d$" % (s, n), text, re.M), s
+    assert re.search(r"^gpup2p_doctor_findings\{level=\"%s\"\} %d$" % (s, n), text, re.M), s
 assert re.search(r"^gpup2p_doctor_duration_seconds [0-9.e+-]+$", text, re.M)
 ' "$tmp/$f.prom" "$tmp/$f.pj" "$rc" && ok "--prometheus on $f: one gpup2p_check_status per finding, exit $rc, counts" ||
 		nok "--prometheus content on $f"
 done
-grep -qx 'gpup2p_check_status{id="bar.small",subject="0000:13:00.0",severity="error"} 2' "$tmp/bar-small.prom" &&
+grep -qx 'gpup2p_check_status{id="bar.small",subject="0000:13:00.0"} 2' "$tmp/bar-small.prom" &&
 	ok "--prometheus: the planted bar.small error, value 2" || nok "--prometheus: bar.small"
+
+# --alarms-only: check_status for the alarms only, the counts whole
+"$BIN" --root "$D/bar-small" doctor --prometheus --alarms-only >"$tmp/alarms.prom"
+diff <(grep gpup2p_check_status "$tmp/alarms.prom" | grep -v '^#') \
+	<(grep -E '^gpup2p_check_status\{.*\} [123]$' "$tmp/bar-small.prom") >/dev/null &&
+	[ "$(grep -c '^gpup2p_check_status{' "$tmp/alarms.prom")" = 2 ] &&
+	diff <(grep findings "$tmp/alarms.prom") <(grep findings "$tmp/bar-small.prom") >/dev/null &&
+	python3 tests/cli/prom_check.py "$tmp/alarms.prom" >/dev/null &&
+	ok "--alarms-only: the 2 alarms of bar-small, the counts whole" || nok "--alarms-only: $(grep -c . "$tmp/alarms.prom")"
+"$BIN" --root "$D/healthy" doctor --prometheus --alarms-only | grep -q '^gpup2p_check_status{' &&
+	nok "--alarms-only on a healthy node wrote a check_status" || ok "--alarms-only on healthy: no check_status series"
+expect 64 "--alarms-only trims --prometheus" --root "$D/healthy" doctor --alarms-only
 
 # --textfile: DIR/gpup2p.prom replaced whole, nothing on stdout, no temporary file left
 mkdir "$tmp/tf"
@@ -150,13 +163,15 @@ expect 64 "--textfile needs a directory" --root "$D/healthy" doctor --prometheus
 
 # --- --nagios ----------------------------------------------------------------------------------
 # nagios FIXTURE CODE STATE PATTERN [ARGS]: one line, exit CODE, "GPUP2P STATE - ...PATTERN", perfdata
+# with its thresholds and minimum, no "; " (Nagios rewrites it), nothing on stderr
 nagios() {
 	local fx=$1 code=$2 state=$3 pat=$4 out rc
 	shift 4
-	out=$("$BIN" --root "$fx" doctor --nagios "$@" 2>/dev/null); rc=$?
+	out=$("$BIN" --root "$fx" doctor --nagios "$@" 2>"$tmp/nagios.err"); rc=$?
 	if [ $rc = "$code" ] && [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && grep -qE "^GPUP2P $state - " <<<"$out" &&
 		grep -qF -- "$pat" <<<"$out" && [ "$(tr -cd '|' <<<"$out")" = "|" ] &&
-		grep -qE '\| ([a-z]+=[0-9.]+s?;;; ?)+$' <<<"$out"; then
+		grep -qE '\| ([a-z]+=[0-9.]+s?;0?;0?;0 ?)+$' <<<"$out" && ! grep -q '; ' <<<"$out" &&
+		[ ! -s "$tmp/nagios.err" ]; then
 		ok "--nagios $(basename "$fx") $*: $state, exit $code"
 	else
 		nok "--nagios $(basename "$fx") $*: exit $rc (want $code $state '$pat'): $out"
@@ -164,15 +179,25 @@ nagios() {
 }
 nagios "$D/healthy" 0 OK "dgx01: 0 errors, 0 warnings"
 nagios "$D/pm-legacy" 1 WARNING "1 warning"
-nagios "$D/drv-nouveau" 2 CRITICAL "; driver."
-nagios "$D/bar-small" 2 CRITICAL "; bar.small 0000:13:00.0: GPU0: aperture 256M"
+nagios "$D/drv-nouveau" 2 CRITICAL " skipped - driver."
+nagios "$D/bar-small" 2 CRITICAL " skipped - bar.small 0000:13:00.0: GPU0: aperture 256M"
 cp -a "$D/healthy" "$tmp/odd"
 echo "something else" >"$tmp/odd/proc/driver/nvidia/version"
 nagios "$tmp/odd" 0 OK "2 unknown"  # driver.flavor and peermem.dmabuf cannot read the version line
-nagios "$tmp/odd" 1 WARNING "; driver.flavor nvidia: unrecognised driver version line" --strict
+nagios "$tmp/odd" 1 WARNING " - driver.flavor nvidia: unrecognised driver version line" --strict
 # UNKNOWN for whatever is not 0, 1 or 2: 3 (malformed sysfs), 69 (no root, no GPU), 64 (usage)
 nagios "$FX/broken-vendor" 3 UNKNOWN "vendor: No such file"
 nagios "$tmp/no|such" 3 UNKNOWN "no/such"
+# a host name with '|' and ';': replaced, the line not cut; a malformed numa_node that doctor warns
+# about on stderr without --nagios: nothing there with it (check_by_ssh fails on any stderr)
+cp -a "$D/bar-small" "$tmp/pipe"
+printf 'dgx|01;b\n' >"$tmp/pipe/proc/sys/kernel/hostname"
+gpu=$(ls "$tmp/pipe/sys/bus/pci/devices" | head -1)
+echo "zero" >"$tmp/pipe/sys/bus/pci/devices/$gpu/numa_node"
+"$BIN" --root "$tmp/pipe" doctor >/dev/null 2>"$tmp/warn.err"
+grep -q "malformed NUMA node" "$tmp/warn.err" && ok "the planted numa_node warns on stderr without --nagios" ||
+	nok "no stderr warning to silence: $(cat "$tmp/warn.err")"
+nagios "$tmp/pipe" 2 CRITICAL "GPUP2P CRITICAL - dgx/01,b: 1 error, "
 mkdir -p "$tmp/nogpu/sys/bus/pci/devices"
 nagios "$tmp/nogpu" 3 UNKNOWN "no NVIDIA GPU on the PCI bus"
 nagios "$D/healthy" 3 UNKNOWN "unknown option '--bogus'" --bogus
@@ -181,8 +206,11 @@ nagios "$D/healthy" 3 UNKNOWN "exclude each other" --json
 # the perfdata counts are the summary's
 "$BIN" --root "$D/bar-small" doctor --nagios | py '
 import json, re, subprocess, sys
-line = sys.stdin.read()
-perf = dict(re.findall(r"([a-z]+)=([0-9.]+)s?;;;", line.split("|")[1]))
+line = sys.stdin.read().strip()
+perf = dict(re.findall(r"([a-z]+)=([0-9.]+)s?;", line.split("|")[1]))
+th = {k: (w, c, m) for k, w, c, m in re.findall(r"([a-z]+)=[0-9.]+s?;([^;]*);([^;]*);([^; ]*)", line)}
+assert th["errors"] == ("", "0", "0") and th["warnings"] == ("0", "", "0"), th
+assert all(m == "0" for w, c, m in th.values()), th
 d = json.loads(subprocess.run([sys.argv[1], "--root", sys.argv[2], "doctor", "--json"], capture_output=True).stdout)
 names = {"errors": "error", "warnings": "warning", "unknown": "unknown", "info": "info", "ok": "ok", "skipped": "skipped"}
 assert {k: int(v) for k, v in perf.items() if k in names} == {k: d["summary"][v] for k, v in names.items()}, perf

@@ -262,6 +262,7 @@ struct gp_doctor_nagios_run {
 	int rc;
 	const char *host, *why;
 	double seconds;
+	int strict;             /* --strict: unknown findings warn (the perfdata's threshold) */
 };
 
 /* Write the Nagios status line with perfdata to f: the summary and the first alarm, or why the run
