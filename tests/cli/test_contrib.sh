@@ -64,26 +64,62 @@ GPUP2P=/nonexistent/gpup2p nhc "$D/healthy"
 [ "$rc" = 1 ] && [[ $died == *"/nonexistent/gpup2p not found"* ]] && ok "nhc: no binary: fails, names it" || nok "nhc no binary: $died"
 
 # --- Slurm HealthCheckProgram ----------------------------------------------------------------------
+# (tests/fleet/test_slurm.sh runs it under the real slurmd; here scontrol is a stand-in that prints
+# $tmp/node.info for `show node` and logs each update)
 mkdir "$tmp/bin"
-printf '#!/bin/sh\necho "$@" >>"%s/scontrol.log"\n' "$tmp" >"$tmp/bin/scontrol"
+printf '#!/bin/sh\n[ "$1" = show ] && exec cat "%s/node.info" 2>/dev/null\necho "$@" >>"%s/scontrol.log"\n' \
+	"$tmp" "$tmp" >"$tmp/bin/scontrol"
 printf '#!/bin/sh\nexit 0\n' >"$tmp/bin/logger"
 chmod +x "$tmp/bin/scontrol" "$tmp/bin/logger"
-# hc ROOT [ENV=V...]: run the program as slurmd would (node07); sets rc, drained (scontrol's arguments)
+: >"$tmp/empty.conf"
+# node STATE [REASON]: what `scontrol show node` says about node07
+node() {
+	printf 'NodeName=node07 Arch=x86_64\n   State=%s ThreadsPerCore=1\n' "$1" >"$tmp/node.info"
+	[ -z "${2:-}" ] || printf '   Reason=%s [root@2026-01-01T00:00:00]\n' "$2" >>"$tmp/node.info"
+}
+# hc ROOT [ENV=V...]: run the program as slurmd would (node07); sets rc, drained (scontrol's
+# arguments) and said (the line it printed)
 hc() {
 	local root=$1
 	shift
 	rm -f "$tmp/scontrol.log"
-	env PATH="$tmp/bin:$PATH" GPUP2P_ROOT="$root" SLURMD_NODENAME=node07 "$@" contrib/slurm/gpup2p-healthcheck >/dev/null 2>&1
+	said=$(env PATH="$tmp/bin:$PATH" GPUP2P_CONFIG="$tmp/empty.conf" GPUP2P_LOCK="$tmp/lock" \
+		GPUP2P_ROOT="$root" SLURMD_NODENAME=node07 "$@" contrib/slurm/gpup2p-healthcheck 2>&1)
 	rc=$?
 	drained=$(cat "$tmp/scontrol.log" 2>/dev/null)
 }
+node IDLE
 hc "$D/healthy"
-[ "$rc" = 0 ] && [ -z "$drained" ] && ok "slurm: healthy: exit 0, nothing drained" || nok "slurm healthy: $rc '$drained'"
+[ "$rc" = 0 ] && [ -z "$drained" ] && [ "$(wc -l <<<"$said")" = 1 ] &&
+	[[ $said == "gpup2p-healthcheck: node07: GPUP2P OK"* ]] &&
+	ok "slurm: healthy: exit 0, nothing drained, one line" || nok "slurm healthy: $rc '$drained' '$said'"
 hc "$D/pm-legacy"
 [ "$rc" = 0 ] && [ -z "$drained" ] && ok "slurm: warnings only: exit 0" || nok "slurm pm-legacy: $rc '$drained'"
 hc "$D/bar-small"
 [ "$rc" = 1 ] && [ "$drained" = "update NodeName=node07 State=DRAIN Reason=gpup2p: bar.small 0000:13:00.0" ] &&
-	ok "slurm: an error drains node07 with the check id and subject" || nok "slurm bar-small: $rc '$drained'"
+	[ "$said" = "gpup2p-healthcheck: node07: drained: gpup2p: bar.small 0000:13:00.0" ] &&
+	ok "slurm: an error drains node07 with the check id and subject, says so" ||
+	nok "slurm bar-small: $rc '$drained' '$said'"
+node IDLE+DRAIN "gpup2p: bar.small 0000:13:00.0"
+hc "$D/bar-small"
+[ "$rc" = 1 ] && [ -z "$drained" ] && [[ $said == *"still drained"* ]] &&
+	ok "slurm: drained already for the same reason: left alone" || nok "slurm same reason: $rc '$drained' '$said'"
+hc "$D/healthy"
+[ "$rc" = 0 ] && [ "$drained" = "update NodeName=node07 State=RESUME" ] &&
+	[[ $said == *"resumed (drained for 'gpup2p: bar.small"* ]] &&
+	ok "slurm: healthy again: its own drain resumed" || nok "slurm resume: $rc '$drained' '$said'"
+hc "$D/healthy" GPUP2P_RESUME=0
+[ "$rc" = 0 ] && [ -z "$drained" ] && ok "slurm: GPUP2P_RESUME=0: stays drained" || nok "slurm RESUME=0: $rc '$drained'"
+node DRAIN "PSU swap ticket 4711"
+hc "$D/healthy"
+[ "$rc" = 0 ] && [ -z "$drained" ] && ok "slurm: an administrator's drain is never resumed" ||
+	nok "slurm admin resumed: '$drained'"
+hc "$D/bar-small"
+[ "$rc" = 1 ] && [ -z "$drained" ] &&
+	[[ $said == *"kept the reason 'PSU swap ticket 4711' (DRAIN): gpup2p: bar.small"* ]] &&
+	ok "slurm: an error on a node an administrator drained: the reason kept" ||
+	nok "slurm admin kept: '$drained' '$said'"
+node IDLE
 hc "$FX/broken-vendor"
 [ "$rc" = 1 ] && [[ $drained == "update NodeName=node07 State=DRAIN Reason=gpup2p: could not check: "* ]] &&
 	ok "slurm: doctor cannot check: drained, says so" || nok "slurm broken-vendor: $rc '$drained'"
@@ -92,6 +128,37 @@ hc "$FX/broken-vendor" GPUP2P_UNKNOWN_OK=1
 hc "$D/healthy" GPUP2P=/nonexistent/gpup2p
 [ "$rc" = 1 ] && [ "$drained" = "update NodeName=node07 State=DRAIN Reason=gpup2p: /nonexistent/gpup2p not found" ] &&
 	ok "slurm: no binary: drained, named" || nok "slurm no binary: $rc '$drained'"
+# the settings file: what slurmd cannot pass (here: another root, and doctor's arguments)
+printf 'GPUP2P_ROOT=%s\nGPUP2P_ARGS="--skip bar"\n' "$D/bar-small" >"$tmp/conf"
+hc "$D/healthy" GPUP2P_CONFIG="$tmp/conf"
+[ "$rc" = 0 ] && [ -z "$drained" ] && [[ $said == *"GPUP2P OK - "* ]] &&
+	sed -i '/ARGS/d' "$tmp/conf" && hc "$D/healthy" GPUP2P_CONFIG="$tmp/conf" &&
+	[[ $said == *"drained: gpup2p: bar.small"* ]] &&
+	ok "slurm: root and doctor's arguments from GPUP2P_CONFIG" || nok "slurm config: $rc '$drained' '$said'"
+# no PATH at all (slurmd's environment): the fixed directories, /usr/local/bin among them
+out=$(env -i /bin/bash -c 'unset PATH; while IFS= read -r l; do [[ $l != "export PATH="* ]] || eval "$l"; done <"$1"
+	echo "$PATH"' _ contrib/slurm/gpup2p-healthcheck)
+[ "$out" = /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin ] &&
+	ok "slurm: with no PATH it looks in /usr/local/bin and the system's directories" || nok "slurm PATH: '$out'"
+# a doctor that ignores SIGTERM: killed after the kill-after, the node drained
+printf '#!/bin/bash\ntrap "" TERM\necho $$ >%s/hung.pid\nsleep 30\n' "$tmp" >"$tmp/hung"
+chmod +x "$tmp/hung"
+hc "$D/healthy" GPUP2P="$tmp/hung" GPUP2P_TIMEOUT=1 GPUP2P_KILL_AFTER=1
+[ "$rc" = 1 ] && [ "$drained" = "update NodeName=node07 State=DRAIN Reason=gpup2p: doctor timed out after 1 s" ] &&
+	! ps -o stat= -p "$(cat "$tmp/hung.pid")" | grep -qv Z && ok "slurm: a doctor deaf to SIGTERM is killed, the node drained" ||
+	nok "slurm timeout: $rc '$drained' '$said'"
+# a timeout at or above slurmd's 60 s is capped: doctor, its kill and scontrol within it
+out=$(GPUP2P_TIMEOUT=300 GPUP2P_KILL_AFTER=10 bash -c \
+	'eval "$(sed -n "/^limit=/,/^\[ \"\$limit\" -gt 0 \]/p" "$1")"; echo $limit $kill_after' _ contrib/slurm/gpup2p-healthcheck)
+[ "$out" = "35 10" ] && ok "slurm: GPUP2P_TIMEOUT=300 capped: doctor 35 s + 10 s kill-after" || nok "slurm cap: '$out'"
+# overlapping runs: the second one skips while the first holds the lock
+node IDLE
+exec 8>>"$tmp/lock"
+flock -n 8
+hc "$D/bar-small"
+exec 8>&-
+[ "$rc" = 0 ] && [ -z "$drained" ] && [[ $said == *"skipped: the previous run still holds $tmp/lock"* ]] &&
+	ok "slurm: a run while the last one holds the lock: skipped" || nok "slurm lock: $rc '$drained' '$said'"
 # slurmd kills it at 60 s: the static doctor on the largest fixture stays far below (a fixture, not a
 # live machine: tests/perf/results has live runs of about a second)
 s=$(date +%s%N)
@@ -126,5 +193,5 @@ npd() {
 }
 npd "$D/healthy" 0 "GPUP2P OK"
 npd "$D/pm-legacy" 0 "GPUP2P WARNING"
-npd "$D/bar-small" 1 "; bar.small 0000:13:00.0: "
+npd "$D/bar-small" 1 " - bar.small 0000:13:00.0: "
 npd "$FX/broken-vendor" 3 "GPUP2P UNKNOWN"
