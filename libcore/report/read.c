@@ -7,6 +7,12 @@
 
 #include "report/internal.h"
 
+/* srun cuts a task's output every 1024 bytes and labels each piece as a line of its own
+ * ("2: " + 1024 bytes, "2: " + the rest); pdsh writes whole lines (up to 128 KiB). A piece of
+ * exactly this length inside an open document is a line cut short: the next piece of the same key
+ * goes on where it stopped, with no newline (tests/cli/test_report_srun.sh has srun's own output). */
+#define SRUN_PIECE 1024
+
 /* A document being gathered from one stream key (a label, or "" for unlabelled lines). */
 struct pend {
 	char *key;
@@ -14,6 +20,7 @@ struct pend {
 	size_t n, cap;
 	int line;                      /* where it began; 0 when none is open */
 	int depth, in_str, esc;
+	int cut;                       /* the last piece was SRUN_PIECE bytes: the next continues it */
 };
 
 struct reader {
@@ -45,8 +52,11 @@ static struct pend *pend_of(struct reader *rd, const char *key)
 	return &rd->p[rd->np++];
 }
 
+/* Add a piece to the document: a line of its own, or (p->cut) the rest of the last line. */
 static int append(struct pend *p, const char *s, size_t n)
 {
+	if (p->cut && p->n && p->buf[p->n - 1] == '\n')
+		p->n--;
 	if (p->n + n + 2 > p->cap) {
 		size_t cap = (p->n + n + 2) * 2;
 		char *b = realloc(p->buf, cap);
@@ -121,7 +131,7 @@ static void pend_reset(struct pend *p)
 {
 	p->n = 0;
 	p->line = 0;
-	p->depth = p->in_str = p->esc = 0;
+	p->depth = p->in_str = p->esc = p->cut = 0;
 }
 
 /* A document is complete (or cut short: why != NULL): parse it and hand it over. */
@@ -190,7 +200,7 @@ static int one_line(struct reader *rd, char *line, int ln)
 	if (!*t) {
 		if (!p->line)
 			return 0;
-	} else if (text[0] == '{' && p->line) {
+	} else if (text[0] == '{' && p->line && !p->cut) {
 		/* a new document at column 0 while one is open: the open one was cut short */
 		snprintf(at, sizeof(at), "is not closed before line %d", ln);
 		if ((rc = pend_flush(rd, p, at)))
@@ -207,6 +217,7 @@ static int one_line(struct reader *rd, char *line, int ln)
 	}
 	if (append(p, text, n))
 		return -ENOMEM;
+	p->cut = n == SRUN_PIECE;
 	scan(p, text, n);
 	return p->depth <= 0 ? pend_flush(rd, p, NULL) : 0;
 }

@@ -169,3 +169,34 @@ d = json.load(sys.stdin)
 assert d["findings"][0]["subject"] == "0000:01:00.0\x1b[2K\r", d["findings"][0]
 assert all(m["host"] is None for m in d["malformed"] if "host" in m["why"] or "file name" in m["why"]), d["malformed"]' &&
 	ok "--json keeps the text as sent (JSON escapes it)" || nok "--json of the injection input"
+
+# srun --label cuts a task's output every 1024 bytes, each piece a labelled line of its own
+# ("3: " + 1024 bytes); pdsh writes whole lines. The pieces of each task rejoin without a newline,
+# interleaved with other tasks' pieces (tests/fleet/test_slurm.sh does it with the real srun).
+for i in 0 1 2 3; do
+	src=$FX/doctor/healthy
+	[ $((i % 2)) = 1 ] && src=$FX/doctor/bar-small
+	cp -a "$src" "$T/srun$i"
+	echo "gpn$i" >"$T/srun$i/proc/sys/kernel/hostname"
+	"$BIN" --root "$T/srun$i" doctor --json >"$T/srun$i.json"
+done
+python3 - "$T"/srun?.json >"$T/srun.txt" <<'PY'
+import sys
+pieces = []
+for t, p in enumerate(sys.argv[1:]):
+    line = open(p).read().rstrip("\n")
+    pieces.append(["%d: %s" % (t, line[i:i + 1024]) for i in range(0, len(line), 1024)])
+while any(pieces):  # round robin, as tasks' output arrives
+    for q in pieces:
+        if q:
+            print(q.pop(0))
+PY
+"$BIN" report --json <"$T/srun.txt" >"$T/srun.rep"; rc=$?
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["malformed"] == [] and r["doctor_hosts"] == 4, r["malformed"]
+e = [f for f in r["findings"] if f["severity"] == "error"]
+assert len(e) == 1 and e[0]["hosts"] == "gpn[1,3]", e' "$T/srun.rep" && [ $rc = 2 ] &&
+	ok "srun --label's 1024-byte pieces rejoined: 4 hosts, the errors on gpn[1,3], exit 2" ||
+	nok "srun pieces: exit $rc: $(head -c 400 "$T/srun.rep")"
