@@ -12,6 +12,7 @@ ZSHCOMPDIR ?= $(firstword $(filter $(addprefix $(PREFIX)/share/zsh/,site-functio
 	$(wildcard /etc/debian_version)),$(PREFIX)/share/zsh/vendor-completions) $(PREFIX)/share/zsh/site-functions)
 SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system
 UDEVDIR ?= $(PREFIX)/lib/udev/rules.d
+CONTRIBDIR = $(PREFIX)/share/gpup2p/contrib
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
@@ -64,7 +65,7 @@ UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 LIBA = $(BUILD)/libgpup2p.a
 BIN = $(BUILD)/gpup2p
 
-.PHONY: all check check-only check-asan check-vm kmod run deps install install-dkms uninstall clean check-pkg fixtures pkgcheck version-sync
+.PHONY: all check check-only check-asan check-vm check-fleet kmod run deps install install-dkms uninstall clean check-pkg fixtures pkgcheck version-sync
 
 all: $(BIN)
 
@@ -159,6 +160,13 @@ check-pkg:
 	@bash tests/deps.sh pkg
 	@BUILD=$(BUILD) bash tests/run.sh tests/pkg/test_deb.sh
 
+# The fleet glue with the real programs from Debian (tests/fleet): slurmctld/slurmd/munge in a private
+# namespace draining and resuming a node, srun --label into report, node_exporter and promtool,
+# nagios4 -v and the plugin, the timer's and cron's command lines. Needs root; about a minute.
+check-fleet: $(BIN) fixtures
+	@bash tests/deps.sh fleet
+	@BUILD=$(BUILD) bash tests/run.sh tests/fleet/test_*.sh
+
 # The unit tests and the fuzz regression cases under ASan, LeakSanitizer and UBSan, built in the
 # sanitizer build dir of `make fuzz` ($(BUILD)/fuzz, tests/fuzz/fuzz.mk): any report fails (tests/asan.sh).
 check-asan: $(FUZZ_BIN) $(FAKECUDA) $(FAKECUDA_DMABUF) $(FAKENVML) $(FAKEVERBS) fixtures
@@ -211,6 +219,18 @@ install: $(BIN)
 	install -d $(DESTDIR)$(SYSTEMDDIR)
 	sed 's|@BINDIR@|$(BINDIR)|g' systemd/gpup2p-acs.service.in >$(DESTDIR)$(SYSTEMDDIR)/gpup2p-acs.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/gpup2p-acs.service
+	sed 's|@BINDIR@|$(BINDIR)|g' systemd/gpup2p-textfile.service.in >$(DESTDIR)$(SYSTEMDDIR)/gpup2p-textfile.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/gpup2p-textfile.service
+	install -m 0644 systemd/gpup2p-textfile.timer $(DESTDIR)$(SYSTEMDDIR)/
+	install -d $(addprefix $(DESTDIR)$(CONTRIBDIR)/,slurm nhc npd prometheus cron)
+	install -m 0755 contrib/slurm/gpup2p-healthcheck $(DESTDIR)$(CONTRIBDIR)/slurm/
+	install -m 0644 contrib/slurm/README.md contrib/slurm/gpup2p.default $(DESTDIR)$(CONTRIBDIR)/slurm/
+	install -m 0644 contrib/nhc/gpup2p.nhc $(DESTDIR)$(CONTRIBDIR)/nhc/
+	install -m 0755 contrib/npd/gpup2p-doctor-npd $(DESTDIR)$(CONTRIBDIR)/npd/
+	install -m 0644 contrib/npd/gpup2p-doctor.json $(DESTDIR)$(CONTRIBDIR)/npd/
+	install -m 0644 contrib/prometheus/*.yml $(DESTDIR)$(CONTRIBDIR)/prometheus/
+	sed 's|/usr/local/bin/gpup2p|$(BINDIR)/gpup2p|g' contrib/cron/gpup2p >$(DESTDIR)$(CONTRIBDIR)/cron/gpup2p
+	chmod 0644 $(DESTDIR)$(CONTRIBDIR)/cron/gpup2p
 	install -d $(DESTDIR)$(UDEVDIR)
 	install -m 0644 udev/60-gpup2p.rules $(DESTDIR)$(UDEVDIR)/60-gpup2p.rules
 
@@ -224,6 +244,8 @@ install-dkms:
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/gpup2p $(DESTDIR)$(BASHCOMPDIR)/gpup2p $(DESTDIR)$(ZSHCOMPDIR)/_gpup2p
 	rm -f $(DESTDIR)$(SYSTEMDDIR)/gpup2p-acs.service $(DESTDIR)$(UDEVDIR)/60-gpup2p.rules
+	rm -f $(DESTDIR)$(SYSTEMDDIR)/gpup2p-textfile.service $(DESTDIR)$(SYSTEMDDIR)/gpup2p-textfile.timer
+	rm -rf $(DESTDIR)$(CONTRIBDIR)
 	rm -f $(patsubst man/%,$(DESTDIR)$(MANDIR)/%,$(wildcard man/*.1))
 
 clean:

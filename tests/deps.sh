@@ -9,6 +9,11 @@ PKGS="gcc make pkg-config libpci-dev libkmod-dev pciutils python3 tar gzip man-d
 # `deps.sh pkg` (make check-pkg): also what building and testing the Debian packages needs (tests/pkg)
 [ "${1:-}" != pkg ] ||
 	PKGS="$PKGS dpkg-dev debhelper dh-dkms lintian dkms linux-headers-$(dpkg --print-architecture)"
+# `deps.sh fleet` (make check-fleet): the real programs tests/fleet drives (nagios4-core: the daemon
+# without the web front end; monitoring-plugins-basic: check_dummy and the utils)
+[ "${1:-}" != fleet ] ||
+	PKGS="$PKGS slurmctld slurmd slurm-client munge prometheus-node-exporter prometheus nagios4-core \
+monitoring-plugins-basic systemd util-linux bsdutils iproute2 procps"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
