@@ -119,11 +119,11 @@ $(FAKECUDA_DMABUF): $(FAKECUDA_SRC) tests/fakecuda/fakecuda.h libcore/cuda/drv.h
 
 # A test double of the NVML calls gpu_nvml.c and gpu_state.c make (tests/fakenvml), for the unit tests.
 FAKENVML = $(BUILD)/tests/fakenvml/libnvidia-ml.so.1
-$(FAKENVML): tests/fakenvml/fakenvml.c
+$(FAKENVML): tests/fakenvml/fakenvml.c tests/fakenvml/profile.c tests/fakenvml/fakenvml.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) -std=c11 $(CPPFLAGS) $(WARN) $(CFLAGS) -Wno-missing-prototypes -fPIC -shared -fvisibility=hidden \
-		-Wl,-soname,libnvidia-ml.so.1 $(LDFLAGS) -o $@ $<
+	@$(CC) -std=c11 -D_GNU_SOURCE $(CPPFLAGS) $(WARN) $(CFLAGS) -Wno-missing-prototypes -fPIC -shared \
+		-fvisibility=hidden -pthread -Wl,-soname,libnvidia-ml.so.1 $(LDFLAGS) -o $@ $(filter %.c,$^)
 
 # A test double of libibverbs and librdmacm (tests/fakeverbs), with and without ibv_reg_dmabuf_mr, for
 # test_doctor.c and bench rdma (QPs connected in-process: loopback, and client/server in two threads).
@@ -145,6 +145,12 @@ fixtures:
 	done
 	@for s in tests/fixtures/doctor/*.spec; do \
 		python3 tests/fixtures/gen.py $$s $(BUILD)/fixtures/doctor/$$(basename $$s .spec) || exit 1; \
+	done
+	@# real captures: snapshots of real machines, NVIDIA's own views beside them (README.md there)
+	@for c in tests/fixtures/h200x4-hgx; do \
+		rm -rf $(BUILD)/fixtures/$$(basename $$c) && mkdir -p $(BUILD)/fixtures/$$(basename $$c) && \
+		tar -C $(BUILD)/fixtures/$$(basename $$c) -xzf $$c/snapshot.tar.gz && \
+		cp -r $$c/vendor $(BUILD)/fixtures/$$(basename $$c)/ || exit 1; \
 	done
 
 # `make check` and `make run` install what is missing first (Debian 12), then build.

@@ -27,6 +27,8 @@ struct cli {
 	struct gp_root root;
 	struct gp_pci pci;
 	struct gp_gpu_facts *facts;    /* heap: large */
+	unsigned facts_flags;          /* what cli_load reads beyond the facts every command prints
+	                                  (GP_GPU_HEALTH: doctor) */
 	int loaded;
 	int root_ready;               /* c->root opened (cli_root) */
 };

@@ -470,6 +470,7 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 		return finish(c, &o, &r, t0);
 	}
 	pre = gp_doctor_prefetch(&c->root, on, o.active, o.no_cuda);
+	c->facts_flags = GP_GPU_HEALTH; /* pcie.replay, nvlink.errors: the counters, read only here */
 	r.rc = cli_load_topo(c, &t, NULL, 0);
 	if (r.rc) {
 		gp_doctor_prefetch_free(pre);

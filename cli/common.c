@@ -169,7 +169,7 @@ int cli_load(struct cli *c)
 		fprintf(stderr, "gpup2p: out of memory\n");
 		return EX_ERROR;
 	}
-	if (gp_gpu_facts_load(&c->root, c->facts, &e)) {
+	if (gp_gpu_facts_load(&c->root, c->facts, c->facts_flags, &e)) {
 		gp_pci_free(&c->pci);
 		free(c->facts);
 		c->facts = NULL;

@@ -41,7 +41,7 @@ int xfer_open(struct cli *c, struct xfer_session *s)
 	{
 		struct gp_gpu_facts *f = calloc(1, sizeof(*f));
 
-		if (f && s->pci_ok && gp_gpu_facts_load(&c->root, f, &e) == 0)
+		if (f && s->pci_ok && gp_gpu_facts_load(&c->root, f, 0, &e) == 0)
 			snprintf(s->driver, sizeof(s->driver), "%s", f->driver);
 		free(f);
 	}

@@ -65,38 +65,74 @@ static void check_down(struct gp_doctor_ctx *c)
 	gp_doctor_each_nvml_gpu(c, down_one);
 }
 
+/* "replay +2, CRC flit +5": the counters that count on this GPU's generation and rose; "" none. */
+static void risen(const struct gp_gpu_state *s, char *buf, size_t n)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int k = 0; k < GP_NVL_COUNTERS && used < n; k++)
+		if (gp_gpu_nvl_counter_counts(s->arch, k) && s->nvl_err_rise[k] > 0)
+			used += (size_t)snprintf(buf + used, n - used, "%s%s +%lld", used ? ", " : "",
+						 gp_gpu_nvl_counter_name(k), s->nvl_err_rise[k]);
+}
+
+/* The first counter this generation counts that is missing (negative), else 0; *total their sum. */
+static long long counted(const struct gp_gpu_state *s, long long *total)
+{
+	*total = 0;
+	for (int k = 0; k < GP_NVL_COUNTERS; k++) {
+		if (!gp_gpu_nvl_counter_counts(s->arch, k))
+			continue;
+		if (s->nvl_err[k] < 0)
+			return s->nvl_err[k];
+		*total += s->nvl_err[k];
+	}
+	return 0;
+}
+
 static void errors_one(struct gp_doctor_ctx *c, int i, const struct gp_gpu_info *g)
 {
 	const char *name = c->topo->devs[i].name;
 	const struct gp_gpu_state *s;
 	struct gp_finding *f;
+	char rose[160];
+	long long total, miss;
 
 	s = gp_doctor_counters(c, g);
-	if (s->nvl_active == 0 || (s->nvl_active == GP_GPU_NA && s->nvl_errors < 0)) {
+	miss = counted(s, &total);
+	if (s->nvl_active == 0 || (s->nvl_active == GP_GPU_NA && miss < 0)) {
 		f = gp_doctor_add(c, GP_SEV_SKIPPED, g->bdf, "%s: no active NVLink", name);
 		gp_finding_bdf(f, g->bdf);
 		return;
 	}
-	if (gp_doctor_state_missing(c, i, s->nvl_errors, "NVLink error count"))
+	if (gp_doctor_state_missing(c, i, miss, "NVLink error counters"))
 		return;
-	if (s->nvl_errors_rise > 0) {
-		f = gp_doctor_add(c, GP_SEV_WARNING, g->bdf, "%s: NVLink errors rising (+%lld between two reads, %lld "
-				  "in all: replays, recoveries, CRC errors): a marginal link", name, s->nvl_errors_rise,
-				  s->nvl_errors);
+	risen(s, rose, sizeof(rose));
+	if (rose[0]) {
+		f = gp_doctor_add(c, GP_SEV_WARNING, g->bdf, "%s: NVLink errors rising between two reads (%s): a "
+				  "marginal link", name, rose);
 		gp_finding_fix(f, "nvidia-smi nvlink -e -i %s shows the link; reset the GPU, then reseat the board or "
 			       "bridge; a link that keeps erring needs service", g->bdf);
-	} else if (s->nvl_errors > 0) {
+	} else if (total > 0) {
 		/* links retrain and replay now and then; only rising counters are a fault */
-		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: %lld NVLink errors (replays, recoveries, CRC) since the "
-				  "counters were reset, not rising (counts that grow between runs would mean a "
-				  "marginal link)", name, s->nvl_errors);
+		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: %lld NVLink errors since the counters were reset, not "
+				  "rising (counts that grow between runs would mean a marginal link)", name, total);
 	} else {
 		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: no NVLink error on %d active links", name, s->nvl_active);
 	}
 	gp_finding_bdf(f, g->bdf);
-	gp_finding_ev(f, "nvlink errors", "%lld", s->nvl_errors);
-	if (s->nvl_errors_rise >= 0)
-		gp_finding_ev(f, "rise between two reads", "%lld", s->nvl_errors_rise);
+	for (int k = 0; k < GP_NVL_COUNTERS; k++) {
+		char key[48];
+
+		if (!gp_gpu_nvl_counter_counts(s->arch, k))
+			continue;
+		snprintf(key, sizeof(key), "nvlink %s errors", gp_gpu_nvl_counter_name(k));
+		if (s->nvl_err_rise[k] >= 0)
+			gp_finding_ev(f, key, "%lld (+%lld between two reads)", s->nvl_err[k], s->nvl_err_rise[k]);
+		else
+			gp_finding_ev(f, key, "%lld", s->nvl_err[k]);
+	}
 }
 
 static void check_errors(struct gp_doctor_ctx *c)
@@ -112,10 +148,12 @@ static const struct gp_doctor_check checks[] = {
 	  "whose inactive links are not wired (no bridge), is fine. A snapshot without per-link records gives "
 	  "info when links are inactive beside active ones." },
 	{ "nvlink.errors", "NVLink error counters rising", GP_SRC_NVML, 0, check_errors,
-	  "Sums the replay, recovery and CRC error counters of each GPU's active NVLinks, read twice while "
-	  "gathering the GPU facts (first, and again after every GPU's other facts); with --active on a live "
-	  "system once more, at least a second after the first read. Warning when they rose between the reads; "
-	  "steady counts are ok." },
+	  "Reads the NVLink error counters nvidia-smi nvlink -e shows, each summed over a GPU's active links: "
+	  "replay, recovery and CRC flit; CRC data too before Hopper (from Hopper on it rises at idle, corrected "
+	  "by replay; DCGM likewise ignores CRC below 100 a second). Read twice while gathering the GPU facts "
+	  "(first, and again after the GPU's other facts; one thread per GPU); with --active on a live system "
+	  "once more, at least a second after the first read. Warning naming each counter that rose between "
+	  "the reads; steady counts are ok. Snapshots of facts format 1 stored one sum: not evidence, skipped." },
 };
 
 GP_DOCTOR_FAMILY(gp_doctor_fam_nvlink, "nvlink", "NVLink", checks);

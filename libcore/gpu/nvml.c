@@ -5,6 +5,8 @@
  * NVML; gpu.c turns the answers into facts (it calls nothing in gpu.c). */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -133,12 +135,69 @@ static void read_links(struct nvml_api *a, nvml_dev dev, struct gp_gpu_nvml_gpu 
 	}
 }
 
-int gp_gpu_nvml_query(struct gp_gpu_nvml *raw)
+/* Run one(arg, i) for i in 0..n-1, each on a thread of its own (NVML is thread-safe; its calls block
+ * in the driver, so GPUs answer in parallel); inline where a thread cannot be had. */
+static void each_gpu(int n, void *(*one)(void *), void *arg, size_t size)
+{
+	pthread_t t[GP_GPU_MAX];
+	int started[GP_GPU_MAX];
+
+	for (int i = 0; i < n && i < GP_GPU_MAX; i++)
+		started[i] = n > 1 && pthread_create(&t[i], NULL, one, (char *)arg + (size_t)i * size) == 0;
+	for (int i = 0; i < n && i < GP_GPU_MAX; i++) {
+		if (started[i])
+			pthread_join(t[i], NULL);
+		else
+			one((char *)arg + (size_t)i * size);
+	}
+}
+
+/* One GPU's facts, read on its own thread. */
+struct query_one {
+	struct nvml_api *a;
+	unsigned index, flags;
+	int ok;
+	nvml_dev dev;
+	struct gp_gpu_nvml_gpu g;
+};
+
+static void *query_one(void *p)
+{
+	struct query_one *q = p;
+	struct gp_gpu_info *g = &q->g.info;
+	struct nvml_pci_info pi;
+	struct nvml_memory mem;
+
+	if (q->a->handle(q->index, &q->dev) != NVML_OK)
+		return NULL; /* a GPU NVML cannot open (fallen off the bus, ...) */
+	memset(&pi, 0, sizeof(pi));
+	if (q->a->pci(q->dev, &pi) != NVML_OK || gp_pci_parse_bdf(pi.bus_id, g->bdf))
+		return NULL;
+	/* the counters first (GP_GPU_HEALTH), then every other fact of this GPU, then the counters again:
+	 * the longer the window, the likelier a link erring now shows (no pause: doctor --active reads them
+	 * once more, gp_gpu_nvml_recount_facts) */
+	gp_gpu_nvml_state(q->a->lib, q->dev, q->flags, &g->st); /* BAR1 too (state.c) */
+	if (q->a->name(q->dev, g->name, sizeof(g->name)) != NVML_OK)
+		g->name[0] = '\0';
+	if (q->a->memory(q->dev, &mem) == NVML_OK)
+		g->vram = mem.total;
+	read_links(q->a, q->dev, &q->g);
+	if (g->st.bar1_total > 0 && g->st.bar1_used >= 0) {
+		g->bar1 = (uint64_t)g->st.bar1_total;
+		g->bar1_free = g->bar1 > (uint64_t)g->st.bar1_used ? g->bar1 - (uint64_t)g->st.bar1_used : 0;
+	}
+	if (q->flags & GP_GPU_HEALTH)
+		gp_gpu_nvml_recount(q->a->lib, q->dev, &g->st);
+	q->ok = 1;
+	return NULL;
+}
+
+int gp_gpu_nvml_query(struct gp_gpu_nvml *raw, unsigned flags)
 {
 	struct nvml_api a;
 	unsigned count = 0;
 	nvml_ret rc;
-	nvml_dev devs[GP_GPU_MAX];
+	struct query_one *q;
 
 	memset(raw, 0, sizeof(*raw));
 	if (nvml_open(&a, raw->why, sizeof(raw->why)))
@@ -162,41 +221,44 @@ int gp_gpu_nvml_query(struct gp_gpu_nvml *raw)
 		dlclose(a.lib);
 		return -E2BIG;
 	}
-	for (unsigned i = 0; i < count; i++) {
-		struct gp_gpu_nvml_gpu *rg = &raw->gpus[raw->n];
-		struct gp_gpu_info *g = &rg->info;
-		struct nvml_pci_info pi;
-		struct nvml_memory mem;
-		nvml_dev dev;
-
-		if (a.handle(i, &dev) != NVML_OK)
-			continue; /* a GPU NVML cannot open (fallen off the bus, ...) */
-		memset(&pi, 0, sizeof(pi));
-		if (a.pci(dev, &pi) != NVML_OK || gp_pci_parse_bdf(pi.bus_id, g->bdf))
-			continue;
-		if (a.name(dev, g->name, sizeof(g->name)) != NVML_OK)
-			g->name[0] = '\0';
-		if (a.memory(dev, &mem) == NVML_OK)
-			g->vram = mem.total;
-		read_links(&a, dev, rg);
-		if (!raw->n)
-			raw->counted_at = gp_clock_s();
-		gp_gpu_nvml_state(a.lib, dev, &g->st); /* BAR1 too (gpu_state.c) */
-		if (g->st.bar1_total > 0 && g->st.bar1_used >= 0) {
-			g->bar1 = (uint64_t)g->st.bar1_total;
-			g->bar1_free = g->bar1 > (uint64_t)g->st.bar1_used ? g->bar1 - (uint64_t)g->st.bar1_used : 0;
-		}
-		devs[raw->n++] = dev;
+	q = calloc(count ? count : 1, sizeof(*q));
+	if (!q) {
+		snprintf(raw->why, sizeof(raw->why), "out of memory");
+		goto out;
 	}
-	/* the counters again, after every GPU's other reads: the longer the window, the likelier a link
-	 * erring now shows (no pause: doctor --active reads them once more, gp_gpu_nvml_recount_facts) */
-	for (int i = 0; i < raw->n; i++)
-		gp_gpu_nvml_recount(a.lib, devs[i], &raw->gpus[i].info.st);
+	for (unsigned i = 0; i < count; i++) {
+		q[i].a = &a;
+		q[i].index = i;
+		q[i].flags = flags;
+	}
+	raw->counted_at = gp_clock_s();
+	each_gpu((int)count, query_one, q, sizeof(*q));
+	for (unsigned i = 0; i < count; i++) /* in NVML's order, those that answered */
+		if (q[i].ok)
+			raw->gpus[raw->n++] = q[i].g;
+	free(q);
 	raw->available = 1;
 out:
 	a.shutdown();
 	dlclose(a.lib);
 	return 0;
+}
+
+/* One GPU's counters read again, on its own thread. */
+struct recount_one {
+	struct nvml_api *a;
+	const char *bdf;
+	struct gp_gpu_state *st;
+};
+
+static void *recount_one(void *p)
+{
+	struct recount_one *r = p;
+	nvml_dev dev;
+
+	if (r->a->handle_bus(r->bdf, &dev) == NVML_OK)
+		gp_gpu_nvml_recount(r->a->lib, dev, r->st);
+	return NULL;
 }
 
 int gp_gpu_nvml_recount_facts(const struct gp_gpu_facts *f, struct gp_gpu_state *st, double window_s)
@@ -223,11 +285,15 @@ int gp_gpu_nvml_recount_facts(const struct gp_gpu_facts *f, struct gp_gpu_state 
 		while (nanosleep(&ts, &ts) && errno == EINTR)
 			;
 	}
-	for (int i = 0; i < f->n; i++) {
-		nvml_dev dev;
+	{
+		struct recount_one r[GP_GPU_MAX];
 
-		if (a.handle_bus(f->gpus[i].bdf, &dev) == NVML_OK)
-			gp_gpu_nvml_recount(a.lib, dev, &st[i]);
+		for (int i = 0; i < f->n && i < GP_GPU_MAX; i++) {
+			r[i].a = &a;
+			r[i].bdf = f->gpus[i].bdf;
+			r[i].st = &st[i];
+		}
+		each_gpu(f->n, recount_one, r, sizeof(r[0]));
 	}
 	a.shutdown();
 	dlclose(a.lib);

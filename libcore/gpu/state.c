@@ -15,7 +15,6 @@
 #define NVML_ERROR_NOT_SUPPORTED 3
 #define NVML_ERROR_FUNCTION_NOT_FOUND 13
 #define NVML_LINKS 18            /* NVML_NVLINK_MAX_LINKS */
-#define NVML_LINK_ERR_COUNTERS 4 /* DL_REPLAY, DL_RECOVERY, DL_CRC_FLIT, DL_CRC_DATA */
 
 typedef int nvml_ret;
 typedef void *nvml_dev;
@@ -31,36 +30,55 @@ struct nvml_fabric {             /* nvmlGpuFabricInfo_t */
 	unsigned char state;
 };
 
-/* The recorded keys. Append only: bit k of the "na" mask stands for keys[k]. */
+/* The recorded keys. Append only: bit k of the "na" mask stands for keys[k]. A retired key (off
+ * RETIRED) is read and ignored: nvlink_errors was the sum of every NVLink counter, CRC data included,
+ * which rises at idle on Hopper; facts format 2 keeps each counter apart. */
+#define RETIRED ((size_t)-1)
 static const struct {
 	const char *key;
 	size_t off;
 	int wide;                /* long long */
 } keys[] = {
 #define K(name, field, wide) { name, offsetof(struct gp_gpu_state, field), wide }
+#define R(name) { name, RETIRED, 1 }
 	K("persistence", persistence, 0),     K("mig", mig, 0),
 	K("virt", virt, 0),                   K("compute", compute, 0),
 	K("retired_pending", retired_pending, 0), K("remap_pending", remap_pending, 0),
 	K("remap_failed", remap_failed, 0),   K("replay", replay, 1),
 	K("replay_rise", replay_rise, 1),     K("nvlink_active", nvl_active, 0),
-	K("nvlink_inactive", nvl_inactive, 0), K("nvlink_errors", nvl_errors, 1),
-	K("nvlink_errors_rise", nvl_errors_rise, 1), K("fabric", fabric, 0),
-	K("fabric_status", fabric_status, 0),
+	K("nvlink_inactive", nvl_inactive, 0), R("nvlink_errors"),
+	R("nvlink_errors_rise"),              K("fabric", fabric, 0),
+	K("fabric_status", fabric_status, 0), K("arch", arch, 0),
+	K("nvlink_replay", nvl_err[GP_NVL_REPLAY], 1),
+	K("nvlink_replay_rise", nvl_err_rise[GP_NVL_REPLAY], 1),
+	K("nvlink_recovery", nvl_err[GP_NVL_RECOVERY], 1),
+	K("nvlink_recovery_rise", nvl_err_rise[GP_NVL_RECOVERY], 1),
+	K("nvlink_crc_flit", nvl_err[GP_NVL_CRC_FLIT], 1),
+	K("nvlink_crc_flit_rise", nvl_err_rise[GP_NVL_CRC_FLIT], 1),
+	K("nvlink_crc_data", nvl_err[GP_NVL_CRC_DATA], 1),
+	K("nvlink_crc_data_rise", nvl_err_rise[GP_NVL_CRC_DATA], 1),
+#undef R
 #undef K
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
 static long long get(const struct gp_gpu_state *s, size_t k)
 {
-	const char *p = (const char *)s + keys[k].off;
+	const char *p;
 
+	if (keys[k].off == RETIRED)
+		return GP_GPU_UNKNOWN;
+	p = (const char *)s + keys[k].off;
 	return keys[k].wide ? *(const long long *)(const void *)p : *(const int *)(const void *)p;
 }
 
 static void put(struct gp_gpu_state *s, size_t k, long long v)
 {
-	char *p = (char *)s + keys[k].off;
+	char *p;
 
+	if (keys[k].off == RETIRED)
+		return;
+	p = (char *)s + keys[k].off;
 	if (keys[k].wide)
 		*(long long *)(void *)p = v;
 	else
@@ -116,6 +134,20 @@ static long long answer(nvml_ret rc, long long v)
 	return rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND ? GP_GPU_NA : GP_GPU_UNKNOWN;
 }
 
+int gp_gpu_nvl_counter_counts(int arch, int k)
+{
+	if (k == GP_NVL_CRC_DATA)
+		return arch >= 0 && arch < GP_GPU_ARCH_HOPPER;
+	return k >= 0 && k < GP_NVL_COUNTERS;
+}
+
+const char *gp_gpu_nvl_counter_name(int k)
+{
+	static const char *const n[GP_NVL_COUNTERS] = { "replay", "recovery", "CRC flit", "CRC data" };
+
+	return k >= 0 && k < GP_NVL_COUNTERS ? n[k] : "?";
+}
+
 struct api {
 	nvml_ret (*persistence)(nvml_dev, int *);
 	nvml_ret (*mig)(nvml_dev, unsigned *, unsigned *);
@@ -128,6 +160,7 @@ struct api {
 	nvml_ret (*link_errors)(nvml_dev, unsigned, int, unsigned long long *);
 	nvml_ret (*fabric)(nvml_dev, struct nvml_fabric *);
 	nvml_ret (*bar1)(nvml_dev, struct nvml_bar1 *);
+	nvml_ret (*arch)(nvml_dev, unsigned *);
 };
 
 static void load(void *lib, struct api *a)
@@ -143,6 +176,7 @@ static void load(void *lib, struct api *a)
 	*(void **)&a->link_errors = dlsym(lib, "nvmlDeviceGetNvLinkErrorCounter");
 	*(void **)&a->fabric = dlsym(lib, "nvmlDeviceGetGpuFabricInfo");
 	*(void **)&a->bar1 = dlsym(lib, "nvmlDeviceGetBAR1MemoryInfo");
+	*(void **)&a->arch = dlsym(lib, "nvmlDeviceGetArchitecture");
 }
 
 /* BAR1 size and the part mapped now (pinned buffers, P2P and GPUDirect mappings), live only. */
@@ -201,45 +235,70 @@ static void read_links(const struct api *a, nvml_dev dev, struct gp_gpu_state *s
 		} else if (rc != NVML_ERROR_NOT_SUPPORTED && rc != NVML_ERROR_FUNCTION_NOT_FOUND && rc != 2) {
 			failed = 1; /* 2: NVML_ERROR_INVALID_ARGUMENT, a link number beyond the GPU's */
 		}
+		if (rc == 2)
+			break; /* no link beyond the GPU's last: no further call */
 	}
 	s->nvl_active = any ? up : failed ? GP_GPU_UNKNOWN : GP_GPU_NA;
 	s->nvl_inactive = any ? down : s->nvl_active;
 }
 
-/* The sum of the error counters of the active links; GP_GPU_NA when none can be read. */
-static long long read_link_errors(const struct api *a, nvml_dev dev, const int *active)
+/* Each counter the architecture counts, summed over the active links (one call per link and counter,
+ * ~0.9 ms each on Hopper: nothing else is read); GP_GPU_NA when none can be read, GP_GPU_UNKNOWN
+ * when a read failed. Counters the architecture does not count stay GP_GPU_UNKNOWN (not read). */
+static void read_link_errors(const struct api *a, nvml_dev dev, int arch, const int *active, long long *sum)
 {
-	long long sum = GP_GPU_NA;
-
-	for (unsigned l = 0; a->link_errors && l < NVML_LINKS; l++) {
-		for (int k = 0; active[l] && k < NVML_LINK_ERR_COUNTERS; k++) {
+	for (int k = 0; k < GP_NVL_COUNTERS; k++) {
+		sum[k] = GP_GPU_UNKNOWN;
+		if (!gp_gpu_nvl_counter_counts(arch, k))
+			continue;
+		sum[k] = GP_GPU_NA;
+		for (unsigned l = 0; a->link_errors && l < NVML_LINKS; l++) {
 			unsigned long long v = 0;
-			nvml_ret rc = a->link_errors(dev, l, k, &v);
+			nvml_ret rc;
 
+			if (!active[l])
+				continue;
+			rc = a->link_errors(dev, l, k, &v);
 			if (rc == NVML_OK)
-				sum = (sum < 0 ? 0 : sum) + (long long)(v & INT64_MAX);
-			else if (rc != NVML_ERROR_NOT_SUPPORTED && sum == GP_GPU_NA)
-				sum = GP_GPU_UNKNOWN;
+				sum[k] = (sum[k] < 0 ? 0 : sum[k]) + (long long)(v & INT64_MAX);
+			else if (rc != NVML_ERROR_NOT_SUPPORTED && sum[k] == GP_GPU_NA)
+				sum[k] = GP_GPU_UNKNOWN;
 		}
 	}
-	return sum;
 }
 
-void gp_gpu_nvml_state(void *lib, void *dev, struct gp_gpu_state *s)
+static void read_counters(const struct api *a, nvml_dev dev, struct gp_gpu_state *s, const int *active)
+{
+	s->replay = read_replay(a, dev);
+	s->replay_rise = s->replay >= 0 ? 0 : s->replay;
+	for (int k = 0; k < GP_NVL_COUNTERS; k++)
+		s->nvl_err[k] = s->nvl_err_rise[k] = s->nvl_active > 0 ? GP_GPU_UNKNOWN : GP_GPU_NA;
+	if (s->nvl_active > 0)
+		read_link_errors(a, dev, s->arch, active, s->nvl_err);
+	for (int k = 0; k < GP_NVL_COUNTERS; k++)
+		s->nvl_err_rise[k] = s->nvl_err[k] >= 0 ? 0 : s->nvl_err[k];
+}
+
+void gp_gpu_nvml_state(void *lib, void *dev, unsigned flags, struct gp_gpu_state *s)
 {
 	struct api a;
 	struct nvml_fabric fab;
-	unsigned cur = 0, pend = 0, corr = 0, unc = 0, rpend = 0, rfail = 0;
+	unsigned cur = 0, pend = 0, corr = 0, unc = 0, rpend = 0, rfail = 0, arch = 0;
 	int active[NVML_LINKS];
 
 	gp_gpu_state_init(s);
 	load(lib, &a);
-	/* The counters first: gp_gpu_nvml_recount reads them again, a rise between is a link erring now. */
-	s->replay = read_replay(&a, dev);
+	if (a.arch) {
+		nvml_ret rc = a.arch(dev, &arch);
+
+		s->arch = (int)answer(rc, arch < 1000 ? arch : 0);
+	} else {
+		s->arch = GP_GPU_NA;
+	}
 	read_links(&a, dev, s, active);
-	s->nvl_errors = s->nvl_active > 0 ? read_link_errors(&a, dev, active) : GP_GPU_NA;
-	s->replay_rise = s->replay >= 0 ? 0 : s->replay;
-	s->nvl_errors_rise = s->nvl_errors >= 0 ? 0 : s->nvl_errors;
+	/* The counters first: gp_gpu_nvml_recount reads them again, a rise between is a link erring now. */
+	if (flags & GP_GPU_HEALTH)
+		read_counters(&a, dev, s, active);
 	read_bar1(&a, dev, s);
 	s->persistence = read_int(a.persistence, dev);
 	s->virt = read_int(a.virt, dev);
@@ -288,15 +347,21 @@ void gp_gpu_nvml_recount(void *lib, void *dev, struct gp_gpu_state *s)
 {
 	struct api a;
 	struct gp_gpu_state links;
-	int active[NVML_LINKS];
+	long long now[GP_NVL_COUNTERS];
+	int active[NVML_LINKS], any = 0;
 
 	load(lib, &a);
 	recount(read_replay(&a, dev), &s->replay, &s->replay_rise);
-	if (s->nvl_errors >= 0) { /* also from 0: 0 -> N is a rise */
-		read_links(&a, dev, &links, active);
-		/* the same links as the first read, or no rise: a link that came up brings its lifetime count,
-		 * one that went down takes its count away */
-		if (links.nvl_active == s->nvl_active)
-			recount(read_link_errors(&a, dev, active), &s->nvl_errors, &s->nvl_errors_rise);
-	}
+	for (int k = 0; k < GP_NVL_COUNTERS; k++)
+		any |= s->nvl_err[k] >= 0; /* also from 0: 0 -> N is a rise */
+	if (!any)
+		return;
+	read_links(&a, dev, &links, active);
+	/* the same links as the first read, or no rise: a link that came up brings its lifetime count,
+	 * one that went down takes its count away */
+	if (links.nvl_active != s->nvl_active)
+		return;
+	read_link_errors(&a, dev, s->arch, active, now);
+	for (int k = 0; k < GP_NVL_COUNTERS; k++)
+		recount(now[k], &s->nvl_err[k], &s->nvl_err_rise[k]);
 }

@@ -107,7 +107,7 @@ static void bar1_left(const char *bdf, struct gp_err *e)
 	struct gp_err e2 = { 0 };
 	const struct gp_gpu_info *g;
 
-	if (f && gp_gpu_nvml_read(f, &e2) == 0 && (g = gp_gpu_find(f, bdf)) && g->bar1) {
+	if (f && gp_gpu_nvml_read(f, 0, &e2) == 0 && (g = gp_gpu_find(f, bdf)) && g->bar1) {
 		size_t l = strlen(e->msg);
 
 		snprintf(e->msg + l, sizeof(e->msg) - l, "; BAR1 of %s: %llu MiB free of %llu MiB", bdf,

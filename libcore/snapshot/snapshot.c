@@ -210,7 +210,7 @@ int gp_snapshot_capture(const struct gp_root *r, const char *dir, unsigned flags
 	(void)gp_snapshot_info_read(r, &s->src); /* a snapshot of a snapshot keeps what its marker says */
 	/* what topo loads, and how it fails: a snapshot of a root topo refuses would replay as
 	 * something else (an empty bus, or facts its own reader refuses) */
-	if ((rc = gp_pci_scan(&p, r, e)) || (rc = gp_gpu_facts_load(r, f, e)))
+	if ((rc = gp_pci_scan(&p, r, e)) || (rc = gp_gpu_facts_load(r, f, GP_GPU_HEALTH, e)))
 		goto out;
 	if (mkdir(dir, 0755)) {
 		rc = gp_err_set(e, errno == EACCES ? GP_E_PERM : GP_E_FAIL, errno, "%s: %s", dir, strerror(errno));

@@ -12,25 +12,24 @@
  * FAKENVML_LINKS_UP=N: NVLinks 0 to N-1 up (default 12).
  * The calls gpu_nvml.c makes to list the GPUs answer too: FAKENVML_GPUS=N GPUs (default 2), the Ith
  * (from 0) with handle 0x10000 + I (so it supports nothing of the above) at PCI address 0000:BB:00.0,
- * BB = I + 1 (domain:bus = I + 1 past 254). Built with soname libnvidia-ml.so.1: once loaded by path,
- * gpup2p's dlopen("libnvidia-ml.so.1") finds it. */
+ * BB = I + 1 (domain:bus = I + 1 past 254), or the Ith of FAKENVML_BUSIDS=ID,ID,... Built with soname
+ * libnvidia-ml.so.1: once loaded by path, gpup2p's dlopen("libnvidia-ml.so.1") finds it.
+ * A recorded machine (profile.c): FAKENVML_PROBE=nvml_probe.txt replays it. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define EXPORT __attribute__((visibility("default")))
-#define OK 0
-#define INVALID_ARGUMENT 2
-#define NOT_SUPPORTED 3
-#define UNKNOWN 999
+#include "fakenvml.h"
 
 struct fabric { unsigned char uuid[16]; int status; unsigned clique; unsigned char state; };
 
-static int full(const void *dev) { return dev == (const void *)1; }
+/* Device 1 answers every call; so does each GPU of a recorded machine (FAKENVML_PROBE). */
+static int full(const void *dev) { return dev == (const void *)1 || fake_profile_gpu(dev) >= 0; }
 
 EXPORT int nvmlDeviceGetPersistenceMode(void *dev, int *v)
 {
+	fake_tick("GetPersistenceMode", dev);
 	if (!full(dev))
 		return UNKNOWN;
 	*v = 1;
@@ -39,7 +38,7 @@ EXPORT int nvmlDeviceGetPersistenceMode(void *dev, int *v)
 
 EXPORT int nvmlDeviceGetMigMode(void *dev, unsigned *cur, unsigned *pend)
 {
-	(void)dev;
+	fake_tick("GetMigMode", dev);
 	*cur = 5; /* never read: MIG is not supported */
 	*pend = 5;
 	return NOT_SUPPORTED;
@@ -47,21 +46,26 @@ EXPORT int nvmlDeviceGetMigMode(void *dev, unsigned *cur, unsigned *pend)
 
 EXPORT int nvmlDeviceGetVirtualizationMode(void *dev, int *v)
 {
-	*v = 2; /* vGPU guest */
+	fake_tick("GetVirtualizationMode", dev);
+	*v = fake_profile_gpu(dev) >= 0 ? 1 : 2; /* pass-through as recorded; vGPU guest */
 	return full(dev) ? OK : NOT_SUPPORTED;
 }
 
 EXPORT int nvmlDeviceGetComputeMode(void *dev, int *v)
 {
-	*v = 3; /* exclusive process */
+	fake_tick("GetComputeMode", dev);
+	*v = fake_profile_gpu(dev) >= 0 ? 0 : 3; /* exclusive process */
 	return full(dev) ? OK : NOT_SUPPORTED;
 }
 
 EXPORT int nvmlDeviceGetRemappedRows(void *dev, unsigned *corr, unsigned *unc, unsigned *pending, unsigned *failed)
 {
-	*corr = 4;
-	*unc = 1;
-	*pending = 1;
+	int rec = fake_profile_gpu(dev) >= 0;
+
+	fake_tick("GetRemappedRows", dev);
+	*corr = rec ? 0 : 4;
+	*unc = rec ? 0 : 1;
+	*pending = !rec;
 	*failed = 0;
 	return full(dev) ? OK : NOT_SUPPORTED;
 }
@@ -71,21 +75,34 @@ EXPORT int nvmlDeviceGetPcieReplayCounter(void *dev, unsigned *v)
 {
 	static unsigned n = 5;
 
+	fake_tick("GetPcieReplayCounter", dev);
 	if (!full(dev))
 		return NOT_SUPPORTED;
 	if (getenv("FAKENVML_REPLAY_FAIL"))
 		return UNKNOWN;
+	if (fake_profile_gpu(dev) >= 0) {
+		*v = 0; /* as recorded: no PCIe replay */
+		return OK;
+	}
 	*v = n += 2;
 	return OK;
 }
 
-/* Links 0-11 up (FAKENVML_LINKS_UP=N: 0 to N-1), the rest of 0-15 down, none beyond 15. */
+/* Links 0-11 up (FAKENVML_LINKS_UP=N: 0 to N-1), the rest of 0-15 down, none beyond 15; a recorded
+ * machine's GPUs: its 18 links up. */
 EXPORT int nvmlDeviceGetNvLinkState(void *dev, unsigned link, int *active)
 {
 	const char *up = getenv("FAKENVML_LINKS_UP");
 
+	fake_tick("GetNvLinkState", dev);
 	if (!full(dev))
 		return NOT_SUPPORTED;
+	if (fake_profile_gpu(dev) >= 0) {
+		if (link >= FAKE_LINKS)
+			return INVALID_ARGUMENT;
+		*active = 1;
+		return OK;
+	}
 	if (link > 15)
 		return INVALID_ARGUMENT;
 	*active = link < (up ? (unsigned)atoi(up) : 12u);
@@ -93,11 +110,14 @@ EXPORT int nvmlDeviceGetNvLinkState(void *dev, unsigned link, int *active)
 }
 
 /* Link 3's replay counter counts the passes over the links (1, then 2); CRC flit counters are not
- * supported; every other counter is 0. */
+ * supported; every other counter is 0. A recorded machine's GPUs replay its counters (profile.c). */
 EXPORT int nvmlDeviceGetNvLinkErrorCounter(void *dev, unsigned link, int counter, unsigned long long *v)
 {
 	static unsigned long long pass;
 
+	fake_tick("GetNvLinkErrorCounter", dev);
+	if (fake_profile_gpu(dev) >= 0)
+		return fake_profile_counter(dev, link, counter, v);
 	if (!full(dev) || counter == 2)
 		return NOT_SUPPORTED;
 	if (link == 0 && counter == 0)
@@ -108,6 +128,7 @@ EXPORT int nvmlDeviceGetNvLinkErrorCounter(void *dev, unsigned link, int counter
 
 EXPORT int nvmlDeviceGetGpuFabricInfo(void *dev, struct fabric *f)
 {
+	fake_tick("GetGpuFabricInfo", dev);
 	memset(f, 0, sizeof(*f));
 	if (!full(dev))
 		return NOT_SUPPORTED;
@@ -117,7 +138,11 @@ EXPORT int nvmlDeviceGetGpuFabricInfo(void *dev, struct fabric *f)
 	return OK;
 }
 
-EXPORT int nvmlInit_v2(void) { return OK; }
+EXPORT int nvmlInit_v2(void)
+{
+	fake_tick("nvmlInit_v2", NULL);
+	return OK;
+}
 EXPORT int nvmlShutdown(void) { return OK; }
 EXPORT const char *nvmlErrorString(int r) { return r == OK ? "Success" : "Fake error"; }
 
@@ -126,7 +151,13 @@ EXPORT int nvmlDeviceGetHandleByPciBusId_v2(const char *bus, void **dev)
 {
 	static char seen[64][32];
 	const char *full_bus = getenv("FAKENVML_FULL_BUS");
+	int rec = fake_profile_bus(bus);
 
+	fake_tick("GetHandleByPciBusId", NULL);
+	if (rec >= 0) {
+		*dev = (void *)((uintptr_t)rec + FAKE_LIST_HANDLE);
+		return OK;
+	}
 	if (full_bus && !strcmp(full_bus, bus)) {
 		*dev = (void *)1;
 		return OK;
@@ -144,6 +175,11 @@ EXPORT int nvmlDeviceGetP2PStatus(void *a, void *b, int cap, int *status)
 {
 	const char *s = getenv(cap == 2 ? "FAKENVML_P2P_NVLINK" : "FAKENVML_P2P");
 
+	fake_tick("GetP2PStatus", a);
+	if (fake_profile_gpu(a) >= 0 && fake_profile_gpu(b) >= 0 && a != b && !s) {
+		*status = 0; /* as recorded: OK for every pair (NV18 through NVSwitch) */
+		return OK;
+	}
 	if (a == b || cap < 0 || cap > 4)
 		return INVALID_ARGUMENT;
 	*status = s ? atoi(s) : cap == 2 ? 5 : 0;
@@ -157,6 +193,7 @@ EXPORT int nvmlDeviceGetBAR1MemoryInfo(void *dev, struct bar1 *b)
 	const char *k = getenv("FAKENVML_BAR1_USED_MIB");
 	unsigned long long used = (k && *k ? strtoull(k, NULL, 10) : 3) << 20;
 
+	fake_tick("GetBAR1MemoryInfo", dev);
 	memset(b, 0, sizeof(*b));
 	if (!full(dev))
 		return NOT_SUPPORTED;
@@ -169,13 +206,13 @@ EXPORT int nvmlDeviceGetBAR1MemoryInfo(void *dev, struct bar1 *b)
 /* Listing the GPUs (gpu_nvml.c). */
 struct pci_info { char bus_id_legacy[16]; unsigned domain, bus, device, pci_device_id, pci_subsystem_id; char bus_id[32]; };
 struct memory { unsigned long long total, free, used; };
-#define LIST_HANDLE 0x10000
+#define LIST_HANDLE FAKE_LIST_HANDLE
 
 static unsigned ngpus(void)
 {
 	const char *s = getenv("FAKENVML_GPUS");
 
-	return s ? (unsigned)atoi(s) : 2;
+	return s ? (unsigned)atoi(s) : fake_profile_gpus() > 0 ? (unsigned)fake_profile_gpus() : 2;
 }
 
 EXPORT int nvmlSystemGetDriverVersion(char *v, unsigned n)
@@ -186,6 +223,7 @@ EXPORT int nvmlSystemGetDriverVersion(char *v, unsigned n)
 
 EXPORT int nvmlDeviceGetCount_v2(unsigned *n)
 {
+	fake_tick("GetCount", NULL);
 	*n = ngpus();
 	return OK;
 }
@@ -195,6 +233,7 @@ EXPORT int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **dev)
 	if (i >= ngpus())
 		return INVALID_ARGUMENT;
 	*dev = (void *)((uintptr_t)i + LIST_HANDLE);
+	fake_tick("GetHandleByIndex", *dev);
 	return OK;
 }
 
@@ -202,7 +241,10 @@ EXPORT int nvmlDeviceGetPciInfo_v3(void *dev, struct pci_info *p)
 {
 	unsigned k = (unsigned)((uintptr_t)dev - LIST_HANDLE) + 1;
 
+	fake_tick("GetPciInfo_v3", dev);
 	memset(p, 0, sizeof(*p));
+	if (fake_busid(k - 1, p->bus_id, sizeof(p->bus_id)))
+		return OK;
 	p->domain = k >> 8;
 	p->bus = k & 0xff;
 	snprintf(p->bus_id, sizeof(p->bus_id), "%08X:%02X:00.0", p->domain, p->bus);
@@ -211,13 +253,18 @@ EXPORT int nvmlDeviceGetPciInfo_v3(void *dev, struct pci_info *p)
 
 EXPORT int nvmlDeviceGetName(void *dev, char *name, unsigned n)
 {
+	fake_tick("GetName", dev);
+	if (fake_profile_gpu(dev) >= 0) {
+		snprintf(name, n, "NVIDIA H200");
+		return OK;
+	}
 	snprintf(name, n, "Fake GPU %u", (unsigned)((uintptr_t)dev - LIST_HANDLE));
 	return OK;
 }
 
 EXPORT int nvmlDeviceGetMemoryInfo(void *dev, struct memory *m)
 {
-	(void)dev;
+	fake_tick("GetMemoryInfo", dev);
 	m->total = 80ULL << 30;
 	m->free = m->total;
 	m->used = 0;
@@ -226,8 +273,28 @@ EXPORT int nvmlDeviceGetMemoryInfo(void *dev, struct memory *m)
 
 EXPORT int nvmlDeviceGetNvLinkRemotePciInfo_v2(void *dev, unsigned link, struct pci_info *p)
 {
-	(void)dev;
+	fake_tick("GetNvLinkRemotePciInfo_v2", dev);
 	(void)link;
 	(void)p;
 	return NOT_SUPPORTED;
+}
+
+/* A recorded machine's links end at NVSwitches (2); others do not say. */
+EXPORT int nvmlDeviceGetNvLinkRemoteDeviceType(void *dev, unsigned link, int *type)
+{
+	fake_tick("GetNvLinkRemoteDeviceType", dev);
+	if (fake_profile_gpu(dev) < 0 || link >= FAKE_LINKS)
+		return NOT_SUPPORTED;
+	*type = 2;
+	return OK;
+}
+
+/* Device 1: Ampere (7), so CRC data counts; a recorded machine's GPUs: Hopper (9). */
+EXPORT int nvmlDeviceGetArchitecture(void *dev, unsigned *arch)
+{
+	fake_tick("GetArchitecture", dev);
+	if (!full(dev))
+		return NOT_SUPPORTED;
+	*arch = fake_profile_gpu(dev) >= 0 ? 9 : 7;
+	return OK;
 }

@@ -23,7 +23,7 @@ static inline int fx_load(struct fx *x, const char *dir, const struct gp_topo_ma
 	struct gp_err e = { 0 };
 
 	memset(x, 0, sizeof(*x));
-	if (gp_root_init(&x->r, dir, &e) || gp_pci_scan(&x->p, &x->r, &e) || gp_gpu_facts_load(&x->r, &x->f, &e) ||
+	if (gp_root_init(&x->r, dir, &e) || gp_pci_scan(&x->p, &x->r, &e) || gp_gpu_facts_load(&x->r, &x->f, GP_GPU_HEALTH, &e) ||
 	    gp_topo_build(&x->t, &x->p, &x->f, m, nm, &e) || (audit && gp_acs_audit(&x->t, &x->a))) {
 		unit_failed++;
 		printf("not ok - fixture %s loads: %s\n", dir, e.msg[0] ? e.msg : "out of memory");

@@ -100,7 +100,7 @@ static void nvml_many(void)
 	if (!lib)
 		return;
 	setenv("FAKENVML_GPUS", "64", 1);
-	rc = gp_gpu_nvml_read(&f, &e);
+	rc = gp_gpu_nvml_read(&f, 0, &e);
 	CHECK(rc == 0 && f.available && f.n == 64, "NVML with 64 GPUs: all 64 read (rc %d, n %d: %s %s)", rc, f.n, e.msg,
 	      f.why);
 	for (int i = 0; i < f.n; i++)
@@ -113,7 +113,7 @@ static void nvml_many(void)
 
 		setenv("FAKENVML_GPUS", n, 1);
 		memset(&e, 0, sizeof(e));
-		rc = gp_gpu_nvml_read(&f, &e);
+		rc = gp_gpu_nvml_read(&f, 0, &e);
 		CHECK(rc < 0 && e.cls == GP_E_DATA && strstr(e.msg, n) && strstr(e.msg, "64") && f.n == 0,
 		      "NVML with %s GPUs: a data error saying so, not the first 64 (rc %d, n %d: %s)", n, rc, f.n, e.msg);
 	}

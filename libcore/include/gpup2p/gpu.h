@@ -16,6 +16,20 @@
 #define GP_GPU_LINKS_MAX 2048
 #define GP_GPU_NVLINKS_MAX 64     /* most NVLinks a recorded pair may have (NVML has 18 per GPU today) */
 #define GP_GPU_FACTS_PATH "/gpup2p/gpu-facts"
+#define GP_GPU_FACTS_FORMAT 2     /* 2: NVLink error counters kept apart (1 stored their sum: ignored) */
+
+/* What gp_gpu_facts_load and the NVML reads gather beyond identity, links and state. */
+#define GP_GPU_HEALTH 1u          /* PCIe replay and NVLink error counters, read twice (doctor, snapshot) */
+
+/* NVLink error counters (nvmlNvLinkErrorCounter_t), each summed over a GPU's active links. */
+enum gp_nvl_counter {
+	GP_NVL_REPLAY,            /* NVML_NVLINK_ERROR_DL_REPLAY: data link transmit replays */
+	GP_NVL_RECOVERY,          /* NVML_NVLINK_ERROR_DL_RECOVERY: link recoveries (retraining) */
+	GP_NVL_CRC_FLIT,          /* NVML_NVLINK_ERROR_DL_CRC_FLIT: flow-control digit CRC errors */
+	GP_NVL_CRC_DATA,          /* NVML_NVLINK_ERROR_DL_CRC_DATA: data CRC errors (rise at idle on Hopper) */
+	GP_NVL_COUNTERS
+};
+#define GP_GPU_ARCH_HOPPER 9      /* NVML_DEVICE_ARCH_HOPPER (nvmlDeviceGetArchitecture) */
 
 /* A GPU's state and health as NVML reports it (libcore/gpu/state.c), recorded as numeric keys of its
  * gpu line. Each field: GP_GPU_UNKNOWN not known (NVML failed, or the snapshot's writer did not
@@ -35,8 +49,10 @@ struct gp_gpu_state {
 	long long replay;             /* PCIe replay counter (since the driver loaded) */
 	long long replay_rise;        /* its rise between two reads */
 	int nvl_active, nvl_inactive; /* NVLinks up, and supported but down */
-	long long nvl_errors;         /* NVLink replay + recovery + CRC counters, every link */
-	long long nvl_errors_rise;    /* their rise between two reads */
+	long long nvl_err[GP_NVL_COUNTERS];      /* each NVLink error counter, summed over the active links;
+	                                           only those gp_gpu_nvl_counter_counts for arch are read */
+	long long nvl_err_rise[GP_NVL_COUNTERS]; /* their rise between two reads */
+	int arch;                     /* nvmlDeviceArchitecture_t: 7 Ampere, 8 Ada, 9 Hopper, 10 Blackwell */
 	int fabric;                   /* nvmlGpuFabricState_t: 0 not supported, 1 not started, 2 in progress,
 	                                 3 completed */
 	int fabric_status;            /* the fabric's nvmlReturn_t once completed: 0 success */
@@ -104,20 +120,20 @@ struct gp_gpu_nvml {
 	double counted_at;        /* when the first GPU's counters were read (gp_clock_s) */
 };
 
-/* Load the facts: NVML when the root is live, the recorded file otherwise.
- * Missing NVML or file is not an error (available = 0, why says what);
+/* Load the facts: NVML when the root is live (flags: GP_GPU_HEALTH to read the counters too), the
+ * recorded file otherwise. Missing NVML or file is not an error (available = 0, why says what);
  * a malformed file is GP_E_DATA naming the line. */
-int gp_gpu_facts_load(const struct gp_root *r, struct gp_gpu_facts *f, struct gp_err *e);
+int gp_gpu_facts_load(const struct gp_root *r, struct gp_gpu_facts *f, unsigned flags, struct gp_err *e);
 
 /* Query libnvidia-ml.so.1 (dlopen) and make facts of the answers (gp_gpu_nvml_query, then
  * gp_gpu_facts_from_nvml). Not an error when it is absent: available = 0. More than GP_GPU_MAX
  * GPUs: GP_E_DATA saying so (never a silent cut). */
-int gp_gpu_nvml_read(struct gp_gpu_facts *f, struct gp_err *e);
+int gp_gpu_nvml_read(struct gp_gpu_facts *f, unsigned flags, struct gp_err *e);
 
-/* Ask libnvidia-ml.so.1 (dlopen) about each GPU and its active NVLinks. Not an error when it is
- * absent: available = 0 and why says what. Returns 0, or -E2BIG (why says so, nothing read) when NVML
- * reports more than GP_GPU_MAX GPUs. */
-int gp_gpu_nvml_query(struct gp_gpu_nvml *raw);
+/* Ask libnvidia-ml.so.1 (dlopen) about each GPU and its active NVLinks, one thread per GPU; the
+ * counters (GP_GPU_HEALTH) only then. Not an error when it is absent: available = 0 and why says
+ * what. Returns 0, or -E2BIG (why says so, nothing read) when NVML reports more than GP_GPU_MAX GPUs. */
+int gp_gpu_nvml_query(struct gp_gpu_nvml *raw, unsigned flags);
 
 /* Facts from what NVML reported: a direct NVLink counts for its GPU pair; GPUs that both have links
  * to NVSwitches are joined by the smaller of their switch link counts (nvidia-smi's NV# there). */
@@ -147,9 +163,19 @@ int gp_gpu_state_key(struct gp_gpu_state *s, const char *key, uint64_t v);
 void gp_gpu_state_write(const struct gp_gpu_state *s, FILE *out);
 
 /* Ask NVML (lib: the dlopen'ed libnvidia-ml, dev: an nvmlDevice_t) for a GPU's state; entry points the
- * library lacks or calls the GPU does not support leave GP_GPU_NA. The counters are read once (rises 0):
- * gp_gpu_nvml_recount reads them again. */
-void gp_gpu_nvml_state(void *lib, void *dev, struct gp_gpu_state *s);
+ * library lacks or calls the GPU does not support leave GP_GPU_NA. With GP_GPU_HEALTH the counters are
+ * read once (rises 0; NVLink ones of active links only, those the architecture counts):
+ * gp_gpu_nvml_recount reads them again. Without, they stay GP_GPU_UNKNOWN. */
+void gp_gpu_nvml_state(void *lib, void *dev, unsigned flags, struct gp_gpu_state *s);
+
+/* 1 when a rise of NVLink counter k is a link error on architecture arch (GP_GPU_UNKNOWN: not known), as
+ * nvidia-smi nvlink -e counts them: replay, recovery and CRC flit on every GPU; CRC data only before
+ * Hopper (from Hopper on it rises at idle, corrected by replay, and nvidia-smi no longer shows it). */
+int gp_gpu_nvl_counter_counts(int arch, int k);
+
+/* The name of NVLink counter k as nvidia-smi nvlink -e words it ("replay", "recovery", "CRC flit",
+ * "CRC data"). */
+const char *gp_gpu_nvl_counter_name(int k);
 
 /* Read the PCIe replay and NVLink error counters of s (filled by gp_gpu_nvml_state) again: the rises
  * count from gp_gpu_nvml_state's read; a counter unreadable now keeps its last value and rise. */
