@@ -1,6 +1,7 @@
 /* gpup2p — NVML's P2P status per GPU pair, from libnvidia-ml.so.1 loaded at run time. The three entry
  * points are declared here from NVML's documented ABI (no NVML header at build time). */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,28 @@ const char *gp_gpu_p2p_cap_name(int cap)
 	static const char *const n[GP_P2P_NCAPS] = { "read", "write", "nvlink", "atomics" };
 
 	return cap >= 0 && cap < GP_P2P_NCAPS ? n[cap] : "?";
+}
+
+/* One source GPU's row of statuses (its own thread). */
+struct row {
+	int (*status)(nvml_dev, nvml_dev, int, int *);
+	nvml_dev *dev;
+	struct gp_gpu_p2p *p;
+	int i;
+};
+
+static void *row_one(void *arg)
+{
+	struct row *r = arg;
+
+	for (int j = 0; j < r->p->n; j++)
+		for (int k = 0; k < GP_P2P_NCAPS && r->i != j && r->dev[r->i] && r->dev[j]; k++) {
+			int s = -1;
+
+			if (r->status(r->dev[r->i], r->dev[j], k, &s) == 0 && s >= 0 && s < 127)
+				r->p->st[r->i][j][k] = (signed char)s;
+		}
+	return NULL;
 }
 
 void gp_gpu_p2p_query(const char (*bdf)[GP_BDF_LEN], int n, struct gp_gpu_p2p *p)
@@ -63,14 +86,22 @@ void gp_gpu_p2p_query(const char (*bdf)[GP_BDF_LEN], int n, struct gp_gpu_p2p *p
 	for (int i = 0; i < p->n; i++)
 		if (handle(bdf[i], &dev[i]))
 			dev[i] = NULL;
-	for (int i = 0; i < p->n; i++)
-		for (int j = 0; j < p->n; j++)
-			for (int k = 0; k < GP_P2P_NCAPS && i != j && dev[i] && dev[j]; k++) {
-				int s = -1;
+	{
+		/* ~1.7 ms a call on an H200 and n x (n-1) x 4 calls: one thread per source GPU */
+		struct row r[GP_GPU_MAX];
+		pthread_t t[GP_GPU_MAX];
+		int started[GP_GPU_MAX];
 
-				if (status(dev[i], dev[j], k, &s) == 0 && s >= 0 && s < 127)
-					p->st[i][j][k] = (signed char)s;
-			}
+		for (int i = 0; i < p->n; i++) {
+			r[i] = (struct row){ .status = status, .dev = dev, .p = p, .i = i };
+			started[i] = p->n > 2 && pthread_create(&t[i], NULL, row_one, &r[i]) == 0;
+			if (!started[i])
+				row_one(&r[i]);
+		}
+		for (int i = 0; i < p->n; i++)
+			if (started[i])
+				pthread_join(t[i], NULL);
+	}
 	p->available = 1;
 	shutdown();
 	dlclose(lib);

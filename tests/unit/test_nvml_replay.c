@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "doctor_fx.h"
+#include "gpup2p/gpu_p2p.h"
 
 #define SNAP "h200x4-hgx/snapshot"
 #define NGPU 4
@@ -142,6 +143,29 @@ static void doctor_reads(void)
 	      "the other)", wall, serial);
 }
 
+/* p2p.nvml_status: every ordered pair, 4 capabilities, one thread per source GPU (nvmlInit 21 ms, then
+ * 12 calls of 1.7 ms a GPU). */
+static void p2p_reads(void)
+{
+	static struct gp_gpu_p2p p;
+	char bdf[NGPU][GP_BDF_LEN];
+	double serial, wall;
+	int ok = 1;
+
+	for (int i = 0; i < NGPU; i++)
+		snprintf(bdf[i], sizeof(bdf[i]), "%s", bus[i]);
+	unsetenv("GPUP2P_LIBNVML");
+	reset();
+	gp_gpu_p2p_query((const char (*)[GP_BDF_LEN])bdf, NGPU, &p);
+	for (int i = 0; i < NGPU; i++)
+		for (int j = 0; j < NGPU; j++)
+			ok &= i == j || p.st[i][j][GP_P2P_READ] == 0;
+	CHECK(p.available && ok, "P2P status OK for every pair, as nvidia-smi topo -p2p rw says (%s)", p.why);
+	wall = wall_ms(&serial);
+	CHECK(calls("GetP2PStatus") == NGPU * (NGPU - 1) * GP_P2P_NCAPS && wall < 45, "%llu P2P status calls: %.1f ms "
+	      "with a thread per source GPU (%.1f ms one after the other)", calls("GetP2PStatus"), wall, serial);
+}
+
 /* doctor --only nvlink.errors with the facts read from the replayed machine. */
 static void live_setup(struct fx *x, struct gp_doctor_ctx *c)
 {
@@ -201,6 +225,7 @@ int main(void)
 		replayed(lib);
 		topo_reads();
 		doctor_reads();
+		p2p_reads();
 		nvlink_errors();
 	}
 	unsetenv("FAKENVML_PROBE");
