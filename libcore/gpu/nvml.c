@@ -261,6 +261,13 @@ static void *recount_one(void *p)
 	return NULL;
 }
 
+double gp_gpu_nvml_pause_s(double counted_at, double window_s, double now)
+{
+	double wait = counted_at + window_s - now;
+
+	return wait <= 0 ? 0 : wait < window_s ? wait : window_s;
+}
+
 int gp_gpu_nvml_recount_facts(const struct gp_gpu_facts *f, struct gp_gpu_state *st, double window_s)
 {
 	struct nvml_api a;
@@ -275,11 +282,10 @@ int gp_gpu_nvml_recount_facts(const struct gp_gpu_facts *f, struct gp_gpu_state 
 		dlclose(a.lib);
 		return -ENOENT;
 	}
-	wait = f->counted_at + window_s - gp_clock_s();
+	wait = gp_gpu_nvml_pause_s(f->counted_at, window_s, gp_clock_s());
 	if (wait > 0) {
 		struct timespec ts;
 
-		wait = wait < window_s ? wait : window_s;
 		ts.tv_sec = (time_t)wait;
 		ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * 1e9);
 		while (nanosleep(&ts, &ts) && errno == EINTR)

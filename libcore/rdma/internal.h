@@ -106,6 +106,10 @@ int gp_rdma_post(struct gp_rdma *s, struct gp_rdma_ep *ep, int opcode, uint64_t 
 /* Post one receive on ep: into the control buffer (ctl), else into the data buffer (n bytes, 0 = none). */
 int gp_rdma_post_recv(struct gp_rdma *s, struct gp_rdma_ep *ep, uint64_t n, int ctl, struct gp_err *e);
 
+/* Seconds for a measurement: the verbs library's own clock when it keeps one (the test double: rates
+ * that do not follow the CPU), else the monotonic clock. Timeouts always use the monotonic clock. */
+double gp_rdma_now(const struct gp_rdma *s);
+
 /* Poll ep's CQ for up to max completions into wc, waiting until at least one arrives or timeout_s
  * passes (-ETIMEDOUT: "the peer stopped answering"). A completion in error is -EIO naming its status.
  * Returns the count. */

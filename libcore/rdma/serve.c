@@ -38,12 +38,12 @@ static int client_ops(struct gp_rdma *s, struct gp_rdma_result *r, double *v, in
 		}
 		if (r->op != GP_RDMA_READ && (rc = gp_rdma_post_recv(s, ep, r->bytes, 0, e)))
 			return rc;
-		t0 = gp_clock_s();
+		t0 = gp_rdma_now(s);
 		if ((rc = gp_rdma_post(s, ep, opc, r->bytes, 0, 0, e)) || (rc = until(s, ep, &ep->n_send, sends, e)))
 			return rc;
 		if (r->op != GP_RDMA_READ && (rc = until(s, ep, &ep->n_recv, recvs, e)))
 			return rc;
-		v[i] = (gp_clock_s() - t0) * 1e6 / (r->op == GP_RDMA_READ ? 1 : 2);
+		v[i] = (gp_rdma_now(s) - t0) * 1e6 / (r->op == GP_RDMA_READ ? 1 : 2);
 	}
 	return 0;
 }

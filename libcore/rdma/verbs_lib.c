@@ -50,6 +50,7 @@ const struct gp_ibv_lib *gp_ibv_load(int cm, struct gp_err *e)
 		GP_IBV_FUNCS(BIND)
 #define BIND_OPT(name, ver, ret, args) *(void **)&L.name = bind_sym(lib, #name, ver);
 		GP_IBV_FUNCS_OPTIONAL(BIND_OPT)
+		*(void **)&L.clock_s = dlsym(lib, "gpup2p_clock_s");
 		L.lib = lib;
 	}
 	if (cm && !L.cmlib) {

@@ -13,6 +13,9 @@ struct gp_ibv_lib {
 	GP_IBV_FUNCS(GP_IBV_PTR_)
 	GP_IBV_FUNCS_OPTIONAL(GP_IBV_PTR_)
 	GP_RDMACM_FUNCS(GP_IBV_PTR_)
+	/* optional, no rdma-core name: a library that keeps its own clock (the test double, tests/fakeverbs)
+	 * exports gpup2p_clock_s, seconds on that clock; measurements read it (gp_rdma_now) */
+	double (*clock_s)(void);
 };
 
 /* Load libibverbs ($GPUP2P_LIBIBVERBS, else libibverbs.so.1) once per process and bind every entry

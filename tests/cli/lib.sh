@@ -4,6 +4,14 @@ nok() { echo "not ok - $*"; }
 # skip REASON: a check that cannot run on this machine; tests/run.sh fails unless tests/expected-skips
 # declares REASON for this script
 skip() { echo "skip - $*"; }
+# cli_fail WHAT RC OUTPUT COMMAND...: a failed check of a gpup2p run, with the command, its exit status
+# and its output (indented, at most 20 lines) so that the log alone says what happened
+cli_fail() {
+	local what=$1 rc=$2 out=$3
+	shift 3
+	echo "not ok - $what: gpup2p $*: exit $rc"
+	head -20 <<<"$out" | sed 's/^/#   /'
+}
 
 # expect CODE PATTERN ARGS...: gpup2p ARGS exits CODE with a one-line stderr matching PATTERN
 expect() {

@@ -19,12 +19,20 @@
  *   FAKEVERBS_STALL=N         after N data posts the peer stops answering: no completion ever comes
  *   FAKEVERBS_CORRUPT=1       every copy of more than 64 bytes lands with its byte 0 flipped (data, not
  *                             bench rdma's control messages)
+ *   FAKEVERBS_GBPS=R          the wire's data rate in GB/s (default: the port's signalling rate, from
+ *                             FAKEVERBS_SPEED and FAKEVERBS_WIDTH, x 0.9 / 8: 11.25 at EDR 4x, 45 at NDR 4x)
  *   FAKEVERBS_LOG=FILE        append one line per registration ("reg_mr LEN DEVICE", "reg_dmabuf_mr LEN DEVICE")
  *
  * Each device has its own address: LID 7 + its place in FAKEVERBS_DEVICES (IB), GIDs ::ffff:0.0.P.(index+1)
  * with P its place (RoCE); moving a QP to RTR checks that the address given is its peer QP's device's. An
  * MR serves only QPs of its own PD (lkey) or, remotely, peers of QPs of its PD (rkey); a QP, its PD and its
- * CQs are of one device. So a loopback across two devices fails here where it would on real ones. */
+ * CQs are of one device. So a loopback across two devices fails here where it would on real ones.
+ *
+ * Time is the double's own (gpup2p_clock_s, which gpup2p's measurements read), never the CPU's: one wire
+ * per process carries every data post in posting order, each taking its bytes at FAKEVERBS_GBPS after
+ * the wire is free, plus 1 us before its completion is there; taking a completion off a CQ moves the
+ * clock to that completion's time. Rates and latencies are thus known in advance, however loaded the
+ * machine: a write of 64 KiB at EDR 4x reads 11.25 GB/s less the 1 us of the last completion. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -45,6 +53,7 @@ struct fmr {
 struct fcq {
 	struct gp_ibv_cq cq;
 	struct gp_ibv_wc wc[NWC];
+	double at[NWC];                /* when each completion is there, on the double's clock */
 	unsigned head, tail;
 };
 
@@ -75,7 +84,8 @@ void fakeverbs_lock(int on)
 
 static struct fmr *mrs[1024];
 static struct fqp *qps[256];
-static long posts;
+static long posts, taken;             /* posts that reached a peer; every post taken */
+static double now_s, wire_free_s;     /* the double's clock; when the wire has carried all posted so far */
 
 long env_long(const char *name, long dflt)
 {
@@ -144,16 +154,71 @@ API(const char *, ibv_get_device_name, (struct gp_ibv_device *d))
 	return d->name;
 }
 
+/* lane Gb/s by ibv_port_attr.active_speed code, lanes by active_width code */
+static double wire_gbps(void)
+{
+	static const struct { long code; double v; } speed[] = { { 1, 2.5 }, { 2, 5 }, { 4, 10 }, { 8, 10 }, { 16, 14 },
+		{ 32, 25 }, { 64, 50 }, { 128, 100 }, { 256, 200 } }, width[] = { { 1, 1 }, { 2, 4 }, { 4, 8 },
+		{ 8, 12 }, { 16, 2 } };
+	long sp = env_long("FAKEVERBS_SPEED", 32), wd = env_long("FAKEVERBS_WIDTH", 2);
+	const char *g = getenv("FAKEVERBS_GBPS");
+	double lane = 25, lanes = 4;
+
+	if (g && *g && strtod(g, NULL) > 0)
+		return strtod(g, NULL);
+	for (size_t i = 0; i < sizeof(speed) / sizeof(speed[0]); i++)
+		if (speed[i].code == sp)
+			lane = speed[i].v;
+	for (size_t i = 0; i < sizeof(width) / sizeof(width[0]); i++)
+		if (width[i].code == wd)
+			lanes = width[i].v;
+	return lane * lanes * 0.9 / 8;
+}
+
+/* the time a post of len bytes completes: after the wire carried it, plus 1 us */
+static double wire(uint64_t len)
+{
+	double start = wire_free_s > now_s ? wire_free_s : now_s;
+
+	wire_free_s = start + (double)len / (wire_gbps() * 1e9);
+	return wire_free_s + 1e-6;
+}
+
+/* Send-queue posts taken so far, data and control (tests: whether a step posted anything, untimed). */
+EXPORT long fakeverbs_posts(void);
+long fakeverbs_posts(void)
+{
+	long n;
+
+	fakeverbs_lock(1);
+	n = taken;
+	fakeverbs_lock(0);
+	return n;
+}
+
+/* The double's clock in seconds (gpup2p's measurements read it instead of the monotonic clock). */
+EXPORT double gpup2p_clock_s(void);
+double gpup2p_clock_s(void)
+{
+	double t;
+
+	fakeverbs_lock(1);
+	t = now_s;
+	fakeverbs_lock(0);
+	return t;
+}
+
 static struct fqp *qp_by_num(uint32_t n)
 {
 	return n && n <= 256 ? qps[n - 1] : NULL;
 }
 
-static void push(struct gp_ibv_cq *cq, uint64_t id, int status, int opcode, uint32_t len, uint32_t qpn)
+static void push(struct gp_ibv_cq *cq, uint64_t id, int status, int opcode, uint32_t len, uint32_t qpn, double at)
 {
 	struct fcq *c = (struct fcq *)cq;
-	struct gp_ibv_wc *w = &c->wc[c->tail++ % NWC];
+	struct gp_ibv_wc *w = &c->wc[c->tail % NWC];
 
+	c->at[c->tail++ % NWC] = at;
 	memset(w, 0, sizeof(*w));
 	w->wr_id = id;
 	w->status = status;
@@ -167,8 +232,11 @@ static int fake_poll_cq_(struct gp_ibv_cq *cq, int n, struct gp_ibv_wc *wc)
 	struct fcq *c = (struct fcq *)cq;
 	int k = 0;
 
-	while (k < n && c->head != c->tail)
-		wc[k++] = c->wc[c->head++ % NWC];
+	for (; k < n && c->head != c->tail; c->head++) {
+		if (c->at[c->head % NWC] > now_s)
+			now_s = c->at[c->head % NWC];
+		wc[k++] = c->wc[c->head % NWC];
+	}
 	return k;
 }
 
@@ -201,13 +269,16 @@ static int fake_post_send_(struct gp_ibv_qp *qp, struct gp_ibv_send_wr *wr, stru
 		uint64_t len = wr->num_sge ? wr->sg_list[0].length : 0;
 		uint8_t *local = wr->num_sge ? mem_at(qp->pd, wr->sg_list[0].lkey, wr->sg_list[0].addr, len, 0) : NULL;
 		int st = 0, wop = 0;
+		double at;
 
 		if (qp->state != GP_IBV_QPS_RTS || (wr->num_sge && !local)) {
 			*bad = wr;
 			return EINVAL;
 		}
+		at = wire(len);
+		taken++;
 		if (!to) {                          /* the peer's QP is gone: retries run out */
-			push(qp->send_cq, wr->wr_id, 12, 0, 0, qp->qp_num);
+			push(qp->send_cq, wr->wr_id, 12, 0, 0, qp->qp_num, at);
 			continue;
 		}
 		if (++posts > env_long("FAKEVERBS_STALL", -1) && env_long("FAKEVERBS_STALL", -1) >= 0)
@@ -230,7 +301,7 @@ static int fake_post_send_(struct gp_ibv_qp *qp, struct gp_ibv_send_wr *wr, stru
 				break;
 			}
 			push(to->qp.recv_cq, to->rq_id[to->rhead++ % NRQ], 0, GP_IBV_WC_RECV_RDMA_WITH_IMM, (uint32_t)len,
-			     to->qp.qp_num);
+			     to->qp.qp_num, at);
 			break;
 		}
 		case GP_IBV_WR_RDMA_READ: {
@@ -257,7 +328,7 @@ static int fake_post_send_(struct gp_ibv_qp *qp, struct gp_ibv_send_wr *wr, stru
 			if (len)
 				copy((uint8_t *)(uintptr_t)to->rq[k].addr, local, len);
 			to->rhead++;
-			push(to->qp.recv_cq, to->rq_id[k], 0, GP_IBV_WC_RECV, (uint32_t)len, to->qp.qp_num);
+			push(to->qp.recv_cq, to->rq_id[k], 0, GP_IBV_WC_RECV, (uint32_t)len, to->qp.qp_num, at);
 			break;
 		}
 		default:
@@ -265,7 +336,7 @@ static int fake_post_send_(struct gp_ibv_qp *qp, struct gp_ibv_send_wr *wr, stru
 			return EINVAL;
 		}
 		if ((wr->send_flags & GP_IBV_SEND_SIGNALED) || st)
-			push(qp->send_cq, wr->wr_id, st, wop, (uint32_t)len, qp->qp_num);
+			push(qp->send_cq, wr->wr_id, st, wop, (uint32_t)len, qp->qp_num, at);
 	}
 	return 0;
 }

@@ -186,6 +186,10 @@ void gp_gpu_nvml_recount(void *lib, void *dev, struct gp_gpu_state *s);
  * window_s). 0, or -ENOENT when NVML cannot be asked (st keeps the facts' values). */
 int gp_gpu_nvml_recount_facts(const struct gp_gpu_facts *f, struct gp_gpu_state *st, double window_s);
 
+/* The pause gp_gpu_nvml_recount_facts takes at time now (seconds, monotonic) for counters read at
+ * counted_at: what is left of window_s, between 0 and window_s. */
+double gp_gpu_nvml_pause_s(double counted_at, double window_s, double now);
+
 /* Add (or increase) a link count between two GPUs. 0 or -ENOSPC. */
 int gp_gpu_add_link(struct gp_gpu_facts *f, const char *a, const char *b, int count);
 
