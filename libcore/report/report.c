@@ -1,5 +1,6 @@
 /* gpup2p — report: the hosts, the doctor findings and bench figures they sent, malformed input. */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +149,20 @@ static int add_to_group(struct gp_report *r, const struct gp_jv *f, int sev, int
 	return 0;
 }
 
+/* Member key of o as a whole number in [lo, hi] into *v: 1; absent or null: 0 (*v untouched); anything
+ * else (a string, a fraction, out of range, not finite): -1. No cast of a double out of range. */
+static int whole_num(const struct gp_jv *o, const char *key, double lo, double hi, double *v)
+{
+	const struct gp_jv *m = gp_jv_get(o, key);
+
+	if (!m || m->type == GP_JV_NULL)
+		return 0;
+	if (m->type != GP_JV_NUM || !(m->n >= lo && m->n <= hi) || m->n != floor(m->n))
+		return -1;
+	*v = m->n;
+	return 1;
+}
+
 static int doctor_doc(struct gp_report *r, const struct gp_jv *doc, const struct gp_jv *fs, int h,
 		      const char *source, int line)
 {
@@ -155,8 +170,11 @@ static int doctor_doc(struct gp_report *r, const struct gp_jv *doc, const struct
 	double st;
 	int k = 0, rc;
 
+	/* a process's exit status is 0 to 255: 1e300 once became INT_MIN, and that host "clean" */
+	if ((rc = whole_num(doc, "exit_status", 0, 255, &st)) < 0)
+		return report_bad(r, source, line, hs->name, "\"exit_status\" is no exit status (a whole number, 0 to 255)");
 	hs->doctor++;
-	if (gp_jv_num(doc, "exit_status", &st))
+	if (rc > 0)
 		hs->exit_status = (int)st;
 	if (gp_jv_str(doc, "error")) {
 		free(hs->error);
@@ -205,6 +223,12 @@ static int bench_row(struct gp_report *r, const struct gp_jv *row, int h, const 
 
 	if (!gp_jv_num(row, "gbps", &gbps) || gp_jv_str(row, "skipped"))
 		return 0; /* a latency row, or one not run */
+	if (!isfinite(gbps) || gbps < 0)
+		return report_bad(r, source, line, r->host[h].name, "bench row: \"gbps\" is no figure (finite, 0 or more)");
+	/* bytes, below 2^64 (the cast to uint64_t stays defined); 1e30 once printed as 0 */
+	if (whole_num(row, "size", 0, 18446744073709549568.0, &size) < 0)
+		return report_bad(r, source, line, r->host[h].name, "bench row: \"size\" is no size (whole bytes, "
+				  "below 2^64)");
 	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
 		const char *v = gp_jv_str(row, keys[k]);
 
@@ -213,7 +237,6 @@ static int bench_row(struct gp_report *r, const struct gp_jv *row, int h, const 
 					  keys[k], REPORT_BENCH_FIELD_MAX);
 		key_field(&key, v);
 	}
-	gp_jv_num(row, "size", &size);
 	gp_buf_addf(&key, "%.0f", size);
 	if (key.oom) {
 		gp_buf_free(&key);
@@ -236,7 +259,7 @@ static int bench_row(struct gp_report *r, const struct gp_jv *row, int h, const 
 		b->p2p = dup_or_null(gp_jv_str(row, "p2p"));
 		b->op = dup_or_null(gp_jv_str(row, "op"));
 		b->engine = dup_or_null(gp_jv_str(row, "engine"));
-		b->size = size > 0 ? (uint64_t)size : 0;
+		b->size = (uint64_t)size;
 		i = r->nbench++;
 	}
 	gp_buf_free(&key);

@@ -14,8 +14,9 @@ if [ ! -x "$FBIN" ]; then
 	exit 0
 fi
 # the sanitizers really are in: a binary without them would make every check below pass
-if nm -u "$FBIN" 2>/dev/null | grep -q '__asan_init' && nm -u "$FBIN" | grep -q '__ubsan_handle_shift_out_of_bounds'; then
-	ok "$FBIN is built with AddressSanitizer and UndefinedBehaviorSanitizer"
+if nm -u "$FBIN" 2>/dev/null | grep -q '__asan_init' && nm -u "$FBIN" | grep -q '__ubsan_handle_shift_out_of_bounds' &&
+	nm -u "$FBIN" | grep -q '__ubsan_handle_float_cast_overflow'; then
+	ok "$FBIN is built with AddressSanitizer and UndefinedBehaviorSanitizer (float-cast-overflow too)"
 else
 	nok "$FBIN lacks ASan/UBSan instrumentation"
 fi

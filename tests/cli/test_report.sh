@@ -200,3 +200,11 @@ e = [f for f in r["findings"] if f["severity"] == "error"]
 assert len(e) == 1 and e[0]["hosts"] == "gpn[1,3]", e' "$T/srun.rep" && [ $rc = 2 ] &&
 	ok "srun --label's 1024-byte pieces rejoined: 4 hosts, the errors on gpn[1,3], exit 2" ||
 	nok "srun pieces: exit $rc: $(head -c 400 "$T/srun.rep")"
+
+# numbers are checked: exit_status 1e300 once became INT_MIN and that host clean; size 1e30 printed as 0
+printf '%s\n' 'n1: {"host":"x","findings":[],"exit_status":1e300}' \
+	'n2: {"mode":"p2p","path":"p2p","src":"GPU0","dst":"GPU1","size":1e30,"gbps":5}' >"$T/num.txt"
+"$BIN" report <"$T/num.txt" >"$T/num.out" 2>/dev/null; rc=$?
+[ $rc -eq 1 ] && ! grep -q '^clean' "$T/num.out" && ! grep -q '^bench' "$T/num.out" &&
+	grep -q 'stdin:1  n1  "exit_status" is no exit status' "$T/num.out" && grep -q 'stdin:2  n2  bench row: "size" is no size' "$T/num.out" &&
+	ok "exit_status 1e300 and size 1e30: malformed input, no clean host, no figure, exit 1" || nok "numbers: exit $rc: $(cat "$T/num.out")"

@@ -402,8 +402,50 @@ static void test_bench_long_fields(void)
 	}
 }
 
+/* Numbers another host sent are checked before use: an exit status outside 0..255 (1e300 once became
+ * INT_MIN and the host clean), a size of 1e30 (once printed as 0), a GB/s that is no figure. */
+static void test_numbers(void)
+{
+	static const struct { const char *doc, *why; } bad[] = {
+		{ "{\"host\":\"d1\",\"findings\":[],\"exit_status\":1e300}", "\"exit_status\" is no exit status" },
+		{ "{\"host\":\"d2\",\"findings\":[],\"exit_status\":-1}", "\"exit_status\" is no exit status" },
+		{ "{\"host\":\"d3\",\"findings\":[],\"exit_status\":2.5}", "\"exit_status\" is no exit status" },
+		{ "{\"host\":\"d4\",\"findings\":[],\"exit_status\":\"0\"}", "\"exit_status\" is no exit status" },
+		{ "{\"host\":\"d5\",\"findings\":[],\"exit_status\":1e999}", "\"exit_status\" is no exit status" },
+		{ "{\"host\":\"b1\",\"mode\":\"p2p\",\"size\":1e30,\"gbps\":1}", "\"size\" is no size" },
+		{ "{\"host\":\"b2\",\"mode\":\"p2p\",\"size\":-4096,\"gbps\":1}", "\"size\" is no size" },
+		{ "{\"host\":\"b3\",\"mode\":\"p2p\",\"size\":18446744073709551616,\"gbps\":1}", "\"size\" is no size" },
+		{ "{\"host\":\"b4\",\"mode\":\"p2p\",\"size\":4096,\"gbps\":1e999}", "\"gbps\" is no figure" },
+		{ "{\"host\":\"b5\",\"mode\":\"p2p\",\"size\":4096,\"gbps\":-1e999}", "\"gbps\" is no figure" },
+		{ "{\"host\":\"b6\",\"mode\":\"p2p\",\"size\":4096,\"gbps\":-2}", "\"gbps\" is no figure" },
+	};
+	struct gp_report r;
+	struct gp_err e = { 0 };
+	char in[4096];
+	size_t k = 0;
+	int ok = 0;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		k += (size_t)snprintf(in + k, sizeof(in) - k, "%s\n", bad[i].doc);
+	snprintf(in + k, sizeof(in) - k, "{\"host\":\"g1\",\"findings\":[],\"exit_status\":255}\n"
+		 "{\"host\":\"g2\",\"mode\":\"p2p\",\"size\":9223372036854775808,\"gbps\":0}\n");
+	gp_report_init(&r);
+	CHECK(read_text(&r, in, NULL) == 0 && gp_report_fold(&r, 0.9, &e) == 0, "numbers: reads and folds");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ok += (int)i < r.nbad && r.bad[i].line == (int)i + 1 && strstr(r.bad[i].why, bad[i].why) != NULL;
+	CHECK(r.nbad == (int)(sizeof(bad) / sizeof(bad[0])) && ok == r.nbad, "each bad number is malformed input, "
+	      "said why (%d of %d)", ok, r.nbad);
+	CHECK(r.nclean == 0 && r.nstatus == 1 && r.status[0].exit_status == 255 && r.ndoctor == 1,
+	      "no host clean; g1's 255 is a status that is no finding (%d clean, %d doctor)", r.nclean, r.ndoctor);
+	CHECK(r.nbench == 1 && r.bench[0].size == 9223372036854775808ull && r.bench[0].nv == 1,
+	      "2^63 bytes is a size (the one figure, g2's)");
+	CHECK(r.exit_code == 1, "malformed numbers: exit 1 (%d)", r.exit_code);
+	gp_report_free(&r);
+}
+
 int main(void)
 {
+	test_numbers();
 	test_interleaved();
 	test_plain_and_truncated();
 	test_bench();
