@@ -147,6 +147,78 @@ static void check_width(struct gp_doctor_ctx *c)
 	each_link(c, 0, width_one);
 }
 
+#define LNKCTL 0x10          /* Link Control, from the PCI Express capability; bit 5 Retrain Link */
+#define LNKCTL2 0x30         /* Link Control 2: bits 3:0 Target Link Speed, bit 5 HW Autonomous Speed Disable */
+#define LNKSTA2 0x32         /* Link Status 2 */
+#define LNKCTL2_HASD 0x20
+
+/* Link Control 2 (and Link Status 2, -1 unreadable) of d: 0, or -1 when not in the captured config. */
+static int lnkctl2(const struct gp_pci_dev *d, int *ctl2, int *sta2)
+{
+	int64_t v = d->pcie_cap > 0 ? gp_pci_cfg_read(d, d->pcie_cap + LNKCTL2, 2) : -1;
+	int64_t s = d->pcie_cap > 0 ? gp_pci_cfg_read(d, d->pcie_cap + LNKSTA2, 2) : -1;
+
+	if (v < 0)
+		return -1;
+	*ctl2 = (int)v;
+	*sta2 = (int)s;
+	return 0;
+}
+
+/* The link above function idx is below best_s: held there by configuration (a Target Link Speed below
+ * the best generation, or HW Autonomous Speed Disable, on it or the port above)? Add the warning that
+ * names the register and the setpci fix and return it; NULL when the link is free to train up. */
+static struct gp_finding *held_low(struct gp_doctor_ctx *c, int idx, double best_s)
+{
+	const struct gp_pci_dev *end[2] = { &c->pci->devs[idx], NULL };
+	const struct gp_pci_dev *up = NULL;
+	struct gp_finding *f;
+	char why[192] = "", fix[512] = "";
+	size_t wl = 0, fl = 0;
+	int best = gp_pci_gen(best_s);
+
+	if (c->pci->devs[idx].parent >= 0)
+		end[1] = up = &c->pci->devs[c->pci->devs[idx].parent];
+	for (int k = 0; k < 2 && end[k]; k++) {
+		int ctl2, sta2, target;
+
+		if (lnkctl2(end[k], &ctl2, &sta2))
+			continue;
+		target = ctl2 & 0xf;
+		if (target && target < best) {
+			wl += (size_t)snprintf(why + wl, sizeof(why) - wl, "%sTarget Link Speed Gen%d on %s", wl ? ", " : "",
+					       target, end[k]->bdf);
+			fl += (size_t)snprintf(fix + fl, sizeof(fix) - fl, "%ssetpci -s %s CAP_EXP+30.w=%x:f", fl ? "; " : "",
+					       end[k]->bdf, best);
+		}
+		if (ctl2 & LNKCTL2_HASD) {
+			wl += (size_t)snprintf(why + wl, sizeof(why) - wl, "%sHW Autonomous Speed Disable on %s",
+					       wl ? ", " : "", end[k]->bdf);
+			fl += (size_t)snprintf(fix + fl, sizeof(fix) - fl, "%ssetpci -s %s CAP_EXP+30.w=0:20", fl ? "; " : "",
+					       end[k]->bdf);
+		}
+	}
+	if (!wl || wl >= sizeof(why) || fl >= sizeof(fix))
+		return NULL;
+	f = gp_doctor_add(c, GP_SEV_WARNING, end[0]->bdf, "%s: link at %.1f GT/s (Gen%d), both ends support %.1f GT/s "
+			  "(Gen%d), held there by Link Control 2: %s", role(c, idx), end[0]->cur_gts,
+			  gp_pci_gen(end[0]->cur_gts), best_s, best, why);
+	if (up) /* the port above the link retrains it (Link Control's Retrain Link) */
+		gp_finding_fix(f, "%s, then retrain: setpci -s %s CAP_EXP+10.w=20:20 (as root; lost at reboot: set the slot's "
+			       "PCIe speed to Auto in firmware)", fix, up->bdf);
+	else
+		gp_finding_fix(f, "%s (as root; lost at reboot: set the slot's PCIe speed to Auto in firmware)", fix);
+	for (int k = 0; k < 2 && end[k]; k++) {
+		int ctl2, sta2;
+
+		if (!lnkctl2(end[k], &ctl2, &sta2))
+			gp_finding_ev(f, end[k]->bdf, "Link Control 2 0x%04x (Target Link Speed Gen%d, HW Autonomous Speed "
+				      "Disable %s), Link Status 2 0x%04x", ctl2, ctl2 & 0xf, ctl2 & LNKCTL2_HASD ? "on" : "off",
+				      sta2 & 0xffff);
+	}
+	return f;
+}
+
 static void speed_one(struct gp_doctor_ctx *c, int idx, double best_s, int best_w)
 {
 	const struct gp_pci_dev *d = &c->pci->devs[idx];
@@ -157,8 +229,11 @@ static void speed_one(struct gp_doctor_ctx *c, int idx, double best_s, int best_
 	if (d->cur_gts + 0.1 >= best_s) {
 		f = gp_doctor_add(c, GP_SEV_OK, d->bdf, "%s: link at %.1f GT/s (Gen%d)", role(c, idx), d->cur_gts,
 				  gp_pci_gen(d->cur_gts));
+	} else if ((f = held_low(c, idx, best_s))) {
+		/* named the register that holds it: not idle, whatever the device */
 	} else if (t && t->kind == GP_TOPO_GPU) {
-		/* GPUs lower the link speed when idle and raise it under load: not an alarm on its own */
+		/* GPUs lower the link speed when idle and raise it under load: not an alarm on its own, as long
+		 * as Link Control 2 leaves the link free to train up */
 		f = gp_doctor_add(c, GP_SEV_INFO, d->bdf, "%s: link at %.1f GT/s (Gen%d), both ends support %.1f GT/s "
 				  "(Gen%d): normal for an idle GPU (it lowers the speed to save power)", t->name, d->cur_gts,
 				  gp_pci_gen(d->cur_gts), best_s, gp_pci_gen(best_s));
@@ -466,10 +541,13 @@ static const struct gp_doctor_check checks[] = {
 	  "Reads current_link_width and max_link_width of each GPU, NIC and switch upstream port on their paths, "
 	  "and of the port above it. Warning when the link trained narrower than both ends support (x8 of x16): "
 	  "a lane, the slot, the riser or the cable failed. Fix: reseat, check the bifurcation setting." },
-	{ "pcie.link_speed", "a link slower than both its ends support", GP_SRC_SYSFS, 0, check_speed,
-	  "Reads current_link_speed and max_link_speed the same way. Warning for a NIC or a switch link below what "
-	  "both ends support. For a GPU only info: GPUs lower the link speed when idle (Gen1 at rest is normal) "
-	  "and raise it under load; check again while a job runs." },
+	{ "pcie.link_speed", "a link slower than both its ends support", GP_SRC_SYSFS | GP_SRC_CFG, 0, check_speed,
+	  "Reads current_link_speed and max_link_speed the same way, and Link Control 2 / Link Status 2 of the "
+	  "function and the port above it. Warning for any link below what both ends support that configuration "
+	  "holds there (Target Link Speed below the best generation, or HW Autonomous Speed Disable), naming the "
+	  "register and the setpci fix; warning for a NIC or a switch link below it. For a GPU free to train up "
+	  "only info: GPUs lower the link speed when idle (Gen1 at rest is normal) and raise it under load; check "
+	  "again while a job runs." },
 	{ "pcie.aer", "AER error counters of the GPUs, NICs and bridges on their paths", GP_SRC_SYSFS, 0, check_aer,
 	  "Reads aer_dev_fatal, aer_dev_nonfatal and aer_dev_correctable (counts since boot) of every function on "
 	  "the GPUs' and NICs' paths. Error for a fatal error, warning for a non-fatal one or for 100 correctable "

@@ -40,6 +40,17 @@ static const struct jcase cases[] = {
 	{ D("bar-geforce"), NULL, "bar.small", FIRE, GP_SEV_WARNING, "0000:03:00.0", "offers up to 32G" },
 	{ "workstation", NULL, "bar.small", FIRE, GP_SEV_INFO, "0000:03:00.0", "nothing here needs more" },
 	{ D("bar-small"), NULL, "bar.small", FIRE, GP_SEV_ERROR, "0000:13:00.0", "offers up to 128G" },
+	/* 4. a link held low by Link Control 2 is no idle GPU */
+	{ D("pcie-gpu-held"), NULL, "pcie.link_speed", FIRE, GP_SEV_WARNING, "0000:13:00.0",
+	  "Target Link Speed Gen1 on 0000:12:00.0" },
+	{ D("pcie-gpu-held"), NULL, "pcie.link_speed", FIRE, GP_SEV_WARNING, "0000:13:00.0",
+	  "setpci -s 0000:12:00.0 CAP_EXP+30.w=5:f" },
+	{ D("pcie-gpu-held"), NULL, "pcie.link_speed", FIRE, GP_SEV_WARNING, "0000:94:00.0",
+	  "HW Autonomous Speed Disable on 0000:94:00.0" },
+	{ D("pcie-gpu-held"), NULL, "pcie.link_speed", FIRE, GP_SEV_WARNING, "0000:94:00.0",
+	  "setpci -s 0000:94:00.0 CAP_EXP+30.w=0:20" },
+	{ D("pcie-gpu-free"), NULL, "pcie.link_speed", FIRE, GP_SEV_INFO, "0000:13:00.0", "idle GPU" },
+	{ D("pcie-gpu-free"), NULL, "pcie.link_speed", NOT, GP_SEV_WARNING, NULL, NULL },
 };
 #define NCASES (int)(sizeof(cases) / sizeof(cases[0]))
 
@@ -100,5 +111,6 @@ int main(void)
 		check_case(&cases[i]);
 	healthy(D("nvlink-bridged"));
 	healthy(D("acs-rootport-pt"));
+	healthy(D("pcie-gpu-free"));
 	return unit_done();
 }
