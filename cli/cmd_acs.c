@@ -79,7 +79,8 @@ static void add_row(const struct gp_topo *t, const struct gp_acs_bridge *b, int 
 {
 	char x[48], y[48];
 
-	gp_buf_addf(buf, "%s%s-%s", sep, gp_acs_pair_name(t, b, 1, i, x, sizeof(x)), gp_acs_pair_name(t, b, 1, j, y, sizeof(y)));
+	gp_buf_addf(buf, "%s%s-%s", sep, gp_acs_pair_name(t, b, 1, i, x, sizeof(x)),
+		    gp_acs_pair_name(t, b, 1, j, y, sizeof(y)));
 }
 
 /* The pairs grouped by class, closest first: "PXB GPU1-GPU2 GPU1-GPU3; SYS GPU0-GPU1"; a NIC's virtual
