@@ -181,6 +181,22 @@ static const char *no_rdma(const struct gp_doctor_ctx *c)
 	       "GPU memory" : "no RDMA NIC";
 }
 
+/* The peer-memory module the installed driver can load: nvidia-peermem ships with it since R470; before,
+ * it is Mellanox's nv_peer_mem (MLNX_OFED, or the nv_peer_memory package built with DKMS). */
+static void peermem_fix(struct gp_doctor_ctx *c, struct gp_finding *f)
+{
+	const char *rel = gp_doctor_nv_release(c);
+
+	if (rel[0] && atoi(rel) < 470) {
+		gp_finding_fix(f, "driver %s predates nvidia-peermem (R470): install Mellanox's nv_peer_mem "
+			       "(nv_peer_memory, DKMS), modprobe nv_peer_mem, load it at boot (modules-load.d); or "
+			       "upgrade the driver to R470+", rel);
+		gp_finding_ev(f, "driver", "%s (nvidia-peermem ships from R470)", rel);
+		return;
+	}
+	gp_finding_fix(f, "modprobe nvidia-peermem (gpup2p enable --peermem), and load it at boot (modules-load.d)");
+}
+
 static void check_missing(struct gp_doctor_ctx *c)
 {
 	struct gp_finding *f;
@@ -211,8 +227,7 @@ static void check_missing(struct gp_doctor_ctx *c)
 			f = gp_doctor_add(c, GP_SEV_WARNING, "nvidia_peermem", "%d RDMA NIC%s but no peer-memory module "
 					  "and no dma-buf path (%s): GPUDirect RDMA is unavailable, transfers bounce through "
 					  "host memory", rdma, rdma > 1 ? "s" : "", d.why);
-			gp_finding_fix(f, "modprobe nvidia-peermem (gpup2p enable --peermem), and load it at boot "
-				       "(modules-load.d)");
+			peermem_fix(c, f);
 		} else {
 			f = gp_doctor_add(c, GP_SEV_UNKNOWN, "nvidia_peermem", "no peer-memory module; whether NICs can "
 					  "register GPU memory through dma-buf is unknown: %s", d.unk);
@@ -259,7 +274,8 @@ static const struct gp_doctor_check checks[] = {
 	  "Reads /proc/modules; without a peer-memory module, the dma-buf parts peermem.dmabuf checks. Warning "
 	  "when GPUs and RDMA NICs are present and neither nvidia_peermem (nor nv_peer_mem) is loaded nor dma-buf "
 	  "usable (a part missing); ok when dma-buf is; unknown when a part could not be learned (offline: CUDA "
-	  "and libibverbs are not probed; live: libcuda or libibverbs not loadable)." },
+	  "and libibverbs are not probed; live: libcuda or libibverbs not loadable). The fix follows the driver: "
+	  "modprobe nvidia-peermem from R470, Mellanox's nv_peer_mem (or an upgrade) before." },
 	{ "peermem.conflict", "nv_peer_mem and nvidia_peermem both loaded", GP_SRC_PROC, 0, check_conflict,
 	  "Reads /proc/modules. Error when the old Mellanox nv_peer_mem and the driver's nvidia_peermem are both "
 	  "loaded. Fix: unload and remove nv_peer_mem." },

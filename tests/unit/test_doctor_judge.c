@@ -51,6 +51,9 @@ static const struct jcase cases[] = {
 	  "setpci -s 0000:94:00.0 CAP_EXP+30.w=0:20" },
 	{ D("pcie-gpu-free"), NULL, "pcie.link_speed", FIRE, GP_SEV_INFO, "0000:13:00.0", "idle GPU" },
 	{ D("pcie-gpu-free"), NULL, "pcie.link_speed", NOT, GP_SEV_WARNING, NULL, NULL },
+	/* 5. fixes that fit the installed driver */
+	{ D("pm-missing-r460"), NULL, "peermem.missing", FIRE, GP_SEV_WARNING, "nvidia_peermem", "modprobe nv_peer_mem" },
+	{ D("pm-missing"), NULL, "peermem.missing", FIRE, GP_SEV_WARNING, "nvidia_peermem", "modprobe nvidia-peermem" },
 };
 #define NCASES (int)(sizeof(cases) / sizeof(cases[0]))
 
