@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers of the tests that drive the real fleet programs (tests/fleet/test_*.sh, make check-fleet).
 # Sourced after tests/cli/lib.sh. Each test runs in private mount, network and UTS namespaces
 # (unshare): its daemons listen on their usual ports on a loopback nobody else sees, /usr/local and
