@@ -98,18 +98,24 @@ static void print_notes(const struct cli *c, const struct gp_topo *t, FILE *f)
 
 static void print_matrix(const struct cli *c, const struct gp_topo *t)
 {
-	char nb[16];
+	char nb[64];
 	int nics = 0;
 
+	char id[16];
+
+	/* nvidia-smi's layout, byte for byte: the header underlined (on a terminal), two tabs before the
+	 * GPU NUMA ID */
+	printf("\t%s", c->color ? "\033[4m" : "");
 	for (int i = 0; i < t->n; i++)
-		printf("\t%s", t->devs[i].name);
-	printf("\tCPU Affinity\tNUMA Affinity\n");
+		printf("%s\t", t->devs[i].name);
+	printf("CPU Affinity\tNUMA Affinity\tGPU NUMA ID%s\n", c->color ? "\033[0m" : "");
 	for (int i = 0; i < t->n; i++) {
 		const struct gp_pci_dev *d = &t->pci->devs[t->devs[i].pci];
 
 		fputs(t->devs[i].name, stdout);
 		print_row(c, t, i);
-		printf("\t%s\t%s\n", d->cpulist[0] ? d->cpulist : "N/A", numa_str(d->numa_node, nb, sizeof(nb)));
+		printf("\t%s\t%s\t\t%s\n", d->cpulist[0] ? d->cpulist : "N/A", gp_topo_numa_affinity(t, i, nb, sizeof(nb)),
+		       gp_topo_gpu_numa_id(t, i, id, sizeof(id)));
 	}
 	if (c->quiet)
 		return;
@@ -228,7 +234,7 @@ static int print_tree(const struct cli *c, const struct gp_topo *t, int all)
 static void json_dev(struct gp_json *j, const struct gp_topo *t, int i)
 {
 	const struct gp_pci_dev *d = &t->pci->devs[t->devs[i].pci];
-	char v[8];
+	char v[8], na[64];
 
 	gp_json_str(j, "name", t->devs[i].name);
 	gp_json_str(j, "bdf", d->bdf);
@@ -245,6 +251,12 @@ static void json_dev(struct gp_json *j, const struct gp_topo *t, int i)
 	else
 		gp_json_null(j, "numa_node");
 	gp_json_str(j, "cpu_affinity", d->cpulist[0] ? d->cpulist : NULL);
+	gp_json_str(j, "numa_affinity", gp_topo_numa_affinity(t, i, na, sizeof(na)));
+	gp_topo_gpu_numa_id(t, i, na, sizeof(na));
+	if (strcmp(na, "N/A"))
+		gp_json_int(j, "gpu_numa_id", atoi(na));
+	else
+		gp_json_null(j, "gpu_numa_id");
 	gp_json_str(j, "host_bridge", d->host_bridge);
 	gp_json_arr(j, "path");
 	for (int k = 0; k < d->chain_len; k++)

@@ -198,6 +198,111 @@ int gp_topo_numa(const struct gp_topo *t, int i)
 	return t->pci->devs[t->devs[i].pci].numa_node;
 }
 
+#define CPUS_MAX 16384
+
+/* A CPU list ("0-3,8") into a bit set of CPUS_MAX; 0, or -1 when malformed or empty. */
+static int cpuset(const char *s, uint64_t *set)
+{
+	int any = 0;
+
+	memset(set, 0, CPUS_MAX / 8);
+	while (*s) {
+		char *end;
+		unsigned long a = strtoul(s, &end, 10), b = a;
+
+		if (end == s)
+			return -1;
+		if (*end == '-') {
+			s = end + 1;
+			b = strtoul(s, &end, 10);
+			if (end == s || b < a)
+				return -1;
+		}
+		for (unsigned long c = a; c <= b && c < CPUS_MAX; c++)
+			set[c / 64] |= 1ULL << (c % 64);
+		any = 1;
+		s = end + (*end == ',');
+		if (*end && *end != ',')
+			return -1;
+	}
+	return any ? 0 : -1;
+}
+
+/* 1 when every CPU of sub is in set. */
+static int covers(const uint64_t *set, const uint64_t *sub)
+{
+	for (int w = 0; w < CPUS_MAX / 64; w++)
+		if (sub[w] & ~set[w])
+			return 0;
+	return 1;
+}
+
+/* The ids of the nodes whose CPUs all lie in dev, ascending, into ids; how many. */
+static int covered_nodes(const struct gp_pci *p, const uint64_t *dev, int *ids, int max)
+{
+	static _Thread_local uint64_t node[CPUS_MAX / 64];
+	int m = 0;
+
+	for (int k = 0; k < p->nnodes && m < max; k++) {
+		int at = m;
+
+		if (!p->nodes[k].cpulist[0] || cpuset(p->nodes[k].cpulist, node) || !covers(dev, node))
+			continue;
+		while (at > 0 && ids[at - 1] > p->nodes[k].id) { /* insertion: sysfs lists node10 before node2 */
+			ids[at] = ids[at - 1];
+			at--;
+		}
+		ids[at] = p->nodes[k].id;
+		m++;
+	}
+	return m;
+}
+
+const char *gp_topo_numa_affinity(const struct gp_topo *t, int i, char *buf, size_t n)
+{
+	static _Thread_local uint64_t dev[CPUS_MAX / 64];
+	const struct gp_pci_dev *d = &t->pci->devs[t->devs[i].pci];
+	int ids[256], m;
+	size_t used = 0;
+
+	snprintf(buf, n, "N/A");
+	if (d->numa_node >= 0) {
+		snprintf(buf, n, "%d", d->numa_node);
+		return buf;
+	}
+	if (!d->cpulist[0] || cpuset(d->cpulist, dev))
+		return buf;
+	if (t->pci->nnodes <= 1) { /* one node holds every CPU (none listed: a kernel without NUMA, node 0) */
+		snprintf(buf, n, "%d", t->pci->nnodes ? t->pci->nodes[0].id : 0);
+		return buf;
+	}
+	if (!(m = covered_nodes(t->pci, dev, ids, 256)))
+		return buf;
+	for (int k = 0; k < m && used < n; k++) { /* as a list: "0-1,3" */
+		int e = k;
+
+		while (e + 1 < m && ids[e + 1] == ids[e] + 1)
+			e++;
+		used += (size_t)(e > k ? snprintf(buf + used, n - used, "%s%d-%d", k ? "," : "", ids[k], ids[e])
+				       : snprintf(buf + used, n - used, "%s%d", k ? "," : "", ids[k]));
+		k = e;
+	}
+	return buf;
+}
+
+const char *gp_topo_gpu_numa_id(const struct gp_topo *t, int i, char *buf, size_t n)
+{
+	const struct gp_pci_dev *d = &t->pci->devs[t->devs[i].pci];
+	const struct gp_gpu_info *g = t->devs[i].kind == GP_TOPO_GPU && t->facts && t->facts->available
+					      ? gp_gpu_find(t->facts, d->bdf) : NULL;
+
+	if (g && g->st.numa_id >= 0)
+		snprintf(buf, n, "%d", g->st.numa_id);
+	else
+		snprintf(buf, n, "N/A");
+	return buf;
+}
+
 static void label_of(struct gp_topo_dev *td, const struct gp_pci_dev *d, const struct gp_gpu_facts *facts)
 {
 	const struct gp_gpu_info *g;

@@ -57,6 +57,7 @@ static const struct {
 	K("nvlink_crc_flit_rise", nvl_err_rise[GP_NVL_CRC_FLIT], 1),
 	K("nvlink_crc_data", nvl_err[GP_NVL_CRC_DATA], 1),
 	K("nvlink_crc_data_rise", nvl_err_rise[GP_NVL_CRC_DATA], 1),
+	K("numa_id", numa_id, 0),
 #undef R
 #undef K
 };
@@ -161,6 +162,7 @@ struct api {
 	nvml_ret (*fabric)(nvml_dev, struct nvml_fabric *);
 	nvml_ret (*bar1)(nvml_dev, struct nvml_bar1 *);
 	nvml_ret (*arch)(nvml_dev, unsigned *);
+	nvml_ret (*numa_id)(nvml_dev, unsigned *);
 };
 
 static void load(void *lib, struct api *a)
@@ -177,6 +179,7 @@ static void load(void *lib, struct api *a)
 	*(void **)&a->fabric = dlsym(lib, "nvmlDeviceGetGpuFabricInfo");
 	*(void **)&a->bar1 = dlsym(lib, "nvmlDeviceGetBAR1MemoryInfo");
 	*(void **)&a->arch = dlsym(lib, "nvmlDeviceGetArchitecture");
+	*(void **)&a->numa_id = dlsym(lib, "nvmlDeviceGetNumaNodeId");
 }
 
 /* BAR1 size and the part mapped now (pinned buffers, P2P and GPUDirect mappings), live only. */
@@ -294,6 +297,14 @@ void gp_gpu_nvml_state(void *lib, void *dev, unsigned flags, struct gp_gpu_state
 		s->arch = (int)answer(rc, arch < 1000 ? arch : 0);
 	} else {
 		s->arch = GP_GPU_NA;
+	}
+	if (a.numa_id) { /* not supported: PCIe-attached memory (nvidia-smi topo -m's GPU NUMA ID N/A) */
+		unsigned node = 0;
+		nvml_ret rc = a.numa_id(dev, &node);
+
+		s->numa_id = (int)answer(rc, node < 1u << 20 ? node : 0);
+	} else {
+		s->numa_id = GP_GPU_NA;
 	}
 	read_links(&a, dev, s, active);
 	/* The counters first: gp_gpu_nvml_recount reads them again, a rise between is a link erring now. */

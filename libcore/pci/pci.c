@@ -280,6 +280,7 @@ void gp_pci_free(struct gp_pci *p)
 	if (p->pacc)
 		pci_cleanup(p->pacc);
 	free(p->devs);
+	free(p->nodes);
 	for (int i = 0; i < p->nwarn; i++)
 		free(p->warnings[i]);
 	free(p->warnings);

@@ -284,6 +284,34 @@ static void read_rdma(struct gp_pci *p)
 	gp_root_free_list(names);
 }
 
+/* The NUMA nodes and their CPUs (topo's NUMA Affinity where a device's numa_node is -1). */
+static void read_nodes(struct gp_pci *p)
+{
+	char **names = NULL, path[GP_PATH_MAX];
+	int n = gp_root_list(p->root, "/sys/devices/system/node", &names);
+
+	for (int i = 0; i < n; i++) {
+		struct gp_pci_node *nd, *more;
+		char *end;
+		long id;
+
+		if (strncmp(names[i], "node", 4) || (id = strtol(names[i] + 4, &end, 10)) < 0 || *end ||
+		    end == names[i] + 4 || id > 1 << 20)
+			continue;
+		if (!(more = realloc(p->nodes, sizeof(*p->nodes) * (size_t)(p->nnodes + 1))))
+			break;
+		p->nodes = more;
+		nd = &p->nodes[p->nnodes];
+		nd->id = (int)id;
+		snprintf(path, sizeof(path), "/sys/devices/system/node/%s/cpulist", names[i]);
+		if (gp_root_read_text(p->root, path, nd->cpulist, sizeof(nd->cpulist)) < 0 ||
+		    strspn(nd->cpulist, "0123456789,-") != strlen(nd->cpulist))
+			nd->cpulist[0] = '\0';
+		p->nnodes++;
+	}
+	gp_root_free_list(names);
+}
+
 /* A virtual function's physical function: the name its physfn link points at ("" when none). The
  * link is read, not followed (gp_root_link_name). */
 static void read_physfn(int dfd, char pf[GP_BDF_LEN])
@@ -371,5 +399,6 @@ int gp_pci_fill_sysfs(struct gp_pci *p, struct gp_err *e)
 	}
 	free(pf);
 	read_rdma(p);
+	read_nodes(p);
 	return 0;
 }

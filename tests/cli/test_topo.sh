@@ -37,12 +37,12 @@ done
 # on that switch (PIX); NIC1 mlx5_1 on another VMD root port (the pair parts at the VMD controller,
 # a host bridge: PHB); NIC2 mlx5_2 on socket 1 (SYS)
 cat >"$T/want" <<'EOF'
-	GPU0	GPU1	NIC0	NIC1	NIC2	CPU Affinity	NUMA Affinity
-GPU0	 X 	PHB	PHB	PHB	SYS	0-15	0
-GPU1	PHB	 X 	PIX	PHB	SYS	0-15	0
-NIC0	PHB	PIX	 X 	PHB	SYS	0-15	0
-NIC1	PHB	PHB	PHB	 X 	SYS	0-15	0
-NIC2	SYS	SYS	SYS	SYS	 X 	16-31	1
+	GPU0	GPU1	NIC0	NIC1	NIC2	CPU Affinity	NUMA Affinity	GPU NUMA ID
+GPU0	 X 	PHB	PHB	PHB	SYS	0-15	0		N/A
+GPU1	PHB	 X 	PIX	PHB	SYS	0-15	0		N/A
+NIC0	PHB	PIX	 X 	PHB	SYS	0-15	0		N/A
+NIC1	PHB	PHB	PHB	 X 	SYS	0-15	0		N/A
+NIC2	SYS	SYS	SYS	SYS	 X 	16-31	1		N/A
 EOF
 "$BIN" --root "$V" topo | head -6 | diff -u "$T/want" - >"$T/diff"
 check $? "vmd: topo matrix as the spec says" "$(cat "$T/diff")"

@@ -4,6 +4,7 @@
 #include "gpup2p/gpu.h"
 #include "gpup2p/iommu.h"
 #include "gpup2p/out.h"
+#include "gpup2p/topo.h"
 #include "unit.h"
 
 static int parse_text(const char *text, struct gp_gpu_facts *f, struct gp_err *e)
@@ -49,6 +50,32 @@ static void csv_sample(FILE *f)
 	gp_csv_field(f, NULL, '\n');
 }
 
+/* NUMA Affinity as nvidia-smi prints it where sysfs numa_node is -1: the nodes the CPU affinity covers. */
+static void numa_affinity(void)
+{
+	static struct gp_pci_dev dev[1];
+	static struct gp_pci_node nodes[4] = { { 10, "48-63" }, { 1, "16-31" }, { 0, "0-15" }, { 2, "" } };
+	struct gp_pci p = { .devs = dev, .n = 1, .nodes = nodes, .nnodes = 4 };
+	struct gp_topo_dev td = { .pci = 0 };
+	struct gp_topo t = { .pci = &p, .devs = &td, .n = 1 };
+	char buf[64];
+
+	dev[0].numa_node = -1;
+	snprintf(dev[0].cpulist, sizeof(dev[0].cpulist), "0-31");
+	CHECK_STR(gp_topo_numa_affinity(&t, 0, buf, sizeof(buf)), "0-1", "CPUs 0-31 cover nodes 0 and 1");
+	snprintf(dev[0].cpulist, sizeof(dev[0].cpulist), "0-20,48-63");
+	CHECK_STR(gp_topo_numa_affinity(&t, 0, buf, sizeof(buf)), "0,10", "0-20,48-63: nodes 0 and 10, not 1");
+	snprintf(dev[0].cpulist, sizeof(dev[0].cpulist), "3-5");
+	CHECK_STR(gp_topo_numa_affinity(&t, 0, buf, sizeof(buf)), "N/A", "part of a node: N/A");
+	p.nnodes = 1;
+	CHECK_STR(gp_topo_numa_affinity(&t, 0, buf, sizeof(buf)), "10", "one node: that node");
+	p.nnodes = 0;
+	CHECK_STR(gp_topo_numa_affinity(&t, 0, buf, sizeof(buf)), "0", "no node listed (no NUMA): 0");
+	dev[0].numa_node = 3;
+	CHECK_STR(gp_topo_numa_affinity(&t, 0, buf, sizeof(buf)), "3", "sysfs numa_node wins");
+	CHECK_STR(gp_topo_gpu_numa_id(&t, 0, buf, sizeof(buf)), "N/A", "no facts: GPU NUMA ID N/A");
+}
+
 int main(void)
 {
 	static struct gp_gpu_facts f;
@@ -56,6 +83,7 @@ int main(void)
 	struct gp_root r;
 	struct gp_err e = { 0 };
 
+	numa_affinity();
 	CHECK(gp_iommu_parse_type("DMA-FQ") == GP_IOMMU_DMA_FQ && gp_iommu_parse_type("identity") == GP_IOMMU_IDENTITY &&
 	      gp_iommu_parse_type("DMA") == GP_IOMMU_DMA && gp_iommu_parse_type("x") == GP_IOMMU_UNKNOWN, "group types");
 	CHECK(gp_root_init(&r, unit_fixture("workstation"), &e) == 0, "workstation fixture opens (%s)", e.msg);

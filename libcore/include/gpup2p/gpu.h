@@ -53,6 +53,8 @@ struct gp_gpu_state {
 	                                           only those gp_gpu_nvl_counter_counts for arch are read */
 	long long nvl_err_rise[GP_NVL_COUNTERS]; /* their rise between two reads */
 	int arch;                     /* nvmlDeviceArchitecture_t: 7 Ampere, 8 Ada, 9 Hopper, 10 Blackwell */
+	int numa_id;                  /* NUMA node of the GPU's own memory (nvmlDeviceGetNumaNodeId: coherent
+	                                 NVLink-C2C); GP_GPU_NA for PCIe-attached memory */
 	int fabric;                   /* nvmlGpuFabricState_t: 0 not supported, 1 not started, 2 in progress,
 	                                 3 completed */
 	int fabric_status;            /* the fabric's nvmlReturn_t once completed: 0 success */

@@ -87,8 +87,16 @@ struct gp_pci_dev {
 	int physfn;                  /* a virtual function's physical function (index), else -1 */
 };
 
+/* A NUMA node with CPUs (/sys/devices/system/node/nodeN/cpulist). */
+struct gp_pci_node {
+	int id;
+	char cpulist[4096];          /* "" none (a memory-only node) */
+};
+
 struct gp_pci {
 	const struct gp_root *root;
+	struct gp_pci_node *nodes;   /* the NUMA nodes, by id; NULL when sysfs lists none */
+	int nnodes;
 	struct gp_pci_dev *devs;     /* in address order (domain, bus, device, function as numbers) */
 	int n;
 	char **warnings;             /* non-fatal problems (malformed optional files), NULL-terminated */

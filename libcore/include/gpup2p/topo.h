@@ -118,6 +118,15 @@ const char *gp_topo_class_name(enum gp_topo_class c);
 /* NUMA node of a matrix entry (-1 unknown). */
 int gp_topo_numa(const struct gp_topo *t, int i);
 
+/* NUMA Affinity of matrix entry i as nvidia-smi topo -m prints it, into buf: its sysfs numa_node; where
+ * that is -1, the NUMA nodes whose CPUs its CPU affinity covers ("0", "0-1"); on a machine of one
+ * node that node (0 on a kernel without NUMA); else "N/A". */
+const char *gp_topo_numa_affinity(const struct gp_topo *t, int i, char *buf, size_t n);
+
+/* GPU NUMA ID of matrix entry i as nvidia-smi topo -m prints it: the NUMA node of the GPU's own memory
+ * (NVLink-C2C); "N/A" for PCIe-attached memory, a NIC, or not known (snapshot of facts format 1). */
+const char *gp_topo_gpu_numa_id(const struct gp_topo *t, int i, char *buf, size_t n);
+
 /* 1 when PCI function idx lies on the path from a selected GPU/NIC up to its host bridge. */
 int gp_topo_on_path(const struct gp_topo *t, int idx);
 
