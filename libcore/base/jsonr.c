@@ -140,6 +140,11 @@ static const char *jr_string(struct jr *r)
 				jr_fail(r, "bad \\u escape");
 				return NULL;
 			}
+			if (!cp) {
+				r->p -= 2;
+				jr_fail(r, "a NUL (\\u0000) in a string");
+				return NULL;
+			}
 			r->p += 4;
 			if (cp >= 0xd800 && cp < 0xdc00 && q - r->p >= 6 && r->p[0] == '\\' && r->p[1] == 'u' &&
 			    !hex4(r->p + 2, &lo) && lo >= 0xdc00 && lo < 0xe000) {

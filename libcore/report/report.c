@@ -111,24 +111,37 @@ static int known_sev(const char *s)
 	return 0;
 }
 
+/* A string field into a key: its length then its bytes ("-" for null), so that no field's text can end
+ * one field and begin the next (a subject holding the separator once folded different findings). */
+static void key_field(struct gp_buf *key, const char *s)
+{
+	if (s)
+		gp_buf_addf(key, "%zu:%s", strlen(s), s);
+	else
+		gp_buf_addf(key, "-");
+}
+
 static int add_to_group(struct gp_report *r, const struct gp_jv *f, int sev, int h)
 {
 	const char *id = gp_jv_str(f, "id"), *sv = gp_jv_str(f, "severity");
 	const char *subj = gp_jv_str(f, "subject"), *msg = gp_jv_str(f, "message");
+	struct gp_buf key = GP_BUF_INIT;
 	struct gp_report_group *g;
-	size_t l = strlen(id) + strlen(sv) + (subj ? strlen(subj) : 0) + (msg ? strlen(msg) : 0) + 8;
-	char *key = malloc(l);
 	int i;
 
-	if (!key)
+	key_field(&key, id);
+	key_field(&key, sv);
+	key_field(&key, subj);
+	key_field(&key, msg);
+	if (key.oom) {
+		gp_buf_free(&key);
 		return -ENOMEM;
-	/* \x1f cannot occur in what doctor writes as an id or severity; subject and message end the key */
-	snprintf(key, l, "%s\x1f%s\x1f%s\x1f%s", id, sv, subj ? subj : "", msg ? msg : "");
-	i = gp_strmap_get(&r->gmap, key);
+	}
+	i = gp_strmap_get(&r->gmap, key.s);
 	if (i < 0) {
 		if (grow((void **)&r->group, &r->gcap, r->ngroup, sizeof(*r->group)) ||
-		    gp_strmap_put(&r->gmap, key, r->ngroup)) {
-			free(key);
+		    gp_strmap_put(&r->gmap, key.s, r->ngroup)) {
+			gp_buf_free(&key);
 			return -ENOMEM;
 		}
 		g = &r->group[r->ngroup];
@@ -140,8 +153,13 @@ static int add_to_group(struct gp_report *r, const struct gp_jv *f, int sev, int
 		g->message = dup_or_null(msg);
 		g->fix = dup_or_null(gp_jv_str(f, "fix"));
 		i = r->ngroup++;
+		if (!g->id || !g->severity || (subj && !g->subject) || (msg && !g->message) ||
+		    (gp_jv_str(f, "fix") && !g->fix)) {
+			gp_buf_free(&key);
+			return -ENOMEM;
+		}
 	}
-	free(key);
+	gp_buf_free(&key);
 	g = &r->group[i];
 	if (grow((void **)&g->host, &g->cap, g->nhost, sizeof(*g->host)))
 		return -ENOMEM;
@@ -199,16 +217,6 @@ static int doctor_doc(struct gp_report *r, const struct gp_jv *doc, const struct
 			return rc;
 	}
 	return 0;
-}
-
-/* A bench row's string field into the key: its length then its bytes ("-" for null), so that no
- * field's text can end one field and begin the next. */
-static void key_field(struct gp_buf *key, const char *s)
-{
-	if (s)
-		gp_buf_addf(key, "%zu:%s", strlen(s), s);
-	else
-		gp_buf_addf(key, "-");
 }
 
 /* One bench row (bench --json's results[] or a --jsonl line): its GB/s, when it has one. A string field

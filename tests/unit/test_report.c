@@ -443,8 +443,43 @@ static void test_numbers(void)
 	gp_report_free(&r);
 }
 
+/* Findings fold on (id, severity, subject, message) exactly: a field holding the old separator (\x1f)
+ * or a NUL cannot make two different findings one, nor null one with "". */
+static void test_group_key(void)
+{
+	static const char *const f[] = {
+		"{\"id\":\"a\",\"severity\":\"error\",\"subject\":\"s\\u001fm\",\"message\":\"x\"}",
+		"{\"id\":\"a\",\"severity\":\"error\",\"subject\":\"s\",\"message\":\"m\\u001fx\"}",
+		"{\"id\":\"a\",\"severity\":\"error\",\"subject\":\"s\\u001fm\\u001fx\",\"message\":\"\"}",
+		"{\"id\":\"a\",\"severity\":\"error\",\"subject\":\"s\\u001fm\\u001fx\",\"message\":null}",
+		"{\"id\":\"a\",\"severity\":\"error\",\"subject\":\"s\\u001fm\\u001fx\"}",
+	};
+	struct gp_report r;
+	struct gp_err e = { 0 };
+	char in[2048];
+	size_t k = 0;
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		k += (size_t)snprintf(in + k, sizeof(in) - k, "h%zu: {\"findings\":[%s],\"exit_status\":2}\n", i + 1, f[i]);
+	/* bench: a path holding the separator and a src, against the two split the other way */
+	snprintf(in + k, sizeof(in) - k,
+		 "b1: {\"mode\":\"p2p\",\"path\":\"x\\u001fy\",\"src\":\"z\",\"size\":1,\"gbps\":1}\n"
+		 "b2: {\"mode\":\"p2p\",\"path\":\"x\",\"src\":\"y\\u001fz\",\"size\":1,\"gbps\":1}\n"
+		 "b3: {\"findings\":[{\"id\":\"a\",\"severity\":\"error\",\"subject\":\"s\\u0000m\"}],\"exit_status\":2}\n");
+	gp_report_init(&r);
+	CHECK(read_text(&r, in, NULL) == 0 && gp_report_fold(&r, 0.9, &e) == 0, "group keys: reads and folds");
+	CHECK(r.ngroup == 4, "four different findings stay four groups; null and absent messages are one (%d)", r.ngroup);
+	for (int i = 0; i < r.ngroup; i++)
+		CHECK(r.group[i].nhost == (r.group[i].message ? 1 : 2), "group %d: %d host(s)", i, r.group[i].nhost);
+	CHECK(r.nbench == 2, "bench: x\\x1fy/z and x/y\\x1fz are two figures (%d)", r.nbench);
+	CHECK(r.nbad == 1 && r.bad[0].host && !strcmp(r.bad[0].host, "b3") && strstr(r.bad[0].why, "\\u0000"),
+	      "a subject holding \\u0000 is malformed, not cut short (%s)", r.nbad ? r.bad[0].why : "");
+	gp_report_free(&r);
+}
+
 int main(void)
 {
+	test_group_key();
 	test_numbers();
 	test_interleaved();
 	test_plain_and_truncated();

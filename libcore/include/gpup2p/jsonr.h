@@ -24,7 +24,8 @@ struct gp_jdoc {
 	size_t used, cap;
 };
 
-/* Parse the JSON text s[0..len) (one value, whitespace around it allowed) into d. 0, or -EINVAL with
+/* Parse the JSON text s[0..len) (one value, whitespace around it allowed) into d. A string holding
+ * \u0000 is refused (strings here are C strings: it would cut them short). 0, or -EINVAL with
  * why[] saying what was wrong and at which byte ("truncated", "expected ':' at byte 17"); -ENOMEM. */
 int gp_jdoc_parse(struct gp_jdoc *d, const char *s, size_t len, char *why, size_t whylen);
 
