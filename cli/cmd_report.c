@@ -36,6 +36,20 @@ struct rep_opts {
 	int nin;
 };
 
+/* Text another host sent, safe to print (gp_out_escape): control characters, C1, bidi overrides and
+ * bytes that are no UTF-8 escaped. NULL stays NULL. Up to 16 results live at once (one printf, one row). */
+static const char *safe(const char *s)
+{
+	static struct gp_buf ring[16];
+	static unsigned next;
+	struct gp_buf *b = &ring[next++ % 16];
+
+	if (!s)
+		return NULL;
+	gp_buf_reset(b);
+	return gp_out_escape(b, s) ? "(out of memory)" : gp_buf_str(b);
+}
+
 static int parse(struct cli *c, struct rep_opts *o, int argc, char **argv)
 {
 	int done;
@@ -62,28 +76,14 @@ static int parse(struct cli *c, struct rep_opts *o, int argc, char **argv)
 			o->below = strtod(v, &end);
 			if (!*v || *end || errno || !(o->below > 0 && o->below <= 1))
 				return cli_usage("report", "--below takes a fraction of the median, 0 < FRACTION <= 1 "
-						 "(like 0.9), not '%s'", v);
+						 "(like 0.9), not '%s'", safe(v));
 		} else {
-			return cli_usage("report", "unknown option '%s'", a);
+			return cli_usage("report", "unknown option '%s'", safe(a));
 		}
 	}
 	if (c->fmt == GP_OUT_JSONL)
 		return cli_usage("report", "prints text, --json or --csv (not --jsonl)");
 	return -1;
-}
-
-/* Text another host sent, safe to print (gp_out_escape): control characters, C1, bidi overrides and
- * bytes that are no UTF-8 escaped. NULL stays NULL. Up to 16 results live at once (one printf, one row). */
-static const char *safe(const char *s)
-{
-	static struct gp_buf ring[16];
-	static unsigned next;
-	struct gp_buf *b = &ring[next++ % 16];
-
-	if (!s)
-		return NULL;
-	gp_buf_reset(b);
-	return gp_out_escape(b, s) ? "(out of memory)" : gp_buf_str(b);
 }
 
 /* safe(s), or "-" for NULL. */
@@ -379,7 +379,7 @@ int cmd_report(struct cli *c, int argc, char **argv)
 	if (o.expect && gp_report_expect(&r, o.expect, &e)) {
 		gp_report_free(&r);
 		free(o.in);
-		return e.cls == GP_E_USAGE ? cli_usage("report", "--expect: %s", e.msg) : cli_fail(&e);
+		return e.cls == GP_E_USAGE ? cli_usage("report", "--expect: %s", safe(e.msg)) : cli_fail(&e);
 	}
 	r.info = c->verbose > 0;
 	if (!o.nin)

@@ -208,3 +208,7 @@ printf '%s\n' 'n1: {"host":"x","findings":[],"exit_status":1e300}' \
 [ $rc -eq 1 ] && ! grep -q '^clean' "$T/num.out" && ! grep -q '^bench' "$T/num.out" &&
 	grep -q 'stdin:1  n1  "exit_status" is no exit status' "$T/num.out" && grep -q 'stdin:2  n2  bench row: "size" is no size' "$T/num.out" &&
 	ok "exit_status 1e300 and size 1e30: malformed input, no clean host, no figure, exit 1" || nok "numbers: exit $rc: $(cat "$T/num.out")"
+# ... and a usage error does not echo a control character either (found by the report fuzz target)
+err=$("$BIN" report --expect $'n\e2J' 2>&1 >/dev/null); rc=$?
+[ $rc -eq 64 ] && grep -qF "bad character '\\x1b'" <<<"$err" && ! grep -q $'\e' <<<"$err" &&
+	ok "--expect with ESC: usage error, the ESC escaped" || nok "--expect ESC: exit $rc: $err"
