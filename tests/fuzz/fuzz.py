@@ -14,7 +14,11 @@ functions, bridge chains deeper than any machine), runs a few commands on it and
 A finding is minimised (mutations and options dropped while it persists) and written as a JSON case:
 fixture + concrete mutations + argv. Cases under tests/fuzz/regress/ are replayed by `make check`.
 
-  fuzz.py --bin build/fuzz/gpup2p --fixtures build/fixtures --time 60 [--seed N] [--findings DIR]
+The `report` target (--target report, tests/fuzz/report_fuzz.py) feeds `gpup2p report` mutated doctor and
+bench documents, pdsh/clush/srun streams and host lists instead, and also checks its text for control
+characters ("inject").
+
+  fuzz.py --bin build/fuzz/gpup2p --fixtures build/fixtures --time 60 [--seed N] [--findings DIR] [--target report]
   fuzz.py --bin ... --fixtures ... --replay CASE.json...
 Only --dry-run ACS changes are run, and as user nobody when started as root: nothing can be written
 to a real device even through a mutated tree.
@@ -34,11 +38,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mutate  # noqa: E402  (the mutations, next to this file)
+import report_fuzz  # noqa: E402
 
 EXITS = {0, 1, 2, 3, 64, 69, 77}
 DECOY = b"GPUP2P-FUZZ-DECOY\n" + bytes(range(256)) * 16
 SAN = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer): ?([\w-]*)")
-UB = re.compile(r"(\S+?):\d+:\d+: runtime error: ([a-z -]+)")
+UB = re.compile(r"(\S+?):\d+:\d+: runtime error: ([^\n]*)")  # "1e+300 is outside the range of ..." too
 FRAME = re.compile(r"#\d+ 0x[0-9a-f]+ in (\S+) \S*?((?:libcore|cli)/[^ :]+):\d+")
 
 
@@ -70,6 +75,9 @@ class Runner:
         self.env["GPUP2P_PCI_IDS"] = os.path.join(self.work, "pci.ids")
         shutil.copy2(os.path.abspath(ids), self.env["GPUP2P_PCI_IDS"])
         self.runs = 0
+
+    def run_input(self, argv, stdin):
+        return report_fuzz.run_input(self, argv, stdin)
 
     def close(self):
         shutil.rmtree(self.work, ignore_errors=True)
@@ -144,7 +152,8 @@ def judge(argv, rc, out, err):
     if m or u:
         frames = FRAME.findall(text)  # the first frame in gpup2p's own code names the place
         where = "%s@%s" % frames[0] if frames else (u.group(1) if u else "?")
-        kind = "%s-%s" % (m.group(1), m.group(2)) if m else "ubsan-" + u.group(2).strip().replace(" ", "-")
+        kind = "%s-%s" % (m.group(1), m.group(2)) if m else \
+            "ubsan-" + "-".join(w for w in u.group(2).split() if w.isalpha())[:60]
         return ("sanitizer", "%s:%s" % (kind, where), text[-3000:])
     if rc is None:
         return ("hang", "timeout", text[-500:])
@@ -154,7 +163,7 @@ def judge(argv, rc, out, err):
         return ("exit", "exit-%d" % rc, text[-1000:])
     fmts = [a for a in argv if a in ("--json", "--jsonl", "--csv")]
     cmd = next((a for a in argv if a in ("topo", "bar", "acs", "snapshot", "doctor")), None)
-    if rc in (0, 1) and fmts and fmts[-1] != "--csv" and cmd != "snapshot":
+    if cmd and rc in (0, 1) and fmts and fmts[-1] != "--csv" and cmd != "snapshot":
         try:
             doc = out.decode("utf-8")
             if fmts[-1] == "--jsonl":
@@ -248,6 +257,8 @@ def minimise(r, case):
 def replay(r, path):
     with open(path) as f:
         case = json.load(f)
+    if case.get("target") == "report":
+        return report_fuzz.check(r, judge, case)
     r.tree(case["fixture"], case["ops"])
     if "state" in case:
         mutate.write_state(r.work, case["state"])
@@ -266,7 +277,37 @@ def fixtures(top):
     return out
 
 
+def record(args, seen, case, found):
+    case["detail"] = found[2][-2000:]
+    name = "%s-%s" % (found[0], re.sub(r"[^A-Za-z0-9_.-]+", "_", found[1]))[:80]
+    os.makedirs(args.findings, exist_ok=True)
+    path = os.path.join(args.findings, name + ".json")
+    with open(path, "w") as f:
+        json.dump(case, f, indent=1)
+    seen[found[:2]] = path
+    print("finding: %s %s -> %s" % (found[0], found[1], path), flush=True)
+
+
+def fuzz_report(r, args):
+    """The report target: one generated case per round."""
+    rng = random.Random(args.seed)
+    end = time.time() + args.time
+    seen, rounds = {}, 0
+    while time.time() < end and (not args.rounds or rounds < args.rounds):
+        rounds += 1
+        case = report_fuzz.generate(rng)
+        found = report_fuzz.check(r, judge, case)
+        if not found or found[:2] in seen:
+            continue
+        case = report_fuzz.minimise(r, judge, case, found)
+        case.update({"class": found[0], "signature": found[1], "seed": args.seed, "round": rounds})
+        record(args, seen, case, report_fuzz.check(r, judge, case) or found)
+    return rounds, seen
+
+
 def fuzz(r, args):
+    if args.target == "report":
+        return fuzz_report(r, args)
     rng = random.Random(args.seed)
     names = fixtures(r.fixtures)
     if args.target == "doctor":  # the trees with doctor's /proc, /sys and /dev files
@@ -298,14 +339,7 @@ def fuzz(r, args):
             case = {"fixture": fixture, "ops": ops, "argv": argv, "state": state, "class": found[0],
                     "signature": found[1], "seed": args.seed, "round": rounds}
             case = minimise(r, case)
-            case["detail"] = found[2][-2000:]
-            name = "%s-%s" % (found[0], re.sub(r"[^A-Za-z0-9_.-]+", "_", found[1]))[:80]
-            os.makedirs(args.findings, exist_ok=True)
-            path = os.path.join(args.findings, name + ".json")
-            with open(path, "w") as f:
-                json.dump(case, f, indent=1)
-            seen[found[:2]] = path
-            print("finding: %s %s -> %s" % (found[0], found[1], path), flush=True)
+            record(args, seen, case, found)
             r.tree(fixture, ops)  # minimise() changed the tree
     return rounds, seen
 
@@ -322,8 +356,9 @@ def main():
     ap.add_argument("--leaks", type=int, default=0, help="1: LeakSanitizer too (a leak before exit is minor)")
     ap.add_argument("--pending", default="", help="folder of cases waiting for a fix elsewhere: the same finding "
                     "again is listed, not counted")
-    ap.add_argument("--target", choices=["all", "doctor"], default="all",
-                    help="doctor: doctor --root/--kmsg on the doctor fixtures, their /proc, /sys, /dev files mutated")
+    ap.add_argument("--target", choices=("tree", "doctor", "report"), default="tree",
+                    help="tree: mutated sysfs roots (topo, bar, acs, snapshot, doctor); doctor: doctor --root/--kmsg "
+                    "on the doctor fixtures, their /proc, /sys, /dev files mutated; report: gpup2p report's input")
     ap.add_argument("--replay", nargs="*")
     args = ap.parse_args()
     r = Runner(args)
@@ -341,8 +376,9 @@ def main():
             return 1 if bad else 0
         rounds, seen = fuzz(r, args)
         new = [k for k, v in seen.items() if not v.startswith(args.pending or "//")]
-        print("fuzz: seed %d, %d trees, %d runs, %d new finding(s), %d pending" % (args.seed, rounds, r.runs,
-                                                                                len(new), len(seen) - len(new)))
+        unit = "cases" if args.target == "report" else "trees"
+        print("fuzz: %s, seed %d, %d %s, %d runs, %d new finding(s), %d pending" % (
+            args.target, args.seed, rounds, unit, r.runs, len(new), len(seen) - len(new)))
         return 1 if new else 0
     finally:
         r.close()
