@@ -181,6 +181,9 @@ int gp_doctor_no_device(struct gp_doctor_ctx *c);
  * it has no group or the type is unreadable, the system's mode unless that is mixed (doctor/iommu.c). */
 int gp_doctor_translated(const struct gp_doctor_ctx *c, int i);
 
+/* 1 when NVML (live or as a snapshot recorded it) names topology GPU i a GeForce part, else 0. */
+int gp_doctor_geforce(const struct gp_doctor_ctx *c, int i);
+
 /* NICs with an RDMA device. */
 int gp_doctor_rdma_nics(const struct gp_doctor_ctx *c);
 

@@ -14,7 +14,7 @@
 #include "check.h"
 
 /* CUDA's word on each topology GPU (live, or tests' doubles): GPU_DIRECT_RDMA_SUPPORTED and compute
- * capability; -1 and 0 (unknown) otherwise. */
+ * capability; -1 and 0 (unknown) otherwise, but 0 for a GeForce part by its NVML (recorded) name. */
 static void cuda_facts(struct gp_doctor_ctx *c, int *gdr, int *cc)
 {
 	const struct gp_cuda_probe *cu = c->probe_libs ? gp_doctor_cuda(c) : NULL;
@@ -25,6 +25,22 @@ static void cuda_facts(struct gp_doctor_ctx *c, int *gdr, int *cc)
 
 		gdr[g] = p ? p->gdr : -1;
 		cc[g] = p ? p->cc : 0;
+		/* no CUDA (offline): the name NVML recorded; GeForce parts have no GPUDirect RDMA */
+		if (gdr[g] < 0 && gp_doctor_geforce(c, g))
+			gdr[g] = 0;
+	}
+}
+
+/* Offline, a GPU judged by its NVML name: say so where the reason would quote CUDA. */
+static void named_reason(char *reason, size_t n)
+{
+	static const char cuda[] = "CUDA says the GPU does not support GPUDirect RDMA (GPU_DIRECT_RDMA_SUPPORTED = 0)";
+	static const char name[] = "a GeForce part by the name NVML recorded: no GPUDirect RDMA";
+	char *p = strstr(reason, cuda);
+
+	if (p && strlen(reason) - sizeof(cuda) + sizeof(name) < n) {
+		memmove(p + sizeof(name) - 1, p + sizeof(cuda) - 1, strlen(p + sizeof(cuda) - 1) + 1);
+		memcpy(p, name, sizeof(name) - 1);
 	}
 }
 
@@ -92,6 +108,8 @@ static void one_pair(struct gp_doctor_ctx *c, int g, int j, const struct gp_gdr_
 	gp_finding_bdf(f, gp_doctor_dev(c, j)->bdf);
 	gp_finding_ev(f, "gpu", "%s %s", c->topo->devs[g].name, gp_doctor_dev(c, g)->bdf);
 	gp_finding_ev(f, "nic", "%s %s", nic, gp_doctor_dev(c, j)->bdf);
+	if (gdr[g] == 0 && !c->probe_libs && gp_doctor_geforce(c, g))
+		gp_finding_ev(f, "NVML name", "%s: GeForce, no GPUDirect RDMA", c->topo->devs[g].name);
 	gp_finding_ev(f, "distance", "%s", dist);
 	gp_finding_ev(f, "path", "%s", gp_gdr_path_id(v->possible == 1 ? v->path : v->possible < 0 ? GP_GDR_UNKNOWN :
 						    GP_GDR_NONE));
@@ -148,6 +166,8 @@ void gp_doctor_check_gdr(struct gp_doctor_ctx *c)
 		for (int j = ng; j < n; j++) {
 			if (!pair_of(c, j) || gp_gdr_pair(c->topo, g, gp_doctor_dev(c, j)->rdma, &s, &v[g * n + j]))
 				continue;
+			if (!c->probe_libs && gdr[g] == 0)
+				named_reason(v[g * n + j].reason, sizeof(v[g * n + j].reason));
 			has |= v[g * n + j].possible == 1;
 			if (best < 0 || v[g * n + j].dist < v[g * n + best].dist)
 				best = j;

@@ -486,8 +486,9 @@ static const struct gp_doctor_check checks[] = {
 	  gp_doctor_check_gdr,
 	  "NCCL's rules (ncclTopoCheckGdr) per GPU and RDMA device: the NIC reaches GPU memory through dma-buf "
 	  "(preferred by NCCL) or nvidia-peermem (the parts peermem.missing and peermem.dmabuf read), the GPU "
-	  "supports it (live: CUDA's GPU_DIRECT_RDMA_SUPPORTED), the pair is within NCCL_NET_GDR_LEVEL's default "
-	  "PXB, or NCCL's PXN can send through an NVLinked GPU within PXB; software RDMA (rxe, siw) never is. "
+	  "supports it (live: CUDA's GPU_DIRECT_RDMA_SUPPORTED; offline: no GeForce by NVML's recorded name), the "
+	  "pair is within NCCL_NET_GDR_LEVEL's default PXB, or NCCL's PXN can send through an NVLinked GPU "
+	  "within PXB; software RDMA (rxe, siw) never is. "
 	  "dma-buf counts as usable when the module, kernel, CUDA and libibverbs parts are there: whether the "
 	  "NIC's driver takes a dma-buf registration shows in `bench rdma --mem gpu`. Ok for a possible pair, and "
 	  "for the other pairs of a GPU that has one. Info for a GPU's closest NIC when the GPU has none (naming "

@@ -126,6 +126,19 @@ int gp_doctor_select(unsigned char *on, const char *only, const char *skip, stru
 	return skip ? mark(on, skip, 0, "--skip", e) : 0;
 }
 
+/* Process facts of a snapshot: those its capturing process recorded (none in older markers). */
+static void proc_recorded(struct gp_doctor_ctx *c, const struct gp_snapshot_info *s)
+{
+	c->proc.recorded = 1;
+	c->proc.euid = -1;
+	c->proc.known = s->memlock_known;
+	c->proc.memlock = s->memlock;
+	c->proc.shm_known = s->shm_known;
+	c->proc.shm_size = s->shm_size;
+	c->proc.container = s->container;
+	snprintf(c->proc.container_why, sizeof(c->proc.container_why), "%s", s->container_why);
+}
+
 int gp_doctor_ctx_init(struct gp_doctor_ctx *c, const struct gp_root *r, const struct gp_pci *p,
 		       const struct gp_gpu_facts *f, const struct gp_topo *t, struct gp_err *e)
 {
@@ -141,6 +154,8 @@ int gp_doctor_ctx_init(struct gp_doctor_ctx *c, const struct gp_root *r, const s
 	snprintf(c->src.cuda_why, sizeof(c->src.cuda_why), "%s", r->live ? "not loaded: driver.cuda_init not run"
 										 : "not loaded: offline");
 	c->src.snapshot = gp_snapshot_info_read(r, &c->src.snap) == 0;
+	if (c->src.snapshot)
+		proc_recorded(c, &c->src.snap);
 	gp_iommu_read(r, &c->iommu);
 	c->bar = calloc((size_t)t->n + 1, sizeof(*c->bar));
 	if (!c->bar || gp_acs_audit(t, &c->acs)) {
@@ -162,6 +177,7 @@ void gp_doctor_proc_read(struct gp_doctor_ctx *c)
 	if (!c->root->live)
 		return;
 	c->proc.known = 1;
+	c->proc.container = -1;
 	c->proc.euid = (int)geteuid();
 	c->proc.memlock = getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (uint64_t)rl.rlim_cur
 											       : UINT64_MAX;
@@ -339,6 +355,13 @@ int gp_doctor_gpu_excluded(struct gp_doctor_ctx *c, const char *bdf)
 	p += 13;
 	p += strspn(p, " \t");
 	return !strncmp(p, "Yes", 3);
+}
+
+int gp_doctor_geforce(const struct gp_doctor_ctx *c, int i)
+{
+	const struct gp_gpu_info *g = c->facts->available ? gp_gpu_find(c->facts, gp_doctor_dev(c, i)->bdf) : NULL;
+
+	return g && strcasestr(g->name, "geforce") != NULL;
 }
 
 const struct gp_gpu_info *gp_doctor_gpu_nvml(struct gp_doctor_ctx *c, int i)

@@ -185,6 +185,17 @@ static int capture_facts(struct gp_snap *s, const struct gp_gpu_facts *f)
 		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 	snprintf(s->info.source, sizeof(s->info.source), "%s", s->r->live ? "live" : "root");
 	snprintf(s->info.kernel, sizeof(s->info.kernel), "%s", s->r->live && u.release[0] ? u.release : "unknown");
+	/* the capturing environment: this process when live, else what the source snapshot recorded */
+	if (s->r->live) {
+		gp_snapshot_env_live(s->r, &s->info);
+	} else {
+		s->info.memlock_known = s->src.memlock_known;
+		s->info.memlock = s->src.memlock;
+		s->info.shm_known = s->src.shm_known;
+		s->info.shm_size = s->src.shm_size;
+		s->info.container = s->src.container;
+		memcpy(s->info.container_why, s->src.container_why, sizeof(s->info.container_why));
+	}
 	if ((n = gp_snapshot_info_format(&s->info, &buf)) < 0)
 		return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
 	rc = gp_snap_write_file(s, GP_SNAPSHOT_MARKER, buf, (size_t)n);

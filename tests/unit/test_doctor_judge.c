@@ -54,6 +54,16 @@ static const struct jcase cases[] = {
 	/* 5. fixes that fit the installed driver */
 	{ D("pm-missing-r460"), NULL, "peermem.missing", FIRE, GP_SEV_WARNING, "nvidia_peermem", "modprobe nv_peer_mem" },
 	{ D("pm-missing"), NULL, "peermem.missing", FIRE, GP_SEV_WARNING, "nvidia_peermem", "modprobe nvidia-peermem" },
+	/* 6. facts a snapshot records: the capturing process's limits, the GPU names NVML gave */
+	{ D("lim-snap-container"), NULL, "limits.memlock", FIRE, GP_SEV_WARNING, "RLIMIT_MEMLOCK", "--ulimit memlock=-1" },
+	{ D("lim-snap-container"), NULL, "limits.memlock", FIRE, GP_SEV_WARNING, "RLIMIT_MEMLOCK", "inside a container" },
+	{ D("lim-snap-container"), NULL, "limits.shm", FIRE, GP_SEV_WARNING, "/dev/shm", "--shm-size=16g" },
+	{ D("lim-snap"), NULL, "limits.memlock", QUIET, 0, NULL, NULL },
+	{ D("lim-snap"), NULL, "limits.shm", QUIET, 0, NULL, NULL },
+	{ D("lim-snap-old"), NULL, "limits.memlock", FIRE, GP_SEV_SKIPPED, "RLIMIT_MEMLOCK", "records no process limits" },
+	{ D("lim-snap-old"), NULL, "limits.shm", FIRE, GP_SEV_SKIPPED, "/dev/shm", NULL },
+	{ D("gdr-geforce"), NULL, "rdma.gdr", FIRE, GP_SEV_WARNING, "0000:13:00.0-mlx5_0", "name NVML recorded" },
+	{ D("healthy"), NULL, "rdma.gdr", NOT, GP_SEV_WARNING, NULL, NULL },
 };
 #define NCASES (int)(sizeof(cases) / sizeof(cases[0]))
 
@@ -115,5 +125,6 @@ int main(void)
 	healthy(D("nvlink-bridged"));
 	healthy(D("acs-rootport-pt"));
 	healthy(D("pcie-gpu-free"));
+	healthy(D("lim-snap"));
 	return unit_done();
 }

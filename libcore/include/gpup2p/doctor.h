@@ -31,9 +31,10 @@ enum gp_sev { GP_SEV_ERROR = 0, GP_SEV_WARNING, GP_SEV_INFO, GP_SEV_OK, GP_SEV_U
 #define GP_SRC_CUDA    0x010u  /* libcuda, live only */
 #define GP_SRC_VERBS   0x020u  /* libibverbs, live only */
 #define GP_SRC_DEV     0x040u  /* device nodes under /dev */
-#define GP_SRC_PROCESS 0x080u  /* this process's limits and mounts (getrlimit, statvfs), live only */
+#define GP_SRC_PROCESS 0x080u  /* this process's limits and mounts (getrlimit, statvfs), live or as a
+                                  snapshot recorded those of the process that captured it */
 #define GP_SRC_KMSG    0x100u  /* the kernel log (/dev/kmsg): read only with --kmsg */
-#define GP_SRC_LIVE_ONLY (GP_SRC_CUDA | GP_SRC_VERBS | GP_SRC_PROCESS)
+#define GP_SRC_LIVE_ONLY (GP_SRC_CUDA | GP_SRC_VERBS)
 /* Sources a check asks only where they can answer (live; libcuda not under --no-cuda): never a reason
  * to skip it, nor to load libcuda early (gp_doctor_wants); without them it says what it could not
  * learn. GP_SRC_OPTIONAL(mask): those of a mask. */
@@ -109,13 +110,17 @@ struct gp_doctor_sources {
 /* A few /proc and /sys facts no other module owns, read once on first use (doctor/sys.c). */
 struct gp_doctor_sys;
 
-/* Process facts: live only; tests may set them by hand. */
+/* Process facts: live, or as a snapshot's marker recorded those of the capturing process (recorded
+ * set; an older snapshot records none); tests may set them by hand. */
 struct gp_doctor_proc {
-	int known;               /* 1 when filled */
+	int known;               /* 1 when memlock is filled */
 	uint64_t memlock;        /* RLIMIT_MEMLOCK soft limit, UINT64_MAX unlimited */
 	int shm_known;
 	uint64_t shm_size;       /* bytes of /dev/shm */
-	int euid;
+	int euid;                /* -1 unknown (a snapshot) */
+	int recorded;            /* 1 the facts are a snapshot's record, not this process's */
+	int container;           /* recorded: 1 captured inside a container, 0 not, -1 unknown */
+	char container_why[64];
 };
 
 struct gp_doctor_pre;

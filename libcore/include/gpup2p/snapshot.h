@@ -10,6 +10,7 @@
 #define GPUP2P_SNAPSHOT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "gpup2p/err.h"
 #include "gpup2p/root.h"
@@ -43,6 +44,14 @@ struct gp_snapshot_info {
 		int err;         /* positive errno */
 		char path[112];
 	} unread[GP_SNAPSHOT_UNREAD_MAX];
+	/* the capturing process's environment (its "memlock", "shm", "container" lines; a marker
+	 * without them, from an older writer or a root source that lacked them: unknown) */
+	int memlock_known;       /* 1 when memlock was recorded */
+	uint64_t memlock;        /* RLIMIT_MEMLOCK soft limit, UINT64_MAX unlimited */
+	int shm_known;           /* 1 when shm_size was recorded */
+	uint64_t shm_size;       /* bytes of /dev/shm (statvfs) */
+	int container;           /* 1 captured inside a container, 0 not, -1 unknown */
+	char container_why[64];  /* what said so ("/.dockerenv", "cgroup kubepods"), "" none */
 };
 
 struct gp_snapshot_stats {
@@ -79,6 +88,11 @@ void gp_snapshot_info_unread(struct gp_snapshot_info *inf, const char *path, int
 
 /* 1 when the marker's captured line names group ("kallsyms", "boot-acs"), 0 when not. */
 int gp_snapshot_info_has(const struct gp_snapshot_info *inf, const char *group);
+
+/* Record the live process's environment into inf: RLIMIT_MEMLOCK, the size of /dev/shm, and
+ * whether r (live) looks like a container (/.dockerenv, /run/.containerenv, /run/systemd/container,
+ * container names in /proc/1/cgroup). */
+void gp_snapshot_env_live(const struct gp_root *r, struct gp_snapshot_info *inf);
 
 /* The errno with which the snapshot's source could not give path, 0 when it is not listed. */
 int gp_snapshot_unreadable(const struct gp_snapshot_info *inf, const char *path);
