@@ -94,10 +94,12 @@ static void ecc_one(struct gp_doctor_ctx *c, int i, const struct gp_gpu_info *g)
 	const char *name = c->topo->devs[i].name;
 	const struct gp_gpu_state *s;
 	struct gp_finding *f;
+	long long unc;
 
 	s = &g->st;
+	unc = s->ecc_unc_volatile;
 	/* Ampere and later remap rows; older GPUs retire pages: one of the two applies */
-	if (s->remap_failed < 0 && s->retired_pending < 0) {
+	if (s->remap_failed < 0 && s->retired_pending < 0 && unc <= 0) {
 		gp_doctor_state_missing(c, i, s->remap_failed > s->retired_pending ? s->remap_failed : s->retired_pending,
 					"ECC row remapping or page retirement state");
 		return;
@@ -108,18 +110,29 @@ static void ecc_one(struct gp_doctor_ctx *c, int i, const struct gp_gpu_info *g)
 		gp_finding_fix(f, "drain the node and have the GPU replaced (RMA); nvidia-smi -q -d ROW_REMAPPER "
 			       "shows the counts");
 	} else if (s->remap_pending > 0 || s->retired_pending > 0) {
-		f = gp_doctor_add(c, GP_SEV_WARNING, g->bdf, "%s: %s waits for a GPU reset", name,
+		f = gp_doctor_add(c, GP_SEV_ERROR, g->bdf, "%s: %s waits for a GPU reset: until then the bad memory "
+				  "stays in use and jobs on this GPU (its P2P and GPUDirect peers too) can fail", name,
 				  s->remap_pending > 0 ? "an ECC row remapping" : "an ECC page retirement");
-		gp_finding_fix(f, "drain the GPU, then nvidia-smi -r -i %s (or reboot) to apply it", g->bdf);
+		gp_finding_fix(f, "drain the node, then reset the GPU when idle: nvidia-smi -r -i %s (or reboot)",
+			       g->bdf);
+	} else if (unc > 0) {
+		f = gp_doctor_add(c, GP_SEV_WARNING, g->bdf, "%s: %lld uncorrected ECC error%s since the driver loaded: "
+				  "the process that hit %s was killed (Xid 48/94/95) and the memory may be failing", name, unc,
+				  unc == 1 ? "" : "s", unc == 1 ? "it" : "them");
+		gp_finding_fix(f, "drain the node; nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT shows the counts; "
+			       "reset the GPU when idle (nvidia-smi -r -i %s) and replace it if they come back", g->bdf);
 	} else {
-		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: no pending or failed ECC %s", name,
-				  s->remap_failed >= 0 ? "row remapping" : "page retirement");
+		f = gp_doctor_add(c, GP_SEV_OK, g->bdf, "%s: no pending or failed ECC %s%s", name,
+				  s->remap_failed >= 0 ? "row remapping" : s->retired_pending >= 0 ? "page retirement" :
+				  "repair", unc == 0 ? ", no uncorrected ECC error since the driver loaded" : "");
 	}
 	gp_finding_bdf(f, g->bdf);
 	if (s->remap_failed >= 0)
 		gp_finding_ev(f, "row remapper", "pending %d, failure %d", s->remap_pending, s->remap_failed);
 	if (s->retired_pending >= 0)
 		gp_finding_ev(f, "retired pages pending", "%d", s->retired_pending);
+	if (unc >= 0)
+		gp_finding_ev(f, "volatile uncorrected ECC errors", "%lld", unc);
 }
 
 static void check_ecc(struct gp_doctor_ctx *c)
@@ -236,9 +249,11 @@ static const struct gp_doctor_check checks[] = {
 	{ "gpu.excluded", "a GPU excluded by the driver", GP_SRC_PROC, 0, check_excluded,
 	  "Reads \"GPU Excluded\" in /proc/driver/nvidia/gpus/BDF/information. Warning for an excluded GPU "
 	  "(NVreg_ExcludedGpus): bound to nvidia but unusable. Fix: remove it from the list if that was a mistake." },
-	{ "gpu.ecc", "ECC row remapping or page retirement pending or failed", GP_SRC_NVML, 0, check_ecc,
-	  "Reads NVML's row remapper state (Ampere and later) or retired-pages-pending state (older GPUs). Error "
-	  "when a remapping failed (out of spare rows: replace the GPU); warning when one waits for a GPU reset." },
+	{ "gpu.ecc", "ECC repair pending or failed, uncorrected ECC errors", GP_SRC_NVML, 0, check_ecc,
+	  "Reads NVML's row remapper state (Ampere and later) or retired-pages-pending state (older GPUs), and the "
+	  "volatile count of uncorrected ECC errors (since the driver loaded). Error when a remapping failed (out "
+	  "of spare rows: replace the GPU) or one waits for a GPU reset (drain, reset the GPU when idle or "
+	  "reboot); warning when uncorrected errors were counted. ECC off or not supported: not judged." },
 	{ "gpu.mig", "MIG enabled", GP_SRC_NVML, 0, check_mig,
 	  "Reads the current MIG mode (NVML). Info when enabled: CUDA sees MIG instances and there is no P2P "
 	  "between them or with other GPUs." },

@@ -58,6 +58,7 @@ static const struct {
 	K("nvlink_crc_data", nvl_err[GP_NVL_CRC_DATA], 1),
 	K("nvlink_crc_data_rise", nvl_err_rise[GP_NVL_CRC_DATA], 1),
 	K("numa_id", numa_id, 0),
+	K("ecc_unc_volatile", ecc_unc_volatile, 1),
 #undef R
 #undef K
 };
@@ -163,6 +164,7 @@ struct api {
 	nvml_ret (*bar1)(nvml_dev, struct nvml_bar1 *);
 	nvml_ret (*arch)(nvml_dev, unsigned *);
 	nvml_ret (*numa_id)(nvml_dev, unsigned *);
+	nvml_ret (*ecc_total)(nvml_dev, int, int, unsigned long long *);
 };
 
 static void load(void *lib, struct api *a)
@@ -180,6 +182,7 @@ static void load(void *lib, struct api *a)
 	*(void **)&a->bar1 = dlsym(lib, "nvmlDeviceGetBAR1MemoryInfo");
 	*(void **)&a->arch = dlsym(lib, "nvmlDeviceGetArchitecture");
 	*(void **)&a->numa_id = dlsym(lib, "nvmlDeviceGetNumaNodeId");
+	*(void **)&a->ecc_total = dlsym(lib, "nvmlDeviceGetTotalEccErrors");
 }
 
 /* BAR1 size and the part mapped now (pinned buffers, P2P and GPUDirect mappings), live only. */
@@ -315,6 +318,14 @@ void gp_gpu_nvml_state(void *lib, void *dev, unsigned flags, struct gp_gpu_state
 	s->virt = read_int(a.virt, dev);
 	s->compute = read_int(a.compute, dev);
 	s->retired_pending = read_int(a.retired_pending, dev);
+	if (a.ecc_total) { /* NVML_MEMORY_ERROR_TYPE_UNCORRECTED (1), NVML_VOLATILE_ECC (0) */
+		unsigned long long ecc = 0;
+		nvml_ret rc = a.ecc_total(dev, 1, 0, &ecc);
+
+		s->ecc_unc_volatile = answer(rc, (long long)(ecc & INT64_MAX));
+	} else {
+		s->ecc_unc_volatile = GP_GPU_NA;
+	}
 	if (a.mig) {
 		nvml_ret rc = a.mig(dev, &cur, &pend);
 

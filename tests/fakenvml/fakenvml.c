@@ -70,6 +70,19 @@ EXPORT int nvmlDeviceGetRemappedRows(void *dev, unsigned *corr, unsigned *unc, u
 	return full(dev) ? OK : NOT_SUPPORTED;
 }
 
+/* Uncorrected volatile ECC errors: 0 on a recorded machine, else FAKENVML_ECC_UNC (default 2);
+ * ECC off (FAKENVML_ECC_UNC=off): not supported. */
+EXPORT int nvmlDeviceGetTotalEccErrors(void *dev, int type, int counter, unsigned long long *v)
+{
+	const char *e = getenv("FAKENVML_ECC_UNC");
+
+	fake_tick("GetTotalEccErrors", dev);
+	if (type != 1 || counter != 0)
+		return INVALID_ARGUMENT;
+	*v = fake_profile_gpu(dev) >= 0 ? 0 : e ? strtoull(e, NULL, 10) : 2;
+	return full(dev) && !(e && !strcmp(e, "off")) ? OK : NOT_SUPPORTED;
+}
+
 /* 7 on the first read, 9 on the second, ... */
 EXPORT int nvmlDeviceGetPcieReplayCounter(void *dev, unsigned *v)
 {

@@ -213,7 +213,7 @@ static const struct dcase cases[] = {
 	{ D("healthy"), NULL, "gpu.excluded", QUIET, 0, NULL },
 	{ "h200x2", NULL, "gpu.excluded", FIRE, GP_SEV_SKIPPED, NULL }, /* /proc/driver/nvidia/gpus not captured */
 	{ D("gpu-ecc"), NULL, "gpu.ecc", FIRE, GP_SEV_ERROR, "0000:13:00.0" },   /* remapping failed */
-	{ D("gpu-ecc"), NULL, "gpu.ecc", FIRE, GP_SEV_WARNING, "0000:14:00.0" }, /* remapping pending */
+	{ D("gpu-ecc"), NULL, "gpu.ecc", FIRE, GP_SEV_ERROR, "0000:14:00.0" },   /* remapping pending: reset */
 	{ D("healthy"), NULL, "gpu.ecc", QUIET, 0, NULL },
 	{ D("gpu-mig"), NULL, "gpu.mig", FIRE, GP_SEV_INFO, "0000:33:00.0" },
 	{ D("healthy"), NULL, "gpu.mig", QUIET, 0, NULL },

@@ -64,6 +64,12 @@ static const struct jcase cases[] = {
 	{ D("lim-snap-old"), NULL, "limits.shm", FIRE, GP_SEV_SKIPPED, "/dev/shm", NULL },
 	{ D("gdr-geforce"), NULL, "rdma.gdr", FIRE, GP_SEV_WARNING, "0000:13:00.0-mlx5_0", "name NVML recorded" },
 	{ D("healthy"), NULL, "rdma.gdr", NOT, GP_SEV_WARNING, NULL, NULL },
+	/* 9. ECC health: a repair waiting for a reset is an error, uncorrected errors counted a warning */
+	{ D("gpu-ecc-unc"), NULL, "gpu.ecc", FIRE, GP_SEV_WARNING, "0000:33:00.0", "3 uncorrected ECC errors" },
+	{ D("gpu-ecc-unc"), NULL, "gpu.ecc", FIRE, GP_SEV_ERROR, "0000:34:00.0", "reset the GPU when idle" },
+	{ D("gpu-ecc-unc"), NULL, "gpu.ecc", NOT, GP_SEV_WARNING, "0000:34:00.0", NULL },
+	{ D("gpu-ecc-clean"), NULL, "gpu.ecc", QUIET, 0, NULL, NULL },
+	{ D("gpu-ecc-clean"), NULL, "gpu.ecc", FIRE, GP_SEV_OK, "0000:33:00.0", "no uncorrected ECC error" },
 };
 #define NCASES (int)(sizeof(cases) / sizeof(cases[0]))
 
@@ -126,5 +132,6 @@ int main(void)
 	healthy(D("acs-rootport-pt"));
 	healthy(D("pcie-gpu-free"));
 	healthy(D("lim-snap"));
+	healthy(D("gpu-ecc-clean"));
 	return unit_done();
 }

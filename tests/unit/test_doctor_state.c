@@ -64,6 +64,8 @@ static void nvml_state(void)
 	CHECK(a.mig == GP_GPU_NA && a.retired_pending == GP_GPU_NA, "MIG not supported, retired pages call missing: NA "
 	      "(%d, %d)", a.mig, a.retired_pending);
 	CHECK(a.remap_pending == 1 && a.remap_failed == 0, "row remapping pending, not failed");
+	CHECK(a.ecc_unc_volatile == 2 && b.ecc_unc_volatile == GP_GPU_NA, "uncorrected volatile ECC errors: 2, and "
+	      "not supported on the other GPU (%lld, %lld)", a.ecc_unc_volatile, b.ecc_unc_volatile);
 	CHECK(a.replay == 9 && a.replay_rise == 2, "replay counter read twice: 9, rose by 2 (%lld, %lld)", a.replay,
 	      a.replay_rise);
 	CHECK(a.nvl_active == 12 && a.nvl_inactive == 4, "NVLinks 12 up, 4 down, none beyond (%d, %d)", a.nvl_active,

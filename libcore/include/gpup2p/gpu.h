@@ -58,6 +58,7 @@ struct gp_gpu_state {
 	int fabric;                   /* nvmlGpuFabricState_t: 0 not supported, 1 not started, 2 in progress,
 	                                 3 completed */
 	int fabric_status;            /* the fabric's nvmlReturn_t once completed: 0 success */
+	long long ecc_unc_volatile;   /* uncorrected ECC errors since the driver loaded (volatile count) */
 	long long bar1_total;         /* BAR1 bytes (nvmlDeviceGetBAR1MemoryInfo): live NVML only, never */
 	long long bar1_used;          /* recorded (usage changes with every process); in use now */
 };
