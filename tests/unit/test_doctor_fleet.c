@@ -200,16 +200,16 @@ static void nagios(void)
 	/* a failed run (gp_doctor_run out of memory: exit 2) has no findings and no summary */
 	code = nagios_line(&r, buf, sizeof(buf));
 	CHECK(code == 2, "a failed run with exit 2: CRITICAL (%d)", code);
-	CHECK_STR(buf, "GPUP2P CRITICAL - out of memory | duration=0.500s;;;\n", "a failed run: why, no counts");
+	CHECK_STR(buf, "GPUP2P CRITICAL - out of memory | duration=0.500s;;;0\n", "a failed run: why, no counts");
 	r.why = "";
 	r.host = "dgx01";
 	nagios_line(&r, buf, sizeof(buf));
-	CHECK_STR(buf, "GPUP2P CRITICAL - dgx01: doctor exited 2 | duration=0.500s;;;\n", "a failed run, no message");
+	CHECK_STR(buf, "GPUP2P CRITICAL - dgx01: doctor exited 2 | duration=0.500s;;;0\n", "a failed run, no message");
 	r.rc = 64;
 	r.why = "doctor: unknown option '--bogus'";
 	code = nagios_line(&r, buf, sizeof(buf));
 	CHECK(code == 3, "usage (64): UNKNOWN (%d)", code);
-	CHECK_STR(buf, "GPUP2P UNKNOWN - dgx01: doctor: unknown option '--bogus' | duration=0.500s;;;\n", "usage: why");
+	CHECK_STR(buf, "GPUP2P UNKNOWN - dgx01: doctor: unknown option '--bogus' | duration=0.500s;;;0\n", "usage: why");
 
 	list_of(&l, v, sev, 3);
 	v[0].check = &drv, v[0].subject = "nvidia", v[0].message = "legacy";
@@ -219,23 +219,23 @@ static void nagios(void)
 	r = (struct gp_doctor_nagios_run){ .out = &l, .sum = sum, .rc = 2, .host = "dgx01", .seconds = 1.25 };
 	code = nagios_line(&r, buf, sizeof(buf));
 	CHECK(code == 2, "an error: CRITICAL (%d)", code);
-	CHECK_STR(buf, "GPUP2P CRITICAL - dgx01: 1 error, 1 warning, 0 unknown, 0 info, 1 ok, 0 skipped; bar.small "
-		  "0000:13:00.0: aperture / small  | errors=1;;; warnings=1;;; unknown=0;;; info=0;;; ok=1;;; skipped=0;;; "
-		  "duration=1.250s;;;\n", "an error: the counts, the error ('|' and newline replaced), perfdata");
+	CHECK_STR(buf, "GPUP2P CRITICAL - dgx01: 1 error, 1 warning, 0 unknown, 0 info, 1 ok, 0 skipped - bar.small "
+		  "0000:13:00.0: aperture / small  | errors=1;;0;0 warnings=1;0;;0 unknown=0;;;0 info=0;;;0 ok=1;;;0 "
+		  "skipped=0;;;0 duration=1.250s;;;0\n", "an error: the counts, the error ('|' and newline replaced), perfdata");
 	v[2].sev = GP_SEV_OK;
 	gp_doctor_summary(&l, sum);
 	r.rc = 1;
 	code = nagios_line(&r, buf, sizeof(buf));
 	CHECK(code == 1, "a warning: WARNING (%d)", code);
-	CHECK_STR(buf, "GPUP2P WARNING - dgx01: 0 errors, 1 warning, 0 unknown, 0 info, 2 ok, 0 skipped; driver.flavor "
-		  "nvidia: legacy | errors=0;;; warnings=1;;; unknown=0;;; info=0;;; ok=2;;; skipped=0;;; "
-		  "duration=1.250s;;;\n", "a warning: it is the alarm");
+	CHECK_STR(buf, "GPUP2P WARNING - dgx01: 0 errors, 1 warning, 0 unknown, 0 info, 2 ok, 0 skipped - driver.flavor "
+		  "nvidia: legacy | errors=0;;0;0 warnings=1;0;;0 unknown=0;;;0 info=0;;;0 ok=2;;;0 skipped=0;;;0 "
+		  "duration=1.250s;;;0\n", "a warning: it is the alarm");
 	r.rc = 0;
 	v[0].sev = GP_SEV_UNKNOWN;
 	gp_doctor_summary(&l, sum);
 	nagios_line(&r, buf, sizeof(buf));
-	CHECK_STR(buf, "GPUP2P OK - dgx01: 0 errors, 0 warnings, 1 unknown, 0 info, 2 ok, 0 skipped | errors=0;;; "
-		  "warnings=0;;; unknown=1;;; info=0;;; ok=2;;; skipped=0;;; duration=1.250s;;;\n",
+	CHECK_STR(buf, "GPUP2P OK - dgx01: 0 errors, 0 warnings, 1 unknown, 0 info, 2 ok, 0 skipped | errors=0;;0;0 "
+		  "warnings=0;0;;0 unknown=1;;;0 info=0;;;0 ok=2;;;0 skipped=0;;;0 duration=1.250s;;;0\n",
 		  "an unknown without --strict (exit 0): OK, no alarm named");
 }
 
