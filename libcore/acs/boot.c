@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "gpup2p/acs.h"
+#include "gpup2p/acs_write.h"
+#include "gpup2p/buf.h"
 
 /* 1 when a device spec of the two parameters names d: "[DDDD:]BB:DD.F" or "pci:VVVV:DDDD[:SV:SD]".
  * The path form (BB:DD.F/DD.F) names a device by the route to it: not matched. */
@@ -162,4 +164,14 @@ int gp_acs_boot_clearer(const struct gp_root *r, char *which, size_t n)
 	}
 	free(rc);
 	return found;
+}
+
+int gp_acs_grub_line(const char *param, struct gp_buf *b)
+{
+	if (gp_buf_addf(b, "GRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX "))
+		return -ENOMEM;
+	for (const char *p = param; *p; p++)
+		if (gp_buf_addf(b, "%s%c", strchr(";|&<>", *p) ? "\\" : "", *p))
+			return -ENOMEM;
+	return gp_buf_addf(b, "\"") ? -ENOMEM : 0;
 }

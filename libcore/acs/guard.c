@@ -37,7 +37,8 @@ static void unknown_why(const struct gp_pci *p, const struct gp_pci_dev *d, cons
 		 rc < 0 ? gp_root_strerror((int)-rc) : rc == 0 ? "empty" : "a type not known here");
 }
 
-/* Why clearing ACS on bridge b is unsafe for function d, into why; 0 when it is not. */
+/* Why clearing ACS on bridge b is unsafe for function d, into why; 0 when it is not, else
+ * GP_ACS_UNSAFE_VFIO or GP_ACS_UNSAFE_IOMMU. */
 static int unsafe(const struct gp_pci *p, int b, const struct gp_pci_dev *d, char *why, size_t n)
 {
 	enum gp_iommu_mode m = gp_iommu_group_mode(p->root, d->iommu_group);
@@ -57,7 +58,23 @@ static int unsafe(const struct gp_pci *p, int b, const struct gp_pci_dev *d, cha
 		unknown_why(p, d, where, why, n);
 	else
 		return 0;
-	return 1;
+	return !strcmp(d->driver, "vfio-pci") || m == GP_IOMMU_UNMANAGED ? GP_ACS_UNSAFE_VFIO : GP_ACS_UNSAFE_IOMMU;
+}
+
+int gp_acs_bridge_unsafe(const struct gp_pci *p, int b, char *why, size_t n)
+{
+	int kind = 0;
+
+	for (int k = 0; k < p->n; k++) {
+		char w[384];
+		int u = governed(p, b, &p->devs[k]) ? unsafe(p, b, &p->devs[k], w, sizeof(w)) : 0;
+
+		if (u > kind) {                     /* VFIO first: iommu=pt does not help there */
+			kind = u;
+			snprintf(why, n, "%s", w);
+		}
+	}
+	return kind;
 }
 
 int gp_acs_plan_check(const struct gp_pci *p, const struct gp_acs_plan *pl, struct gp_err *e)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "gpup2p/acs_write.h"
 #include "gpup2p/buf.h"
 
 #define FIX_BOOT "systemctl enable gpup2p-acs.service (runs gpup2p acs --disable at every boot)"
@@ -183,6 +184,42 @@ static void each_set(struct gp_doctor_ctx *c, uint16_t mask, const char *what,
 	all_clear(c, alarms, unread, checked, what);
 }
 
+/* The fix for redirection or egress control on bridge b, chosen from what doctor knows: where the
+ * IOMMU translates for a device below it, gpup2p acs --disable refuses, so iommu=pt first, then the
+ * unit; where VFIO owns one, clearing ACS would open a guest's isolation: leave it; else clear it now
+ * and at every boot (the unit, or the boot parameter for every redirecting bridge on a GPU/NIC path,
+ * as the /etc/default/grub line GRUB keeps whole). what: " (clears EgressCtrl too)" or "". */
+static void acs_fix(struct gp_doctor_ctx *c, struct gp_finding *f, const struct gp_acs_bridge *b, const char *what)
+{
+	struct gp_buf bp = GP_BUF_INIT, line = GP_BUF_INIT;
+	char why[384];
+	int kind = gp_acs_bridge_unsafe(c->pci, b->pci, why, sizeof(why));
+
+	if (kind && strstr(why, "; "))              /* the refusal's own advice (--force) is not this fix */
+		*strstr(why, "; ") = 0;
+	switch (kind) {
+	case GP_ACS_UNSAFE_VFIO:
+		gp_finding_fix(f, "none while VFIO owns a device below it: %s (gpup2p acs --disable refuses; unbind "
+			       "it from VFIO first)", why);
+		break;
+	case GP_ACS_UNSAFE_IOMMU:
+		gp_acs_grub_line("iommu=pt", &line);
+		gp_finding_fix(f, "first boot with iommu=pt (the IOMMU translates here, so gpup2p acs --disable "
+			       "refuses): add to /etc/default/grub %s, run update-grub, reboot; then "
+			       "systemctl enable --now gpup2p-acs.service (gpup2p acs --disable%s, now and at every boot)",
+			       gp_buf_str(&line), what);
+		break;
+	default:
+		if (gp_acs_boot_param(c->topo, &c->acs, &bp) || !bp.len)
+			gp_buf_addf(&bp, "pci=disable_acs_redir=%s", bdev(c, b)->bdf);
+		gp_acs_grub_line(gp_buf_str(&bp), &line);
+		gp_finding_fix(f, "gpup2p acs --disable (as root, now%s); at boot: " FIX_BOOT ", or the kernel "
+			       "parameter, added to /etc/default/grub (then update-grub): %s", what, gp_buf_str(&line));
+	}
+	gp_buf_free(&bp);
+	gp_buf_free(&line);
+}
+
 static void redirect_one(struct gp_doctor_ctx *c, const struct gp_acs_bridge *b)
 {
 	struct gp_buf txt = GP_BUF_INIT;
@@ -209,8 +246,7 @@ static void redirect_one(struct gp_doctor_ctx *c, const struct gp_acs_bridge *b)
 				  "the root complex anyway or use NVLink (%s)", role(c, b, r, sizeof(r)), dec,
 				  gp_buf_str(&txt));
 	pairs(c, b, how, NULL, f);
-	gp_finding_fix(f, "gpup2p acs --disable (as root, now); at boot: " FIX_BOOT ", or the kernel parameter "
-		       "pci=disable_acs_redir=%s", bdev(c, b)->bdf);
+	acs_fix(c, f, b, "");
 	registers(f, b);
 	gp_finding_ev(f, "impact", "%s", gp_acs_impact_name(b->impact));
 	if (how == TRANSLATED)
@@ -239,8 +275,7 @@ static void egress_one(struct gp_doctor_ctx *c, const struct gp_acs_bridge *b)
 		f = gp_doctor_add(c, GP_SEV_INFO, bdev(c, b)->bdf, "%s with EgressCtrl, but its pairs cross the root complex "
 				  "anyway or use NVLink (%s)", role(c, b, r, sizeof(r)), gp_buf_str(&txt));
 	pairs(c, b, local ? LOCAL : ALL, NULL, f);
-	gp_finding_fix(f, "gpup2p acs --disable (as root: clears EgressCtrl too); at boot: " FIX_BOOT ", or the kernel "
-		       "parameter pci=disable_acs_redir=%s", bdev(c, b)->bdf);
+	acs_fix(c, f, b, "; clears EgressCtrl too");
 	registers(f, b);
 	gp_buf_free(&txt);
 }

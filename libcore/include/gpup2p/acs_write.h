@@ -67,6 +67,19 @@ int gp_acs_plan_disable(const struct gp_topo *t, const struct gp_acs_audit *a, e
  * function and why. Reads the groups' types through p's root. */
 int gp_acs_plan_check(const struct gp_pci *p, const struct gp_acs_plan *pl, struct gp_err *e);
 
+/* What clearing ACS on bridge b (p->devs[b]) would undo, as gp_acs_plan_check judges it: 0 nothing,
+ * GP_ACS_UNSAFE_IOMMU a function it governs is translated by the IOMMU (boot with iommu=pt first),
+ * GP_ACS_UNSAFE_VFIO one is owned by VFIO (a guest's: leave ACS on); why says which and why. */
+enum { GP_ACS_UNSAFE_IOMMU = 1, GP_ACS_UNSAFE_VFIO = 2 };
+int gp_acs_bridge_unsafe(const struct gp_pci *p, int b, char *why, size_t n);
+
+/* The line for /etc/default/grub that adds the kernel parameter param to GRUB_CMDLINE_LINUX:
+ * GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX PARAM", with GRUB's command separators in PARAM (; | & < >)
+ * escaped by a backslash, which the shell keeps inside double quotes and grub.cfg's lexer removes:
+ * grub-mkconfig copies the value into grub.cfg's linux line, where a bare ';' would end the command.
+ * Appended to b; 0 or -ENOMEM. */
+int gp_acs_grub_line(const char *param, struct gp_buf *b);
+
 /* Append the boot parameter that makes a plan permanent, for every bridge whose value it changes
  * (before != after): "pci=disable_acs_redir=A;B" for GP_ACS_CLEAR_REDIRECT,
  * "pci=config_acs=0000000@A;0000000@B" (kernel >= 6.11) for GP_ACS_ZERO; nothing when it changes
