@@ -80,6 +80,15 @@ const char *cli_last_error(void);
 /* Print "gpup2p CMD: msg" to stderr (kept for cli_last_error) and return code. */
 int cli_error(int code, const char *cmd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The width to wrap text output at: 0 (no wrapping) when stdout is not a terminal, else its width
+ * (TIOCGWINSZ), else $COLUMNS, else 80. */
+int cli_term_width(void);
+
+/* Print s from column col on, wrapped at width (0: not wrapped), each further line indented by ind;
+ * a word wider than the line gets a line of its own, whole; '\x1f' is a space that never breaks.
+ * Ends with a newline. */
+void cli_wrap(FILE *f, const char *s, int col, int ind, int width);
+
 /* Print a usage error ("gpup2p CMD: msg; see gpup2p help CMD") and return 64. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

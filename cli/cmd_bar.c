@@ -13,15 +13,17 @@ void help_bar(FILE *f)
 {
 	fprintf(f,
 		"usage: gpup2p bar [--all] [--match VENDOR:DEVICE]... [--json|--csv|--jsonl]\n\n"
-		"For each GPU: every BAR (index, size, 32/64-bit, prefetchable, address assigned), the VRAM\n"
-		"aperture (largest 64-bit prefetchable BAR) against VRAM size (from NVML; unknown without\n"
-		"it), Resizable BAR (supported and current sizes), the verdict \"large BAR\" (aperture >= VRAM:\n"
-		"BAR1 P2P and unrestricted pinning) or \"small BAR\" with what it limits, the device's IOMMU\n"
-		"group and type, and the system IOMMU mode (off / identity / DMA / DMA-FQ).\n\n"
+		"For each GPU: every BAR (index, size, 32/64-bit, prefetchable, address\n"
+		"assigned), the VRAM aperture (largest 64-bit prefetchable BAR) against VRAM\n"
+		"size (from NVML; unknown without it), Resizable BAR (supported and current\n"
+		"sizes), the verdict \"large BAR\" (aperture >= VRAM: BAR1 P2P and unrestricted\n"
+		"pinning) or \"small BAR\" with what it limits, the device's IOMMU group and type,\n"
+		"and the system IOMMU mode (off / identity / DMA / DMA-FQ).\n\n"
 		"  --all                  every PCI function, not only GPUs\n"
 		"  --match VENDOR:DEVICE  also treat these endpoints as GPUs (repeatable)\n"
 		"  --json, --csv, --jsonl, --no-header, --root DIR, -q: see gpup2p --help\n\n"
-		"Resizable BAR needs the extended config space: as non-root it is reported \"unknown\".\n"
+		"Resizable BAR needs the extended config space: as non-root it is reported\n"
+		"\"unknown\".\n"
 		"Exit: 0 ok, 3 input unreadable, 64 usage, 69 no PCI/root.\n");
 }
 

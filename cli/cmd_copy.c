@@ -9,29 +9,33 @@
 void help_copy(FILE *f)
 {
 	fprintf(f,
-		"usage: gpup2p copy h2d|d2h|d2d|peer [--gpu N] [--to M] [--size S] [--pinned|--pageable]\n"
-		"                   [--iters K] [--numa N] [--json|--csv|--jsonl]\n"
+		"usage: gpup2p copy h2d|d2h|d2d|peer [--gpu N] [--to M] [--size S]\n"
+		"              [--pinned|--pageable] [--iters K] [--numa N]\n"
+		"              [--json|--csv|--jsonl]\n"
 		"       gpup2p copy h2d|d2h --via map [--gpu N] [--size S] [--iters K]\n"
 		"       gpup2p copy --all-pairs [--size S] [--iters K]\n\n"
-		"Copy a pattern that differs for every byte and every copy, check every byte on the other side,\n"
-		"and print the bandwidth (each copy timed on the GPU, median with min and max).\n"
-		"  h2d, d2h     host memory to GPU N and back (host memory on the GPU's NUMA node)\n"
+		"Copy a pattern that differs for every byte and every copy, check every byte on\n"
+		"the other side, and print the bandwidth (each copy timed on the GPU, median\n"
+		"with min and max).\n"
+		"  h2d, d2h     host memory to GPU N and back (host memory on the GPU's NUMA\n"
+		"               node)\n"
 		"  d2d          within GPU N\n"
 		"  peer         GPU N to GPU M, with peer access when the GPUs allow it\n"
-		"  --all-pairs  every GPU pair in both directions, peer access on where possible: catches\n"
-		"               \"P2P is reported but the data lands in the wrong place\" (one GPU: no pair,\n"
-		"               copies within it)\n\n"
+		"  --all-pairs  every GPU pair in both directions, peer access on where\n"
+		"               possible: catches \"P2P is reported but the data lands in the\n"
+		"               wrong place\" (one GPU: no pair, copies within it)\n\n"
 		"  --gpu N      the GPU (default 0, PCI bus order)\n"
 		"  --to M       peer: the destination GPU (default the next one)\n"
 		"  --size S     bytes per copy (default 64M; K/M/G = powers of 1024)\n"
 		"  --pinned, --pageable  host memory for h2d/d2h (default pinned)\n"
 		"  --iters K    copies, each with a new pattern (default 10)\n"
 		"  --numa N     put host memory on NUMA node N\n"
-		"  --via map    h2d/d2h by the CPU through a gpup2p.ko mapping of the GPU memory (needs the\n"
-		"               module: gpup2p enable), checked through CUDA; default: CUDA's copy engines\n"
+		"  --via map    h2d/d2h by the CPU through a gpup2p.ko mapping of the GPU memory\n"
+		"               (needs the module: gpup2p enable), checked through CUDA;\n"
+		"               default: CUDA's copy engines\n"
 		"  --json, --csv, --jsonl, --no-header, -q: see gpup2p --help\n\n"
-		"Exit: 0 every byte right, 2 a wrong byte (offset, expected and found are printed) or a CUDA\n"
-		"error, 64 usage, 69 CUDA not available or no GPU.\n");
+		"Exit: 0 every byte right, 2 a wrong byte (offset, expected and found are\n"
+		"printed) or a CUDA error, 64 usage, 69 CUDA not available or no GPU.\n");
 }
 
 struct copt {

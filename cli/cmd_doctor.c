@@ -14,46 +14,61 @@
 void help_doctor(FILE *f)
 {
 	fprintf(f,
-		"usage: gpup2p doctor [--only LIST] [--skip LIST] [--active | --no-cuda] [--kmsg] [--strict] [-q] [-v]\n"
-		"                     [--json [--pretty] | --prometheus [--textfile DIR] [--alarms-only]\n"
-		"                     | --nagios]\n"
+		"usage: gpup2p doctor [--only LIST] [--skip LIST] [--active | --no-cuda]\n"
+		"              [--kmsg] [--strict] [-q] [-v]\n"
+		"              [--json [--pretty] | --prometheus [--textfile DIR]\n"
+		"              [--alarms-only] | --nagios]\n"
 		"       gpup2p doctor --list [--only LIST] [--skip LIST] [--json]\n"
 		"       gpup2p doctor --explain ID|FAMILY\n\n"
-		"Checks this machine (or, with --root DIR, a snapshot) for what breaks or slows GPU peer-to-peer and\n"
-		"GPUDirect: the NVIDIA driver, the GPUs' state (NVML), BARs, the IOMMU, PCIe links, GPU and NIC\n"
-		"placement, NUMA, NVLink, P2P as CUDA and NVML see it, peer-memory modules, gpup2p.ko, process\n"
-		"limits.\n"
-		"Each finding names its subject (BDF, module, file), the evidence and one fix. Severities: error,\n"
-		"warning, info, ok, unknown (the source could not be read: says why), skipped (does not apply, or\n"
-		"live only under --root).\n\n"
-		"  --only LIST     run only these checks: comma list of ids (bar.small), families (bar) or bar.*\n"
+		"Checks this machine (or, with --root DIR, a snapshot) for what breaks or slows\n"
+		"GPU peer-to-peer and GPUDirect: the NVIDIA driver, the GPUs' state (NVML),\n"
+		"BARs, the IOMMU, PCIe links, GPU and NIC placement, NUMA, NVLink, P2P as CUDA\n"
+		"and NVML see it, peer-memory modules, gpup2p.ko, process limits. Each finding\n"
+		"names its subject (BDF, module, file), the evidence and one fix. Severities:\n"
+		"error, warning, info, ok, unknown (the source could not be read: says why),\n"
+		"skipped (does not apply, or live only under --root).\n\n"
+		"  --only LIST     run only these checks: comma list of ids (bar.small),\n"
+		"                  families (bar) or bar.*\n"
 		"  --skip LIST     leave these out (same syntax)\n"
-		"  --active        also run the active checks: copy between every GPU pair and between host and each\n"
-		"                  GPU, checking every byte (p2p.verify), and time the copies against the link's\n"
-		"                  rate (p2p.bandwidth); live only, progress on stderr when it is a terminal\n"
-		"  --no-cuda       do not load libcuda: the checks that need it (driver.cuda_init, p2p.access,\n"
-		"                  p2p.nvml_status) say skipped; saves cuInit (0.1-0.2 s): a frequent health check\n"
-		"  --kmsg          also read the kernel log for Xid events (gpu.xid; may need root)\n"
+		"  --active        also run the active checks: copy between every GPU pair and\n"
+		"                  between host and each GPU, checking every byte (p2p.verify),\n"
+		"                  and time the copies against the link's rate (p2p.bandwidth);\n"
+		"                  live only, progress on stderr when it is a terminal\n"
+		"  --no-cuda       do not load libcuda: the checks that need it\n"
+		"                  (driver.cuda_init, p2p.access, p2p.nvml_status) say skipped;\n"
+		"                  saves cuInit (0.1-0.2 s): a frequent health check\n"
+		"  --kmsg          also read the kernel log for Xid events (gpu.xid; may need\n"
+		"                  root)\n"
 		"  --strict        count unknown findings as warnings (exit 1)\n"
 		"  --list          every check: id, family, kind, sources, title\n"
-		"  --explain ID    what a check (or every check of a family) reads, when it alarms, the fix\n"
-		"  -q, --quiet     print only the alarms (errors, warnings; unknown with --strict)\n"
+		"  --explain ID    what a check (or every check of a family) reads, when it\n"
+		"                  alarms, the fix\n"
+		"  -q, --quiet     print only the alarms (errors, warnings; unknown with\n"
+		"                  --strict)\n"
 		"  -v, --verbose   also list each ok and skipped finding, and the evidence\n"
-		"  --json          one line of JSON (under 64 KiB: the least urgent findings are left out and\n"
-		"                  counted in \"truncated\" when more would not fit), with host, boot_id, time,\n"
-		"                  the gpup2p version, argv and exit_status; also when doctor cannot run\n"
-		"  --pretty        indent the JSON, every finding (no size bound: for files and people)\n"
-		"  --prometheus    Prometheus text (node_exporter textfile collector): gpup2p_check_status per\n"
-		"                  finding (its state in the value), gpup2p_doctor_findings{level}, gpup2p_copy_\n"
-		"                  bandwidth_bytes_per_second (--active), gpup2p_doctor_exit and _duration_seconds\n"
-		"  --textfile DIR  write it to DIR/gpup2p.prom atomically (temporary file, then rename)\n"
-		"  --alarms-only   gpup2p_check_status only for errors, warnings and unknown findings\n"
-		"                  (the counts stay whole): a few series per node instead of hundreds\n"
-		"  --nagios        one Nagios status line with perfdata; exit 0 OK, 1 WARNING, 2 CRITICAL,\n"
-		"                  3 UNKNOWN (could not run, usage, no GPU, permission); nothing on stderr\n"
+		"  --json          one line of JSON (under 64 KiB: the least urgent findings are\n"
+		"                  left out and counted in \"truncated\" when more would not fit),\n"
+		"                  with host, boot_id, time, the gpup2p version, argv and\n"
+		"                  exit_status; also when doctor cannot run\n"
+		"  --pretty        indent the JSON, every finding (no size bound: for files and\n"
+		"                  people)\n"
+		"  --prometheus    Prometheus text (node_exporter textfile collector):\n"
+		"                  gpup2p_check_status per finding (its state in the value),\n"
+		"                  gpup2p_doctor_findings{level},\n"
+		"                  gpup2p_copy_bandwidth_bytes_per_second (--active),\n"
+		"                  gpup2p_doctor_exit, gpup2p_doctor_duration_seconds\n"
+		"  --textfile DIR  write it to DIR/gpup2p.prom atomically (temporary file, then\n"
+		"                  rename)\n"
+		"  --alarms-only   gpup2p_check_status only for errors, warnings and unknown\n"
+		"                  findings (the counts stay whole): a few series per node\n"
+		"                  instead of hundreds\n"
+		"  --nagios        one Nagios status line with perfdata; exit 0 OK, 1 WARNING, 2\n"
+		"                  CRITICAL, 3 UNKNOWN (could not run, usage, no GPU,\n"
+		"                  permission); nothing on stderr\n"
 		"  --root DIR, --color=WHEN: see gpup2p --help\n\n"
-		"Exit: 0 no warning or error, 1 warnings, 2 an error, 3 input unreadable, 64 usage,\n"
-		"69 no NVIDIA GPU on the PCI bus (or no root), 77 permission denied (--nagios: 0-3).\n");
+		"Exit: 0 no warning or error, 1 warnings, 2 an error, 3 input unreadable, 64\n"
+		"usage, 69 no NVIDIA GPU on the PCI bus (or no root), 77 permission denied\n"
+		"(--nagios: 0-3).\n");
 }
 
 struct doc_opts {
@@ -61,38 +76,12 @@ struct doc_opts {
 	int list, active, kmsg, strict, no_cuda, pretty, prom, nagios, alarms_only;
 };
 
-static const char *const sev_title[GP_SEV_N] = { "errors", "warnings", "info", "ok", "unknown", "skipped" };
-static const char *const sev_sgr[GP_SEV_N] = { "\033[1;31m", "\033[1;33m", "\033[36m", "\033[32m", "\033[35m", "\033[2m" };
-
 /* --active on a terminal: what is being copied now, on one line of stderr. */
 static void progress(void *arg, const char *what)
 {
 	(void)arg;
 	fprintf(stderr, "\r\033[K%s", what ? what : "");
 	fflush(stderr);
-}
-
-/* Print s wrapped at width, each line after the first indented by ind. */
-static void print_wrapped(const char *s, int ind, int width)
-{
-	int col = ind;
-
-	while (*s) {
-		int w = (int)strcspn(s, " ");
-
-		if (col > ind && col + 1 + w > width) {
-			printf("\n%*s", ind, "");
-			col = ind;
-		} else if (col > ind) {
-			putchar(' ');
-			col++;
-		}
-		printf("%.*s", w, s);
-		col += w;
-		s += w;
-		s += strspn(s, " ");
-	}
-	putchar('\n');
 }
 
 static int do_list(struct cli *c, const unsigned char *on)
@@ -155,7 +144,7 @@ static void explain_one(const struct gp_doctor_check *k)
 	printf("%s: %s\n", k->id, k->title);
 	printf("  family %s (%s), %s, reads: %s\n  ", fam->name, fam->title, k->active ? "active" : "static",
 	       gp_doctor_check_sources(k, src, sizeof(src)));
-	print_wrapped(k->explain, 2, 100);
+	cli_wrap(stdout, k->explain, 2, 2, cli_term_width());
 }
 
 static int do_explain(const char *name)
@@ -175,95 +164,6 @@ static int do_explain(const char *name)
 		explain_one(&fam->checks[i]);
 	}
 	return 0;
-}
-
-static void print_finding(const struct cli *c, const struct gp_finding *f, int idw)
-{
-	printf("  %-*s  %s: ", idw, f->check->id, f->subject);
-	print_wrapped(f->message, idw + 4, 110);
-	if (f->fix) {
-		printf("  %*s  fix: ", idw, "");
-		print_wrapped(f->fix, idw + 9, 110);
-	}
-	if (c->verbose && f->nev) {
-		printf("  %*s  evidence:", idw, "");
-		for (int k = 0; k < f->nev; k++)
-			printf("%s %s = %s", k ? ";" : "", f->ev[k].key, f->ev[k].value);
-		putchar('\n');
-	}
-}
-
-/* One line on the snapshot the root is: who wrote it, when, of what, and whether it is older. */
-static void print_snapshot(const struct gp_snapshot_info *i)
-{
-	int kernel = i->kernel[0] && strcmp(i->kernel, "unknown");
-
-	printf("snapshot: %s, %s, %s%s%s%s; format %d%s\n", i->writer[0] ? i->writer : "writer unknown",
-	       i->created[0] ? i->created : "date unknown", !strcmp(i->source, "live") ? "of a live system" : "of a root directory",
-	       kernel ? ", kernel " : "", kernel ? i->kernel : "", i->nunread ? ", with files it could not read" : "",
-	       i->format, i->format < GP_SNAPSHOT_FORMAT ? " (older: checks of what it lacks are skipped)" : "");
-}
-
-static void print_table(struct cli *c, struct gp_doctor_ctx *d, const struct doc_opts *o, const int sum[GP_SEV_N])
-{
-	static const enum gp_sev order[] = { GP_SEV_ERROR, GP_SEV_WARNING, GP_SEV_UNKNOWN, GP_SEV_INFO, GP_SEV_OK,
-					     GP_SEV_SKIPPED };
-	const char *host = gp_doctor_host(d);
-	int idw = 0;
-
-	for (int i = 0; i < d->out.n; i++) {
-		int l = (int)strlen(d->out.v[i].check->id);
-
-		idw = l > idw ? l : idw;
-	}
-	if (!c->quiet) {
-		printf("gpup2p doctor: %s%s", host ? "host " : "", host ? host : "");
-		if (d->src.live)
-			printf("%slive system\n", host ? ", " : "");
-		else
-			printf("%sroot %s (offline: live-only checks are skipped)\n", host ? ", " : "", d->root->dir);
-		if (d->src.snapshot)
-			print_snapshot(&d->src.snap);
-		printf("NVML: %s%s%s; CUDA: %s\n", d->src.nvml ? "available" : "not available (",
-		       d->src.nvml ? (d->facts->driver[0] ? ", driver " : "") : d->src.nvml_why,
-		       d->src.nvml ? d->facts->driver : ")", d->src.cuda ? "loaded" : d->src.cuda_why);
-	}
-	for (size_t g = 0; g < sizeof(order) / sizeof(order[0]); g++) {
-		enum gp_sev s = order[g];
-		int alarm = s == GP_SEV_ERROR || s == GP_SEV_WARNING || (o->strict && s == GP_SEV_UNKNOWN);
-		int full = alarm || s == GP_SEV_UNKNOWN || s == GP_SEV_INFO || c->verbose;
-		const char *prev = NULL;
-		int col = 0;
-
-		if (!sum[s] || (c->quiet && !alarm))
-			continue;
-		printf("\n%s%s (%d)%s\n", c->color ? sev_sgr[s] : "", sev_title[s], sum[s], c->color ? "\033[0m" : "");
-		for (int i = 0; i < d->out.n; i++) {
-			const struct gp_finding *f = &d->out.v[i];
-
-			if (f->sev != s)
-				continue;
-			if (full) {
-				print_finding(c, f, idw);
-			} else if (!prev || strcmp(prev, f->check->id)) {
-				/* ok and skipped, briefly: the ids, wrapped */
-				int w = (int)strlen(f->check->id);
-
-				if (col && col + w + 1 > 100) {
-					putchar('\n');
-					col = 0;
-				}
-				printf("%s%s", col ? " " : "  ", f->check->id);
-				col += w + (col ? 1 : 2);
-				prev = f->check->id;
-			}
-		}
-		if (col)
-			putchar('\n');
-	}
-	if (!c->quiet)
-		printf("\nsummary: %d error%s, %d warning%s, %d info, %d ok, %d unknown, %d skipped\n", sum[0],
-		       sum[0] == 1 ? "" : "s", sum[1], sum[1] == 1 ? "" : "s", sum[2], sum[3], sum[4], sum[5]);
 }
 
 static int parse(struct cli *c, struct doc_opts *o, int argc, char **argv)
@@ -478,8 +378,8 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 		return finish(c, &o, &r, t0);
 	}
 	r.rc = run(c, &o, on, &t, pre, ph, &d, &r, sum);
-	if (r.d && c->fmt == GP_OUT_TABLE && !o.prom && !o.nagios && t.ngpu)
-		print_table(c, &d, &o, sum);
+	if (r.d && c->fmt == GP_OUT_TABLE && !o.prom && !o.nagios && t.ngpu && doc_text(c, &d, o.strict, sum))
+		r.rc = EX_ERROR;               /* out of memory */
 	rc = finish(c, &o, &r, t0);
 	if (r.d)
 		gp_doctor_ctx_free(&d);

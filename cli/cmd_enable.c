@@ -16,18 +16,19 @@ void help_enable(FILE *f)
 		"usage: gpup2p enable [--module PATH] [--peermem] [--dry-run]\n"
 		"       gpup2p enable --status [--json]\n"
 		"       gpup2p enable --disable [--peermem] [--dry-run]\n\n"
-		"Load gpup2p.ko, the project's driver that pins GPU memory and maps it to user space, from the\n"
-		"installed module tree (or the file --module names), and check that /dev/gpup2p answers.\n"
+		"Load gpup2p.ko, the project's driver that pins GPU memory and maps it to user\n"
+		"space, from the installed module tree (or the file --module names), and check\n"
+		"that /dev/gpup2p answers.\n"
 		"Idempotent: what is loaded already is left alone.\n\n"
 		"  --module PATH  load this gpup2p.ko file instead of the installed one\n"
-		"  --peermem      also load nvidia-peermem (GPUDirect RDMA for NICs); refused while the old\n"
-		"                 nv_peer_mem is loaded (only one of them may be)\n"
+		"  --peermem      also load nvidia-peermem (GPUDirect RDMA for NICs); refused\n"
+		"                 while the old nv_peer_mem is loaded (only one of them may be)\n"
 		"  --status       what is loaded and which pin backend works; changes nothing\n"
 		"  --disable      unload gpup2p.ko (and nvidia-peermem with --peermem)\n"
 		"  --dry-run      say what would be done; change nothing\n"
 		"  --json, -q: see gpup2p --help\n\n"
-		"Exit: 0 done (or nothing to do), 2 a load or unload failed, 64 usage, 69 module not\n"
-		"installed or a module it needs not loaded (the NVIDIA driver), 77 not root.\n");
+		"Exit: 0 done (or nothing to do), 2 a load or unload failed, 64 usage, 69 module\n"
+		"not installed or a module it needs not loaded (the NVIDIA driver), 77 not root.\n");
 }
 
 struct eopts {

@@ -9,35 +9,38 @@ void help_pin(FILE *f)
 {
 	fprintf(f,
 		"usage: gpup2p pin [--gpu N] [--size S] [--persistent] [--json]\n\n"
-		"Allocate S bytes on GPU N with CUDA, pin them through gpup2p.ko, print the page table\n"
-		"(GPU page size, pages, physically contiguous runs, mapping type) and the pin and unpin times,\n"
-		"then release everything.\n\n"
+		"Allocate S bytes on GPU N with CUDA, pin them through gpup2p.ko, print the page\n"
+		"table (GPU page size, pages, physically contiguous runs, mapping type) and the\n"
+		"pin and unpin times, then release everything.\n\n"
 		"  --gpu N         the GPU (default 0, PCI bus order)\n"
 		"  --size S        bytes (default 2M; rounded up to 64 KiB)\n"
-		"  --persistent    pin without a free callback (NVIDIA driver 515+; not on MIG or vGPU)\n"
+		"  --persistent    pin without a free callback (NVIDIA driver 515+; not on MIG\n"
+		"                  or vGPU)\n"
 		"  --json, -q: see gpup2p --help\n\n"
-		"Exit: 0 ok, 2 pin failed (the reason: GPU refuses pinning, BAR space exhausted, ...),\n"
-		"64 usage, 69 no CUDA / no GPU / gpup2p.ko not loaded / no persistent pins (--persistent),\n"
-		"77 no permission on /dev/gpup2p.\n");
+		"Exit: 0 ok, 2 pin failed (the reason: GPU refuses pinning, BAR space exhausted,\n"
+		"...), 64 usage, 69 no CUDA / no GPU / gpup2p.ko not loaded / no persistent pins\n"
+		"(--persistent), 77 no permission on /dev/gpup2p.\n");
 }
 
 void help_map(FILE *f)
 {
 	fprintf(f,
-		"usage: gpup2p map [--gpu N] [--size S] [--offset O] [--iters K] [--isa NAME] [--json]\n\n"
-		"Pin GPU memory through gpup2p.ko and map it into this process, write a pattern through the\n"
-		"mapping and read it back through CUDA, then the other way round (CUDA writes, the mapping\n"
-		"reads); every byte is checked. Prints the mapping type, the copy variant, the bandwidth both\n"
-		"ways and the time of each step.\n\n"
+		"usage: gpup2p map [--gpu N] [--size S] [--offset O] [--iters K] [--isa NAME]\n"
+		"              [--json]\n\n"
+		"Pin GPU memory through gpup2p.ko and map it into this process, write a pattern\n"
+		"through the mapping and read it back through CUDA, then the other way round\n"
+		"(CUDA writes, the mapping reads); every byte is checked. Prints the mapping\n"
+		"type, the copy variant, the bandwidth both ways and the time of each step.\n\n"
 		"  --gpu N         the GPU (default 0)\n"
 		"  --size S        bytes to map and copy (default 1M)\n"
-		"  --offset O      where the mapping starts in the pin: a multiple of 4K (default 0)\n"
+		"  --offset O      where the mapping starts in the pin: a multiple of 4K\n"
+		"                  (default 0)\n"
 		"  --iters K       timed copies each way (default 10)\n"
-		"  --isa NAME      copy variant: memcpy, sse4.1, avx2, avx512, movdir64b (default: the best\n"
-		"                  this CPU has; also $GPUP2P_WCCOPY)\n"
+		"  --isa NAME      copy variant: memcpy, sse4.1, avx2, avx512, movdir64b\n"
+		"                  (default: the best this CPU has; also $GPUP2P_WCCOPY)\n"
 		"  --json, -q: see gpup2p --help\n\n"
-		"Exit: 0 every byte right, 2 a wrong byte or a failure, 64 usage, 69 no CUDA / no GPU /\n"
-		"gpup2p.ko not loaded, 77 no permission on /dev/gpup2p.\n");
+		"Exit: 0 every byte right, 2 a wrong byte or a failure, 64 usage, 69 no CUDA /\n"
+		"no GPU / gpup2p.ko not loaded, 77 no permission on /dev/gpup2p.\n");
 }
 
 static void print(const struct cli *c, const struct gp_pinmap_spec *s, const struct gp_pinmap_result *r,

@@ -11,22 +11,25 @@
 void help_report(FILE *f)
 {
 	fprintf(f,
-		"usage: gpup2p report [FILE|DIR|-]... [--expect HOSTLIST] [--below FRACTION] [-v] [--json|--csv]\n\n"
-		"Merges the doctor and bench JSON output of many nodes and folds identical results into host\n"
-		"ranges (node[01-12,14]), as dshbak -c does. Input: files; directories with one file per host,\n"
-		"named after it (as clush writes its output directory); stdin (\"-\", or no argument) in the\n"
-		"\"host: line\" form of pdsh, clush and labelled srun, or plain JSON lines with a \"host\" member.\n"
-		"A document may span several lines (indented JSON). Lines and files that are no such JSON are\n"
+		"usage: gpup2p report [FILE|DIR|-]... [--expect HOSTLIST] [--below FRACTION]\n"
+		"              [-v] [--json|--csv]\n\n"
+		"Merges the doctor and bench JSON output of many nodes and folds identical\n"
+		"results into host ranges (node[01-12,14]), as dshbak -c does. Input: files;\n"
+		"directories with one file per host, named after it (as clush writes its output\n"
+		"directory); stdin (\"-\", or no argument) in the \"host: line\" form of pdsh, clush\n"
+		"and labelled srun, or plain JSON lines with a \"host\" member. A document may\n"
+		"span several lines (indented JSON). Lines and files that are no such JSON are\n"
 		"listed as malformed (source, line, host, why) and do not stop the report.\n\n"
-		"  --expect HOSTLIST  the nodes that should have answered (node[01-64],login1): list those that\n"
-		"                     sent nothing as missing\n"
-		"  --below FRACTION   flag a node's bench figure below FRACTION x the fleet median of the same\n"
-		"                     mode, path, src, dst, size, memory, p2p, op and engine (default 0.9;\n"
-		"                     0 < FRACTION <= 1)\n"
+		"  --expect HOSTLIST  the nodes that should have answered (node[01-64],login1):\n"
+		"                     list those that sent nothing as missing\n"
+		"  --below FRACTION   flag a node's bench figure below FRACTION x the fleet\n"
+		"                     median of the same mode, path, src, dst, size, memory,\n"
+		"                     p2p, op and engine (default 0.9; 0 < FRACTION <= 1)\n"
 		"  -v, --verbose      also fold the info findings\n"
 		"  --json, --csv, --no-header, -q: see gpup2p --help\n\n"
-		"Exit: 0 every node clean, 1 a warning, a missing node, a figure below, malformed input or a doctor\n"
-		"that could not run, 2 an error finding on some node, 64 usage.\n");
+		"Exit: 0 every node clean, 1 a warning, a missing node, a figure below,\n"
+		"malformed input or a doctor that could not run, 2 an error finding on some\n"
+		"node, 64 usage.\n");
 }
 
 struct rep_opts {

@@ -8,24 +8,27 @@ void help_snapshot(FILE *f)
 {
 	fprintf(f,
 		"usage: gpup2p snapshot [--force] [--dir] [--no-hostname] FILE.tar.gz\n\n"
-		"Capture what topo, bar, acs and doctor read (the PCI functions' sysfs files, config spaces\n"
-		"and AER counters, IOMMU groups, NUMA nodes, RDMA devices and ports, /proc/cmdline,\n"
-		"/proc/modules, the NVIDIA driver's version, parameters and per-GPU information, the\n"
-		"nvidia_p2p_* symbols, a few sysctls, which device nodes exist, the host name) and the NVML\n"
-		"facts used (recorded in gpup2p/gpu-facts) into a gzip'ed tar archive. Unpack it and pass\n"
-		"the folder to --root: topo, bar and doctor report what they reported on this machine. Run\n"
-		"as root to include the extended config spaces (ACS, Resizable BAR). Attach the archive to\n"
-		"bug reports; it holds no memory contents, and no host name with --no-hostname.\n\n"
-		"A root that topo cannot read is refused with topo's error. The snapshot is written beside FILE\n"
-		"and renamed into place.\n\n"
+		"Capture what topo, bar, acs and doctor read (the PCI functions' sysfs files,\n"
+		"config spaces and AER counters, IOMMU groups, NUMA nodes, RDMA devices and\n"
+		"ports, /proc/cmdline, /proc/modules, the NVIDIA driver's version, parameters\n"
+		"and per-GPU information, the nvidia_p2p_* symbols, a few sysctls, which device\n"
+		"nodes exist, the host name) and the NVML facts used (recorded in\n"
+		"gpup2p/gpu-facts) into a gzip'ed tar archive. Unpack it and pass the folder to\n"
+		"--root: topo, bar and doctor report what they reported on this machine. Run as\n"
+		"root to include the extended config spaces (ACS, Resizable BAR). Attach the\n"
+		"archive to bug reports; it holds no memory contents, and no host name with\n"
+		"--no-hostname.\n\n"
+		"A root that topo cannot read is refused with topo's error. The snapshot is\n"
+		"written beside FILE and renamed into place.\n\n"
 		"  --dir    write a directory FILE instead of an archive\n"
-		"  --force  replace FILE if it exists and is a snapshot: an archive (gzip) without --dir, a\n"
-		"           directory holding gpup2p/snapshot-info with --dir; never /, the current directory,\n"
-		"           $HOME or a folder holding one of them\n"
+		"  --force  replace FILE if it exists and is a snapshot: an archive (gzip)\n"
+		"           without --dir, a directory holding gpup2p/snapshot-info with --dir;\n"
+		"           never /, the current directory, $HOME or a folder holding one of\n"
+		"           them\n"
 		"  --no-hostname  leave /proc/sys/kernel/hostname (and random/boot_id) out\n"
 		"  --root DIR: capture from DIR instead of the live system\n\n"
-		"Exit: 0 ok, 2 could not write, 3 the root's data is malformed, 64 usage or FILE may not be\n"
-		"replaced, 69 tar or PCI unavailable, 77 permission denied.\n");
+		"Exit: 0 ok, 2 could not write, 3 the root's data is malformed, 64 usage or FILE\n"
+		"may not be replaced, 69 tar or PCI unavailable, 77 permission denied.\n");
 }
 
 int cmd_snapshot(struct cli *c, int argc, char **argv)

@@ -8,18 +8,23 @@
 void help_topo(FILE *f)
 {
 	fprintf(f,
-		"usage: gpup2p topo [--tree] [--all] [--match VENDOR:DEVICE]... [--json|--csv|--jsonl]\n\n"
-		"Which GPUs and NICs can talk directly: the matrix of `nvidia-smi topo -m` with the same\n"
-		"codes (X PIX PXB PHB NODE SYS NV#), CPU and NUMA affinity. GPUs are numbered in PCI bus\n"
-		"order; NICs as nvidia-smi numbers them, by RDMA device name (mlx5_2 before mlx5_10).\n\n"
-		"  --tree                 the PCIe tree from the host bridges down: bridges, link gen x width\n"
-		"                         (current and max), NUMA node, and each GPU/NIC\n"
-		"  --all                  with --tree: every PCI function, not only GPU/NIC paths\n"
-		"  --match VENDOR:DEVICE  also treat these endpoints as GPUs (hex ids, DEVICE may be *);\n"
-		"                         repeatable\n"
+		"usage: gpup2p topo [--tree] [--all] [--match VENDOR:DEVICE]...\n"
+		"              [--json|--csv|--jsonl]\n\n"
+		"Which GPUs and NICs can talk directly: the matrix of `nvidia-smi topo -m` with\n"
+		"the same codes (X PIX PXB PHB NODE SYS NV#), CPU and NUMA affinity. GPUs are\n"
+		"numbered in PCI bus order; NICs as nvidia-smi numbers them, by RDMA device name\n"
+		"(mlx5_2 before mlx5_10).\n\n"
+		"  --tree                 the PCIe tree from the host bridges down: bridges,\n"
+		"                         link gen x width (current and max), NUMA node, and\n"
+		"                         each GPU/NIC\n"
+		"  --all                  with --tree: every PCI function, not only GPU/NIC\n"
+		"                         paths\n"
+		"  --match VENDOR:DEVICE  also treat these endpoints as GPUs (hex ids, DEVICE\n"
+		"                         may be *); repeatable\n"
 		"  --json, --csv, --jsonl, --no-header, --root DIR, -q: see gpup2p --help\n\n"
-		"Without NVML (libnvidia-ml.so.1) NVLink is not checked: GPU pairs show their PCIe class\n"
-		"and a note says so. Exit: 0 ok, 3 input unreadable, 64 usage, 69 no PCI/root.\n");
+		"Without NVML (libnvidia-ml.so.1) NVLink is not checked: GPU pairs show their\n"
+		"PCIe class and a note says so. Exit: 0 ok, 3 input unreadable, 64 usage, 69 no\n"
+		"PCI/root.\n");
 }
 
 static const char *const legend[] = {

@@ -35,4 +35,9 @@ int doc_prom(const struct cli *c, const struct doc_run *r, const char *dir);
  * 2 CRITICAL, 3 UNKNOWN (doctor's 3, 64, 69 and 77). */
 int doc_nagios(const struct doc_run *r);
 
+/* Print the text report (doctor_text.c): header, one heading per severity with each check under the
+ * gravest of its findings, identical findings of several subjects folded, wrapped to
+ * cli_term_width(); strict: unknown findings are alarms. 0, or EX_ERROR when out of memory. */
+int doc_text(const struct cli *c, struct gp_doctor_ctx *d, int strict, const int sum[GP_SEV_N]);
+
 #endif

@@ -11,16 +11,16 @@
 #endif
 
 static const struct cli_cmd commands[] = {
-	{ "doctor", cmd_doctor, "check everything that breaks or slows P2P and GPUDirect, with the fix", help_doctor },
+	{ "doctor", cmd_doctor, "check what breaks or slows P2P and GPUDirect, with the fix", help_doctor },
 	{ "topo", cmd_topo, "GPU/NIC connection matrix (as nvidia-smi topo -m) and the PCIe tree", help_topo },
 	{ "bar", cmd_bar, "BAR and Resizable BAR sizes against VRAM (large BAR), IOMMU mode", help_bar },
-	{ "acs", cmd_acs, "audit ACS on the bridges between GPUs and NICs; disable and restore it", help_acs },
+	{ "acs", cmd_acs, "audit ACS on bridges between GPUs and NICs; disable, restore", help_acs },
 	{ "enable", cmd_enable, "load gpup2p.ko (and nvidia-peermem), show what is loaded, or unload", help_enable },
 	{ "pin", cmd_pin, "pin GPU memory through gpup2p.ko: page table and timings", help_pin },
 	{ "map", cmd_map, "pin, map to the CPU, copy both ways through the mapping, verified", help_map },
 	{ "copy", cmd_copy, "copy a pattern host<->GPU or GPU<->GPU and check every byte", help_copy },
 	{ "bench", cmd_bench, "bandwidth and latency of every copy path, verified", help_bench },
-	{ "report", cmd_report, "merge many nodes' doctor and bench JSON into host ranges, missing and slow nodes", help_report },
+	{ "report", cmd_report, "merge nodes' doctor/bench JSON: host ranges, missing, slow", help_report },
 	{ "snapshot", cmd_snapshot, "capture this machine's PCI/GPU state into an archive for --root", help_snapshot },
 };
 #define NCMD (int)(sizeof(commands) / sizeof(commands[0]))
@@ -28,8 +28,8 @@ static const struct cli_cmd commands[] = {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpup2p [--root DIR] [--json|--csv|--jsonl] [--color=auto|always|never] [-v] [-q]\n"
-		"              COMMAND [ARGS]\n"
+		"usage: gpup2p [--root DIR] [--json|--csv|--jsonl] [--color=auto|always|never]\n"
+		"              [-v] [-q] COMMAND [ARGS]\n"
 		"       gpup2p help COMMAND\n"
 		"       gpup2p --version\n\n"
 		"commands:\n");
@@ -37,11 +37,13 @@ static void usage(FILE *f)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f,
 		"\nglobal options (also accepted after COMMAND):\n"
-		"  --root DIR      read DIR/sys and DIR/proc instead of the live system (also $GPUP2P_ROOT)\n"
+		"  --root DIR      read DIR/sys and DIR/proc instead of the live system\n"
+		"                  (also $GPUP2P_ROOT)\n"
 		"  --json          one JSON document (\"schema\": 1)\n"
 		"  --csv           CSV, one row per device (--no-header drops the header line)\n"
 		"  --jsonl         JSON lines, one record per device\n"
-		"  --color=WHEN    auto (default: on a terminal, unless NO_COLOR is set), always, never\n"
+		"  --color=WHEN    auto (default: on a terminal, unless NO_COLOR is set),\n"
+		"                  always, never\n"
 		"  -v, --verbose   more detail\n"
 		"  -q, --quiet     only the result: no legend, notes or warnings\n"
 		"  -h, --help      this help\n"

@@ -27,7 +27,7 @@ echo "something else" >"$tmp/odd/proc/driver/nvidia/version"
 [ "$(code --root "$tmp/odd" doctor)" = 0 ] && [ "$(code --root "$tmp/odd" doctor --strict)" = 1 ] &&
 	ok "unknown: exit 0, with --strict exit 1" || nok "--strict: $(code --root "$tmp/odd" doctor --strict)"
 # (driver.flavor, and peermem.dmabuf: whether the module can export dma-bufs is not known either)
-"$BIN" --root "$tmp/odd" doctor | grep -q "^unknown (2)" && ok "the unknown findings are listed" || nok "unknown group"
+"$BIN" --root "$tmp/odd" doctor | grep -q "^unknown (2 findings)" && ok "the unknown findings are listed" || nok "unknown group"
 
 # usage errors: exit 64, one line naming the problem
 expect 64 "no check or family 'bar.nosuch'" --root "$D/healthy" doctor --only bar.nosuch
@@ -98,7 +98,7 @@ grep -q "^iommu.mode: " <<<"$out" && grep -q "iommu=pt" <<<"$out" && ok "--expla
 
 # text output: grouped by severity, alarms with a fix, a summary; -q only the alarms
 out=$("$BIN" --root "$D/drv-nouveau" doctor)
-grep -q "^errors (2)" <<<"$out" && grep -q "fix: printf 'blacklist nouveau" <<<"$out" &&
+grep -qE "^errors \(2 findings[;)]" <<<"$out" && grep -q "fix: printf 'blacklist nouveau" <<<"$out" &&
 	grep -q "^summary: 2 errors, 0 warnings" <<<"$out" && ok "errors grouped, with fix lines and the summary" ||
 	nok "text output: $out"
 out=$("$BIN" --root "$D/drv-nouveau" doctor -q)

@@ -83,7 +83,7 @@ for name in acs-boot acs-boot-unit; do
 	cp -a "$tmp/snap-$name" "$tmp/old-$name" && rm -rf "$tmp/old-$name/etc"
 	sed -i 's/ boot-acs//' "$tmp/old-$name/gpup2p/snapshot-info"
 	out=$("$BIN" --root "$tmp/old-$name" doctor -v --only acs.boot); rc=$?
-	[ $rc -eq 0 ] && grep -q "^skipped (1)" <<<"$out" && grep -q "taken by an older" <<<"$out" &&
+	[ $rc -eq 0 ] && grep -q "^skipped (1 finding)" <<<"$out" && grep -q "taken by an older" <<<"$out" &&
 		ok "$name, snapshot without boot-acs: acs.boot skipped, exit 0" || nok "$name without boot-acs: exit $rc: $out"
 done
 

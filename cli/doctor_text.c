@@ -1,0 +1,325 @@
+/* gpup2p doctor — the text report for people (doctor_out.h): findings under one heading per check,
+ * identical findings of several subjects folded into one, wrapped to the terminal's width. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "doctor_out.h"
+#include "gpup2p/buf.h"
+
+#define NBSP '\x1f'             /* a space cli_wrap does not break at (printed as a space) */
+
+int cli_term_width(void)
+{
+	struct winsize ws;
+	const char *cols = getenv("COLUMNS");
+	long n = cols && *cols ? strtol(cols, NULL, 10) : 0;
+
+	if (!isatty(STDOUT_FILENO))
+		return 0;
+	if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col > 0)
+		return ws.ws_col;
+	return n > 0 && n < 10000 ? (int)n : 80;
+}
+
+void cli_wrap(FILE *f, const char *s, int col, int ind, int width)
+{
+	int words = 0;                              /* on this line */
+
+	if (width > 0 && width - ind < 24)          /* a narrow terminal: indent less, not the text */
+		ind = width > 32 ? 4 : 0;
+	while (*s) {
+		int w = (int)strcspn(s, " ");
+
+		if (words && width > 0 && col + 1 + w > width) {
+			/* a word wider than the line (a boot parameter) starts a line of its own, whole and
+			 * unindented, so that it can be copied */
+			col = w > width - ind ? 0 : ind;
+			fprintf(f, "\n%*s", col, "");
+			words = 0;
+		} else if (words) {
+			fputc(' ', f);
+			col++;
+		}
+		words++;
+		for (int k = 0; k < w; k++)
+			fputc(s[k] == NBSP ? ' ' : s[k], f);
+		col += w;
+		s += w;
+		s += strspn(s, " ");
+	}
+	fputc('\n', f);
+}
+
+static const char *const sev_title[GP_SEV_N] = { "errors", "warnings", "info", "ok", "unknown", "skipped" };
+static const char *const sev_name[GP_SEV_N] = { "error", "warning", "info", "ok", "unknown", "skipped" };
+static const char *const sev_sgr[GP_SEV_N] = { "\033[1;31m", "\033[1;33m", "\033[36m", "\033[32m", "\033[35m",
+					       "\033[2m" };
+/* headings in the order they print */
+static const enum gp_sev order[] = { GP_SEV_ERROR, GP_SEV_WARNING, GP_SEV_UNKNOWN, GP_SEV_INFO, GP_SEV_OK,
+				     GP_SEV_SKIPPED };
+#define NORDER (int)(sizeof(order) / sizeof(order[0]))
+
+static int rank(enum gp_sev s)
+{
+	for (int i = 0; i < NORDER; i++)
+		if (order[i] == s)
+			return i;
+	return NORDER - 1;
+}
+
+/* the length of a message's leading device label ("GPU3: ", "NIC0: "), 0 if none */
+static size_t label_len(const char *m)
+{
+	size_t n = strncmp(m, "GPU", 3) && strncmp(m, "NIC", 3) ? 0 : 3, d = strspn(m + n, "0123456789");
+
+	return n && d && m[n + d] == ':' && m[n + d + 1] == ' ' ? n + d + 2 : 0;
+}
+
+/* s with every occurrence of subj as "{}" (heap; NULL for s NULL) */
+static char *generic(const char *s, const char *subj)
+{
+	size_t ls = strlen(subj);
+	char *r = s ? malloc(strlen(s) * 2 + 3) : NULL, *o = r;
+
+	if (!r)
+		return NULL;
+	while (*s) {
+		if (ls && !strncmp(s, subj, ls)) {
+			memcpy(o, "{}", 2);
+			o += 2;
+			s += ls;
+		} else {
+			*o++ = *s++;
+		}
+	}
+	*o = 0;
+	return r;
+}
+
+/* Whether a and b are one finding of two subjects: same check and severity, the same message but
+ * for the subject and a device label, the same fix but for the subject. */
+static int same(const struct gp_finding *a, const struct gp_finding *b)
+{
+	char *ma, *mb, *fa, *fb;
+	int r;
+
+	if (a->check != b->check || a->sev != b->sev || !a->fix != !b->fix)
+		return 0;
+	ma = generic(a->message + label_len(a->message), a->subject);
+	mb = generic(b->message + label_len(b->message), b->subject);
+	fa = generic(a->fix, a->subject);
+	fb = generic(b->fix, b->subject);
+	r = ma && mb && !strcmp(ma, mb) && (!a->fix || (fa && fb && !strcmp(fa, fb)));
+	free(ma), free(mb), free(fa), free(fb);
+	return r;
+}
+
+/* one subject as the folded list shows it: "0000:15:00.0 (NIC0)", never broken */
+static void subject_item(struct gp_buf *b, const struct gp_finding *f)
+{
+	size_t l = label_len(f->message);
+
+	for (const char *p = f->subject; *p; p++)
+		gp_buf_addf(b, "%c", *p == ' ' ? NBSP : *p);
+	if (l)
+		gp_buf_addf(b, "%c(%.*s)", NBSP, (int)(l - 2), f->message);
+}
+
+/* Print the findings of v[] that fold with v[i] (those not yet done), marking them done. */
+static void print_folded(const struct cli *c, const struct gp_finding *v, int n, int i, char *done, int idw,
+			 enum gp_sev heading, int width)
+{
+	const struct gp_finding *f = &v[i];
+	struct gp_buf b = { 0 };
+	int k = 0, col;
+	char *m, *fx;
+
+	for (int j = i; j < n; j++)
+		if (!done[j] && (j == i || same(f, &v[j]))) {
+			if (k++)
+				gp_buf_addf(&b, ", ");
+			subject_item(&b, &v[j]);
+			done[j] = 2;                /* 2: of this fold, for the evidence below */
+		}
+	if (f->sev != heading)
+		gp_buf_addf(&b, "%c(%s)", NBSP, sev_name[f->sev]);
+	m = k > 1 ? generic(f->message + label_len(f->message), f->subject) : NULL;
+	fx = k > 1 ? generic(f->fix, f->subject) : NULL;
+	gp_buf_addf(&b, ": %s", m ? m : k > 1 ? f->message + label_len(f->message) : f->message);
+	col = printf("  %-*s  ", idw, f->check->id);
+	cli_wrap(stdout, b.s ? b.s : "", col, idw + 4, width);
+	if (f->fix) {
+		int each = fx && strstr(fx, "{}");
+
+		col = printf("  %*s  fix%s: ", idw, "", each ? " ({} = each subject)" : "");
+		cli_wrap(stdout, each ? fx : f->fix, col, idw + 9, width);
+	}
+	for (int j = i; j < n; j++) {
+		if (done[j] != 2)
+			continue;
+		done[j] = 1;
+		if (!c->verbose || !v[j].nev)
+			continue;
+		gp_buf_reset(&b);
+		if (k > 1)
+			gp_buf_addf(&b, "%s:", v[j].subject);
+		for (int e = 0; e < v[j].nev; e++)
+			gp_buf_addf(&b, "%s %s = %s", e ? ";" : "", v[j].ev[e].key, v[j].ev[e].value);
+		col = printf("  %*s  evidence%s", idw, "", k > 1 ? " " : ":");
+		cli_wrap(stdout, b.s ? b.s : "", col, idw + 9, width);
+	}
+	free(m), free(fx);
+	gp_buf_free(&b);
+}
+
+/* A check's ok (or skipped) findings under the heading of its other findings: one line, "also ok: "
+ * and their subjects, marked done. */
+static void also(const struct gp_findings *out, int i, char *done, int idw, int width)
+{
+	const struct gp_finding *f = &out->v[i];
+	struct gp_buf b = { 0 };
+	int col;
+
+	gp_buf_addf(&b, "also %s:", sev_name[f->sev]);
+	for (int j = i, k = 0; j < out->n; j++)
+		if (!done[j] && out->v[j].check == f->check && out->v[j].sev == f->sev) {
+			gp_buf_addf(&b, "%s %s", k++ ? "," : "", out->v[j].subject);
+			done[j] = 1;
+		}
+	col = printf("  %-*s  ", idw, f->check->id);
+	cli_wrap(stdout, b.s ? b.s : "", col, idw + 4, width);
+	gp_buf_free(&b);
+}
+
+/* One line on the snapshot the root is: who wrote it, when, of what, and whether it is older. */
+static void print_snapshot(struct gp_buf *b, const struct gp_snapshot_info *i)
+{
+	int kernel = i->kernel[0] && strcmp(i->kernel, "unknown");
+
+	gp_buf_addf(b, "snapshot: %s, %s, %s%s%s%s; format %d%s", i->writer[0] ? i->writer : "writer unknown",
+	       i->created[0] ? i->created : "date unknown", !strcmp(i->source, "live") ? "of a live system" :
+	       "of a root directory", kernel ? ", kernel " : "", kernel ? i->kernel : "",
+	       i->nunread ? ", with files it could not read" : "", i->format,
+	       i->format < GP_SNAPSHOT_FORMAT ? " (older: checks of what it lacks are skipped)" : "");
+}
+
+static void print_header(struct gp_doctor_ctx *d, int width)
+{
+	const char *host = gp_doctor_host(d);
+	struct gp_buf b = { 0 };
+
+	gp_buf_addf(&b, "gpup2p doctor: %s%s", host ? "host " : "", host ? host : "");
+	if (d->src.live)
+		gp_buf_addf(&b, "%slive system", host ? ", " : "");
+	else
+		gp_buf_addf(&b, "%sroot %s (offline: live-only checks are skipped)", host ? ", " : "", d->root->dir);
+	cli_wrap(stdout, b.s ? b.s : "", 0, 2, width);
+	gp_buf_reset(&b);
+	if (d->src.snapshot)
+		print_snapshot(&b, &d->src.snap);
+	gp_buf_addf(&b, "%sNVML: %s%s%s; CUDA: %s", b.len ? "\n" : "", d->src.nvml ? "available" : "not available (",
+		    d->src.nvml ? (d->facts->driver[0] ? ", driver " : "") : d->src.nvml_why,
+		    d->src.nvml ? d->facts->driver : ")", d->src.cuda ? "loaded" : d->src.cuda_why);
+	for (char *line = b.s, *nl; line; line = nl) {
+		if ((nl = strchr(line, '\n')))
+			*nl++ = 0;
+		cli_wrap(stdout, line, 0, 2, width);
+	}
+	gp_buf_free(&b);
+}
+
+/* head[i]: the heading finding i goes under, the gravest of its check's findings (one check, one
+ * heading). */
+static void headings(const struct gp_findings *out, enum gp_sev *head)
+{
+	for (int i = 0; i < out->n; i++) {
+		head[i] = out->v[i].sev;
+		for (int j = 0; j < out->n; j++)
+			if (out->v[j].check == out->v[i].check && rank(out->v[j].sev) < rank(head[i]))
+				head[i] = out->v[j].sev;
+	}
+}
+
+int doc_text(const struct cli *c, struct gp_doctor_ctx *d, int strict, const int sum[GP_SEV_N])
+{
+	const struct gp_findings *out = &d->out;
+	enum gp_sev *head = calloc((size_t)out->n + 1, sizeof(*head));
+	char *done = calloc((size_t)out->n + 1, 1);
+	int width = cli_term_width(), idw = 0;
+
+	if (!head || !done) {
+		free(head), free(done);
+		return EX_ERROR;
+	}
+	headings(out, head);
+	for (int i = 0; i < out->n; i++) {
+		int l = (int)strlen(out->v[i].check->id);
+
+		idw = l > idw ? l : idw;
+	}
+	if (!c->quiet)
+		print_header(d, width);
+	for (int g = 0; g < NORDER; g++) {
+		enum gp_sev s = order[g];
+		int alarm = s == GP_SEV_ERROR || s == GP_SEV_WARNING || (strict && s == GP_SEV_UNKNOWN);
+		int full = alarm || s == GP_SEV_UNKNOWN || s == GP_SEV_INFO || c->verbose;
+		int nf = 0, more = 0, nc = 0, col = 0;
+
+		for (int i = 0; i < out->n; i++) {
+			nf += head[i] == s && out->v[i].sev == s;
+			more += head[i] == s && out->v[i].sev != s;
+		}
+		for (int i = 0; i < out->n; i++) {      /* checks under it: count each once */
+			int first = head[i] == s;
+
+			for (int j = 0; first && j < i; j++)
+				first = out->v[j].check != out->v[i].check;
+			nc += first;
+		}
+		if (!nf || (c->quiet && !alarm))
+			continue;
+		printf("\n%s%s (%d finding%s", c->color ? sev_sgr[s] : "", sev_title[s], nf, nf == 1 ? "" : "s");
+		if (!full)
+			printf(" of %d check%s", nc, nc == 1 ? "" : "s");
+		if (more)
+			printf("; %d more of these checks", more);
+		printf(")%s\n", c->color ? "\033[0m" : "");
+		for (int i = 0; i < out->n; i++) {
+			const struct gp_finding *f = &out->v[i];
+			int w = (int)strlen(f->check->id), lw = width ? width : 80;
+
+			if (head[i] != s || done[i])
+				continue;
+			if (full && (f->sev == s || (f->sev != GP_SEV_OK && f->sev != GP_SEV_SKIPPED))) {
+				print_folded(c, out->v, out->n, i, done, idw, s, width);
+				continue;
+			}
+			if (full) {                     /* ok or skipped beside its check's alarms: the subjects */
+				also(out, i, done, idw, width);
+				continue;
+			}
+			for (int j = i; j < out->n; j++)        /* ok and skipped, briefly: the ids, wrapped */
+				done[j] |= out->v[j].check == f->check;
+			if (col && col + w + 1 > lw) {
+				putchar('\n');
+				col = 0;
+			}
+			printf("%s%s", col ? " " : "  ", f->check->id);
+			col += w + (col ? 1 : 2);
+		}
+		if (col)
+			putchar('\n');
+	}
+	if (!c->quiet) {
+		char line[256];
+
+		snprintf(line, sizeof(line), "summary: %d error%s, %d warning%s, %d info, %d ok, %d unknown, %d skipped",
+			 sum[0], sum[0] == 1 ? "" : "s", sum[1], sum[1] == 1 ? "" : "s", sum[2], sum[3], sum[4], sum[5]);
+		putchar('\n');
+		cli_wrap(stdout, line, 0, 2, width);
+	}
+	free(head), free(done);
+	return 0;
+}
