@@ -2,7 +2,8 @@
 # gpup2p test runner: unit tests, CLI golden tests, snapshot round trip.
 # Tests print "ok - ...", "not ok - ..." and "skip - REASON" lines. A skip that tests/expected-skips
 # (or the file $GPUP2P_EXPECTED_SKIPS) does not declare for that test counts as failed.
-# The last line is "N passed, N failed, N skipped"; exit status 0 only when nothing failed.
+# One line per test as it finishes ("NAME: N passed, N failed, N skipped, S s"); the last line is
+# "N passed, N failed, N skipped"; exit status 0 only when nothing failed.
 # Arguments: the tests to run (unit test binaries, CLI scripts *.sh); default all of them.
 set -u
 BUILD=${BUILD:-build}
@@ -50,6 +51,7 @@ tally() {
 [ $# -gt 0 ] || set -- "$BUILD"/tests/test_* tests/cli/test_*.sh
 for t in "$@"; do
 	name=$(basename "$t")
+	p0=$pass f0=$fail s0=$skipped t0=$SECONDS
 	case $t in
 	*.sh)
 		out=$(BUILD=$BUILD bash "$t" 2>&1)
@@ -72,6 +74,8 @@ for t in "$@"; do
 		fi
 		;;
 	esac
+	[ -x "$t" ] || [[ $t == *.sh ]] || continue
+	echo "$name: $((pass - p0)) passed, $((fail - f0)) failed, $((skipped - s0)) skipped, $((SECONDS - t0)) s"
 done
 
 echo "$pass passed, $fail failed, $skipped skipped"

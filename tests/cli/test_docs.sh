@@ -62,6 +62,23 @@ grep -E '^    \$ (sudo )?gpup2p ' README.md | sed -E 's/^    \$ (sudo )?//; s/ +
 	out=$(GPUP2P_ROOT=$EX/root "$BIN" ${line#gpup2p } 2>&1) && echo "ok - README example runs: $line" ||
 		cli_fail "README example fails" $? "$out" "$line"
 done
+# the quick start says where the binary is, how to try it on fixtures (every machine it names exists,
+# every generated machine is named), and that bash completion needs bash-completion (recommended)
+qs=$(sed -n '/^## Quick start/,/^## /p' README.md)
+named=$(grep -oE '`[a-z0-9-]+`' <<<"$(sed -n '/^Machines (build\/fixtures\/NAME)/,/^$/p' README.md)" | tr -d '`' | sort -u)
+have=$(for d in "$FX"/*/; do [ -d "$d/sys" ] && basename "$d"; done | sort -u)
+grep -q 'build/gpup2p' <<<"$qs" && grep -q 'make install' <<<"$qs" && grep -q 'make fixtures' <<<"$qs" &&
+	grep -q -- '--root build/fixtures/' <<<"$qs" && [ -n "$have" ] && [ -z "$(comm -13 <(echo "$named") <(echo "$have"))" ] &&
+	ok "README quick start: the binary, make install, make fixtures and every fixture machine" ||
+	nok "README quick start: machines not named: $(comm -13 <(echo "$named") <(echo "$have") | tr '\n' ' ')"
+for m in $(grep -oE 'build/fixtures/(doctor/)?[a-z0-9-]+' <<<"$qs" | grep -v NAME | sort -u); do
+	[ -d "$PWD/$BUILD/${m#build/}" ] && ok "README names $m: it exists" || nok "README names $m: missing"
+done
+grep -q 'bash-completion' <<<"$qs" && grep -A3 '^Package: gpup2p$' debian/control | grep -q '^Recommends:.*bash-completion' &&
+	ok "bash completion: README says it needs bash-completion, the package recommends it" ||
+	nok "bash-completion not in README or debian/control Recommends"
+grep -qE 'make check. about [0-9]+ min' <<<"$qs" && grep -qE '\.ci/run.*about [0-9]+ min' <<<"$qs" &&
+	ok "README says how long make check and CI take" || nok "README: no durations"
 tmp=$(mktemp -d)
 (cd "$tmp" && GPUP2P_ROOT=$FX/dgx-h100 "$OLDPWD/$BIN" -q snapshot node17.tar.gz && tar xzf node17.tar.gz &&
 	"$OLDPWD/$BIN" --root node17 topo >/dev/null) && echo "ok - README snapshot example runs" ||

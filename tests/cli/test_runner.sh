@@ -54,6 +54,12 @@ r=$(runner "$T/none" "$T/test_fakenone")
 [ "$r" = "1|0 passed, 1 failed, 0 skipped" ] && ok "runner: a test that runs no check fails" || nok "no checks: $r"
 r=$(runner "$T/none" "$T/test_missing")
 [ "$r" = "1|0 passed, 1 failed, 0 skipped" ] && ok "runner: a named test that does not exist fails" || nok "missing test: $r"
+# one line per test as it finishes, with its counts and seconds, before the total
+out=$(GPUP2P_EXPECTED_SKIPS=$T/allow BUILD=$BUILD bash tests/run.sh "$T/test_fakeok" "$T/test_fakeskip" 2>&1)
+grep -qE '^test_fakeok: 2 passed, 0 failed, 0 skipped, [0-9]+ s$' <<<"$out" &&
+	grep -qE '^test_fakeskip: 1 passed, 0 failed, 1 skipped, [0-9]+ s$' <<<"$out" &&
+	[ "$(tail -1 <<<"$out")" = "3 passed, 0 failed, 1 skipped" ] &&
+	ok "runner: a line per test (name, counts, seconds) as it finishes, then the total" || nok "per-test lines: $out"
 # the project's list: each entry names a test and a reason
 bad=$(grep -vE '^(#|$)' tests/expected-skips | grep -cvE '^[^[:space:]]+[[:space:]]+[^[:space:]]')
 [ "$bad" = 0 ] && ok "tests/expected-skips: every entry has a test and a reason" || nok "tests/expected-skips: $bad bad lines"
