@@ -112,6 +112,8 @@ def _children(root, dev):
 
 
 def _read(root, rel):
+    if not os.path.isfile(os.path.join(root, rel)):  # a pipe (fifo op) would block the open
+        return b""
     try:
         with open(os.path.join(root, rel), "rb") as f:
             return f.read()
@@ -420,8 +422,9 @@ def _apply(root, op, decoy):
             _copy_files(p, os.path.join(parent, name))
             _link_bus(root, os.path.join(parent, name))
         return
-    if kind in ("poke", "truncate", "write") and (not _inside(root, p) or os.path.isdir(p)):
-        return
+    if kind in ("poke", "truncate", "write") and (not _inside(root, p) or os.path.isdir(p) or
+                                                  (os.path.lexists(p) and not os.path.isfile(p))):
+        return  # a folder, or a pipe an earlier op made (opening it to write would wait for a reader)
     if kind == "poke":
         with open(p, "r+b" if os.path.exists(p) else "wb") as f:
             f.seek(op["off"])
