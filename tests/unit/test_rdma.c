@@ -118,6 +118,24 @@ static void loopback(void)
 	char what[64];
 
 	env_reset();
+	{ /* counts out of bounds: refused before anything is sized by them (iters x reps latency samples) */
+		struct gp_rdma_opts o = { .gid_index = -1, .max_size = 65536, .timeout_s = 1, .root = &live };
+		struct gp_rdma *s;
+
+		gp_rdma_mem_parse("host", &o.mem);
+		o.peer_mem = o.mem;
+		if (!gp_rdma_open(&s, &o, &e)) {
+			int rc = gp_rdma_run(s, GP_RDMA_WRITE, 1, 64, GP_RDMA_MAX_ITERS, GP_RDMA_MAX_REPS, 0, &r, &e);
+
+			CHECK(rc == -EINVAL && e.cls == GP_E_USAGE && strstr(e.msg, "at most"),
+			      "loopback latency 1e7 x 1e4 round trips: refused, EINVAL (%s)", e.msg);
+			rc = gp_rdma_run(s, 9, 0, 64, 10, 1, 0, &r, &e);
+			CHECK(rc == -EINVAL, "loopback operation 9: refused, EINVAL (%s)", e.msg);
+			gp_rdma_close(s);
+		} else {
+			CHECK(0, "loopback session for the bounds (%s)", e.msg);
+		}
+	}
 	for (int i = 0; i < 3; i++)
 		for (int lat = 0; lat < 2; lat++) {
 			int rc = run(NULL, NULL, ops[i], lat, &r, &e, &in);
