@@ -90,7 +90,7 @@ else
 	# client/server: one run served, both sides exit 0
 	await c-ready 600
 	# (no timeout(1) around the servers: the kill below must reach gpup2p itself; a watchdog instead)
-	"$B" bench rdma --server --device rxe0 --timeout $T >"$J/srv1.out" 2>"$J/srv1.err" &
+	"$B" bench rdma --server --bind "$IP" --device rxe0 --timeout $T >"$J/srv1.out" 2>"$J/srv1.err" &
 	pid=$!
 	(sleep 200 && kill -9 $pid) 2>/dev/null &
 	signal srv1
@@ -101,7 +101,7 @@ else
 	await cli1 300
 
 	# again, killed (SIGKILL: no goodbye to the client) while the client runs
-	"$B" bench rdma --server --device rxe0 --timeout $T >"$J/srv2.out" 2>"$J/srv2.err" &
+	"$B" bench rdma --server --bind "$IP" --device rxe0 --timeout $T >"$J/srv2.out" 2>"$J/srv2.err" &
 	pid=$!
 	(sleep 300 && kill -9 $pid) 2>/dev/null &
 	signal srv2
