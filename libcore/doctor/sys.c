@@ -70,27 +70,33 @@ static void norm(char *s)
 static int load_modules(struct gp_doctor_ctx *c, struct gp_doctor_sys *s)
 {
 	char line[512];
-	int err;
+	int err, cap = 0;
 	FILE *f = root_fopen(c->root, "/proc/modules", &err);
 
 	if (!f)
 		return err;
-	while (fgets(line, sizeof(line), f)) {
+	for (int cont = 0; fgets(line, sizeof(line), f);) {
 		char **v, *sp = strchr(line, ' ');
+		int was_cont = cont;
 
+		cont = !strchr(line, '\n'); /* the next read is the rest of this line, not a module */
 		if (sp)
 			*sp = '\0';
 		line[strcspn(line, "\n")] = '\0';
-		if (!line[0])
+		if (!line[0] || was_cont)
 			continue;
-		v = realloc(s->mods, sizeof(*v) * (size_t)(s->nmods + 1));
-		if (!v || !(v[s->nmods] = strdup(line))) {
-			if (v)
-				s->mods = v;
+		if (s->nmods == cap) { /* doubling: a list of a million lines is read in linear time */
+			cap = cap ? cap * 2 : 256;
+			if (!(v = realloc(s->mods, sizeof(*v) * (size_t)cap))) {
+				fclose(f);
+				return -ENOMEM;
+			}
+			s->mods = v;
+		}
+		if (!(s->mods[s->nmods] = strdup(line))) {
 			fclose(f);
 			return -ENOMEM;
 		}
-		s->mods = v;
 		norm(s->mods[s->nmods++]);
 	}
 	fclose(f);
