@@ -2,9 +2,9 @@
 # UndefinedBehaviorSanitizer (gcc or clang, nothing else needed) for tests/fuzz/fuzz.py.
 # `make check` replays tests/fuzz/regress/ and runs a short round (tests/cli/test_fuzz.sh);
 # `make fuzz` runs longer: FUZZ_TIME seconds (default 600) per target of FUZZ_TARGETS (default: tree, the
-# mutated sysfs roots; doctor, doctor --root/--kmsg on its fixtures; report, gpup2p report's input),
-# FUZZ_SEED (default: the time), findings
-# minimised into $(BUILD)/fuzz/findings/ (copy one to tests/fuzz/regress/ once it is fixed).
+# mutated sysfs roots; doctor, doctor --root/--kmsg on its fixtures; report, gpup2p report's input;
+# FUZZ_TARGETS=doctor for one), FUZZ_SEED (default: the time), findings minimised into
+# $(BUILD)/fuzz/findings/ (copy one to tests/fuzz/regress/ once it is fixed).
 # float-cast-overflow: gcc leaves it out of -fsanitize=undefined (a double out of an int's range cast)
 FUZZ_SAN = -O1 -g -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_BIN = $(BUILD)/fuzz/gpup2p
