@@ -187,9 +187,14 @@ static void print_table(const struct cli *c, const struct gp_topo *t, const stru
 		printf("%d bridge(s) redirect only pairs whose traffic crosses the root complex anyway (PHB/NODE/SYS) or "
 		       "uses NVLink: lower impact.\n", a->redirect_low);
 	if (a->on_path_redirecting) {
+		struct gp_buf line = GP_BUF_INIT;
+
 		gp_buf_reset(buf);
 		gp_acs_boot_param(t, a, buf);
 		printf("Boot parameter that clears the redirection: %s\n", gp_buf_str(buf));
+		if (!gp_acs_grub_line(gp_buf_str(buf), &line)) /* ';' escaped: grub.cfg would end the line there */
+			printf("In /etc/default/grub (then update-grub):\n  %s\n", gp_buf_str(&line));
+		gp_buf_free(&line);
 	} else if (a->on_path_unknown)
 		printf("ACS of %d bridge(s) on GPU/NIC paths could not be read: run as root.\n", a->on_path_unknown);
 	else

@@ -306,7 +306,7 @@ static void check_boot(struct gp_doctor_ctx *c)
 {
 	int iommu = c->iommu.units > 0 || c->iommu.groups > 0, unread, cand = 0, checked = 0, clearer = 0, param = 0;
 	const char *cmdline = c->iommu.cmdline;
-	struct gp_buf list = GP_BUF_INIT, bdfs = GP_BUF_INIT;
+	struct gp_buf list = GP_BUF_INIT, bdfs = GP_BUF_INIT, grub = GP_BUF_INIT;
 	char which[GP_PATH_MAX] = "", dec[64];
 	uint16_t all = 0;
 	struct gp_finding *f;
@@ -347,7 +347,11 @@ static void check_boot(struct gp_doctor_ctx *c)
 				  "boot: their peer traffic would then go up to the root complex", cand, gp_buf_str(&list),
 				  bits(all, dec, sizeof(dec)), param ? "pci=config_acs= on the command line"
 				  : "the kernel does so when an IOMMU is on");
-		gp_finding_fix(f, FIX_BOOT ", or the kernel parameter pci=disable_acs_redir=%s", gp_buf_str(&bdfs));
+		gp_buf_reset(&list);
+		gp_buf_addf(&list, "pci=disable_acs_redir=%s", gp_buf_str(&bdfs));
+		gp_acs_grub_line(gp_buf_str(&list), &grub);
+		gp_finding_fix(f, FIX_BOOT ", or the kernel parameter, added to /etc/default/grub (then update-grub): %s",
+			       gp_buf_str(&grub));
 		for (int i = 0; i < c->acs.n; i++) {
 			const struct gp_acs_bridge *b = &c->acs.b[i];
 			int by_param;
@@ -381,6 +385,7 @@ static void check_boot(struct gp_doctor_ctx *c)
 	gp_finding_ev(f, "/proc/cmdline", "%s", cmdline[0] ? cmdline : "no IOMMU or ACS options");
 	gp_buf_free(&list);
 	gp_buf_free(&bdfs);
+	gp_buf_free(&grub);
 }
 
 static void check_unreadable(struct gp_doctor_ctx *c)
