@@ -61,11 +61,11 @@ static void numa_affinity(void)
 	char buf[64];
 
 	dev[0].numa_node = -1;
-	snprintf(dev[0].cpulist, sizeof(dev[0].cpulist), "0-31");
+	dev[0].cpulist = "0-31";
 	CHECK_STR(gp_topo_numa_affinity(&t, 0, buf, sizeof(buf)), "0-1", "CPUs 0-31 cover nodes 0 and 1");
-	snprintf(dev[0].cpulist, sizeof(dev[0].cpulist), "0-20,48-63");
+	dev[0].cpulist = "0-20,48-63";
 	CHECK_STR(gp_topo_numa_affinity(&t, 0, buf, sizeof(buf)), "0,10", "0-20,48-63: nodes 0 and 10, not 1");
-	snprintf(dev[0].cpulist, sizeof(dev[0].cpulist), "3-5");
+	dev[0].cpulist = "3-5";
 	CHECK_STR(gp_topo_numa_affinity(&t, 0, buf, sizeof(buf)), "N/A", "part of a node: N/A");
 	p.nnodes = 1;
 	CHECK_STR(gp_topo_numa_affinity(&t, 0, buf, sizeof(buf)), "10", "one node: that node");
