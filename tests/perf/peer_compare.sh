@@ -3,26 +3,26 @@
 # kind nvidia-h200-x2), side by side in one run, alternating the two tools (ROUNDS rounds each):
 # SM and copy-engine peer copies (write = pushed, read = pulled), bidirectional copies, and the peer
 # pointer-chase latency. Needs build/gpup2p, build/devlibs and nvbandwidth built by sm_compare.sh
-# (build/nvb/bin/nvbandwidth) or named by NVBANDWIDTH. Prints a table of medians over every ordered
+# named by NVBANDWIDTH (built outside the repository). Prints a table of medians over every ordered
 # GPU pair and round, the ratios gpup2p/nvbandwidth and the goals (bandwidth >= 1.00x, latency within
 # 5%); raw results under $OUT/peer/. Exit 1 when a goal is missed, a copy's data was wrong, or a tool
 # failed; 69 with fewer than two GPUs.
 #   ROUNDS (3), SIZE_MIB (512: nvbandwidth's default buffer), ITERS (16: nvbandwidth's loop count),
-#   GPUP2P (build/gpup2p), NVBANDWIDTH (build/nvb/bin/nvbandwidth)
+#   GPUP2P (build/gpup2p), NVBANDWIDTH (required)
 set -u
 OUT=${OUT:-/tmp/gpup2p-out}
 ROUNDS=${ROUNDS:-3}
 SIZE_MIB=${SIZE_MIB:-512}
 ITERS=${ITERS:-16}
 B=${GPUP2P:-$PWD/build/gpup2p}
-NVB=${NVBANDWIDTH:-$PWD/build/nvb/bin/nvbandwidth}
+NVB=${NVBANDWIDTH:-}
 P=$OUT/peer
 mkdir -p "$P"
 [ -d build/devlibs ] && export LD_LIBRARY_PATH=$PWD/build/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 [ -f /usr/share/misc/pci.ids ] || [ -f /usr/share/hwdata/pci.ids ] || [ -n "${GPUP2P_PCI_IDS:-}" ] ||
 	export GPUP2P_PCI_IDS=$PWD/build/devlibs/pci.ids
 export NO_COLOR=1
-[ -x "$NVB" ] || { echo "peer_compare: no nvbandwidth at $NVB (run tests/perf/sm_compare.sh first, or set NVBANDWIDTH)"; exit 1; }
+[ -x "$NVB" ] || { echo "peer_compare: no nvbandwidth at $NVB (set NVBANDWIDTH=path to a binary built outside the repository)"; exit 1; }
 
 # Peer SM copies of odd sizes and the random-order peer chase on the real GPUs, data checked: exit 0 wanted.
 "$B" bench p2p bidir --sm --min 1 --max 3M --factor 5.3 --iters 2 --reps 2 -q >"$P/sm-sizes.txt" 2>&1

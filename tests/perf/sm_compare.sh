@@ -2,10 +2,9 @@
 # gpup2p's SM copies and pointer-chase latency, and its copy-engine figures, against nvbandwidth's on
 # the same GPU, side by side in one run, alternating the two tools (ROUNDS rounds each).
 # Needs the GPU machine (device tool; one GPU is enough) with nvcc and cmake, and these carried:
-#   build/gpup2p, build/devlibs (libpci, libkmod, pci.ids), build/nvb/src (nvbandwidth's source:
-#   git archive of github.com/NVIDIA/nvbandwidth) and, where the machine lacks Boost, Debian's
-#   libboost1.74-dev, libboost-program-options1.74-dev and libboost-program-options1.74.0 .debs in build/nvb/.
-# Builds nvbandwidth once (build/nvb/bin, kept while the machine stays warm), checks SM copies of odd
+#   build/gpup2p, build/devlibs (libpci, libkmod, pci.ids); NVBANDWIDTH=path to an nvbandwidth binary
+#   built outside the repository (the repository builds no third-party source).
+# Checks SM copies of odd
 # sizes on the real GPU, then measures. Prints a table of medians, ratios gpup2p/nvbandwidth and goals
 # (bandwidth >= 1.00x, latency within 5%); raw results under $OUT/perf/. Exit 1 when a goal is missed
 # or the data-checked copies or the chase failed.
@@ -14,7 +13,6 @@ OUT=${OUT:-/tmp/gpup2p-out}
 ROUNDS=${ROUNDS:-2}
 SIZE_MIB=${SIZE_MIB:-512}          # nvbandwidth's default buffer; its loop count is 16
 B=$PWD/build/gpup2p
-N=$PWD/build/nvb
 P=$OUT/perf
 mkdir -p "$P"
 [ -d build/devlibs ] && export LD_LIBRARY_PATH=$PWD/build/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -22,23 +20,9 @@ mkdir -p "$P"
 export NO_COLOR=1 PATH=/usr/local/cuda/bin:$PATH
 nvidia-smi --query-gpu=name,driver_version,pci.bus_id --format=csv,noheader
 
-# nvbandwidth, built here once
-if [ ! -x "$N/bin/nvbandwidth" ]; then
-	extra=()
-	# the carried Boost wherever it is: a machine may have Boost's headers without program_options
-	# (the H100 image: Boost 1.83 headers, no libboost_program_options)
-	if ls "$N"/*.deb >/dev/null 2>&1; then
-		mkdir -p "$N/prefix"
-		for d in "$N"/*.deb; do dpkg -x "$d" "$N/prefix" || { (cd "$N/prefix" && ar p "$d" data.tar.xz | tar -xJ); }; done
-		extra=(-DBoost_DIR="$(dirname "$(ls -d "$N"/prefix/usr/lib/*/cmake/Boost-*/BoostConfig.cmake | head -1)")")
-	fi
-	echo "building nvbandwidth at ${SECONDS}s" >&2
-	cmake -S "$N/src" -B "$N/obj" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCH:-90} \
-		-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DCMAKE_POLICY_DEFAULT_CMP0167=NEW "${extra[@]}" >"$P/nvb-cmake.log" 2>&1 &&
-		make -C "$N/obj" -j"$(nproc)" >"$P/nvb-make.log" 2>&1 && mkdir -p "$N/bin" && cp "$N/obj/nvbandwidth" "$N/bin/" ||
-		{ echo "nvbandwidth build failed:"; tail -n 20 "$P/nvb-cmake.log" "$P/nvb-make.log"; }
-	echo "nvbandwidth built at ${SECONDS}s" >&2
-fi
+# nvbandwidth, built outside the repository: its path in NVBANDWIDTH
+NVB=${NVBANDWIDTH:-}
+[ -x "$NVB" ] || echo "sm_compare: no NVBANDWIDTH=path to an nvbandwidth binary: gpup2p only" >&2
 
 # SM copies on the real GPU: odd sizes (the 16-byte words, the 8-word rounds and the byte tail), data
 # checked; the chase in both chain orders. Exit 0 wanted.
@@ -56,7 +40,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	"$B" bench h2d d2h d2d --engine both --pinned --size "${SIZE_MIB}M" --iters 16 --reps 5 --jsonl \
 		>"$P/g-bw-$r.jsonl" || echo "gpup2p bandwidth run $r: exit $?"
 	"$B" bench latency --sm --reps 5 --jsonl >"$P/g-lat-$r.jsonl" || echo "gpup2p latency run $r: exit $?"
-	[ -x "$N/bin/nvbandwidth" ] && { "$N/bin/nvbandwidth" -b "$SIZE_MIB" -t "${tests[@]}" >"$P/nvb-$r.txt" 2>&1 ||
+	[ -x "$NVB" ] && { "$NVB" -b "$SIZE_MIB" -t "${tests[@]}" >"$P/nvb-$r.txt" 2>&1 ||
 		echo "nvbandwidth run $r: exit $?"; }
 done
 

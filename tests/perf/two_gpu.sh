@@ -1,35 +1,22 @@
 #!/bin/bash
 # Issue 16's run on a machine with two GPUs (device tool, kind nvidia-h200-x2), in one command:
-#   here, once:  bash tests/perf/two_gpu.sh prepare   (nvbandwidth's source and Boost's .debs into build/nvb)
-#   there:       bash tests/perf/two_gpu.sh [doctor] [sm] [peer]   (default all three; carry build/gpup2p,
-#                build/devlibs and build/nvb; $OUT comes back)
+#   NVBANDWIDTH=/path/to/nvbandwidth bash tests/perf/two_gpu.sh [doctor] [sm] [peer]   (default all
+#   three; carry build/gpup2p and build/devlibs; nvbandwidth is built outside the repository)
 # doctor: tests/device/doctor.sh (doctor, -v, --json, snapshot + doctor --root on it = the live static
 #         findings, timing) and tests/device/doctor_active.sh (doctor --active: p2p.verify on every pair,
 #         both directions, p2p.bandwidth, nvlink.*);
-# sm:     tests/perf/sm_compare.sh (builds nvbandwidth there; host<->GPU and device-local SM/CE and the
+# sm:     tests/perf/sm_compare.sh (host<->GPU and device-local SM/CE and the
 #         host chase against nvbandwidth, GPU0);
 # peer:   tests/perf/peer_compare.sh (peer SM and CE copies, bidirectional, peer chase latency against
 #         nvbandwidth, every ordered pair).
 # The tables and the doctor logs under $OUT, everything else (JSON, raw rounds, snapshot info) in
 # $OUT/two_gpu-logs.tgz; a summary line per part; exit 1 when a part failed. ROUNDS (3) for the
-# comparisons. About 6-8 minutes in all on 2x H200 (nvbandwidth's build ~1 min).
+# comparisons. About 6-8 minutes in all on 2x H200.
 set -u
 OUT=${OUT:-/tmp/gpup2p-out}
 export OUT ROUNDS=${ROUNDS:-3}
 mkdir -p "$OUT"
 
-if [ "${1:-}" = prepare ]; then
-	# nvbandwidth v0.8 from the fetch tool's mirror (or NVB_GIT), and the Boost program_options .debs that
-	# sm_compare.sh unpacks where the machine's image lacks them
-	git_dir=${NVB_GIT:-/work/.mirror/NVIDIA+nvbandwidth/repo}
-	[ -d "$git_dir" ] || { echo "two_gpu prepare: no nvbandwidth git directory at $git_dir (fetch github:NVIDIA/nvbandwidth, or set NVB_GIT)"; exit 1; }
-	rm -rf build/nvb && mkdir -p build/nvb/src
-	git --git-dir="$git_dir" archive "${NVB_REV:-HEAD}" | tar -x -C build/nvb/src || exit 1
-	(cd build/nvb && apt-get download libboost1.74-dev libboost-program-options1.74-dev \
-		libboost-program-options1.74.0) || { echo "two_gpu prepare: apt-get download of Boost failed (apt-get update first?)"; exit 1; }
-	echo "build/nvb: nvbandwidth $(git --git-dir="$git_dir" describe --tags --always "${NVB_REV:-HEAD}"), $(du -sh build/nvb | cut -f1)"
-	exit 0
-fi
 
 # the logs are packed and the rest of $OUT removed at the end: start from an empty one
 [ -z "$(ls -A "$OUT")" ] || { echo "two_gpu: $OUT is not empty: give an empty OUT (the run packs and removes what it wrote)"; exit 64; }
