@@ -104,7 +104,7 @@ int main(int argc, char **argv)
 	rc = cmd->run(&c, argc - i, argv + i);
 	cli_unload(&c);
 	if (getenv("GPUP2P_STATS"))
-		gp_stats_print(stderr);
+		gp_work_print(stderr);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "gpup2p: error writing output\n");
 		return EX_ERROR;

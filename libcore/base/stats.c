@@ -1,12 +1,12 @@
 /* gpup2p — work counters (see gpup2p/stats.h). */
 #include "gpup2p/stats.h"
 
-struct gp_stats gp_stats;
+struct gp_work gp_work;
 
-void gp_stats_print(FILE *f)
+void gp_work_print(FILE *f)
 {
 	fprintf(f, "stats: pair_visits %lu path_steps %lu files_opened %lu\n",
-		__atomic_load_n(&gp_stats.pair_visits, __ATOMIC_RELAXED),
-		__atomic_load_n(&gp_stats.path_steps, __ATOMIC_RELAXED),
-		__atomic_load_n(&gp_stats.files_opened, __ATOMIC_RELAXED));
+		__atomic_load_n(&gp_work.pair_visits, __ATOMIC_RELAXED),
+		__atomic_load_n(&gp_work.path_steps, __ATOMIC_RELAXED),
+		__atomic_load_n(&gp_work.files_opened, __ATOMIC_RELAXED));
 }

@@ -3,22 +3,22 @@
  * those its capturing process recorded (an older snapshot records none: skipped, never an alarm). */
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "gpup2p/bar.h"
 #include "check.h"
 
 #define SHM_MIN (1ULL << 30)
 
-/* Not live and nothing recorded: skipped, saying so. 1 when it did. */
+/* Not live and nothing recorded: skipped, saying so. 1 when it did. One message for a plain root, an
+ * older live snapshot and a snapshot of a root (it has no process of its own): doctor says the same on
+ * a root and on its snapshot. */
 static int not_recorded(struct gp_doctor_ctx *c, const char *subject, int known)
 {
 	if (c->root->live || known)
 		return 0;
-	if (c->src.snapshot)
-		gp_doctor_add(c, GP_SEV_SKIPPED, subject, "live only: the snapshot under --root %s records no process "
-			      "limits (an older gpup2p took it)", c->root->dir);
-	else
-		gp_doctor_add(c, GP_SEV_SKIPPED, subject, "live only: not available under --root %s", c->root->dir);
+	gp_doctor_add(c, GP_SEV_SKIPPED, subject, "live only: no process limits recorded under --root %s (a "
+		      "snapshot of a live system records them; older gpup2p did not)", c->root->dir);
 	return 1;
 }
 
@@ -34,7 +34,7 @@ static const char *whose(const struct gp_doctor_ctx *c)
 
 static void ev_container(struct gp_finding *f, const struct gp_doctor_ctx *c)
 {
-	if (c->proc.recorded)
+	if (c->proc.recorded || c->root->live) /* live and offline alike (doctor on its own snapshot) */
 		gp_finding_ev(f, "container", "%s%s%s", c->proc.container < 0 ? "unknown" : c->proc.container ? "yes" : "no",
 			      c->proc.container_why[0] ? ", " : "", c->proc.container_why);
 }
@@ -66,7 +66,7 @@ static void check_memlock(struct gp_doctor_ctx *c)
 			  c->proc.euid == 0 ? " (root is exempt, jobs are not)" : "");
 	gp_finding_ev(f, "RLIMIT_MEMLOCK", "%s", sz);
 	ev_container(f, c);
-	if (c->proc.recorded && c->proc.container == 1)
+	if (c->proc.container == 1)
 		gp_finding_fix(f, "start the container with --ulimit memlock=-1 (Kubernetes: LimitMEMLOCK=infinity "
 			       "in the container runtime's service)");
 	else
@@ -95,7 +95,7 @@ static void check_shm(struct gp_doctor_ctx *c)
 	} else {
 		f = gp_doctor_add(c, GP_SEV_WARNING, "/dev/shm", "/dev/shm holds only %s%s: NCCL's shared-memory "
 				  "transport between processes fails or falls back", sz, whose(c));
-		gp_finding_fix(f, c->proc.recorded && c->proc.container == 1 ? "start the container with --shm-size=16g "
+		gp_finding_fix(f, c->proc.container == 1 ? "start the container with --shm-size=16g "
 			       "or --ipc=host (Kubernetes: an emptyDir of medium Memory on /dev/shm)" :
 			       "mount -o remount,size=16G /dev/shm (containers: --shm-size=16g or --ipc=host)");
 	}

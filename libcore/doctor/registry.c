@@ -177,7 +177,7 @@ void gp_doctor_proc_read(struct gp_doctor_ctx *c)
 	if (!c->root->live)
 		return;
 	c->proc.known = 1;
-	c->proc.container = -1;
+	c->proc.container = gp_snapshot_container(c->root, c->proc.container_why, sizeof(c->proc.container_why));
 	c->proc.euid = (int)geteuid();
 	c->proc.memlock = getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (uint64_t)rl.rlim_cur
 											       : UINT64_MAX;

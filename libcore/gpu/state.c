@@ -150,6 +150,23 @@ const char *gp_gpu_nvl_counter_name(int k)
 	return k >= 0 && k < GP_NVL_COUNTERS ? n[k] : "?";
 }
 
+/* nvmlFieldValue_t, as NVML documents it: a field id, its scope (here the link), when it was read, how
+ * long the read took, the value's type, the field's own return code and the value (8 bytes). */
+struct nvml_field {
+	unsigned id, scope;
+	long long timestamp, latency_us;
+	int type;
+	nvml_ret rc;
+	unsigned long long value;
+};
+
+/* The per-link field ids of the counters `nvidia-smi nvlink -e` shows on Hopper onwards
+ * (NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY, _RECOVERY, _CRC: the CRC one counts flit CRC errors). */
+#define NVML_FI_DL_REPLAY 161
+#define NVML_FI_DL_RECOVERY 162
+#define NVML_FI_DL_CRC 163
+#define NVML_ARCH_HOPPER 9
+
 struct api {
 	nvml_ret (*persistence)(nvml_dev, int *);
 	nvml_ret (*mig)(nvml_dev, unsigned *, unsigned *);
@@ -160,6 +177,7 @@ struct api {
 	nvml_ret (*replay)(nvml_dev, unsigned *);
 	nvml_ret (*link_state)(nvml_dev, unsigned, int *);
 	nvml_ret (*link_errors)(nvml_dev, unsigned, int, unsigned long long *);
+	nvml_ret (*field_values)(nvml_dev, int, struct nvml_field *);
 	nvml_ret (*fabric)(nvml_dev, struct nvml_fabric *);
 	nvml_ret (*bar1)(nvml_dev, struct nvml_bar1 *);
 	nvml_ret (*arch)(nvml_dev, unsigned *);
@@ -178,6 +196,7 @@ static void load(void *lib, struct api *a)
 	*(void **)&a->replay = dlsym(lib, "nvmlDeviceGetPcieReplayCounter");
 	*(void **)&a->link_state = dlsym(lib, "nvmlDeviceGetNvLinkState");
 	*(void **)&a->link_errors = dlsym(lib, "nvmlDeviceGetNvLinkErrorCounter");
+	*(void **)&a->field_values = dlsym(lib, "nvmlDeviceGetFieldValues");
 	*(void **)&a->fabric = dlsym(lib, "nvmlDeviceGetGpuFabricInfo");
 	*(void **)&a->bar1 = dlsym(lib, "nvmlDeviceGetBAR1MemoryInfo");
 	*(void **)&a->arch = dlsym(lib, "nvmlDeviceGetArchitecture");
@@ -251,8 +270,43 @@ static void read_links(const struct api *a, nvml_dev dev, struct gp_gpu_state *s
 /* Each counter the architecture counts, summed over the active links (one call per link and counter,
  * ~0.9 ms each on Hopper: nothing else is read); GP_GPU_NA when none can be read, GP_GPU_UNKNOWN
  * when a read failed. Counters the architecture does not count stay GP_GPU_UNKNOWN (not read). */
+/* Hopper onwards: every counter that counts there, of every active link, in one nvmlDeviceGetFieldValues
+ * call (measured on H100, 18 links: 54 fields in 14-16 ms, against 0.87 ms for each of the 54 calls of
+ * nvmlDeviceGetNvLinkErrorCounter). 0, or -1 when the call or any field failed (the caller asks link by
+ * link instead). */
+static int read_link_fields(const struct api *a, nvml_dev dev, int arch, const int *active, long long *sum)
+{
+	static const unsigned id[GP_NVL_COUNTERS] = { NVML_FI_DL_REPLAY, NVML_FI_DL_RECOVERY, NVML_FI_DL_CRC, 0 };
+	struct nvml_field f[NVML_LINKS * GP_NVL_COUNTERS];
+	int n = 0;
+
+	if (!a->field_values || arch < NVML_ARCH_HOPPER)
+		return -1;
+	memset(f, 0, sizeof(f));
+	for (int k = 0; k < GP_NVL_COUNTERS; k++)
+		for (unsigned l = 0; id[k] && gp_gpu_nvl_counter_counts(arch, k) && l < NVML_LINKS; l++)
+			if (active[l]) {
+				f[n].id = id[k];
+				f[n++].scope = l;
+			}
+	if (!n || a->field_values(dev, n, f) != NVML_OK)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (f[i].rc != NVML_OK)
+			return -1;
+	for (int k = 0; k < GP_NVL_COUNTERS; k++)
+		sum[k] = id[k] && gp_gpu_nvl_counter_counts(arch, k) ? 0 : GP_GPU_UNKNOWN;
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < GP_NVL_COUNTERS; k++)
+			if (id[k] == f[i].id)
+				sum[k] += (long long)(f[i].value & INT64_MAX);
+	return 0;
+}
+
 static void read_link_errors(const struct api *a, nvml_dev dev, int arch, const int *active, long long *sum)
 {
+	if (!read_link_fields(a, dev, arch, active, sum))
+		return;
 	for (int k = 0; k < GP_NVL_COUNTERS; k++) {
 		sum[k] = GP_GPU_UNKNOWN;
 		if (!gp_gpu_nvl_counter_counts(arch, k))

@@ -121,8 +121,7 @@ static void env_line(struct gp_snapshot_info *inf, const char *l)
 	}
 }
 
-/* What says r (live) is a container: a file the engines leave, or their names in PID 1's cgroup. */
-static int container_of(const struct gp_root *r, char *why, size_t n)
+int gp_snapshot_container(const struct gp_root *r, char *why, size_t n)
 {
 	static const char *const files[] = { "/.dockerenv", "/run/.containerenv" };
 	static const char *const names[] = { "docker", "kubepods", "containerd", "libpod", "lxc", "garden" };
@@ -162,7 +161,7 @@ void gp_snapshot_env_live(const struct gp_root *r, struct gp_snapshot_info *inf)
 		inf->shm_size = (uint64_t)sv.f_blocks * sv.f_frsize;
 	}
 	inf->container_why[0] = '\0';
-	inf->container = container_of(r, inf->container_why, sizeof(inf->container_why));
+	inf->container = gp_snapshot_container(r, inf->container_why, sizeof(inf->container_why));
 }
 
 int gp_snapshot_info_read(const struct gp_root *r, struct gp_snapshot_info *inf)

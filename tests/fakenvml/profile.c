@@ -1,4 +1,4 @@
-/* The NVML test double's recorded machine and clock (tests only). FAKENVML_PROBE=PATH names an
+/* The NVML test double's recorded machine and clock (tests only). FAKENVML_PROBE=PATH[:PATH...] names an
  * nvml_probe.txt (tests/fixtures/h200x4-hgx): its GPU lines give each NVLink error counter of a GPU,
  * summed over its links, as read the second time, with its rise since the first read 3 s before
  * ("GPU0 DL_REPLAY=0 (+0, rc 0) ... DL_CRC_DATA=399 (+22, rc 0) ..."); its call lines give what each
@@ -55,17 +55,13 @@ static void parse_gpu(const char *line)
 		P.gpus = g + 1;
 }
 
-static void load(void)
+/* One probe file's GPU and call lines (load). */
+static void load_file(FILE *f, char *line, size_t n, char *name)
 {
-	const char *path = getenv("FAKENVML_PROBE");
-	char line[512], name[48];
 	unsigned long long calls;
 	double total;
-	FILE *f;
 
-	if (!path || !*path || !(f = fopen(path, "r")))
-		return;
-	while (fgets(line, sizeof(line), f)) {
+	while (fgets(line, (int)n, f)) {
 		if (!strncmp(line, "GPU", 3) && line[3] >= '0' && line[3] <= '9')
 			parse_gpu(line);
 		else if (sscanf(line, "%47s calls %llu total %lf ms", name, &calls, &total) == 3 && calls &&
@@ -74,7 +70,22 @@ static void load(void)
 			P.fn[P.nfn++].cost_ns = (unsigned long long)(total * 1e6 / (double)calls + 0.5);
 		}
 	}
-	fclose(f);
+}
+
+static void load(void)
+{
+	const char *list = getenv("FAKENVML_PROBE");
+	char paths[4096], *path, *save = NULL, line[512], name[48];
+	FILE *f;
+
+	if (!list || !*list)
+		return;
+	snprintf(paths, sizeof(paths), "%s", list);
+	for (path = strtok_r(paths, ":", &save); path; path = strtok_r(NULL, ":", &save))
+		if ((f = fopen(path, "r"))) {
+			load_file(f, line, sizeof(line), name);
+			fclose(f);
+		}
 }
 
 static void init(void)

@@ -48,8 +48,9 @@ static void acs_details(void)
 		CHECK(f && fx_has_bdf(f, "0000:12:00.0") && fx_has_bdf(f, "0000:b2:03.0") && !fx_has_bdf(f, "0000:10:01.0") &&
 		      strstr(f->message, "16 bridge(s)"), "acs.boot names the 16 switch ports, not the root ports");
 		CHECK(f && f->fix && strstr(f->fix, "systemctl enable gpup2p-acs.service") &&
-		      strstr(f->fix, "pci=disable_acs_redir=0000:12:00.0;0000:12:01.0;0000:12:02.0;0000:12:03.0;0000:32:00.0;"),
-		      "fix: the unit, or one parameter listing them all");
+		      strstr(f->fix, "GRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX pci=disable_acs_redir=0000:12:00.0\\;0000:12:01.0"
+			 "\\;0000:12:02.0\\;0000:12:03.0\\;0000:32:00.0\\;"),
+		      "fix: the unit, or one parameter listing them all (the /etc/default/grub line, ; escaped)");
 		v = ev_or(&c, "acs.boot", "gpup2p-acs.service", "0000:12:00.0");
 		CHECK(strstr(v, "0x0000 now, 0x001d after the next boot") != NULL, "evidence: now and after the boot (%s)", v);
 		done(&x, &c);

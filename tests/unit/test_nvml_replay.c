@@ -27,11 +27,14 @@ static void (*reset)(void);
  * replaying the machine. NULL when it cannot load (a failed check). */
 static void *load_double(void)
 {
-	char path[1024];
+	char path[1024], probe[8192];
 	const char *fx = getenv("GPUP2P_FIXTURES");
 	void *lib;
 
-	setenv("FAKENVML_PROBE", unit_fixture("h200x4-hgx/vendor/nvml_probe.txt"), 1);
+	/* the 4x H200's counters and call costs, and nvmlDeviceGetFieldValues' cost measured on 2x H100 */
+	snprintf(probe, sizeof(probe), "%s:tests/fixtures/h100x2-nvml/nvml_fieldvalues.txt",
+		 unit_fixture("h200x4-hgx/vendor/nvml_probe.txt"));
+	setenv("FAKENVML_PROBE", probe, 1);
 	setenv("FAKENVML_BUSIDS", "0000:00:06.0,0000:00:07.0,0000:00:08.0,0000:00:09.0", 1);
 	unsetenv("FAKENVML_GPUS");
 	snprintf(path, sizeof(path), "%s/../tests/fakenvml/libnvidia-ml.so.1", fx ? fx : "build/fixtures");
@@ -132,9 +135,12 @@ static void doctor_reads(void)
 			 s->nvl_err[GP_NVL_CRC_FLIT] == 0 && s->nvl_err[GP_NVL_CRC_DATA] == GP_GPU_UNKNOWN;
 	}
 	CHECK(up == NGPU * LINKS, "72 links up (%lld)", up);
-	CHECK(calls("GetNvLinkErrorCounter") <= (unsigned long long)up * HOPPER_COUNTERS * 2 &&
-	      calls("GetNvLinkErrorCounter") > 0, "at most links up x 3 counters per read, two reads: %llu calls (of "
-	      "%lld)", calls("GetNvLinkErrorCounter"), up * HOPPER_COUNTERS * 2);
+	CHECK(calls("GetFieldValues") == 2 * NGPU && calls("GetNvLinkErrorCounter") == 0,
+	      "one nvmlDeviceGetFieldValues per GPU and read, two reads, no counter asked link by link (%llu, %llu "
+	      "calls)", calls("GetFieldValues"), calls("GetNvLinkErrorCounter"));
+	CHECK(counter_reads(0) == (unsigned long long)up * 2 && counter_reads(2) == (unsigned long long)up * 2,
+	      "... each of them the links up x 3 counters (replay %llu, CRC flit %llu reads of %lld links up, twice)",
+	      counter_reads(0), counter_reads(2), up);
 	CHECK(counter_reads(3) == 0 && counter_reads(4) == 0, "CRC data and ECC data never read on Hopper (%llu, %llu)",
 	      counter_reads(3), counter_reads(4));
 	CHECK(quiet, "every GPU: Hopper, replay, recovery and CRC flit 0 and not rising, CRC data not read");

@@ -107,4 +107,9 @@ int gp_snapshot_pack(const char *dir, const char *file, struct gp_err *e);
 /* Remove a directory tree (what capture made), never crossing a symlink or a mount. 0 or -errno. */
 int gp_snapshot_remove_tree(const char *dir);
 
+/* Whether r (live) is a container: a file the engines leave (/.dockerenv, /run/.containerenv),
+ * /run/systemd/container, or an engine's name in PID 1's cgroup; what said so into why. 1 yes, 0 no,
+ * -1 unknown (PID 1's cgroup unreadable). */
+int gp_snapshot_container(const struct gp_root *r, char *why, size_t n);
+
 #endif

@@ -6,22 +6,22 @@
 
 #include <stdio.h>
 
-struct gp_stats {
+struct gp_work {
 	unsigned long pair_visits;   /* GPU/NIC pairs classified or listed one by one */
 	unsigned long path_steps;    /* bridges stepped over along a function's chain of upstream bridges */
 	unsigned long files_opened;  /* files and folders opened or resolved beneath the root */
 };
 
 /* The process's counters. */
-extern struct gp_stats gp_stats;
+extern struct gp_work gp_work;
 
 /* Count v more: a relaxed load and store, no locked instruction (the topo matrix counts 16 million
  * cells); two threads counting at once may lose a count, never corrupt one. */
 #define GP_STAT_ADD(field, v) \
-	__atomic_store_n(&gp_stats.field, __atomic_load_n(&gp_stats.field, __ATOMIC_RELAXED) + (unsigned long)(v), \
+	__atomic_store_n(&gp_work.field, __atomic_load_n(&gp_work.field, __ATOMIC_RELAXED) + (unsigned long)(v), \
 			 __ATOMIC_RELAXED)
 
 /* Print the counters as one line: "stats: pair_visits N path_steps N files_opened N". */
-void gp_stats_print(FILE *f);
+void gp_work_print(FILE *f);
 
 #endif
