@@ -73,7 +73,7 @@ compare q python3 "$HERE/oracle_cmp.py" q "$FACTS" "$R/topo.json" "$R/smi-q.txt"
 compare doctor python3 "$HERE/oracle_cmp.py" doctor "$R/doctor.json" "$R/doctor-snap.json"
 if [ -n "${NVBANDWIDTH:-}" ]; then
 	case " $ONLY " in *" bench "*)
-		echo "== bench: $${ROUNDS:-3} alternating rounds with $NVBANDWIDTH"
+		echo "== bench: ${ROUNDS:-3} alternating rounds with $NVBANDWIDTH"
 		bash "$HERE/oracle_bench.sh" "$BIN" "$NVBANDWIDTH" "$R" >"$R/bench.txt" 2>&1
 		sed 's/^/  /' "$R/bench.txt"
 		total=$((total + $(grep -c '^bench:' "$R/bench.txt"))) ;;

@@ -67,6 +67,7 @@ for m in """$MAP""".splitlines():
            and (mode not in ("h2d", "d2h") or d.get("memory") == "pinned")]
     if sel:
         ga.write("%s %.2f\n" % (path, statistics.median(sel)))
+    test = test if test in sums else test + "_total"  # bidirectional tests: both directions' sum
     if test in sums:
         na.write("%s %.2f\n" % (path, sums[test] / int(div)))
 PY
