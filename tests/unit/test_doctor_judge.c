@@ -60,7 +60,7 @@ static const struct jcase cases[] = {
 	{ D("lim-snap-container"), NULL, "limits.shm", FIRE, GP_SEV_WARNING, "/dev/shm", "--shm-size=16g" },
 	{ D("lim-snap"), NULL, "limits.memlock", QUIET, 0, NULL, NULL },
 	{ D("lim-snap"), NULL, "limits.shm", QUIET, 0, NULL, NULL },
-	{ D("lim-snap-old"), NULL, "limits.memlock", FIRE, GP_SEV_SKIPPED, "RLIMIT_MEMLOCK", "records no process limits" },
+	{ D("lim-snap-old"), NULL, "limits.memlock", FIRE, GP_SEV_SKIPPED, "RLIMIT_MEMLOCK", "no process limits recorded" },
 	{ D("lim-snap-old"), NULL, "limits.shm", FIRE, GP_SEV_SKIPPED, "/dev/shm", NULL },
 	{ D("gdr-geforce"), NULL, "rdma.gdr", FIRE, GP_SEV_WARNING, "0000:13:00.0-mlx5_0", "name NVML recorded" },
 	{ D("healthy"), NULL, "rdma.gdr", NOT, GP_SEV_WARNING, NULL, NULL },
