@@ -16,22 +16,12 @@
  * list (x86), not from the VMA, and a page found in no range there is mapped uncached. Each
  * physically contiguous run of a pin is reserved write-combined while the pin holds its pages
  * (arch_io_reserve_memtype_wc, as TTM does for VRAM apertures); where that is refused the pin is
- * mapped uncached and GPUP2P_IOC_INFO says so. The reservation also succeeds where an earlier one
- * of another type (UC-) overlaps the run, and the pages then get that type: what each run really
- * got is read back (run_is_wc) and a pin with any run not write-combined says uncached.
- *
- * Coherent GPU memory (Grace Hopper's, onlined as System RAM) is mapped write-back: cacheable
- * normal memory, as the CPU's own accesses to it are; no reservation is made for it.
+ * mapped uncached and GPUP2P_IOC_INFO says so.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/io.h>
-#include <linux/ioport.h>
 #include <linux/mm.h>
-
-#if defined(CONFIG_X86)
-#include <asm/memtype.h>
-#endif
 
 #include "gpup2p_internal.h"
 
@@ -60,52 +50,6 @@ static u32 run_end(const struct gp_pin *p, const struct nvidia_p2p_page_table *p
 	return j;
 }
 
-/* 1 when every run of pt is System RAM (coherent GPU memory, mapped write-back). */
-static bool all_ram(const struct gp_pin *p, const struct nvidia_p2p_page_table *pt)
-{
-	u32 i, j;
-
-	for (i = 0; i < p->npages; i = j) {
-		j = run_end(p, pt, i);
-		if (region_intersects(pt->pages[i]->physical_address, (size_t)(j - i) * p->page_size,
-				      IORESOURCE_SYSTEM_RAM, IORES_DESC_NONE) != REGION_INTERSECTS)
-			return false;
-	}
-	return p->npages > 0;
-}
-
-#if defined(CONFIG_X86)
-/*
- * What the run starting at phys really got. ioremap_wc looks the memtype up as the user mapping's
- * faults will (an overlapping UC- reservation wins over the WC asked for), and the cache bits of
- * its kernel PTE (one 4 KiB page) say the mode. Without PAT there is no WC through page tables.
- */
-static bool run_is_wc(phys_addr_t phys)
-{
-	pteval_t want = pgprot_val(pgprot_writecombine(__pgprot(0))) & _PAGE_CACHE_MASK;
-	void __iomem *v;
-	unsigned int level;
-	bool wc = false;
-	pte_t *pte;
-
-	if (!pat_enabled())
-		return false;
-	v = ioremap_wc(phys, PAGE_SIZE);
-	if (!v)
-		return false;
-	pte = lookup_address((unsigned long)v, &level);
-	if (pte && level == PG_LEVEL_4K)
-		wc = (pte_flags(*pte) & _PAGE_CACHE_MASK) == want;
-	iounmap(v);
-	return wc;
-}
-#else
-static bool run_is_wc(phys_addr_t phys)
-{
-	return true;    /* no memtype list: the VMA's attributes are what the pages get */
-}
-#endif
-
 /* Give back the write-combining reservations of the runs of pt before page upto. */
 static void free_runs(const struct gp_pin *p, const struct nvidia_p2p_page_table *pt, u32 upto)
 {
@@ -126,10 +70,6 @@ void gp_map_reserve(struct gp_pin *p)
 
 	p->map_type = gp_map_type();
 	p->wc_reserved = false;
-	if (all_ram(p, pt)) {
-		p->map_type = GPUP2P_MAP_WB;
-		return;
-	}
 	if (p->map_type != GPUP2P_MAP_WC)
 		return;
 	for (i = 0; i < p->npages; i = j) {
@@ -140,16 +80,7 @@ void gp_map_reserve(struct gp_pin *p)
 			break;
 	}
 	if (!rc) {
-		p->wc_reserved = true;    /* given back at release, whatever type it got */
-		for (i = 0; i < p->npages; i = j) {
-			j = run_end(p, pt, i);
-			if (!run_is_wc(pt->pages[i]->physical_address)) {
-				p->map_type = GPUP2P_MAP_UC;
-				pr_warn_ratelimited("pin %llu (va 0x%llx): another mapping holds its pages uncached: mapped uncached\n",
-						    p->id, p->va);
-				return;
-			}
-		}
+		p->wc_reserved = true;
 		return;
 	}
 	free_runs(p, pt, i);
@@ -260,7 +191,7 @@ int gp_pin_mmap(struct gp_file *f, struct vm_area_struct *vma)
 	gp_vma_set_flags(vma);
 	if (type == GPUP2P_MAP_WC)
 		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
-	else if (type != GPUP2P_MAP_WB)    /* write-back: the VMA's own cacheable attributes */
+	else
 		vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
 	/* the reference taken by gp_pin_lookup() now belongs to the VMA */
 	vma->vm_private_data = p;
