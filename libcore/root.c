@@ -304,9 +304,9 @@ ssize_t gp_root_read_text_in(const struct gp_root *r, int dfd, const char *dir, 
 	return read_text_fd(gp_root_open_in(r, dfd, dir, name, O_RDONLY), buf, n);
 }
 
-ssize_t gp_root_read_at(const struct gp_root *r, const char *path, void *buf, size_t n, off_t off)
+/* pread_full on fd (or its negative errno), then close it. */
+static ssize_t pread_fd(int fd, void *buf, size_t n, off_t off)
 {
-	int fd = gp_root_open(r, path, O_RDONLY);
 	ssize_t got;
 
 	if (fd < 0)
@@ -316,17 +316,15 @@ ssize_t gp_root_read_at(const struct gp_root *r, const char *path, void *buf, si
 	return got;
 }
 
+ssize_t gp_root_read_at(const struct gp_root *r, const char *path, void *buf, size_t n, off_t off)
+{
+	return pread_fd(gp_root_open(r, path, O_RDONLY), buf, n, off);
+}
+
 ssize_t gp_root_read_at_in(const struct gp_root *r, int dfd, const char *dir, const char *name, void *buf, size_t n,
 			   off_t off)
 {
-	int fd = gp_root_open_in(r, dfd, dir, name, O_RDONLY);
-	ssize_t got;
-
-	if (fd < 0)
-		return fd;
-	got = pread_full(fd, buf, n, off);
-	close(fd);
-	return got;
+	return pread_fd(gp_root_open_in(r, dfd, dir, name, O_RDONLY), buf, n, off);
 }
 
 ssize_t gp_root_read_bin(const struct gp_root *r, const char *path, void *buf, size_t n)
