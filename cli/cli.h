@@ -84,10 +84,17 @@ int cli_error(int code, const char *cmd, const char *fmt, ...) __attribute__((fo
  * (TIOCGWINSZ), else $COLUMNS, else 80. */
 int cli_term_width(void);
 
+/* The same for any descriptor (stderr's messages): 0 when fd is not a terminal. */
+int cli_term_width_fd(int fd);
+
 /* Print s from column col on, wrapped at width (0: not wrapped), each further line indented by ind;
  * a word wider than the line gets a line of its own, whole; '\x1f' is a space that never breaks.
  * Ends with a newline. */
 void cli_wrap(FILE *f, const char *s, int col, int ind, int width);
+
+/* Print lead spaces, then the formatted text wrapped to the width of f's terminal (none when f is not
+ * one: then the text as it is), each further line indented by ind. Ends with a newline. */
+void cli_wrapf(FILE *f, int lead, int ind, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* Print a usage error ("gpup2p CMD: msg; see gpup2p help CMD") and return 64. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -155,18 +155,19 @@ static void print_bridge(const struct cli *c, const struct gp_topo *t, const str
 	printf("%s %s [%04x:%04x]  redirects peer traffic: %s%s%s\n", d->bdf, gp_pci_port_name(d->port_type),
 	       d->vendor, d->device, sgr, redirect_word(b), *sgr ? "\033[0m" : "");
 	if (b->state == GP_PRESENT) {
-		printf("  ACSCap: %s\n", gp_acs_decode(b->cap, buf, sizeof(buf)));
-		printf("  ACSCtl: %s  (0x%04x%s)\n", gp_acs_decode(b->ctl, buf, sizeof(buf)), b->ctl,
-		       gp_acs_intel_pch_quirk(d) ? "; Intel PCH quirk: at capability+8, where lspci does not look" : "");
+		cli_wrapf(stdout, 2, 10, "ACSCap: %s", gp_acs_decode(b->cap, buf, sizeof(buf)));
+		cli_wrapf(stdout, 2, 10, "ACSCtl: %s  (0x%04x%s)", gp_acs_decode(b->ctl, buf, sizeof(buf)), b->ctl,
+			  gp_acs_intel_pch_quirk(d) ? "; Intel PCH quirk: at capability+8, where lspci does not look" : "");
 	} else {
 		printf("  ACS: unknown (extended config space not readable: run as root)\n");
 	}
-	printf("  on the path of: %s\n", b->npairs ? pairs_by_class(t, a, b, list) : "no GPU/NIC pair");
+	cli_wrapf(stdout, 2, 4, "on the path of: %s", b->npairs ? pairs_by_class(t, a, b, list) : "no GPU/NIC pair");
 	if (b->impact == GP_ACS_IMPACT_HIGH) {
-		printf("  impact: high: %s would stay below the host bridge without the redirect\n",
-		       local_pairs(t, a, b, list));
+		cli_wrapf(stdout, 2, 4, "impact: high: %s would stay below the host bridge without the redirect",
+			  local_pairs(t, a, b, list));
 	} else if (b->impact == GP_ACS_IMPACT_LOW) {
-		printf("  impact: low: these pairs cross the root complex anyway (PHB/NODE/SYS) or use NVLink\n");
+		cli_wrapf(stdout, 2, 4, "impact: low: these pairs cross the root complex anyway (PHB/NODE/SYS) or use "
+			  "NVLink");
 	}
 }
 
@@ -181,17 +182,17 @@ static void print_table(const struct cli *c, const struct gp_topo *t, const stru
 		return;
 	printf("\n");
 	if (a->redirect_high)
-		printf("%d bridge(s) send traffic of PIX/PXB pairs, which would otherwise stay below the host bridge, up to "
-		       "the root complex: slow P2P, or a hang.\n", a->redirect_high);
+		cli_wrapf(stdout, 0, 0, "%d bridge(s) send traffic of PIX/PXB pairs, which would otherwise stay below "
+			  "the host bridge, up to the root complex: slow P2P, or a hang.", a->redirect_high);
 	if (a->redirect_low)
-		printf("%d bridge(s) redirect only pairs whose traffic crosses the root complex anyway (PHB/NODE/SYS) or "
-		       "uses NVLink: lower impact.\n", a->redirect_low);
+		cli_wrapf(stdout, 0, 0, "%d bridge(s) redirect only pairs whose traffic crosses the root complex anyway "
+			  "(PHB/NODE/SYS) or uses NVLink: lower impact.", a->redirect_low);
 	if (a->on_path_redirecting) {
 		struct gp_buf line = GP_BUF_INIT;
 
 		gp_buf_reset(buf);
 		gp_acs_boot_param(t, a, buf);
-		printf("Boot parameter that clears the redirection: %s\n", gp_buf_str(buf));
+		cli_wrapf(stdout, 0, 0, "Boot parameter that clears the redirection: %s", gp_buf_str(buf));
 		if (!gp_acs_grub_line(gp_buf_str(buf), &line)) /* ';' escaped: grub.cfg would end the line there */
 			printf("In /etc/default/grub (then update-grub):\n  %s\n", gp_buf_str(&line));
 		gp_buf_free(&line);

@@ -88,7 +88,7 @@ static void print_table(struct bar_ctx *b)
 {
 	const struct gp_pci *p = &b->c->pci;
 	struct gp_buf txt = GP_BUF_INIT;
-	char s1[32], s2[32], nbuf[160];
+	char s1[32], s2[32], nbuf[160], units[320];
 	int shown = 0;
 
 	for (int i = 0; i < p->n; i++) {
@@ -131,36 +131,42 @@ static void print_table(struct bar_ctx *b)
 			const char *sgr = !b->c->color ? "" : r.verdict == GP_BAR_LARGE ? "\033[32m" :
 					  r.verdict == GP_BAR_SMALL ? "\033[31m" : "";
 
-			printf("  VRAM %s, aperture %s", r.vram ? gp_bar_size_str(r.vram, s1, sizeof(s1)) : "unknown",
-			       r.aperture_bar >= 0 ? gp_bar_size_str(r.aperture, s2, sizeof(s2)) : "none");
+			struct gp_buf line = GP_BUF_INIT;
+
+			gp_buf_addf(&line, "VRAM %s, aperture %s", r.vram ? gp_bar_size_str(r.vram, s1, sizeof(s1)) : "unknown",
+				    r.aperture_bar >= 0 ? gp_bar_size_str(r.aperture, s2, sizeof(s2)) : "none");
 			if (r.aperture_bar >= 0)
-				printf(" (BAR %d)", r.aperture_bar);
-			printf(": %s%s%s", sgr, gp_bar_verdict_name(r.verdict), *sgr ? "\033[0m" : "");
+				gp_buf_addf(&line, " (BAR %d)", r.aperture_bar);
+			gp_buf_addf(&line, ": %s%s%s", sgr, gp_bar_verdict_name(r.verdict), *sgr ? "\033[0m" : "");
 			if (r.verdict == GP_BAR_UNKNOWN)
-				printf(" (VRAM size unknown: %s)", b->c->facts->available ? "GPU not in NVML's list" : b->c->facts->why);
-			putchar('\n');
+				gp_buf_addf(&line, " (VRAM size unknown: %s)",
+					    b->c->facts->available ? "GPU not in NVML's list" : b->c->facts->why);
+			cli_wrapf(stdout, 2, 4, "%s", gp_buf_str(&line));
+			gp_buf_free(&line);
 			if (r.driver_bar1)
 				printf("  driver BAR1 %s\n", gp_bar_size_str(r.driver_bar1, s1, sizeof(s1)));
 		}
-		printf("  Resizable BAR: %s\n", rebar_text(&r, &txt));
+		cli_wrapf(stdout, 2, 4, "Resizable BAR: %s", rebar_text(&r, &txt));
 		if (d->iommu_group >= 0)
 			printf("  IOMMU group %d, type %s\n", d->iommu_group, iommu_type(b, d));
 		else
 			printf("  IOMMU group: none\n");
 		if (r.advice[0] && !b->c->quiet)
-			printf("  advice: %s\n", r.advice);
+			cli_wrapf(stdout, 2, 4, "advice: %s", r.advice);
 	}
 	gp_buf_free(&txt);
 	if (!shown && !b->c->quiet)
 		printf("No GPU found (NVIDIA class 03xx or --match); --all lists every function.\n");
-	printf("%sIOMMU: %s", shown ? "\n" : "", gp_iommu_mode_name(b->io.mode));
+	if (shown)
+		putchar('\n');
 	if (b->io.units)
-		printf(" (units %s, %d groups)", b->io.unit_names, b->io.groups);
+		snprintf(units, sizeof(units), "units %s, %d groups", b->io.unit_names, b->io.groups);
 	else
-		printf(" (no units in /sys/class/iommu, %d groups)", b->io.groups);
-	printf("; kernel command line: %s\n", b->io.cmdline[0] ? b->io.cmdline : "no IOMMU options");
+		snprintf(units, sizeof(units), "no units in /sys/class/iommu, %d groups", b->io.groups);
+	cli_wrapf(stdout, 0, 4, "IOMMU: %s (%s); kernel command line: %s", gp_iommu_mode_name(b->io.mode), units,
+		  b->io.cmdline[0] ? b->io.cmdline : "no IOMMU options");
 	if (b->io.note[0] && !b->c->quiet)
-		printf("Note: %s\n", b->io.note);
+		cli_wrapf(stdout, 0, 4, "Note: %s", b->io.note);
 }
 
 static void json_u64_or_null(struct gp_json *j, const char *key, uint64_t v)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gpup2p/buf.h"
 #include "gpup2p/topo.h"
 
 void help_topo(FILE *f)
@@ -96,9 +97,9 @@ static const char *numa_str(int node, char *buf, size_t n)
 static void print_notes(const struct cli *c, const struct gp_topo *t, FILE *f)
 {
 	if (!t->nvlink_checked && t->ngpu > 1)
-		fprintf(f, "Note: NVLink not checked: %s; GPU pairs show their PCIe class.\n", c->facts->why);
+		cli_wrapf(f, 0, 6, "Note: NVLink not checked: %s; GPU pairs show their PCIe class.", c->facts->why);
 	if (t->n == 0)
-		fprintf(f, "Note: no GPU or NIC found (GPUs: NVIDIA class 03xx or --match; NICs: RDMA-capable).\n");
+		cli_wrapf(f, 0, 6, "Note: no GPU or NIC found (GPUs: NVIDIA class 03xx or --match; NICs: RDMA-capable).");
 }
 
 static void print_matrix(const struct cli *c, const struct gp_topo *t)
@@ -125,8 +126,12 @@ static void print_matrix(const struct cli *c, const struct gp_topo *t)
 	if (c->quiet)
 		return;
 	printf("\nLegend:\n\n");
-	for (size_t k = 0; k < sizeof(legend) / sizeof(legend[0]); k++)
-		printf("%s\n", legend[k]);
+	for (size_t k = 0; k < sizeof(legend) / sizeof(legend[0]); k++) {
+		int key = (int)(strstr(legend[k], "= ") - legend[k]) + 2; /* the text after "= ", wrapped */
+
+		printf("%.*s", key, legend[k]);
+		cli_wrap(stdout, legend[k] + key, key, key, cli_term_width());
+	}
 	for (int i = 0; i < t->n; i++)
 		nics += t->devs[i].kind == GP_TOPO_NIC;
 	if (nics) {
@@ -173,37 +178,69 @@ static int last_child(const struct gp_topo *t, int parent, const char *hb, int a
 	return last;
 }
 
+/* Print text after lead (already printed, lead_w columns), wrapped to width (0: not wrapped); each further
+ * line starts with cont, so that the tree's vertical bars run on. */
+static void print_wrapped(const char *text, int lead_w, const char *cont, int width)
+{
+	int col = lead_w, words = 0, cw = (int)strlen(cont);
+
+	while (*text) {
+		int w = (int)strcspn(text, " ");
+
+		if (words && width > 0 && col + 1 + w > width && cw + w <= width) {
+			printf("\n%s", cont);
+			col = cw;
+		} else if (words) {
+			putchar(' ');
+			col++;
+		}
+		words++;
+		printf("%.*s", w, text);
+		col += w;
+		text += w;
+		text += strspn(text, " ");
+	}
+	putchar('\n');
+}
+
 static void print_node(const struct cli *c, const struct gp_topo *t, int idx, const char *prefix, int last, int all)
 {
 	const struct gp_pci_dev *d = &t->pci->devs[idx];
 	const struct gp_topo_dev *td = gp_topo_find(t, idx);
 	const char *name = td ? td->name : NULL;
-	char link[96], sub[256];
+	char link[96], sub[256], cont[264];
+	struct gp_buf b = GP_BUF_INIT;
 	int lk;
 
 	link_str(d, link, sizeof(link));
-	printf("%s%s%s", prefix, last ? "`-- " : "|-- ", d->bdf);
+	gp_buf_addf(&b, "%s", d->bdf);
 	if (name)
-		printf(" %s", name);
+		gp_buf_addf(&b, " %s", name);
 	if (d->is_bridge)
-		printf(" %s", gp_pci_port_name(d->port_type));
-	printf(" [%04x:%04x]", d->vendor, d->device);
+		gp_buf_addf(&b, " %s", gp_pci_port_name(d->port_type));
+	gp_buf_addf(&b, " [%04x:%04x]", d->vendor, d->device);
 	if (name) {
 		char nbuf[160];
 
 		if (gp_topo_display_name(t, idx, nbuf, sizeof(nbuf))[0])
-			printf(" %s", nbuf);
+			gp_buf_addf(&b, " %s", nbuf);
 	}
 	if (link[0])
-		printf(" %s", link);
+		gp_buf_addf(&b, " %s", link);
 	if (name && d->numa_node >= 0)
-		printf(" NUMA %d", d->numa_node);
+		gp_buf_addf(&b, " NUMA %d", d->numa_node);
 	if (d->rdma[0])
-		printf(" %s", d->rdma);
-	putchar('\n');
-	(void)c;
+		gp_buf_addf(&b, " %s", d->rdma);
 	lk = last_child(t, idx, NULL, all);
 	snprintf(sub, sizeof(sub), "%s%s", prefix, last ? "    " : "|   ");
+	/* a line too wide for the terminal goes on below its start, the children's bar kept */
+	snprintf(cont, sizeof(cont), "%s%s     ", sub, lk >= 0 ? "|" : " ");
+	printf("%s%s", prefix, last ? "`-- " : "|-- ");
+	if (b.oom)
+		printf("%s\n", d->bdf);          /* out of memory: the address at least */
+	else
+		print_wrapped(gp_buf_str(&b), (int)strlen(prefix) + 4, cont, cli_term_width());
+	gp_buf_free(&b);
 	for (int i = 0; i <= lk; i++)
 		if (t->pci->devs[i].parent == idx && shown(t, i, all))
 			print_node(c, t, i, sub, i == lk, all);

@@ -20,7 +20,7 @@ const char *cli_last_error(void)
 int cli_fail(const struct gp_err *e)
 {
 	snprintf(last_error, sizeof(last_error), "%s", e->msg[0] ? e->msg : "unknown error");
-	fprintf(stderr, "gpup2p: %s\n", last_error);
+	cli_wrapf(stderr, 0, 4, "gpup2p: %s", last_error);
 	return gp_err_exit_code(e);
 }
 
@@ -31,7 +31,7 @@ int cli_error(int code, const char *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(last_error, sizeof(last_error), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "gpup2p%s%s: %s\n", cmd ? " " : "", cmd ? cmd : "", last_error);
+	cli_wrapf(stderr, 0, 4, "gpup2p%s%s: %s", cmd ? " " : "", cmd ? cmd : "", last_error);
 	return code;
 }
 
@@ -42,8 +42,8 @@ int cli_usage(const char *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(last_error, sizeof(last_error), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "gpup2p%s%s: %s (see 'gpup2p help%s%s')\n", cmd ? " " : "", cmd ? cmd : "", last_error,
-		cmd ? " " : "", cmd ? cmd : "");
+	cli_wrapf(stderr, 0, 4, "gpup2p%s%s: %s (see 'gpup2p help%s%s')", cmd ? " " : "", cmd ? cmd : "",
+		  last_error, cmd ? " " : "", cmd ? cmd : "");
 	return EX_USAGE_;
 }
 
@@ -139,7 +139,7 @@ void cli_print_warnings(const struct cli *c)
 	if (c->quiet)
 		return;
 	for (int i = 0; i < c->pci.nwarn; i++)
-		fprintf(stderr, "gpup2p: warning: %s\n", c->pci.warnings[i]);
+		cli_wrapf(stderr, 0, 4, "gpup2p: warning: %s", c->pci.warnings[i]);
 }
 
 int cli_root(struct cli *c)

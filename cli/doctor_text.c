@@ -2,55 +2,11 @@
  * identical findings of several subjects folded into one, wrapped to the terminal's width. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 
 #include "doctor_out.h"
 #include "gpup2p/buf.h"
 
 #define NBSP '\x1f'             /* a space cli_wrap does not break at (printed as a space) */
-
-int cli_term_width(void)
-{
-	struct winsize ws;
-	const char *cols = getenv("COLUMNS");
-	long n = cols && *cols ? strtol(cols, NULL, 10) : 0;
-
-	if (!isatty(STDOUT_FILENO))
-		return 0;
-	if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col > 0)
-		return ws.ws_col;
-	return n > 0 && n < 10000 ? (int)n : 80;
-}
-
-void cli_wrap(FILE *f, const char *s, int col, int ind, int width)
-{
-	int words = 0;                              /* on this line */
-
-	if (width > 0 && width - ind < 24)          /* a narrow terminal: indent less, not the text */
-		ind = width > 32 ? 4 : 0;
-	while (*s) {
-		int w = (int)strcspn(s, " ");
-
-		if (words && width > 0 && col + 1 + w > width) {
-			/* a word wider than the line (a boot parameter) starts a line of its own, whole and
-			 * unindented, so that it can be copied */
-			col = w > width - ind ? 0 : ind;
-			fprintf(f, "\n%*s", col, "");
-			words = 0;
-		} else if (words) {
-			fputc(' ', f);
-			col++;
-		}
-		words++;
-		for (int k = 0; k < w; k++)
-			fputc(s[k] == NBSP ? ' ' : s[k], f);
-		col += w;
-		s += w;
-		s += strspn(s, " ");
-	}
-	fputc('\n', f);
-}
 
 static const char *const sev_title[GP_SEV_N] = { "errors", "warnings", "info", "ok", "unknown", "skipped" };
 static const char *const sev_name[GP_SEV_N] = { "error", "warning", "info", "ok", "unknown", "skipped" };

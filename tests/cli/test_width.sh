@@ -46,6 +46,32 @@ out=$("$BIN" --root "$FX/dgx-h100" doctor)
 grep -q 'strictly ordered, which costs GPUDirect RDMA bandwidth on some platforms (AMD EPYC, virtual machines)$' \
 	<<<"$out" && ok "not a terminal: a finding's message is one line" || nok "not a terminal: wrapped: $out"
 
+# --- acs, bar and topo under a terminal of 80 columns ----------------------------------------------------
+# Their text and stderr's warnings wrap on a terminal; topo's matrix is nvidia-smi's, cell for cell (its
+# rows, the lines with tabs, grow with the devices: gpup2p-topo(1) says so), its legend wraps.
+for f in "$FX"/*/; do
+	f=${f%/}
+	[ -d "$f/sys" ] || continue
+	for cmd in acs bar "topo --tree" topo; do
+		# shellcheck disable=SC2086
+		out=$(tty --root "$f" $cmd 2>&1)
+		# a GRUB_CMDLINE_LINUX line is printed whole, to be copied into /etc/default/grub
+		wide=$(grep -v "$(printf '\t')" <<<"$out" | grep -v '^  GRUB_CMDLINE_LINUX=' | too_wide 80)
+		[ -n "$out" ] && [ -z "$wide" ] && ok "$cmd on $(basename "$f") fits 80 columns on a terminal" ||
+			cli_fail "$cmd wider than 80 columns" "?" "$wide" "--root $f $cmd"
+	done
+done
+out=$(W=60 tty --root "$FX/seed4x2" topo --tree)
+grep -q '^|   `-- 0000:01:00.0 GPU0 \[10de:1db4\]' <<<"$out" && grep -q '^|             ' <<<"$out" &&
+	[ -z "$(too_wide 60 <<<"$out")" ] && ok "topo --tree at 60 columns: a long line goes on below, the bars kept" ||
+	nok "topo --tree at 60 columns: $out"
+out=$("$BIN" --root "$FX/sriov" acs)
+grep -q '^  on the path of: SYS GPU0-GPU2 GPU0-NIC2+3VFs GPU1-GPU2 GPU1-NIC2+3VFs GPU2-NIC0+6VFs .*NIC1+2VFs-NIC2+3VFs$' \
+	<<<"$out" && ok "acs not on a terminal: one line per list" || nok "acs not a terminal: wrapped: $out"
+out=$(tty --root "$FX/broken-optional" topo | grep -A1 '^gpup2p: warning:')
+[ -n "$out" ] && [ -z "$(too_wide 80 <<<"$out")" ] && ok "stderr's warnings wrap on a terminal" ||
+	nok "stderr's warnings on a terminal: $out"
+
 # --- folding, headings, counts --------------------------------------------------------------------------
 out=$("$BIN" --root "$FX/dgx-h100" doctor)
 n=$("$BIN" --root "$FX/dgx-h100" doctor --json | python3 -c 'import json,sys
