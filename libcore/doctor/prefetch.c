@@ -9,6 +9,7 @@
 
 #include "gpup2p/clock.h"
 #include "gpup2p/cuda.h"
+#include "gpup2p/gpu.h"
 #include "check.h"
 
 struct gp_doctor_pre {
@@ -18,6 +19,7 @@ struct gp_doctor_pre {
 	int cuda_done, sym_done;         /* joined: the answer below is valid */
 	struct gp_cuda_probe probe;
 	int sym_has;                     /* gp_doctor_kallsyms_scan for GP_DOCTOR_P2P_SYM */
+	int nvml_open;                   /* gp_gpu_nvml_open succeeded: closed with the prefetch */
 	double cuda_ms, sym_ms;          /* each thread's wall time, -1 before it ends */
 };
 
@@ -61,8 +63,11 @@ struct gp_doctor_pre *gp_doctor_prefetch(const struct gp_root *r, const unsigned
 		return NULL;
 	p->root = r;
 	p->cuda_ms = p->sym_ms = -1;
-	if (!no_cuda && gp_doctor_wants(on, active, GP_SRC_CUDA, NULL))
+	if (!no_cuda && gp_doctor_wants(on, active, GP_SRC_CUDA, NULL)) {
+		/* NVML first: its init and shutdown would wait for cuInit (gpu.h) */
+		p->nvml_open = !gp_gpu_nvml_open();
 		p->cuda_started = !pthread_create(&p->cuda_th, NULL, cuda_thread, p);
+	}
 	if (gp_doctor_wants(on, active, 0, "kmod.nv_p2p_api"))
 		p->sym_started = !pthread_create(&p->sym_th, NULL, sym_thread, p);
 	return p;
@@ -103,6 +108,8 @@ void gp_doctor_prefetch_free(struct gp_doctor_pre *p)
 		pthread_join(p->cuda_th, NULL);
 	if (p->sym_started)
 		pthread_join(p->sym_th, NULL);
+	if (p->nvml_open)
+		gp_gpu_nvml_close();
 	free(p);
 }
 

@@ -93,6 +93,67 @@ static int nvml_open(struct nvml_api *a, char *why, size_t n)
 	return 0;
 }
 
+/* The process's NVML session, held by gp_gpu_nvml_open: while it is open the queries below use it and
+ * neither initialise nor shut NVML down (gpu.h says why). */
+static struct {
+	struct nvml_api a;
+	int open;
+} sess;
+
+int gp_gpu_nvml_open(void)
+{
+	char why[256];
+
+	if (sess.open)
+		return 0;
+	if (nvml_open(&sess.a, why, sizeof(why)))
+		return -1;
+	if (sess.a.init() != NVML_OK) {
+		dlclose(sess.a.lib);
+		return -1;
+	}
+	sess.open = 1;
+	return 0;
+}
+
+void gp_gpu_nvml_close(void)
+{
+	if (!sess.open)
+		return;
+	sess.a.shutdown();
+	dlclose(sess.a.lib);
+	sess.open = 0;
+}
+
+/* The API ready to ask: the open session's, else NVML loaded and initialised for this call (released by
+ * api_release). -1 when it cannot be had: why says what. */
+static int api_get(struct nvml_api *a, char *why, size_t n)
+{
+	nvml_ret rc;
+
+	if (sess.open) {
+		*a = sess.a;
+		return 0;
+	}
+	if (nvml_open(a, why, n))
+		return -1;
+	rc = a->init();
+	if (rc != NVML_OK) {
+		snprintf(why, n, "NVML: %s", a->error_string(rc));
+		dlclose(a->lib);
+		return -1;
+	}
+	return 0;
+}
+
+static void api_release(struct nvml_api *a)
+{
+	if (sess.open && a->lib == sess.a.lib)
+		return;
+	a->shutdown();
+	dlclose(a->lib);
+}
+
 /* Is inactive link l there all the same: P2P capability over it, or a remote end with a PCI address
  * (a bridge seated, a switch port wired)? */
 static int link_present(struct nvml_api *a, nvml_dev dev, unsigned l)
@@ -200,14 +261,8 @@ int gp_gpu_nvml_query(struct gp_gpu_nvml *raw, unsigned flags)
 	struct query_one *q;
 
 	memset(raw, 0, sizeof(*raw));
-	if (nvml_open(&a, raw->why, sizeof(raw->why)))
+	if (api_get(&a, raw->why, sizeof(raw->why)))
 		return 0;
-	rc = a.init();
-	if (rc != NVML_OK) {
-		snprintf(raw->why, sizeof(raw->why), "NVML: %s", a.error_string(rc));
-		dlclose(a.lib);
-		return 0;
-	}
 	if (a.driver_version(raw->driver, sizeof(raw->driver)) != NVML_OK)
 		raw->driver[0] = '\0';
 	rc = a.count(&count);
@@ -217,8 +272,7 @@ int gp_gpu_nvml_query(struct gp_gpu_nvml *raw, unsigned flags)
 	}
 	if (count > GP_GPU_MAX) { /* never a silent cut: the facts of the GPUs past the limit would be missing */
 		snprintf(raw->why, sizeof(raw->why), "NVML reports %u GPUs; gpup2p handles at most %d", count, GP_GPU_MAX);
-		a.shutdown();
-		dlclose(a.lib);
+		api_release(&a);
 		return -E2BIG;
 	}
 	q = calloc(count ? count : 1, sizeof(*q));
@@ -239,8 +293,7 @@ int gp_gpu_nvml_query(struct gp_gpu_nvml *raw, unsigned flags)
 	free(q);
 	raw->available = 1;
 out:
-	a.shutdown();
-	dlclose(a.lib);
+	api_release(&a);
 	return 0;
 }
 
@@ -276,10 +329,10 @@ int gp_gpu_nvml_recount_facts(const struct gp_gpu_facts *f, struct gp_gpu_state 
 
 	for (int i = 0; i < f->n; i++)
 		st[i] = f->gpus[i].st;
-	if (!f->available || nvml_open(&a, why, sizeof(why)))
+	if (!f->available || api_get(&a, why, sizeof(why)))
 		return -ENOENT;
-	if (!a.handle_bus || a.init() != NVML_OK) {
-		dlclose(a.lib);
+	if (!a.handle_bus) {
+		api_release(&a);
 		return -ENOENT;
 	}
 	wait = gp_gpu_nvml_pause_s(f->counted_at, window_s, gp_clock_s());
@@ -301,7 +354,6 @@ int gp_gpu_nvml_recount_facts(const struct gp_gpu_facts *f, struct gp_gpu_state 
 		}
 		each_gpu(f->n, recount_one, r, sizeof(r[0]));
 	}
-	a.shutdown();
-	dlclose(a.lib);
+	api_release(&a);
 	return 0;
 }

@@ -283,9 +283,11 @@ static int read_link_fields(const struct api *a, nvml_dev dev, int arch, const i
 	if (!a->field_values || arch < NVML_ARCH_HOPPER)
 		return -1;
 	memset(f, 0, sizeof(f));
-	for (int k = 0; k < GP_NVL_COUNTERS; k++)
-		for (unsigned l = 0; id[k] && gp_gpu_nvl_counter_counts(arch, k) && l < NVML_LINKS; l++)
-			if (active[l]) {
+	/* link by link, each link's counters together: NVML then asks the driver once per link (on 2xH200,
+	 * 580.159.04: 54 fields in 100-112 ms ordered counter by counter, 15 ms link by link) */
+	for (unsigned l = 0; l < NVML_LINKS; l++)
+		for (int k = 0; active[l] && k < GP_NVL_COUNTERS; k++)
+			if (id[k] && gp_gpu_nvl_counter_counts(arch, k)) {
 				f[n].id = id[k];
 				f[n++].scope = l;
 			}

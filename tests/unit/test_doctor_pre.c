@@ -1,11 +1,13 @@
 /* gpup2p unit tests — doctor's prefetch (doctor/prefetch.c): which slow sources start on threads for
  * which selection, that the checks use the prefetched answers instead of reading again, and --no-cuda. */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "gpup2p/cuda.h"
+#include "gpup2p/gpu.h"
 #include "unit.h"
 #include "doctor_fx.h"
 
@@ -169,10 +171,68 @@ static void skips_cuda(void)
 	done(&x, &c);
 }
 
+
+/* NVML before CUDA: on 2x H200 (580.159.04) nvmlInit and nvmlShutdown waited 415-422 ms for a cuInit
+ * running on another thread, the queries between them did not. The prefetch opens NVML's session before
+ * it starts cuInit, the facts read while cuInit runs neither initialises nor shuts NVML down, and the
+ * session closes after cuInit returned: the doubles' shared marker file shows the order. */
+static void nvml_first(void)
+{
+	struct gp_root live = { .live = 1 };
+	char marker[] = "/tmp/gpup2p-order-XXXXXX", path[1024], line[64], seq[512] = "";
+	const char *fx = getenv("GPUP2P_FIXTURES");
+	struct gp_gpu_facts *f = calloc(1, sizeof(*f));
+	struct gp_doctor_pre *p;
+	struct gp_err e = { 0 };
+	int fd = mkstemp(marker);
+	void *lib;
+	FILE *in;
+
+	snprintf(path, sizeof(path), "%s/../tests/fakenvml/libnvidia-ml.so.1", fx ? fx : "build/fixtures");
+	lib = dlopen(path, RTLD_NOW | RTLD_GLOBAL); /* gp_gpu_nvml_open's dlopen by soname finds it */
+	CHECK(fd >= 0 && lib && f, "marker file, the NVML double (%s)", lib ? path : dlerror());
+	if (fd < 0 || !lib || !f) {
+		free(f);
+		return;
+	}
+	close(fd);
+	setenv("FAKECUDA_MARKER", marker, 1);
+	setenv("FAKENVML_MARKER", marker, 1);
+	unsetenv("FAKENVML_PROBE");
+	cuda_lib(NULL, NULL);
+	sel("driver.cuda_init");
+	p = gp_doctor_prefetch(&live, on, 0, 0);
+	/* before cuInit's thread starts, so already there when the prefetch returns */
+	CHECK(marker_count(marker, "nvmlInit") == 1, "NVML initialised by the prefetch, before it started cuInit");
+	CHECK(gp_gpu_nvml_read(f, GP_GPU_HEALTH, &e) == 0 && f->available, "the facts read while cuInit runs: %s",
+	      e.msg);
+	CHECK(marker_count(marker, "nvmlInit") == 1 && marker_count(marker, "nvmlShutdown") == 0,
+	      "the facts read neither initialised nor shut NVML down (%d, %d)", marker_count(marker, "nvmlInit"),
+	      marker_count(marker, "nvmlShutdown"));
+	free(gp_doctor_pre_cuda(p));
+	gp_doctor_prefetch_free(p);
+	if ((in = fopen(marker, "r"))) {
+		while (fgets(line, sizeof(line), in))
+			if (strcmp(line, "load\n")) {
+				line[strcspn(line, "\n")] = ',';
+				strncat(seq, line, sizeof(seq) - strlen(seq) - 1);
+			}
+		fclose(in);
+	}
+	CHECK(!strcmp(seq, "nvmlInit,cuInit,cuInit done,nvmlShutdown,"), "NVML opened before cuInit starts, "
+	      "closed after it returned, not again between: %s", seq);
+	unlink(marker);
+	unsetenv("FAKECUDA_MARKER");
+	unsetenv("FAKENVML_MARKER");
+	free(f);
+	dlclose(lib);
+}
+
 int main(void)
 {
 	uses_prefetch(); /* first: the double's marker counts cuInit calls from its first load */
 	starts();
 	skips_cuda();
+	nvml_first();
 	return unit_done();
 }

@@ -31,8 +31,10 @@ static void *load_double(void)
 	const char *fx = getenv("GPUP2P_FIXTURES");
 	void *lib;
 
-	/* the 4x H200's counters and call costs, and nvmlDeviceGetFieldValues' cost measured on 2x H100 */
-	snprintf(probe, sizeof(probe), "%s:tests/fixtures/h100x2-nvml/nvml_fieldvalues.txt",
+	/* the 4x H200's counters and call costs, and what nvmlDeviceGetFieldValues costs per run of one
+	 * link's fields, measured on 2x H200 (on 2x H100, tests/fixtures/h100x2-nvml, 15 ms a call link by
+	 * link: the same 0.8 ms a run) */
+	snprintf(probe, sizeof(probe), "%s:tests/fixtures/h200x2-nvml/nvml_fieldorder.txt",
 		 unit_fixture("h200x4-hgx/vendor/nvml_probe.txt"));
 	setenv("FAKENVML_PROBE", probe, 1);
 	setenv("FAKENVML_BUSIDS", "0000:00:06.0,0000:00:07.0,0000:00:08.0,0000:00:09.0", 1);
@@ -138,6 +140,9 @@ static void doctor_reads(void)
 	CHECK(calls("GetFieldValues") == 2 * NGPU && calls("GetNvLinkErrorCounter") == 0,
 	      "one nvmlDeviceGetFieldValues per GPU and read, two reads, no counter asked link by link (%llu, %llu "
 	      "calls)", calls("GetFieldValues"), calls("GetNvLinkErrorCounter"));
+	CHECK(calls("GetFieldValuesRun") == (unsigned long long)up * 2, "... each asking the driver once per link up "
+	      "(the fields link by link: %llu runs for %lld links up, two reads; counter by counter would be 3x)",
+	      calls("GetFieldValuesRun"), up);
 	CHECK(counter_reads(0) == (unsigned long long)up * 2 && counter_reads(2) == (unsigned long long)up * 2,
 	      "... each of them the links up x 3 counters (replay %llu, CRC flit %llu reads of %lld links up, twice)",
 	      counter_reads(0), counter_reads(2), up);

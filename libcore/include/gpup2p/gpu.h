@@ -133,6 +133,17 @@ int gp_gpu_facts_load(const struct gp_root *r, struct gp_gpu_facts *f, unsigned 
  * GPUs: GP_E_DATA saying so (never a silent cut). */
 int gp_gpu_nvml_read(struct gp_gpu_facts *f, unsigned flags, struct gp_err *e);
 
+/* Open one NVML session for the process (dlopen and nvmlInit once): until gp_gpu_nvml_close the
+ * queries below use it instead of initialising and shutting NVML down themselves. Measured on 2x H200
+ * (580.159.04): nvmlInit and nvmlShutdown wait for a cuInit running on another thread (415-422 ms),
+ * while the queries between them do not; doctor opens the session before it starts cuInit on its
+ * thread and closes it after. 0, or -1 when NVML cannot be had (the queries then say why). Not
+ * thread-safe: call from one thread, before any other asks NVML. */
+int gp_gpu_nvml_open(void);
+
+/* Shut the session down (nvmlShutdown, dlclose); nothing when none is open. */
+void gp_gpu_nvml_close(void);
+
 /* Ask libnvidia-ml.so.1 (dlopen) about each GPU and its active NVLinks, one thread per GPU; the
  * counters (GP_GPU_HEALTH) only then. Not an error when it is absent: available = 0 and why says
  * what. Returns 0, or -E2BIG (why says so, nothing read) when NVML reports more than GP_GPU_MAX GPUs. */
