@@ -392,9 +392,12 @@ int xfer_verdict(const struct cli *c, const struct gp_bench_row *rows, int n)
 		} else if (r->res.verified == 0) {
 			char where[32];
 
-			snprintf(where, sizeof(where), "%s %d", r->spec.each ? "copy" : "repetition", r->res.bad_copy + 1);
+			if (r->spec.each)
+				snprintf(where, sizeof(where), "of copy %d", r->res.bad_copy + 1);
+			else
+				snprintf(where, sizeof(where), "after the timed copies");
 			wrong++;
-			fprintf(stderr, "gpup2p: %s %s->%s: data wrong at byte %lld of %s: expected 0x%02x, got 0x%02x\n",
+			fprintf(stderr, "gpup2p: %s %s->%s: data wrong at byte %lld %s: expected 0x%02x, got 0x%02x\n",
 				r->mode, r->res.bad_lane ? dst : src, r->res.bad_lane ? src : dst, (long long)r->res.bad_offset,
 				where, r->res.want, r->res.got);
 		} else if (gp_bench_below(r) && !c->quiet) {

@@ -154,9 +154,14 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-static uint64_t word(uint64_t i, uint64_t seed)
+uint64_t gp_pattern_key(uint64_t seed)
 {
-	return mix(i ^ mix(seed));
+	return mix(seed);
+}
+
+uint64_t gp_pattern_word(uint64_t key, uint64_t i)
+{
+	return mix(i ^ key);
 }
 
 void gp_pattern_fill(void *buf, size_t n, uint64_t seed)
@@ -171,7 +176,7 @@ void gp_pattern_fill(void *buf, size_t n, uint64_t seed)
 		memcpy(p + 8 * i, &w, 8);
 	}
 	if (n % 8) {
-		uint64_t w = word(words, seed);
+		uint64_t w = gp_pattern_word(s, words);
 
 		memcpy(p + 8 * words, &w, n % 8);
 	}

@@ -17,34 +17,41 @@ int gp_xfer_lane_copy(struct gp_xfer_io *io, const struct gp_xfer_lane *l)
 	return gp_cuda_d2d(io->c, l->st, l->dgpu, l->ddst, l->sgpu, l->dsrc, io->size, io->e);
 }
 
-int gp_xfer_lane_put(struct gp_xfer_io *io, const struct gp_xfer_lane *l, int dst_side, uint64_t seed)
+/* Where the kernels reach one side of the lane (dst_side 0 its source, 1 its destination): *d its device
+ * address, and a stream of the GPU that holds it (host memory: of the GPU at the lane's other end).
+ * NULL with *d = 0: pageable host memory, which the CPU writes and checks. */
+static gp_cuda_stream *side(struct gp_xfer_io *io, const struct gp_xfer_lane *l, int dst_side, gp_dptr *d)
 {
 	int g = dst_side ? l->dgpu : l->sgpu;
-	gp_cuda_stream *st;
 
-	if (g < 0) {
+	*d = dst_side ? l->ddst : l->dsrc;
+	if (g < 0)
+		g = dst_side ? l->sgpu : l->dgpu;
+	return *d ? io->stream(io, g) : NULL;
+}
+
+int gp_xfer_lane_put(struct gp_xfer_io *io, const struct gp_xfer_lane *l, int dst_side, uint64_t seed)
+{
+	gp_dptr d;
+	gp_cuda_stream *st = side(io, l, dst_side, &d);
+
+	if (!d) {
 		gp_pattern_fill(dst_side ? l->hdst : l->hsrc, io->size, seed);
 		return 0;
 	}
-	gp_pattern_fill(io->stage, io->size, seed);
-	st = io->stream(io, g);
-	return !st || gp_cuda_h2d(io->c, st, dst_side ? l->ddst : l->dsrc, io->stage, io->size, io->e) ||
-	       gp_cuda_sync(io->c, st, io->e) ? -EIO : 0;
+	return !st || gp_sm_fill(io->c, st, d, io->size, seed, io->e) || gp_cuda_sync(io->c, st, io->e) ? -EIO : 0;
 }
 
 int gp_xfer_lane_check(struct gp_xfer_io *io, const struct gp_xfer_lane *l, uint64_t seed, struct gp_xfer_result *r)
 {
-	const void *buf = l->hdst;
+	gp_dptr d;
+	gp_cuda_stream *st = side(io, l, 1, &d);
 	int64_t bad;
 
-	if (l->dgpu >= 0) {
-		gp_cuda_stream *st = io->stream(io, l->dgpu);
-
-		if (!st || gp_cuda_d2h(io->c, st, io->stage, l->ddst, io->size, io->e) || gp_cuda_sync(io->c, st, io->e))
-			return -EIO;
-		buf = io->stage;
-	}
-	bad = gp_pattern_check(buf, io->size, seed, &r->want, &r->got);
+	if (!d)
+		bad = gp_pattern_check(l->hdst, io->size, seed, &r->want, &r->got);
+	else if (!st || gp_sm_check(io->c, st, d, io->size, seed, &bad, &r->want, &r->got, io->e))
+		return -EIO;
 	if (bad < 0)
 		return 1;
 	r->bad_offset = bad;

@@ -11,20 +11,19 @@
 struct gp_xfer_lane {
 	int sgpu, dgpu, q;
 	void *hsrc, *hdst;              /* host buffers */
-	gp_dptr dsrc, ddst;             /* device buffers; SM copies: also the host buffers' device addresses */
+	gp_dptr dsrc, ddst;             /* device buffers; pinned host buffers: their device addresses (0 when
+	                                   pageable) */
 	gp_cuda_stream *st;
 	void *ev0, *ev1;                /* the batch's start and end events */
 };
 
-/* What the lane calls share: the session, the copy size and engine, the pinned staging buffer (size
- * bytes) for patterns in and out of GPU memory, and stream(io, g): a stream of GPU g for that staging
- * (NULL after filling io->e). */
+/* What the lane calls share: the session, the copy size and engine, and stream(io, g): a stream of GPU g
+ * for the pattern kernels (NULL after filling io->e). */
 struct gp_xfer_io {
 	struct gp_cuda *c;
 	struct gp_err *e;
 	size_t size;
 	int sm;
-	void *stage;
 	gp_cuda_stream *(*stream)(struct gp_xfer_io *io, int g);
 	uint32_t *flag;                 /* the gate word (mapped pinned), and its device address */
 	gp_dptr dflag;
@@ -33,12 +32,13 @@ struct gp_xfer_io {
 /* Queue one copy of the lane (a kernel when io->sm, else the copy engines). 0 or -errno. */
 int gp_xfer_lane_copy(struct gp_xfer_io *io, const struct gp_xfer_lane *l);
 
-/* Write seed's pattern into the lane's source (dst_side 0) or destination (1): host memory directly,
- * GPU memory through the staging buffer. 0 or -EIO. */
+/* Write seed's pattern into the lane's source (dst_side 0) or destination (1) and wait: by a kernel
+ * (gp_sm_fill) of the GPU that holds it, or of the lane's GPU for pinned host memory; pageable host
+ * memory by the CPU. 0 or -EIO. */
 int gp_xfer_lane_put(struct gp_xfer_io *io, const struct gp_xfer_lane *l, int dst_side, uint64_t seed);
 
-/* Check the lane's destination against seed's pattern: 1 right, 0 wrong (r's want, got and bad_offset
- * filled), -EIO. */
+/* Check the lane's destination against seed's pattern, where it is (gp_sm_check, as for put; pageable
+ * host memory: the CPU): 1 right, 0 wrong (r's want, got and bad_offset filled), -EIO. */
 int gp_xfer_lane_check(struct gp_xfer_io *io, const struct gp_xfer_lane *l, uint64_t seed, struct gp_xfer_result *r);
 
 /* One timed batch: iters copies on each of the n lanes, queued round robin between each lane's events,

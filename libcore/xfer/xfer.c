@@ -20,7 +20,7 @@ struct run {
 	struct gp_cuda *c;
 	const struct gp_xfer_spec *s;
 	struct gp_err *e;
-	struct gp_xfer_io io;          /* the lanes' calls; its stage: the session's scratch buffer */
+	struct gp_xfer_io io;          /* the lanes' calls */
 	struct gp_xfer_lane l[2];      /* one direction of the path each */
 	uint64_t seed[2];              /* their patterns' seeds */
 	int nl;
@@ -146,9 +146,6 @@ static int sm_setup(struct run *R)
 		return gp_err_set(R->e, GP_E_USAGE, EINVAL, "SM copies need pinned host memory");
 	if (s->kind == GP_XFER_PEER && !s->p2p)
 		return gp_err_set(R->e, GP_E_USAGE, EINVAL, "SM copies between GPUs need peer access");
-	if ((R->l[0].hsrc && gp_cuda_host_dptr(R->c, R->l[0].hsrc, &R->l[0].dsrc, R->e)) ||
-	    (R->l[0].hdst && gp_cuda_host_dptr(R->c, R->l[0].hdst, &R->l[0].ddst, R->e)))
-		return -EIO;
 	for (int i = 0; i < R->nl; i++)
 		if (gp_sm_prepare(R->c, R->l[i].st, R->e))
 			return -EIO;
@@ -161,8 +158,7 @@ static int setup(struct run *R)
 	struct gp_xfer_lane *l = R->l;
 	void *h;
 
-	if (gp_cuda_scratch(R->c, s->size, &R->io.stage, R->e) ||
-	    gp_cuda_host_alloc(R->c, 64, (void **)&R->io.flag, R->e) ||
+	if (gp_cuda_host_alloc(R->c, 64, (void **)&R->io.flag, R->e) ||
 	    gp_cuda_host_dptr(R->c, R->io.flag, &R->io.dflag, R->e))
 		return -EIO;
 	R->nl = 1;
@@ -199,6 +195,10 @@ static int setup(struct run *R)
 		}
 		break;
 	}
+	/* pinned host buffers: their device addresses, for SM copies and the pattern kernels */
+	if ((l[0].hsrc && s->pinned && gp_cuda_host_dptr(R->c, l[0].hsrc, &l[0].dsrc, R->e)) ||
+	    (l[0].hdst && s->pinned && gp_cuda_host_dptr(R->c, l[0].hdst, &l[0].ddst, R->e)))
+		return -EIO;
 	for (int i = 0; i < R->nl; i++) {
 		R->seed[i] = s->seed * 2 + (uint64_t)i;
 		if (!(l[i].st = stream_for(R, l[i].q)))
@@ -244,6 +244,36 @@ static void teardown(struct run *R)
 	gp_cuda_host_free(R->c, R->io.flag);
 }
 
+/* The pattern the sources hold for timed batch k: `each` (gpup2p copy) a new one for every copy, checked
+ * after it; else one for the whole path, checked once after the last batch, so that the timed batches
+ * run back to back as with no_verify and no check touches them. */
+static uint64_t checked_pattern(const struct gp_xfer_spec *s, int k)
+{
+	return 2 * (uint64_t)(s->each ? k + 1 : 1);
+}
+
+static int put_sources(struct run *R, uint64_t pat)
+{
+	for (int i = 0; i < R->nl; i++)
+		if (gp_xfer_lane_put(&R->io, &R->l[i], 0, R->seed[i] + pat))
+			return -EIO;
+	return 0;
+}
+
+/* Check every lane's destination after batch k: 0 (r->verified 0 with the first wrong lane), or -EIO. */
+static int check_lanes(struct run *R, uint64_t pat, int k, struct gp_xfer_result *r)
+{
+	for (int i = 0; i < R->nl && r->verified; i++) {
+		int ok = gp_xfer_lane_check(&R->io, &R->l[i], R->seed[i] + pat, r);
+
+		if (ok < 0)
+			return ok;
+		if (!ok)
+			r->verified = 0, r->bad_copy = k, r->bad_lane = i;
+	}
+	return 0;
+}
+
 /* The measurement proper, once everything is allocated. */
 static int measure(struct run *R, struct gp_xfer_result *r)
 {
@@ -266,30 +296,19 @@ static int measure(struct run *R, struct gp_xfer_result *r)
 	/* warm up (first-touch of pages, peer mappings), then put the "before" pattern in place */
 	rc = gp_xfer_lanes_batch(&R->io, R->l, R->nl, 1, r->gated, NULL, &ms, &r->gate_forced);
 	for (int i = 0; i < R->nl && !rc && verify; i++)
-		rc = gp_xfer_lane_put(&R->io, &R->l[i], 0, R->seed[i]) ||
-		     gp_xfer_lane_put(&R->io, &R->l[i], 1, R->seed[i] ^ 0x5a5a5a5aULL);
-	/* Every timed batch copies a pattern of its own, checked after it: a batch whose copies went
-	 * wrong cannot hide behind a later one that rewrote the same bytes. */
+		rc = gp_xfer_lane_put(&R->io, &R->l[i], 1, R->seed[i] ^ 0x5a5a5a5aULL);
 	for (int k = 0; k < n && !rc; k++) {
-		uint64_t pat = 2 * (uint64_t)(k + 1);
+		uint64_t pat = checked_pattern(s, k);
 
-		for (int i = 0; i < R->nl && !rc && verify; i++)
-			rc = gp_xfer_lane_put(&R->io, &R->l[i], 0, R->seed[i] + pat);
+		if (verify && (s->each || k == 0))
+			rc = put_sources(R, pat);
 		if (!rc)
 			rc = gp_xfer_lanes_batch(&R->io, R->l, R->nl, per, r->gated, NULL, &ms, &r->gate_forced);
 		if (rc)
 			break;
 		bw[k] = gp_gbps(bytes, ms);
 		us[k] = ms * 1e3 / per;
-		for (int i = 0; verify && i < R->nl && !rc && r->verified; i++) {
-			int ok = gp_xfer_lane_check(&R->io, &R->l[i], R->seed[i] + pat, r);
-
-			if (ok < 0)
-				rc = ok;
-			else if (!ok)
-				r->verified = 0, r->bad_copy = k, r->bad_lane = i;
-		}
-		if (!r->verified)
+		if (verify && (s->each || k == n - 1) && (rc = check_lanes(R, pat, k, r)) == 0 && !r->verified)
 			n = k + 1;
 	}
 	if (!rc && s->host_timing) {

@@ -107,11 +107,12 @@ out=$(FAKECUDA_GPUS=2 FAKECUDA_NOPEER=1 "$BIN" bench one2all --size 64K --iters 
 	nok "nopeer: rc=$rc $out"
 
 # wrong data in one pair: exit 2 naming that pair only. 4 GPUs, hub GPU0, 1 copy per batch: peer copies
-# 1-3 are the warm-up, 4-6 repetition 1 in pair order (GPU1, GPU2, GPU3): the 5th is GPU0->GPU2's
-FAKECUDA_GPUS=4 FAKECUDA_CORRUPT=peer FAKECUDA_CORRUPT_NTH=5 "$BIN" bench one2all --gpu 0 --gpu 1 --gpu 2 --gpu 3 \
+# 1-3 are the warm-up, 4-6 repetition 1, 7-9 repetition 2 (the last, checked) in pair order (GPU1, GPU2,
+# GPU3): the 8th is GPU0->GPU2's
+FAKECUDA_GPUS=4 FAKECUDA_CORRUPT=peer FAKECUDA_CORRUPT_NTH=8 "$BIN" bench one2all --gpu 0 --gpu 1 --gpu 2 --gpu 3 \
 	--size 8K --iters 1 --reps 2 --json >"$T/c.json" 2>"$T/e"; rc=$?
 [ $rc -eq 2 ] && [ "$(grep -c '' "$T/e")" = 1 ] &&
-	grep -q "^gpup2p: one2all GPU0->GPU2: data wrong at byte 4097 of repetition 1: expected" "$T/e" &&
+	grep -q "^gpup2p: one2all GPU0->GPU2: data wrong at byte 4097 after the timed copies: expected" "$T/e" &&
 	py 'import json,sys
 r=json.load(open(sys.argv[1]))["results"][:4]
 assert [x["verified"] for x in r]==[True,False,True,False] and r[1]["bad_offset"]==4097, r' "$T/c.json" &&

@@ -12,15 +12,17 @@ CC=${CC:-cc}
 cat >"$T/dump.c" <<'C'
 #include <stdio.h>
 #include <string.h>
-extern const char gp_ptx_text[], gp_ptx_bulk_text[];
+extern const char gp_ptx_text[], gp_ptx_bulk_text[], gp_ptx_verify_text[];
 int main(int argc, char **argv)
 {
-	return fputs(argc > 1 && !strcmp(argv[1], "bulk") ? gp_ptx_bulk_text : gp_ptx_text, stdout) < 0;
+	const char *t = argc < 2 ? gp_ptx_text : !strcmp(argv[1], "bulk") ? gp_ptx_bulk_text : gp_ptx_verify_text;
+
+	return fputs(t, stdout) < 0;
 }
 C
-if $CC -std=c11 -Ilibcore/include -o "$T/dump" "$T/dump.c" libcore/cuda/ptx_kernels.c && "$T/dump" >"$T/k.ptx" &&
-	"$T/dump" bulk >"$T/b.ptx"; then
-	ok "PTX texts extracted ($(wc -l <"$T/k.ptx") and $(wc -l <"$T/b.ptx") lines)"
+if $CC -std=c11 -Ilibcore/include -o "$T/dump" "$T/dump.c" libcore/cuda/ptx_kernels.c libcore/cuda/ptx_verify.c &&
+	"$T/dump" >"$T/k.ptx" && "$T/dump" bulk >"$T/b.ptx" && "$T/dump" verify >"$T/v.ptx"; then
+	ok "PTX texts extracted ($(wc -l <"$T/k.ptx"), $(wc -l <"$T/b.ptx") and $(wc -l <"$T/v.ptx") lines)"
 else
 	nok "cannot build the PTX dumper"
 	exit 0
@@ -29,6 +31,9 @@ grep -q '^\.visible \.entry gp_copy16($' "$T/k.ptx" && grep -q '^\.visible \.ent
 	ok "both kernels declared (gp_copy16, gp_chase)" || nok "kernel entries missing"
 grep -q '^\.visible \.entry gp_copy_bulk($' "$T/b.ptx" && grep -q '^\.target sm_90$' "$T/b.ptx" &&
 	ok "the bulk copy's module: gp_copy_bulk, target sm_90" || nok "bulk module: entry or target missing"
+grep -q '^\.visible \.entry gp_fill($' "$T/v.ptx" && grep -q '^\.visible \.entry gp_check($' "$T/v.ptx" &&
+	grep -q '^\.target sm_50$' "$T/v.ptx" && ok "the verification module: gp_fill, gp_check, target sm_50" ||
+	nok "verification module: entries or target missing"
 
 ptxas=
 for p in ${CUDA_HOME:+"$CUDA_HOME/bin/ptxas"} /usr/local/cuda/bin/ptxas "$(command -v ptxas 2>/dev/null)"; do
@@ -44,6 +49,11 @@ for arch in sm_80 sm_90; do
 		ok "ptxas assembles the PTX for $arch"
 	else
 		nok "ptxas $arch: $(head -3 <<<"$err")"
+	fi
+	if err=$("$ptxas" -arch=$arch -o "$T/v.cubin" "$T/v.ptx" 2>&1); then
+		ok "ptxas assembles the verification kernels for $arch"
+	else
+		nok "ptxas verify $arch: $(head -3 <<<"$err")"
 	fi
 done
 # the bulk copy: Hopper (sm_90) and Blackwell (sm_100, where this ptxas knows it) assemble it; an

@@ -11,8 +11,9 @@
  *   FAKECUDA_NODMABUF=1    CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED is 0
  *   FAKECUDA_NOGDR=1       CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED is 0 (default 1)
  *   FAKECUDA_CC=M.N        compute capability (default 9.0)
- *   FAKECUDA_CORRUPT=KIND  flip byte 4097 (or the last byte) of every copy of KIND: h2d, d2h, d2d, peer
- *   FAKECUDA_CORRUPT_NTH=N only the Nth copy of KIND (counting from 1, every copy of that kind)
+ *   FAKECUDA_CORRUPT=KIND  flip byte 4097 (or the last byte) of every copy of KIND over 16 bytes: h2d, d2h,
+ *                          d2d, peer (the pattern check's result and read-back word stay whole)
+ *   FAKECUDA_CORRUPT_NTH=N only the Nth such copy of KIND (counting from 1)
  *   FAKECUDA_PEER_GBPS=S:D=R[,S:D=R...]  peer copies with access from CUDA device S to D at R GB/s
  *   FAKECUDA_FAIL=SYMBOL   that entry point returns CUDA_ERROR_OUT_OF_MEMORY (e.g. cuMemAlloc_v2)
  *   FAKECUDA_STUB=1        in the test guest: device memory comes from /dev/nvp2p_stub (the fake GPU
@@ -30,7 +31,11 @@
  *                          ("cuInit done" when it returns)
  *                          (a test that libcuda is not loaded at all, without strace), "cuModuleLoadData"
  *                          at each module load, a copy kernel's name at each launch of it (which SM
- *                          copy ran)
+ *                          copy ran; gp_fill and gp_check: the pattern kernels)
+ *   FAKECUDA_WINDOWS=FILE  append a line per timed window (cuEventElapsedTime): "ms=M copies=N gap=G",
+ *                          N the work queued on the window's stream inside it, G the work (copies,
+ *                          kernels, memsets) queued anywhere between the previous window's end and its
+ *                          start: a test that no verification runs between or inside timed batches
  * Built with -DFAKECUDA_DMABUF (tests/fakecuda-dmabuf/libcuda.so.1) it also exports
  * cuMemGetHandleForAddressRange: a dma-buf the CPU can mmap (a memfd), or with FAKECUDA_DMABUF_MMAP=0
  * one it cannot (a read-only pipe: mmap fails, as on drivers before CUDA 13.3). Without it the entry
@@ -39,9 +44,10 @@
  * access 300, peer without 20 (bidir: each direction the same); every copy also costs 2 us.
  * Kernels: cuModuleLoadData takes a PTX image and knows the kernels gpup2p's PTX declares by name
  * (".entry gp_copy16(", ".entry gp_chase(", ".entry gp_copy_bulk(": refused, as a JIT would, on a
- * compute capability below 9.0); cuLaunchKernel runs them here, in C. An SM copy costs
+ * compute capability below 9.0; ".entry gp_fill(", ".entry gp_check(": the verification pattern written
+ * and compared where the data is); cuLaunchKernel runs them here, in C. An SM copy costs
  * 3 us plus its bytes at h2d 27, d2h 28, within a GPU 1500, to a peer 350 GB/s (by where source and
- * destination are); a chase takes 1000 ns per load in host memory, 700 in a peer's.
+ * destination are; a pattern kernel as a copy from its buffer to itself); a chase takes 1000 ns per load in host memory, 700 in a peer's.
  * Streams run side by side, each on its own clock (the gate sets every one to 0): concurrent copies do
  * not slow each other, except through the host link of FAKECUDA_HOST_GBPS when set: each host copy's
  * bytes also pass it, one copy after another in queueing order, and the copy ends when both it and its
@@ -61,7 +67,17 @@
 
 #include "fakecuda.h"
 
-struct fevent { double t; int recorded; };
+/* an event: the stream's clock, and the work queued before it (on its stream; anywhere) */
+struct fevent { double t; int recorded; long sops, ops; };
+
+static long ops_all;       /* work queued on every stream so far */
+static long ops_timed;     /* ... up to the end of the last window timed (FAKECUDA_WINDOWS) */
+
+void work(struct fstream *s)
+{
+	s->ops++;
+	ops_all++;
+}
 
 static struct fctx ctxs[MAXG];
 struct fctx *current;
@@ -185,7 +201,8 @@ void copy(void *dst, const void *src, size_t n, const char *kind, struct fstream
 	const char *c = getenv("FAKECUDA_CORRUPT"), *nth = getenv("FAKECUDA_CORRUPT_NTH");
 
 	memcpy(dst, src, n);
-	if (c && !strcmp(c, kind) && n && (!nth || ++seen == atol(nth)))
+	/* data copies only: the pattern check's 16-byte result and the 8-byte word it reads back are left alone */
+	if (c && !strcmp(c, kind) && n > 16 && (!nth || ++seen == atol(nth)))
 		((unsigned char *)dst)[n > 4097 ? 4097 : n - 1] ^= 0xff;
 	if (s)
 		s->t += 2e-6 + (double)n / (gbps * 1e9);
@@ -389,6 +406,7 @@ EXPORT gp_cu_result cuMemcpyHtoDAsync_v2(gp_cu_dptr dst, const void *src, size_t
 	double t0 = ((struct fstream *)s)->t;
 
 	FAILPOINT("cuMemcpyHtoDAsync_v2");
+	work((struct fstream *)s);
 	copy(host_of(dst), src, n, "h2d", (struct fstream *)s, is_pinned(src) ? 25 : 12.5);
 	host_link((struct fstream *)s, t0, n);
 	return GP_CUDA_SUCCESS;
@@ -399,6 +417,7 @@ EXPORT gp_cu_result cuMemcpyDtoHAsync_v2(void *dst, gp_cu_dptr src, size_t n, gp
 	double t0 = ((struct fstream *)s)->t;
 
 	FAILPOINT("cuMemcpyDtoHAsync_v2");
+	work((struct fstream *)s);
 	copy(dst, host_of(src), n, "d2h", (struct fstream *)s, is_pinned(dst) ? 26 : 13);
 	host_link((struct fstream *)s, t0, n);
 	return GP_CUDA_SUCCESS;
@@ -428,6 +447,7 @@ EXPORT gp_cu_result cuMemcpyPeerAsync(gp_cu_dptr dst, gp_cu_context dc, gp_cu_dp
 	FAILPOINT("cuMemcpyPeerAsync");
 	if (dev_of(dst) != b || dev_of(src) != a)
 		return GP_CUDA_ERROR_INVALID_VALUE;
+	work((struct fstream *)s);
 	copy(host_of(dst), host_of(src), n, a == b ? "d2d" : "peer", (struct fstream *)s,
 	     a == b ? 1000 : peer_on[q][other] ? peer_gbps(a, b) : 20);
 	return GP_CUDA_SUCCESS;
@@ -454,6 +474,7 @@ EXPORT gp_cu_result cuMemsetD32Async(gp_cu_dptr d, unsigned v, size_t n, gp_cu_s
 	FAILPOINT("cuMemsetD32Async");
 	if (!s || dev_of(d) < 0 || dev_of(d + n * 4 - 1) != dev_of(d) || (d & 3))
 		return GP_CUDA_ERROR_INVALID_VALUE;
+	work((struct fstream *)s);
 	for (size_t i = 0; i < n; i++)
 		memcpy((char *)host_of(d) + 4 * i, &v, 4);
 	return GP_CUDA_SUCCESS;
@@ -480,16 +501,36 @@ EXPORT gp_cu_result cuEventRecord(gp_cu_event e, gp_cu_stream s)
 {
 	((struct fevent *)e)->t = ((struct fstream *)s)->t;
 	((struct fevent *)e)->recorded = 1;
+	((struct fevent *)e)->sops = ((struct fstream *)s)->ops;
+	((struct fevent *)e)->ops = ops_all;
 	return GP_CUDA_SUCCESS;
 }
 
 EXPORT gp_cu_result cuEventSynchronize(gp_cu_event e) { (void)e; return GP_CUDA_SUCCESS; }
+
+/* FAKECUDA_WINDOWS=FILE: a line per timed window (the events a, b of one stream): its milliseconds,
+ * the work queued on its stream between a and b (copies), and the work queued anywhere since the end
+ * of the previous window timed, before a (gap: what ran between two timed windows). */
+static void window(gp_cu_event a, gp_cu_event b, float ms)
+{
+	const char *path = getenv("FAKECUDA_WINDOWS");
+	const struct fevent *x = (const struct fevent *)a, *y = (const struct fevent *)b;
+	FILE *f = path && *path ? fopen(path, "a") : NULL;
+
+	if (f) {
+		fprintf(f, "ms=%.6f copies=%ld gap=%ld\n", ms, y->sops - x->sops, x->ops > ops_timed ? x->ops - ops_timed : 0);
+		fclose(f);
+	}
+	if (y->ops > ops_timed)
+		ops_timed = y->ops;
+}
 
 EXPORT gp_cu_result cuEventElapsedTime_v2(float *ms, gp_cu_event a, gp_cu_event b)
 {
 	if (!((struct fevent *)a)->recorded || !((struct fevent *)b)->recorded)
 		return GP_CUDA_ERROR_INVALID_HANDLE;
 	*ms = (float)((((struct fevent *)b)->t - ((struct fevent *)a)->t) * 1e3);
+	window(a, b, *ms);
 	return GP_CUDA_SUCCESS;
 }
 

@@ -16,7 +16,7 @@ GP_CU_FUNCS(X_DECL)
 #define MAXG 256
 
 struct fctx { int dev; };
-struct fstream { int dev; double t; };   /* t: the stream's virtual clock, seconds */
+struct fstream { int dev; double t; long ops; };   /* t: the stream's virtual clock, seconds; ops: work queued */
 
 extern struct fctx *current;             /* cuCtxSetCurrent's */
 extern int peer_on[MAXG][MAXG];          /* peer access from context a to b's memory */
@@ -39,6 +39,9 @@ void copy(void *dst, const void *src, size_t n, const char *kind, struct fstream
 
 /* Append a line to FAKECUDA_MARKER's file, when set. */
 void marker(const char *what);
+
+/* Count one piece of work (a copy, kernel or memset) queued on s, for FAKECUDA_WINDOWS. */
+void work(struct fstream *s);
 
 /* A host copy queued on s at virtual time t0 takes its turn on the shared host link. */
 void host_link(struct fstream *s, double t0, size_t n);

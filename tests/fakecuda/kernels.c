@@ -8,12 +8,12 @@
 #include "fakecuda.h"
 #include "gpup2p/smcopy.h"
 
-/* kind: 1 copy, 2 chase, 3 bulk; smem_max: the dynamic shared memory a launch may ask for (48 KiB less the
+/* kind: 1 copy, 2 chase, 3 bulk, 4 fill, 5 check; smem_max: the dynamic shared memory a launch may ask for (48 KiB less the
  * kernel's static shared memory until cuFuncSetAttribute raises it, as in CUDA: gp_copy_bulk's is 128
  * bytes, as ptxas counts it) */
 struct ffunc { int kind; int smem_max; };
 /* a module's kernels, each its own function (an attribute set on one module's is not another's) */
-struct fmodule { int copy, chase, bulk; struct ffunc fn_copy, fn_chase, fn_bulk; };
+struct fmodule { int copy, chase, bulk, fill, check; struct ffunc fn_copy, fn_chase, fn_bulk, fn_fill, fn_check; };
 
 EXPORT gp_cu_result cuModuleLoadData(gp_cu_module *m, const void *image)
 {
@@ -34,6 +34,10 @@ EXPORT gp_cu_result cuModuleLoadData(gp_cu_module *m, const void *image)
 	f->copy = strstr(image, ".entry gp_copy16(") != NULL;
 	f->chase = strstr(image, ".entry gp_chase(") != NULL;
 	f->bulk = bulk;
+	f->fill = strstr(image, ".entry gp_fill(") != NULL;
+	f->check = strstr(image, ".entry gp_check(") != NULL;
+	f->fn_fill = (struct ffunc){ 4, 49152 };
+	f->fn_check = (struct ffunc){ 5, 49152 };
 	f->fn_copy = (struct ffunc){ 1, 49152 };
 	f->fn_chase = (struct ffunc){ 2, 49152 };
 	f->fn_bulk = (struct ffunc){ 3, 49152 - 128 };
@@ -53,6 +57,10 @@ EXPORT gp_cu_result cuModuleGetFunction(gp_cu_function *fn, gp_cu_module m, cons
 		*fn = (gp_cu_function)&f->fn_chase;
 	else if (!strcmp(name, "gp_copy_bulk") && f->bulk)
 		*fn = (gp_cu_function)&f->fn_bulk;
+	else if (!strcmp(name, "gp_fill") && f->fill)
+		*fn = (gp_cu_function)&f->fn_fill;
+	else if (!strcmp(name, "gp_check") && f->check)
+		*fn = (gp_cu_function)&f->fn_check;
 	else
 		return GP_CUDA_ERROR_NOT_FOUND;
 	return GP_CUDA_SUCCESS;
@@ -144,6 +152,55 @@ static gp_cu_result run_chase(struct fstream *s, void **p)
 	return GP_CUDA_SUCCESS;
 }
 
+/* The pattern kernels' word i (ptx_verify.c): splitmix64's finaliser of i ^ key, computed here on its
+ * own (not libcore's), as the GPU does. */
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/* gp_fill and gp_check: the nw words, then the tail bytes of word nw. check: count the wrong words (and
+ * tail bytes) into out[0] and put the first one's index into out[1] when it is below (the atomics). They
+ * run on the stream's clock: 3 us plus their bytes at the rate of where buf is, as an SM copy. */
+static gp_cu_result run_pattern(struct fstream *s, int check, unsigned threads, void **p)
+{
+	gp_cu_dptr buf = *(gp_cu_dptr *)p[0], out = check ? *(gp_cu_dptr *)p[4] : 0;
+	uint64_t nw = *(uint64_t *)p[1], key = *(uint64_t *)p[3], bad = 0, first = ~0ULL, res[2];
+	unsigned tail = *(unsigned *)p[2];
+	unsigned char *b = host_of(buf);
+
+	if (!reachable(s, buf) || (buf & 7) || tail > 7 || tail > threads || (check && (dev_of(out) != s->dev || (out & 7))))
+		return GP_CUDA_ERROR_INVALID_VALUE;
+	for (uint64_t i = 0; i <= nw; i++) {
+		uint64_t w = mix(i ^ key);
+		int wrong = 0;
+
+		for (unsigned k = 0; k < (i < nw ? 8 : tail); k++) {
+			unsigned char x = (unsigned char)(w >> (8 * k));
+
+			if (!check)
+				b[8 * i + k] = x;
+			else if (b[8 * i + k] != x)
+				wrong += i < nw ? !wrong : 1;     /* a word counts once, a tail byte each */
+		}
+		if (wrong) {
+			bad += (uint64_t)wrong;
+			first = first < i ? first : i;
+		}
+	}
+	if (check && bad) {
+		memcpy(res, host_of(out), sizeof(res));
+		res[0] += bad;
+		res[1] = res[1] < first ? res[1] : first;
+		memcpy(host_of(out), res, sizeof(res));
+	}
+	sm_time(s, buf, buf, nw * 8 + tail);
+	return GP_CUDA_SUCCESS;
+}
+
 EXPORT gp_cu_result cuLaunchKernel(gp_cu_function f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 				   unsigned bz, unsigned shmem, gp_cu_stream st, void **params, void **extra)
 {
@@ -153,8 +210,14 @@ EXPORT gp_cu_result cuLaunchKernel(gp_cu_function f, unsigned gx, unsigned gy, u
 	if (!f || !s || !params || extra || (int)shmem > ((struct ffunc *)f)->smem_max || !gx || !bx || bx > 1024 ||
 	    gy != 1 || gz != 1 || by != 1 || bz != 1 || !current || current->dev != s->dev)
 		return GP_CUDA_ERROR_INVALID_VALUE;
-	if (((struct ffunc *)f)->kind != 2)
-		marker(((struct ffunc *)f)->kind == 1 ? "gp_copy16" : "gp_copy_bulk");
+	work(s);
+	if (((struct ffunc *)f)->kind != 2) {
+		static const char *const names[] = { "", "gp_copy16", "", "gp_copy_bulk", "gp_fill", "gp_check" };
+
+		marker(names[((struct ffunc *)f)->kind]);
+	}
+	if (((struct ffunc *)f)->kind >= 4)
+		return shmem ? GP_CUDA_ERROR_INVALID_VALUE : run_pattern(s, ((struct ffunc *)f)->kind == 5, gx * bx, params);
 	if (((struct ffunc *)f)->kind == 1)
 		return shmem ? GP_CUDA_ERROR_INVALID_VALUE : run_copy(s, gx * bx, params);
 	if (((struct ffunc *)f)->kind == 3)

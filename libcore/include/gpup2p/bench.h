@@ -55,4 +55,10 @@ void gp_pattern_fill(void *buf, size_t n, uint64_t seed);
  * values. */
 int64_t gp_pattern_check(const void *buf, size_t n, uint64_t seed, uint8_t *want, uint8_t *got);
 
+/* The pattern word by word, as a GPU kernel computes it (smcopy.h's gp_sm_fill, gp_sm_check): the
+ * 8 bytes at offset 8 i are gp_pattern_word(gp_pattern_key(seed), i), little-endian; a tail of n % 8
+ * bytes is the first bytes of the next word. */
+uint64_t gp_pattern_key(uint64_t seed);
+uint64_t gp_pattern_word(uint64_t key, uint64_t i);
+
 #endif

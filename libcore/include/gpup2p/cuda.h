@@ -14,7 +14,7 @@
 typedef uint64_t gp_dptr;          /* a device address (CUdeviceptr) */
 typedef struct gp_cuda_stream gp_cuda_stream;
 
-#define GP_CUDA_MODULES 2              /* PTX texts per GPU: the SM kernels and the Hopper bulk copy */
+#define GP_CUDA_MODULES 3              /* PTX texts per GPU: SM kernels, Hopper bulk copy, verification */
 
 struct gp_cuda_gpu {
 	int ordinal;                   /* CUDA device ordinal */

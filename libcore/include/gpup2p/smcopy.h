@@ -70,6 +70,22 @@ int gp_sm_copy(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr dst, gp_dptr src, s
  * nanoseconds (GPU global timer) go to out[0] and out[1] (out: a device address of 16 bytes). */
 int gp_sm_chase(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr start, uint64_t hops, gp_dptr out, struct gp_err *e);
 
+/* The verification kernels' PTX module (ptx_verify.c: gp_fill, gp_check; PTX 6.0, sm_50) and names. */
+extern const char gp_ptx_verify_text[];
+extern const char gp_ptx_fill_name[];
+extern const char gp_ptx_check_name[];
+
+/* Queue on stream s the pattern of `seed` (gp_pattern_fill's bytes) into n bytes at buf, written by the
+ * stream's GPU: its memory, or mapped pinned host memory (8-byte aligned, else -EINVAL). */
+int gp_sm_fill(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr buf, size_t n, uint64_t seed, struct gp_err *e);
+
+/* Check n bytes at buf (as gp_sm_fill's) against the pattern of `seed` on the stream's GPU, after the
+ * stream's earlier work, and wait for the answer: *bad = -1 when every byte matches, else the offset
+ * of the first wrong byte, with the byte expected (*want) and found (*got). Only a 16-byte result and
+ * the wrong word cross to the host. 0 or -EIO (-EINVAL: buf not 8-byte aligned). */
+int gp_sm_check(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr buf, size_t n, uint64_t seed, int64_t *bad,
+		uint8_t *want, uint8_t *got, struct gp_err *e);
+
 /* The default chain for a chase from the GPUs in c: twice the largest L2 cache, rounded up to a MiB,
  * 64 MiB at least (so that no load is served from L2). */
 int gp_sm_chain_default(struct gp_cuda *c, uint64_t *size, struct gp_err *e);
