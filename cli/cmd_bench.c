@@ -19,11 +19,13 @@ void help_bench(FILE *f)
 		"small copies. Each timed batch of copies is queued behind a gate the host opens\n"
 		"once everything is queued, between two GPU events; the median of the\n"
 		"repetitions is reported with min and max. The data of every path is checked\n"
-		"byte by byte. With --sm the GPU's own cores move the data (a kernel, 16-byte\n"
-		"loads and stores, grid from the SM count), and latency is a pointer chase: one\n"
-		"GPU thread following a chain of dependent loads through pinned host memory and\n"
-		"through each peer GPU's memory. Host memory is placed on the\n"
-		"GPU's NUMA node (and the thread on its CPUs) unless --numa says.\n\n"
+		"once, after its timed batches, by the GPU that holds it. With --sm the GPU's\n"
+		"own cores move the data (a kernel, 16-byte loads and stores, grid from the SM\n"
+		"count), and latency is a pointer chase: one GPU thread following a chain of\n"
+		"dependent loads through pinned host memory and through each peer GPU's\n"
+		"memory. Host memory is placed on the GPU's NUMA node (and the thread on its\n"
+		"CPUs) unless --numa says. Defaults match nvbandwidth's (512 MiB, 16 copies,\n"
+		"3 batches).\n\n"
 		"  MODE                   h2d, d2h, d2d (within a GPU), p2p, bidir, latency or\n"
 		"                         all (default all)\n"
 		"  PATTERN                copies running together, each pair and the aggregate\n"
@@ -32,15 +34,15 @@ void help_bench(FILE *f)
 		"                         (pinned host memory; peer access on)\n"
 		"  --gpu N                measure GPU N (repeatable; default every GPU, in PCI\n"
 		"                         bus order)\n"
-		"  --size S               copy size (default 256M; latency alone: default 4;\n"
+		"  --size S               copy size (default 512M; latency alone: default 4;\n"
 		"                         latency --sm alone: the chain, default twice the L2\n"
 		"                         cache, 64M at least)\n"
 		"  --min S, --max S       sweep sizes from S to S, multiplying by --factor\n"
 		"                         (default 2)\n"
 		"  --factor F             sweep step, > 1\n"
-		"  --iters K              copies per timed batch (default 10; latency alone:\n"
+		"  --iters K              copies per timed batch (default 16; latency alone:\n"
 		"                         1000; latency --sm: loads per launch, default 100000)\n"
-		"  --reps R               timed batches (default 5)\n"
+		"  --reps R               timed batches (default 3; latency: 5)\n"
 		"  --pinned, --pageable   host memory for h2d/d2h (default both)\n"
 		"  --numa N               put host memory on NUMA node N for every GPU\n"
 		"  --p2p on|off|both      p2p/bidir: with peer access, without (copies staged by\n"
@@ -53,7 +55,8 @@ void help_bench(FILE *f)
 		"  --min-bw [MODE=]GBPS   floor for every bandwidth mode, or for one (h2d, d2h,\n"
 		"                         d2d, p2p, bidir, or a PATTERN: its aggregate);\n"
 		"                         repeatable; a median below it exits 1\n"
-		"  --verify, --no-verify  check the data after timing (default on)\n"
+		"  --verify, --no-verify  check the data once after the timed batches (default)\n"
+		"                         or not\n"
 		"  --json, --csv, --jsonl, --no-header, -q, -v: see gpup2p --help\n\n"
 		"gpup2p bench rdma ...: RDMA between a NIC and host or GPU memory\n"
 		"(gpup2p bench rdma --help).\n"
@@ -63,6 +66,13 @@ void help_bench(FILE *f)
 		"69 CUDA not available or no GPU.\n");
 }
 
+/* Defaults as nvbandwidth v0.8's (512 MiB buffers, a loop count of 16, 3 samples: the same work per
+ * path, so that figures and wall time compare); latency keeps 5 repetitions. */
+#define BENCH_SIZE (512ULL << 20)
+#define BENCH_ITERS 16
+#define BENCH_REPS 3
+#define BENCH_LAT_REPS 5
+
 struct opts {
 	struct gp_bench_opts b;
 	int *gpus;                      /* b.gpus (heap): the --gpu list, else every GPU */
@@ -70,7 +80,7 @@ struct opts {
 	int nt;
 	uint64_t size, min, max, sizes[GP_SWEEP_MAX];
 	double factor;
-	int size_set, iters_set, chase_opt;
+	int size_set, iters_set, reps_set, chase_opt;
 };
 
 static int parse_mode(const char *a, int *modes)
@@ -121,6 +131,7 @@ static int bench_opt(struct opts *o, int argc, char **argv, int *i)
 		o->iters_set = 1;
 		return xfer_count_arg("bench", "--iters", v, 1000000, &o->b.iters) ? -1 : 1;
 	} else if ((v = cli_opt_value(argc, argv, i, "--reps"))) {
+		o->reps_set = 1;
 		return xfer_count_arg("bench", "--reps", v, 10000, &o->b.reps) ? -1 : 1;
 	} else if ((v = cli_opt_value(argc, argv, i, "--numa"))) {
 		char *end;
@@ -212,7 +223,7 @@ static int finish(struct opts *o)
 			return cli_usage("bench", "--min must not be above --max");
 		o->b.nsizes = n;
 	} else {
-		o->sizes[0] = o->size_set && !lat_only ? o->size : 256ULL << 20;
+		o->sizes[0] = o->size_set && !lat_only ? o->size : BENCH_SIZE;
 		o->b.nsizes = 1;
 	}
 	o->b.sizes = o->sizes;
@@ -225,9 +236,9 @@ static int finish(struct opts *o)
 		return cli_usage("bench", "a chase chain of %llu bytes has no room for two slots of --stride %llu",
 				 (unsigned long long)o->b.chain_size, (unsigned long long)o->b.chain_stride);
 	o->b.lat_iters = lat_only && o->iters_set ? o->b.iters : 1000;
-	o->b.lat_reps = o->b.reps;
+	o->b.lat_reps = o->reps_set ? o->b.reps : BENCH_LAT_REPS;
 	if (!o->iters_set)
-		o->b.iters = 10;
+		o->b.iters = BENCH_ITERS;
 	return 0;
 }
 
@@ -337,7 +348,7 @@ static int bench(struct cli *c, struct opts *o, int argc, char **argv)
 
 int cmd_bench(struct cli *c, int argc, char **argv)
 {
-	struct opts o = { .b = { .numa = -1, .iters = 10, .reps = 5, .seed = 0x6770753270ULL, .chain_seed = 1 } };
+	struct opts o = { .b = { .numa = -1, .iters = BENCH_ITERS, .reps = BENCH_REPS, .seed = 0x6770753270ULL, .chain_seed = 1 } };
 	int rc;
 
 	if (argc > 1 && !strcmp(argv[1], "rdma"))

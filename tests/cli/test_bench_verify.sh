@@ -81,3 +81,11 @@ err=$(FAKECUDA_CORRUPT=d2d "$BIN" bench d2d --gpu 0 --size 1M --iters 2 --reps 2
 FAKECUDA_BADPTX=1 expect 2 "cuModuleLoadData failed: CUDA_ERROR_INVALID_VALUE" bench d2d --gpu 0 --size 64K
 FAKECUDA_BADPTX=1 "$BIN" bench d2d --gpu 0 --size 64K --no-verify -q >/dev/null 2>&1 &&
 	ok "kernels refused, --no-verify: measured, exit 0" || nok "badptx no-verify"
+
+# defaults as nvbandwidth's: 512 MiB (the size -v announces; the allocation made to fail, so nothing is
+# copied), 16 copies a batch, 3 batches; latency keeps 5 repetitions
+err=$(FAKECUDA_FAIL=cuMemAlloc_v2 "$BIN" bench d2d --gpu 0 -v 2>&1 >/dev/null)
+grep -q "d2d d2d GPU0.* 536870912 bytes" <<<"$err" && ok "default size 512 MiB" || nok "default size: $err"
+out=$("$BIN" bench d2d latency --gpu 0 --size 4K --csv --no-header); rc=$?
+[ $rc -eq 0 ] && grep -q '^d2d,d2d,GPU0,GPU0,,,,4096,16,3,' <<<"$out" && grep -q '^latency,h2d,host,GPU0,.*,4,1000,5,' <<<"$out" &&
+	ok "default 16 copies a batch, 3 batches; latency 1000 copies, 5 repetitions" || nok "defaults: rc=$rc $out"

@@ -6,7 +6,10 @@
  * not measured. Pageable host memory and peer copies without peer access are not gated (the driver
  * may block the queueing thread until such a copy has run); a watchdog opens the gate after 5 s
  * anyway, so that a driver that blocks elsewhere costs time, never a hang.
- * The destination holds a different pattern before the copies, and is checked byte by byte after. */
+ * The destination holds a different pattern before the copies, and is checked byte by byte after,
+ * where it is (smcopy.h's pattern kernels; pageable host memory by the CPU): batch mode once after the
+ * last timed batch, so that verified batches run back to back as unverified ones; `each` after every
+ * copy. */
 #ifndef GPUP2P_XFER_H
 #define GPUP2P_XFER_H
 
@@ -27,7 +30,8 @@ struct gp_xfer_spec {
 	int iters;                 /* copies per timed batch (per checked copy when `each`) */
 	int reps;                  /* timed batches */
 	int numa;                  /* NUMA node for host memory and this thread, -1 leave as is */
-	int each;                  /* a new pattern for every copy, checked after each (gpup2p copy) */
+	int each;                  /* a new pattern for every copy, checked after each (gpup2p copy); else one
+	                              pattern, checked once after the timed batches */
 	int host_timing;           /* also time copy+wait per copy with the host clock (latency) */
 	int no_verify;             /* skip the byte check (verified stays -1) */
 	int via_map;               /* copy --via map: done by pinmap through a gpup2p.ko mapping, not here */
@@ -48,7 +52,8 @@ struct gp_xfer_result {
 	int verified;              /* 1 every byte as sent, 0 a mismatch (below), -1 not checked */
 	int64_t bad_offset;
 	uint8_t want, got;
-	int bad_copy;              /* which copy (`each`), else which timed batch (repetition) was wrong, 0-based */
+	int bad_copy;              /* which copy (`each`), else the last timed batch (its copies left the bytes
+	                              checked), 0-based */
 	int bad_lane;              /* 0 the copy asked for, 1 the reverse copy (bidir) */
 	int host_node;             /* NUMA node the host buffer is on, -1 none or unknown */
 	int64_t want_offset;       /* chase: where in the chain the walk should have ended (bad_offset: where
