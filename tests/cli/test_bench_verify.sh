@@ -89,3 +89,15 @@ grep -q "d2d d2d GPU0.* 536870912 bytes" <<<"$err" && ok "default size 512 MiB" 
 out=$("$BIN" bench d2d latency --gpu 0 --size 4K --csv --no-header); rc=$?
 [ $rc -eq 0 ] && grep -q '^d2d,d2d,GPU0,GPU0,,,,4096,16,3,' <<<"$out" && grep -q '^latency,h2d,host,GPU0,.*,4,1000,5,' <<<"$out" &&
 	ok "default 16 copies a batch, 3 batches; latency 1000 copies, 5 repetitions" || nok "defaults: rc=$rc $out"
+
+# tests/device/pattern_kernels.c (the kernels against the CPU's pattern on a real GPU) builds and, on
+# the test double, passes with a 1 MiB buffer
+CC=${CC:-cc}
+if $CC -std=c11 -D_GNU_SOURCE -Ilibcore/include -o "$T/pk" tests/device/pattern_kernels.c "$BUILD/libgpup2p.a" \
+	$(pkg-config --libs libpci libkmod 2>/dev/null || echo -lpci -lkmod) -ldl -lpthread -lm 2>"$T/cc"; then
+	out=$("$T/pk" 1); rc=$?
+	[ $rc -eq 0 ] && [ "$(grep -c '^ok - ' <<<"$out")" = 9 ] && ok "device/pattern_kernels on the double: 9 checks pass" ||
+		nok "pattern_kernels: rc=$rc $out"
+else
+	nok "pattern_kernels does not build: $(head -3 "$T/cc")"
+fi
