@@ -4,6 +4,7 @@
 # memory), once per path, outside the timed batches. The test double (tests/fakecuda) counts the work
 # queued between timed windows on its own clock (FAKECUDA_WINDOWS) and runs the kernels in C.
 set -u
+# shellcheck disable=SC2086 # the paths' options are meant to split
 BUILD=${BUILD:-build}
 BIN=$PWD/$BUILD/gpup2p
 . tests/cli/lib.sh
@@ -93,6 +94,7 @@ out=$("$BIN" bench d2d latency --gpu 0 --size 4K --csv --no-header); rc=$?
 # tests/device/pattern_kernels.c (the kernels against the CPU's pattern on a real GPU) builds and, on
 # the test double, passes with a 1 MiB buffer
 CC=${CC:-cc}
+# shellcheck disable=SC2046
 if $CC -std=c11 -D_GNU_SOURCE -Ilibcore/include -o "$T/pk" tests/device/pattern_kernels.c "$BUILD/libgpup2p.a" \
 	$(pkg-config --libs libpci libkmod 2>/dev/null || echo -lpci -lkmod) -ldl -lpthread -lm 2>"$T/cc"; then
 	out=$("$T/pk" 1); rc=$?
