@@ -50,8 +50,8 @@ static int64_t first_byte(uint64_t w, uint64_t key, uint64_t wi, size_t n, uint8
 	return -1;
 }
 
-int gp_sm_check(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr buf, size_t n, uint64_t seed, int64_t *bad,
-		uint8_t *want, uint8_t *got, struct gp_err *e)
+int gp_sm_check(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr buf, const void *host, size_t n, uint64_t seed,
+		int64_t *bad, uint8_t *want, uint8_t *got, struct gp_err *e)
 {
 	uint64_t nw = n / 8, key = gp_pattern_key(seed), res[2] = { 0, ~0ULL }, w = 0;
 	unsigned tail = (unsigned)(n % 8);
@@ -70,7 +70,10 @@ int gp_sm_check(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr buf, size_t n, uin
 	if (!rc && res[0]) {
 		size_t at = (size_t)res[1] * 8;
 
-		rc = gp_cuda_d2h(c, s, &w, buf + at, n - at < 8 ? n - at : 8, e) || gp_cuda_sync(c, s, e);
+		if (host)
+			memcpy(&w, (const char *)host + at, n - at < 8 ? n - at : 8);
+		else
+			rc = gp_cuda_d2h(c, s, &w, buf + at, n - at < 8 ? n - at : 8, e) || gp_cuda_sync(c, s, e);
 		if (!rc && (*bad = first_byte(w, key, res[1], n, want, got)) < 0)
 			*bad = (int64_t)at, *want = 0, *got = 0;
 	}

@@ -46,11 +46,12 @@ int gp_xfer_lane_check(struct gp_xfer_io *io, const struct gp_xfer_lane *l, uint
 {
 	gp_dptr d;
 	gp_cuda_stream *st = side(io, l, 1, &d);
+	const void *host = l->dgpu < 0 ? l->hdst : NULL;     /* the wrong word is read there */
 	int64_t bad;
 
 	if (!d)
 		bad = gp_pattern_check(l->hdst, io->size, seed, &r->want, &r->got);
-	else if (!st || gp_sm_check(io->c, st, d, io->size, seed, &bad, &r->want, &r->got, io->e))
+	else if (!st || gp_sm_check(io->c, st, d, host, io->size, seed, &bad, &r->want, &r->got, io->e))
 		return -EIO;
 	if (bad < 0)
 		return 1;

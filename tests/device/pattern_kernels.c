@@ -31,12 +31,13 @@ static double now(void)
 }
 
 /* GPU 0 checks n bytes at d against seed: the first wrong byte or -1; -2 on a CUDA error. */
-static int64_t gcheck(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr d, size_t n, uint64_t seed, uint8_t *want, uint8_t *got)
+static int64_t gcheck(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr d, const void *host, size_t n, uint64_t seed,
+		      uint8_t *want, uint8_t *got)
 {
 	struct gp_err e = { 0 };
 	int64_t bad;
 
-	if (gp_sm_check(c, s, d, n, seed, &bad, want, got, &e)) {
+	if (gp_sm_check(c, s, d, host, n, seed, &bad, want, got, &e)) {
 		printf("# %s\n", e.msg);
 		return -2;
 	}
@@ -70,22 +71,22 @@ int main(int argc, char **argv)
 	expect(!gp_cuda_d2h(&c, s, back, d, n, &e) && !gp_cuda_sync(&c, s, &e) &&
 	       gp_pattern_check(back, n, 7, &want, &got) == -1, "the CPU finds the GPU's pattern, every byte");
 	t = now();
-	b = gcheck(&c, s, d, n, 7, &want, &got);
+	b = gcheck(&c, s, d, NULL, n, 7, &want, &got);
 	printf("# check %.1f GB/s (with launch and wait)\n", (double)n / (now() - t) / 1e9);
 	expect(b == -1, "the GPU finds its own pattern");
-	expect(gcheck(&c, s, d, n, 8, &want, &got) == 0, "another seed: wrong from byte 0");
+	expect(gcheck(&c, s, d, NULL, n, 8, &want, &got) == 0, "another seed: wrong from byte 0");
 	x = back[at] ^ 0x40;
 	expect(!gp_cuda_h2d(&c, s, d + at, &x, 1, &e) && !gp_cuda_sync(&c, s, &e) &&
-	       gcheck(&c, s, d, n, 7, &want, &got) == (int64_t)at && want == back[at] && got == x,
+	       gcheck(&c, s, d, NULL, n, 7, &want, &got) == (int64_t)at && want == back[at] && got == x,
 	       "one byte planted in the middle: found, sent and found values right");
 	x = back[n - 2] ^ 1;
 	expect(!gp_cuda_h2d(&c, s, d + at, &back[at], 1, &e) && !gp_cuda_h2d(&c, s, d + n - 2, &x, 1, &e) &&
-	       !gp_cuda_sync(&c, s, &e) && gcheck(&c, s, d, n, 7, &want, &got) == (int64_t)n - 2,
+	       !gp_cuda_sync(&c, s, &e) && gcheck(&c, s, d, NULL, n, 7, &want, &got) == (int64_t)n - 2,
 	       "one tail byte planted (n - 2): found");
 	gp_pattern_fill(h, small, 9);
-	expect(gcheck(&c, s, hd, small, 9, &want, &got) == -1, "the GPU finds the CPU's pattern in pinned host memory");
+	expect(gcheck(&c, s, hd, h, small, 9, &want, &got) == -1, "the GPU finds the CPU's pattern in pinned host memory");
 	h[4097] ^= 0x10;
-	expect(gcheck(&c, s, hd, small, 9, &want, &got) == 4097, "a wrong tail byte of pinned host memory: 4097");
+	expect(gcheck(&c, s, hd, h, small, 9, &want, &got) == 4097, "a wrong tail byte of pinned host memory: 4097");
 	expect(!gp_sm_fill(&c, s, hd, small, 11, &e) && !gp_cuda_sync(&c, s, &e) &&
 	       gp_pattern_check(h, small, 11, &want, &got) == -1, "the GPU fills pinned host memory, the CPU agrees");
 	gp_cuda_free(&c, 0, d);

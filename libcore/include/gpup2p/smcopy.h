@@ -82,9 +82,10 @@ int gp_sm_fill(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr buf, size_t n, uint
 /* Check n bytes at buf (as gp_sm_fill's) against the pattern of `seed` on the stream's GPU, after the
  * stream's earlier work, and wait for the answer: *bad = -1 when every byte matches, else the offset
  * of the first wrong byte, with the byte expected (*want) and found (*got). Only a 16-byte result and
- * the wrong word cross to the host. 0 or -EIO (-EINVAL: buf not 8-byte aligned). */
-int gp_sm_check(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr buf, size_t n, uint64_t seed, int64_t *bad,
-		uint8_t *want, uint8_t *got, struct gp_err *e);
+ * the wrong word cross to the host; `host` is buf's host address when it is pinned host memory (the
+ * word is read there), NULL for GPU memory. 0 or -EIO (-EINVAL: buf not 8-byte aligned). */
+int gp_sm_check(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr buf, const void *host, size_t n, uint64_t seed,
+		int64_t *bad, uint8_t *want, uint8_t *got, struct gp_err *e);
 
 /* The default chain for a chase from the GPUs in c: twice the largest L2 cache, rounded up to a MiB,
  * 64 MiB at least (so that no load is served from L2). */
