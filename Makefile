@@ -65,7 +65,7 @@ UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 LIBA = $(BUILD)/libgpup2p.a
 BIN = $(BUILD)/gpup2p
 
-.PHONY: all check check-only check-asan check-vm check-fleet kmod run deps install install-dkms uninstall clean check-pkg fixtures pkgcheck version-sync
+.PHONY: all check check-only check-asan check-vm check-fleet kmod run deps install install-dkms uninstall clean check-pkg check-kmod-arm64 fixtures pkgcheck version-sync
 
 all: $(BIN)
 
@@ -165,6 +165,12 @@ check-only: $(BIN) $(UNIT_BIN) $(FAKECUDA) $(FAKECUDA_DMABUF) $(FAKENVML) $(FAKE
 check-pkg:
 	@bash tests/deps.sh pkg
 	@BUILD=$(BUILD) bash tests/run.sh tests/pkg/test_deb.sh
+
+# gpup2p.ko cross-built for arm64 against Debian's arm64 kernel headers, warnings as errors
+# (tests/pkg/test_kmod_arm64.sh; the headers are fetched into $(BUILD)/kmod-arm64, not installed).
+check-kmod-arm64:
+	@bash tests/deps.sh kmod-arm64
+	@BUILD=$(BUILD) bash tests/run.sh tests/pkg/test_kmod_arm64.sh
 
 # The fleet glue with the real programs from Debian (tests/fleet): slurmctld/slurmd/munge in a private
 # namespace draining and resuming a node, srun --label into report, node_exporter and promtool,

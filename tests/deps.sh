@@ -9,6 +9,9 @@ PKGS="gcc make pkg-config libpci-dev libkmod-dev pciutils python3 tar gzip man-d
 # `deps.sh pkg` (make check-pkg): also what building and testing the Debian packages needs (tests/pkg)
 [ "${1:-}" != pkg ] ||
 	PKGS="$PKGS dpkg-dev debhelper dh-dkms lintian dkms linux-headers-$(dpkg --print-architecture)"
+# `deps.sh kmod-arm64` (make check-kmod-arm64): the cross compiler, and the host's kbuild tools that
+# stand in for the arm64 headers' own (tests/pkg/test_kmod_arm64.sh)
+[ "${1:-}" != kmod-arm64 ] || PKGS="$PKGS gcc-aarch64-linux-gnu linux-kbuild-6.1"
 # `deps.sh fleet` (make check-fleet): the real programs tests/fleet drives (nagios4-core: the daemon
 # without the web front end; monitoring-plugins-basic: check_dummy and the utils)
 [ "${1:-}" != fleet ] ||
