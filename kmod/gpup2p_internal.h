@@ -53,7 +53,7 @@ struct gp_pin {
 	struct nvidia_p2p_page_table *pt;
 	u64 pin_ns;
 	u32 page_size, npages, nruns;
-	u32 map_type;                 /* GPUP2P_MAP_*: uncached where write-combining was refused */
+	u32 map_type;                 /* GPUP2P_MAP_*: what the pages really get */
 	bool wc_reserved;             /* its runs are reserved write-combining (map.c) */
 	atomic_t nmaps;
 };
@@ -88,8 +88,10 @@ bool gp_pin_persistent_supported(void);
 int gp_pin_mmap(struct gp_file *f, struct vm_area_struct *vma);
 /* How the platform maps BAR pages (GPUP2P_MAP_WC on x86 and arm64, else GPUP2P_MAP_UC). */
 u32 gp_map_type(void);
-/* Under the pin's lock, once pinned: reserve its runs write-combining, set p->map_type. */
-void gp_map_reserve(struct gp_pin *p);
+/* Under the pin's lock, once pinned: set p->map_type to what the pages really get (WB for coherent
+ * GPU memory, WC, or UC where write-combining was refused or overridden), reserving BAR runs
+ * write-combining. -EOPNOTSUPP for a table partly in System RAM. */
+int gp_map_reserve(struct gp_pin *p);
 /* When the page table pt is given up (after the zap): free what gp_map_reserve reserved. */
 void gp_map_release(struct gp_pin *p, const struct nvidia_p2p_page_table *pt);
 

@@ -4,8 +4,9 @@
  * without the driver's source (with it, Kbuild uses its nv-p2p.h: NVIDIA_SRC_DIR or
  * /usr/src/nvidia-*). Written from NVIDIA's published interface: nvidia_p2p_get_pages/put_pages/
  * free_page_table and the page table they return (version 1.2: version, page_size, pages, entries,
- * gpu_uuid). The persistent-pin entry points are declared only when Kbuild found them in the
- * driver's Module.symvers (GPUP2P_SYMVERS_*), under the capability macros of the driver's header.
+ * gpu_uuid; 2.0 appends flags). The persistent-pin entry points are declared only when Kbuild
+ * found them in the driver's Module.symvers (GPUP2P_SYMVERS_*), under the capability macros of
+ * the driver's header.
  */
 #ifndef GPUP2P_NV_P2P_DECL_H
 #define GPUP2P_NV_P2P_DECL_H
@@ -21,12 +22,16 @@ struct nvidia_p2p_page {
 	u32 registers[6];          /* per-architecture request registers, unused here */
 };
 
+/* Table 2.0 (driver 580.65.06): the CPU may cache the pages (coherent GPU memory, Grace Hopper) */
+#define NVIDIA_P2P_PAGE_TABLE_FLAGS_CPU_CACHEABLE 0x1
+
 struct nvidia_p2p_page_table {
-	u32 version;               /* major in the upper 16 bits: 1 */
+	u32 version;               /* major in the upper 16 bits: 1, or 2 with flags */
 	u32 page_size;             /* NVIDIA_P2P_PAGE_SIZE_* */
 	struct nvidia_p2p_page **pages;
 	u32 entries;
 	u8 *gpu_uuid;
+	u32 flags;                 /* NVIDIA_P2P_PAGE_TABLE_FLAGS_*: major 2 only */
 };
 
 /* Pin [virtual_address, +length) (64 KiB aligned) of the caller's GPU memory; free_callback(data)

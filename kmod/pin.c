@@ -190,7 +190,8 @@ static int read_table(struct gp_pin *p)
 
 	p->page_size = page_bytes(pt);
 	p->npages = pt->entries;
-	if (pt->version >> 16 != 1 || !p->page_size || !p->npages ||
+	/* 2.0 (driver 580.65.06) appended a flags word and kept the rest */
+	if (pt->version >> 16 < 1 || pt->version >> 16 > 2 || !p->page_size || !p->npages ||
 	    (u64)p->npages * p->page_size < p->len) {
 		pr_err("page table of va 0x%llx unusable (version 0x%x, page size %u, %u pages)\n",
 		       p->va, pt->version, pt->page_size, pt->entries);
@@ -242,8 +243,9 @@ int gp_pin_create(struct gp_file *f, struct gpup2p_pin *req)
 		pinned = true;
 		rc = read_table(p);
 	}
+	if (!rc)
+		rc = gp_map_reserve(p);
 	if (!rc) {
-		gp_map_reserve(p);
 		p->state = GP_VALID;
 		mutex_lock(&f->lock);
 		list_add_tail(&p->node, &f->pins); /* the list holds the first reference */

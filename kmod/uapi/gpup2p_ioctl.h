@@ -61,7 +61,7 @@ struct gpup2p_unpin {
 };
 
 /* Mapping types (how mmap maps the BAR pages) */
-#define GPUP2P_MAP_WC 1         /* write-combined (x86) */
+#define GPUP2P_MAP_WC 1         /* write-combined (x86 PAT; arm64 Normal-NC) */
 #define GPUP2P_MAP_UC 2         /* uncached */
 #define GPUP2P_MAP_WB 3         /* cached (coherent platforms) */
 
@@ -80,7 +80,7 @@ struct gpup2p_info {
 	__u32 page_size;        /* out: GPU page size from the page table, bytes */
 	__u32 npages;
 	__u32 nruns;            /* physically contiguous runs of pages */
-	__u32 map_type;         /* GPUP2P_MAP_*: UC where the kernel refused WC */
+	__u32 map_type;         /* GPUP2P_MAP_*: what the pages get (UC: WC refused, overridden) */
 	__u32 state;            /* GPUP2P_STATE_* */
 	__u32 nmaps;            /* live user mappings of this pin */
 	__u32 pin_flags;        /* the flags it was pinned with */

@@ -38,5 +38,6 @@ kbuild "$VM/peer"
 for p in "${pids[@]}"; do
 	wait "$p" || exit 2
 done
-${CC:-cc} -std=gnu11 -O2 -Wall -Wextra -Werror -pthread -o "$VM/kmod_test" tests/vm/kmod_test.c tests/vm/kmod_test_util.c tests/vm/kmod_test_life.c
+${CC:-cc} -std=gnu11 -O2 -Wall -Wextra -Werror -pthread -o "$VM/kmod_test" tests/vm/kmod_test.c tests/vm/kmod_test_util.c tests/vm/kmod_test_life.c \
+	tests/vm/kmod_test_cache.c
 echo "build-kmod: gpup2p.ko and nvp2p_stub.ko (3 NVIDIA driver flavours) for $KVER"

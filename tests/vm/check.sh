@@ -54,7 +54,7 @@ collect() {
 	pass=$((pass + $(grep -c '^ok ' <<<"$out")))
 	fail=$((fail + $(grep -c '^not ok ' <<<"$out")))
 }
-for g in pcie kmod rdma; do
+for g in pcie kmod nopat rdma; do
 	guest "$g"
 done
 # pair SCRIPT LABEL: the two guests joined by a virtual link (topo-pair0/1: UDP on 127.0.0.1), booted

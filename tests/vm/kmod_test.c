@@ -15,6 +15,7 @@
 #include <sys/mount.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -371,8 +372,29 @@ static int hold(void)
 	return 0;
 }
 
+/* "hold-bar FILE": map BAR2 through its sysfs FILE (resource2_wc, say), say so, wait to be killed. */
+static int hold_bar(const char *file)
+{
+	char path[400];
+	struct stat st;
+	int f;
+
+	bar2_start();
+	snprintf(path, sizeof(path), "%s/%s", bar2_dir, file);
+	f = open(path, O_RDWR | O_CLOEXEC);
+	if (f < 0 || fstat(f, &st) ||
+	    mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0) == MAP_FAILED)
+		return 1;
+	printf("held\n");
+	fflush(stdout);
+	pause();
+	return 0;
+}
+
 /* kmod_test: every scenario (the stub standing in for a driver with persistent pins);
- * kmod_test persistent yes|no: the persistent-pin checks alone; kmod_test ids N; kmod_test hold. */
+ * kmod_test persistent yes|no: the persistent-pin checks alone; kmod_test ids N; kmod_test hold;
+ * kmod_test cache: the cache-mode checks alone; kmod_test hold-bar FILE; kmod_test bar-mode FILE:
+ * the mode a pin gets while BAR2 is mapped through FILE, by the kernel's memtype list. */
 int main(int argc, char **argv)
 {
 	char path[512];
@@ -382,6 +404,14 @@ int main(int argc, char **argv)
 
 	if (!strcmp(mode, "hold"))
 		return hold();
+	if (!strcmp(mode, "hold-bar") && argc > 2)
+		return hold_bar(argv[2]);
+	if (!strcmp(mode, "bar-mode") && argc > 2) {
+		uint32_t t = bar_mode_with(argv[2]);
+
+		printf("%s\n", t == GPUP2P_MAP_WC ? "write-combined" : t == GPUP2P_MAP_UC ? "uncached" : "unknown");
+		return t ? 0 : 1;
+	}
 	signal(SIGBUS, on_bus);
 	signal(SIGSEGV, on_bus);
 	snprintf(path, sizeof(path), "%s/expect.txt", ws ? ws : "/tmp");
@@ -395,11 +425,14 @@ int main(int argc, char **argv)
 		persistent_tests(fd, !strcmp(argv[2], "yes"));
 	} else if (!strcmp(mode, "ids") && argc > 2) {
 		id_tests(fd, atoi(argv[2]));
+	} else if (!strcmp(mode, "cache")) {
+		cache_tests(fd);
 	} else {
 		struct nvp2p_stub_stats st;
 
 		version_tests(fd);
 		map_tests(fd);
+		cache_tests(fd);
 		scatter_tests(fd);
 		free_tests(fd);
 		race_tests(fd);

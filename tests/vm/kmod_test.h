@@ -39,12 +39,24 @@ int poke(volatile uint8_t *p, uint8_t v);
 /* How many 4 KiB pages of [m, m + len) can be read (no SIGBUS); *stale: how many of those still hold
  * pat(seed) (the old contents of freed GPU memory). */
 int readable_pages(uint8_t *m, uint64_t len, uint64_t seed, int *stale);
-/* The physical address of the ivshmem device's BAR2 (the stub's "GPU memory"), 0 if not found. */
+/* The physical address of the ivshmem device's BAR2 (the stub's "GPU memory"), 0 if not found;
+ * bar2_dir: that device's sysfs folder. */
 uint64_t bar2_start(void);
-/* How many 4 KiB pages of [phys, phys + len) lie in a write-combining range of the kernel's PAT. */
-long wc_pages(uint64_t phys, uint64_t len);
+extern char bar2_dir[300];
+/* How many 4 KiB pages of [phys, phys + len) lie in a range of type want ("write-combining",
+ * "uncached-minus") of the kernel's PAT memtype list (where vmf_insert_pfn_prot takes a page's
+ * cache mode from: without one, a page is mapped uncached whatever the mapping asked for); -1
+ * when the list cannot be read (no PAT: the kernel keeps none). */
+long memtype_pages(uint64_t phys, uint64_t len, const char *want);
+#define wc_pages(phys, len) memtype_pages(phys, len, "write-combining")
 /* The stub's call statistics (all ones if the ioctl failed). */
 struct nvp2p_stub_stats stub_stats(void);
+
+/* Scenarios in kmod_test_cache.c: the cache mode pins report against the kernel's own word. */
+void cache_tests(int fd);
+/* What a pin of BAR2 made while BAR2's sysfs file resource2 (or resource2_wc) is mapped gets, by
+ * the kernel's memtype list: GPUP2P_MAP_WC or GPUP2P_MAP_UC (also without PAT); 0 if unknown. */
+uint32_t bar_mode_with(const char *file);
 
 /* Scenarios in kmod_test_life.c: the GPU memory going away. */
 void free_tests(int fd);

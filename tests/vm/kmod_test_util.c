@@ -127,7 +127,8 @@ int readable_pages(uint8_t *m, uint64_t len, uint64_t seed, int *stale)
 	return n;
 }
 
-/* The physical address of the ivshmem device's BAR2 (the stub's "GPU memory"), 0 if not found. */
+char bar2_dir[300];
+
 uint64_t bar2_start(void)
 {
 	DIR *d = opendir("/sys/bus/pci/devices");
@@ -153,6 +154,7 @@ uint64_t bar2_start(void)
 		}
 		if (ven != 0x1af4 || dev != 0x1110)
 			continue;
+		snprintf(bar2_dir, sizeof(bar2_dir), "/sys/bus/pci/devices/%s", e->d_name);
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource", e->d_name);
 		if ((f = fopen(path, "r"))) {
 			for (int i = 0; i < 3 && fgets(line, sizeof(line), f); i++)
@@ -166,10 +168,7 @@ uint64_t bar2_start(void)
 	return start;
 }
 
-/* How many 4 KiB pages of [phys, phys + len) lie in a write-combining range of the kernel's PAT
- * memtype list (where vmf_insert_pfn_prot takes a page's cache mode from: without one, a page is
- * mapped uncached whatever the mapping asked for); -1 when the list cannot be read. */
-long wc_pages(uint64_t phys, uint64_t len)
+long memtype_pages(uint64_t phys, uint64_t len, const char *want)
 {
 	const char *list = "/sys/kernel/debug/x86/pat_memtype_list";
 	uint64_t s[256], e[256];
@@ -187,7 +186,7 @@ long wc_pages(uint64_t phys, uint64_t len)
 
 		if ((sscanf(line, "PAT: [mem 0x%llx-0x%llx] %63s", &a, &b, type) == 3 ||
 		     sscanf(line, "%63s @ 0x%llx-0x%llx", type, &a, &b) == 3) &&
-		    !strcmp(type, "write-combining")) {
+		    !strcmp(type, want)) {
 			s[n] = a;
 			e[n++] = b;
 		}

@@ -56,6 +56,7 @@ struct alloc {
 	u64 va, len, bar_off;
 	u32 flags;
 	int freed;
+	void *ram;      /* NVP2P_STUB_COHERENT: its pages */
 };
 
 enum reg_state { LIVE, FIRING, DEAD };
@@ -84,6 +85,7 @@ static struct workqueue_struct *fire_wq;
 static struct nvp2p_stub_stats stats;
 static struct pci_dev *ivshmem;
 static resource_size_t bar_start, bar_len, bar_next;
+static resource_size_t ram_next;
 static u8 fake_uuid[16] = { 0x67, 0x70, 0x75, 0x32, 0x70, 0x32, 0x70 };
 
 static struct alloc *find_alloc(u64 va, u64 len)
@@ -183,7 +185,9 @@ static int get_pages(u64 va, u64 len, struct nvidia_p2p_page_table **out, void (
 	pt->pages = kcalloc(n, sizeof(*pt->pages), GFP_KERNEL);
 	if (!pt->pages)
 		goto fail;
-	pt->version = 0x00010002;
+	pt->version = a->flags & NVP2P_STUB_TABLE_V2 ? 0x00020000 : 0x00010002;
+	if ((a->flags & NVP2P_STUB_TABLE_V2) && a->ram)
+		pt->flags = 1; /* NVIDIA_P2P_PAGE_TABLE_FLAGS_CPU_CACHEABLE */
 	pt->page_size = 1; /* NVIDIA_P2P_PAGE_SIZE_64KB: the driver always pins 64 KiB pages */
 	pt->gpu_uuid = fake_uuid;
 	for (u32 i = 0; i < n; i++) {
@@ -195,7 +199,7 @@ static int get_pages(u64 va, u64 len, struct nvidia_p2p_page_table **out, void (
 		pt->entries = i + 1;
 		if (a->flags & NVP2P_STUB_SCATTER)
 			page = npg - 1 - page;
-		pt->pages[i]->physical_address = bar_start + a->bar_off + page * PG;
+		pt->pages[i]->physical_address = (a->ram ? 0 : bar_start) + a->bar_off + page * PG;
 	}
 	r->cb = cb;
 	r->data = data;
@@ -345,24 +349,30 @@ static long do_free(u64 va)
 static long do_alloc(struct nvp2p_stub_alloc *req)
 {
 	u64 len = (req->len + PG - 1) & ~(PG - 1);
+	bool ram = req->flags & NVP2P_STUB_COHERENT;
 	struct alloc *a;
 
 	if (!len || len > bar_len)
 		return -EINVAL;
 	a = kzalloc(sizeof(*a), GFP_KERNEL);
-	if (!a)
+	if (a && ram)
+		a->ram = alloc_pages_exact(len, GFP_KERNEL | __GFP_ZERO);
+	if (!a || (ram && !a->ram)) {
+		kfree(a);
 		return -ENOMEM;
+	}
 	mutex_lock(&lock);
-	if (bar_next + len > bar_len) {
+	if (!ram && bar_next + len > bar_len) {
 		mutex_unlock(&lock);
 		kfree(a);
 		return -ENOSPC;
 	}
-	a->va = NVP2P_STUB_VA_BASE + bar_next;
-	a->bar_off = bar_next;
+	/* RAM ranges get "GPU virtual addresses" of their own, 16 GiB up */
+	a->va = NVP2P_STUB_VA_BASE + (ram ? (1ULL << 34) + ram_next : bar_next);
+	a->bar_off = ram ? virt_to_phys(a->ram) : bar_next;
 	a->len = len;
 	a->flags = req->flags;
-	bar_next += len;
+	*(ram ? &ram_next : &bar_next) += len;
 	list_add_tail(&a->node, &allocs);
 	mutex_unlock(&lock);
 	req->va = a->va;
@@ -585,6 +595,8 @@ static void __exit stub_exit(void)
 	}
 	list_for_each_entry_safe(a, an, &allocs, node) {
 		list_del(&a->node);
+		if (a->ram)
+			free_pages_exact(a->ram, a->len);
 		kfree(a);
 	}
 	pci_disable_device(ivshmem);

@@ -14,11 +14,18 @@
  * NVP2P_STUB_RACE_MS (a client whose callback waits for the pin to be complete). */
 #define NVP2P_STUB_FREE_IN_GET 0x4u
 #define NVP2P_STUB_RACE_MS 300
+/* Coherent GPU memory (Grace Hopper's, onlined as System RAM): the range's pages are guest RAM, and
+ * bar_off says their physical address. */
+#define NVP2P_STUB_COHERENT 0x8u
+/* The page table a driver 580.65.06+ hands out: version 2.0, with flags (CPU_CACHEABLE 0x1 when
+ * COHERENT). Without it, 1.2 (no flags). */
+#define NVP2P_STUB_TABLE_V2 0x10u
 
 struct nvp2p_stub_alloc {
 	__u64 len;      /* in: bytes (rounded up to 64 KiB) */
 	__u64 va;       /* out: "GPU virtual address" */
-	__u64 bar_off;  /* out: offset of the first byte in the ivshmem BAR (without SCATTER) */
+	__u64 bar_off;  /* out: offset of the first byte in the ivshmem BAR (without SCATTER);
+			 * COHERENT: its physical address */
 	__u32 flags;
 	__u32 pad;
 };
