@@ -267,10 +267,14 @@ static const struct gp_doctor_check checks[] = {
 	  "modes, usually a scheduler's choice: one process per GPU, whose P2P still works." },
 	{ "gpu.xid", "Xid events in the kernel log since boot (with --kmsg)", GP_SRC_KMSG, 0, gp_doctor_check_xid,
 	  "With --kmsg only (the kernel log may hold private data): reads /dev/kmsg from its oldest record, without "
-	  "blocking, and counts the NVIDIA driver's \"NVRM: Xid (PCI:...): N\" lines per GPU. Error for the codes "
-	  "that need a GPU reset in NVIDIA's Xid catalog (46, 48, 64, 74, 79, 95, 119, 120, 140: drain, reset, RMA "
-	  "when they recur); warning for the others (13, 31, 43: usually the application; 63, 94: contained). Under "
-	  "--root it reads ROOT/dev/kmsg, a saved dmesg or kmsg dump: snapshots do not capture the log." },
+	  "blocking, and counts the NVIDIA driver's \"NVRM: Xid (PCI:...): N\" lines per GPU. Each code is judged by "
+	  "NVIDIA's Xid catalogue for Ampere and later (all 172 codes) and its immediate action: error where the GPU "
+	  "needs a reset or a power cycle (RESET_GPU, RESTART_BM, the ECC and NVLink workflows), and for an Xid 154 "
+	  "naming a recovery action (drain P2P, reset, reboot); warning where an application died (RESTART_APP) or "
+	  "the board needs attention (54: auxiliary power); info for what the catalogue ignores (43, 45, 63, 92). The "
+	  "worst code sets the fix: 79 (fallen off the bus) says power-cycle, then check power, riser or retimer "
+	  "and the link before reseating or RMA. A code the catalogue does not list: warning, a generic fix. "
+	  "Under --root it reads ROOT/dev/kmsg, a saved dmesg or kmsg dump: snapshots do not capture the log." },
 };
 
 GP_DOCTOR_FAMILY(gp_doctor_fam_gpu, "gpu", "the GPUs as the driver sees them", checks);

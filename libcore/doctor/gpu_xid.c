@@ -2,60 +2,20 @@
  * grouped per GPU. Opt-in (--kmsg): the kernel log may hold private data, and reading it may need
  * root (kernel.dmesg_restrict). Live it reads /dev/kmsg without blocking, from the oldest record
  * still in the buffer; under --root it reads ROOT/dev/kmsg, a regular file with kmsg records or
- * `dmesg` lines (snapshots do not capture it). Registered in gpu.c's table. */
+ * `dmesg` lines (snapshots do not capture it). Each code is judged by NVIDIA's Xid catalogue
+ * (xid_catalog.c): the worst code sets the finding's severity and its fix. Registered in gpu.c's table. */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "gpup2p/buf.h"
-#include "check.h"
+#include "xid.h"
 
 #define KMSG "/dev/kmsg"
-#define LINE_MAX_ 16384          /* a kmsg record is at most 8 KiB with its dictionary */
-#define LOG_MAX (256u << 20)     /* stop after this much (a runaway log) */
 #define XID_OFF_BUS 64       /* devices not on the PCI bus now tallied beyond the GPUs that are */
 #define XID_CODES 24
-
-/* What the codes mean and which ones need a GPU reset (drain, reset or reboot; RMA when they recur):
- * NVIDIA's Xid catalog, "Resolution Bucket (Immediate Action)" RESET_GPU
- * (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html), and the drain/reset_gpu
- * rules of NVIDIA Health Validation's Xid checks
- * (https://docs.nvidia.com/health-validation/reference/checks/xid.md). The others are warnings:
- * 13/31/43/45 usually follow an application, 63 and 94 are contained (row remap recorded, or one
- * application stopped). A code not listed here is a warning too. */
-static const struct xid_kind {
-	int code, reset;
-	const char *what;
-} kinds[] = {
-	{ 13, 0, "graphics engine exception, usually the application" },
-	{ 31, 0, "GPU memory page fault, usually the application" },
-	{ 43, 0, "GPU stopped processing an application's work" },
-	{ 45, 0, "preemptive cleanup after an earlier error" },
-	{ 46, 1, "GPU stopped processing" },
-	{ 48, 1, "double-bit ECC error" },
-	{ 63, 0, "ECC page retirement or row remapping recorded: applies at the next GPU reset" },
-	{ 64, 1, "ECC page retirement or row remapping failed" },
-	{ 74, 1, "NVLink error" },
-	{ 79, 1, "GPU has fallen off the bus" },
-	{ 92, 0, "high single-bit ECC error rate" },
-	{ 94, 0, "contained ECC error: one application stopped, the GPU goes on" },
-	{ 95, 1, "uncontained ECC error" },
-	{ 119, 1, "GSP RPC timeout" },
-	{ 120, 1, "GSP error" },
-	{ 140, 1, "unrecovered ECC error" },
-};
-
-static const struct xid_kind *kind_of(int code)
-{
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (kinds[i].code == code)
-			return &kinds[i];
-	return NULL;
-}
 
 int gp_doctor_xid_parse(const char *line, char bdf[GP_BDF_LEN], int *xid)
 {
@@ -97,7 +57,8 @@ int gp_doctor_xid_parse(const char *line, char bdf[GP_BDF_LEN], int *xid)
 
 struct xid_gpu {
 	char bdf[GP_BDF_LEN];      /* function 0: Xid lines name the device, not the function */
-	int n, reset;
+	int n;
+	int action;                /* the last Xid 154's recovery action (gp_xid154_action), -1 none */
 	struct {
 		int code;
 		long count;
@@ -137,14 +98,17 @@ static int seed(struct xid_tally *t, struct gp_doctor_ctx *c)
 			continue;
 		a.func = 0;
 		gp_pci_addr_format(&a, bdf);
-		if (!find(t, bdf))
+		if (!find(t, bdf)) {
+			t->g[t->n].action = -1;
 			snprintf(t->g[t->n++].bdf, sizeof(t->g[0].bdf), "%s", bdf);
+		}
 	}
 	return 0;
 }
 
-static void tally_line(struct xid_tally *t, const char *line)
+static void tally_line(void *arg, const char *line)
 {
+	struct xid_tally *t = arg;
 	char bdf[GP_BDF_LEN];
 	struct xid_gpu *g = NULL;
 	int code, k, rc = gp_doctor_xid_parse(line, bdf, &code);
@@ -163,8 +127,10 @@ static void tally_line(struct xid_tally *t, const char *line)
 		}
 		g = &t->g[t->n++];
 		snprintf(g->bdf, sizeof(g->bdf), "%s", bdf);
+		g->action = -1;
 	}
-	g->reset |= kind_of(code) && kind_of(code)->reset;
+	if (code == 154 && gp_xid154_action(line) >= 0)
+		g->action = gp_xid154_action(line);
 	for (k = 0; k < g->n && g->c[k].code != code; k++)
 		;
 	if (k == g->n && g->n == XID_CODES) {
@@ -176,97 +142,100 @@ static void tally_line(struct xid_tally *t, const char *line)
 	g->c[k].count++;
 }
 
-/* Read the kernel log through the root into t. /dev/kmsg gives one record per read(), from the
- * oldest still in the buffer (lseek to 0 asks for it), and EAGAIN at its end (O_NONBLOCK); EPIPE
- * says records were overwritten while we read. A regular file gives bytes up to end of file: lines
- * are split the same way for both. 0 or -errno. */
-static int read_log(const struct gp_doctor_ctx *c, struct xid_tally *t)
-{
-	char *buf = malloc(LINE_MAX_ + 1);
-	size_t len = 0, total = 0;
-	int fd, rc = 0, skip = 0;
-
-	if (!buf)
-		return -ENOMEM;
-	if ((fd = gp_root_open(c->root, KMSG, O_RDONLY | O_NONBLOCK)) < 0) {
-		free(buf);
-		return fd;
-	}
-	(void)lseek(fd, 0, SEEK_SET);
-	while (total < LOG_MAX) {
-		ssize_t n = read(fd, buf + len, LINE_MAX_ - len);
-		char *line, *nl;
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EPIPE) {
-			t->lost++;
-			continue;
-		}
-		if (n < 0) {
-			rc = errno == EAGAIN ? 0 : -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		total += (size_t)n;
-		len += (size_t)n;
-		buf[len] = '\0';
-		for (line = buf; (nl = memchr(line, '\n', len - (size_t)(line - buf))); line = nl + 1) {
-			*nl = '\0';
-			if (!skip)
-				tally_line(t, line);
-			skip = 0;
-		}
-		len -= (size_t)(line - buf);
-		memmove(buf, line, len);
-		if (len == LINE_MAX_) { /* a line longer than any record: not an Xid line, skip to its end */
-			len = 0;
-			skip = 1;
-		}
-	}
-	if (!rc && len && !skip) {
-		buf[len] = '\0';
-		tally_line(t, buf);
-	}
-	close(fd);
-	free(buf);
-	return rc;
-}
-
 /* "79 x2 (GPU has fallen off the bus), 13 x1 (...)" into b. */
 static void codes_str(const struct xid_gpu *g, struct gp_buf *b, int words)
 {
 	for (int k = 0; k < g->n; k++) {
-		const struct xid_kind *x = kind_of(g->c[k].code);
+		const struct gp_xid_entry *x = gp_xid_lookup(g->c[k].code);
 
 		gp_buf_addf(b, "%s%d x%ld", k ? ", " : "", g->c[k].code, g->c[k].count);
 		if (words)
-			gp_buf_addf(b, " (%s)", x ? x->what : "see NVIDIA's Xid catalog");
+			gp_buf_addf(b, " (%s)", !x ? "not in the Xid catalogue gpup2p knows" : x->what ? x->what :
+					       "unused on Ampere and later");
 	}
 	if (g->other)
 		gp_buf_addf(b, "%s%ld more of other codes", g->n ? ", " : "", g->other);
 }
 
+/* Xid 154's recovery actions, by value. */
+static const char *const actions[] = { "none", "GPU reset required", "node reboot required", "drain P2P",
+				       "drain and reset" };
+
+/* The severity of code k on g: the catalogue's; Xid 154 by the action it names (anything but "none"
+ * is an error: "drain P2P" says peer traffic through this GPU must stop); a code the catalogue does not
+ * list is a warning. */
+static enum gp_sev code_sev(const struct xid_gpu *g, int k)
+{
+	const struct gp_xid_entry *x = gp_xid_lookup(g->c[k].code);
+
+	if (g->c[k].code == 154)
+		return g->action > 0 ? GP_SEV_ERROR : GP_SEV_INFO;
+	return x ? x->sev : GP_SEV_WARNING;
+}
+
+/* The fix of code k on g into buf. */
+static void code_fix(const struct xid_gpu *g, int k, const char *bdf, char *buf, size_t n)
+{
+	const struct gp_xid_entry *x = gp_xid_lookup(g->c[k].code);
+
+	if (g->c[k].code == 154 && g->action == 2)
+		snprintf(buf, n, "the driver asks for a node reboot");
+	else if (g->c[k].code == 154 && g->action == 3)
+		snprintf(buf, n, "the driver asks to drain P2P: move P2P jobs off this GPU, then nvidia-smi -r -i %s", bdf);
+	else if (g->c[k].code == 154 && g->action > 0)
+		snprintf(buf, n, "the driver asks for a GPU reset: drain it, then nvidia-smi -r -i %s", bdf);
+	else if (x)
+		gp_xid_fix(x, bdf, buf, n);
+	else
+		snprintf(buf, n, "look the code up in NVIDIA's Xid catalogue for this driver release; collect "
+			 "nvidia-bug-report.sh when it repeats");
+}
+
 static void report_gpu(struct gp_doctor_ctx *c, const struct xid_gpu *g, const char *bdf, const char *name)
 {
-	struct gp_buf words = GP_BUF_INIT, codes = GP_BUF_INIT;
+	struct gp_buf words = GP_BUF_INIT, codes = GP_BUF_INIT, fixes = GP_BUF_INIT;
+	enum gp_sev sev = GP_SEV_INFO;
 	struct gp_finding *f;
+	int nfix = 0;
 
+	for (int k = 0; k < g->n; k++)
+		if (code_sev(g, k) < sev)
+			sev = code_sev(g, k);
+	if (g->other && sev > GP_SEV_WARNING)
+		sev = GP_SEV_WARNING;
+	/* the fixes of the codes that set the severity, worst first, three at most */
+	for (int k = 0; k < g->n && nfix < 3; k++) {
+		char fix[512];
+
+		if (code_sev(g, k) != sev)
+			continue;
+		code_fix(g, k, bdf, fix, sizeof(fix));
+		gp_buf_addf(&fixes, "%sXid %d: %s", nfix++ ? "; " : "", g->c[k].code, fix);
+	}
 	codes_str(g, &words, 1);
 	codes_str(g, &codes, 0);
-	f = gp_doctor_add(c, g->reset ? GP_SEV_ERROR : GP_SEV_WARNING, bdf, "%s: Xid %s since boot%s", name,
-			  gp_buf_str(&words), g->reset ? ": the GPU needs a reset" : "");
-	if (g->reset)
-		gp_finding_fix(f, "drain the GPU, then nvidia-smi -r -i %s (or reboot); when the same Xid comes back, "
-			       "reseat or replace the GPU (RMA)", bdf);
+	f = gp_doctor_add(c, sev, bdf, "%s: Xid %s since boot%s", name, gp_buf_str(&words),
+			  sev == GP_SEV_ERROR ? ": the GPU needs a reset or a power cycle, and its P2P and GPUDirect "
+			  "peers fail until then" : "");
+	if (nfix)
+		gp_finding_fix(f, "%s", gp_buf_str(&fixes));
 	else
-		gp_finding_fix(f, "journalctl -k | grep -i xid shows when and which process (pid=...); application "
-			       "Xids (13, 31, 43) follow a job: check it before the hardware");
+		gp_finding_fix(f, "journalctl -k | grep -i xid shows when and which process (pid=...)");
 	gp_finding_bdf(f, bdf);
 	gp_finding_ev(f, "xid", "%s", gp_buf_str(&codes));
+	if (g->action >= 0)
+		gp_finding_ev(f, "recovery action (Xid 154)", "%s", actions[g->action]);
+	for (int k = 0; k < g->n; k++) {
+		const struct gp_xid_entry *x = gp_xid_lookup(g->c[k].code);
+		char key[32];
+
+		snprintf(key, sizeof(key), "Xid %d", g->c[k].code);
+		gp_finding_ev(f, key, "%s, NVIDIA's action %s", x ? x->name : "not in the catalogue",
+			      x ? gp_xid_bucket_name(x->bucket) : "unknown");
+	}
 	gp_buf_free(&words);
 	gp_buf_free(&codes);
+	gp_buf_free(&fixes);
 }
 
 void gp_doctor_check_xid(struct gp_doctor_ctx *c)
@@ -292,7 +261,7 @@ void gp_doctor_check_xid(struct gp_doctor_ctx *c)
 	}
 	if (gp_root_path(c->root, KMSG, where, sizeof(where)))
 		snprintf(where, sizeof(where), "%s", KMSG);
-	if ((rc = read_log(c, t)) < 0) {
+	if ((rc = gp_doctor_kmsg_read(c, tally_line, t, &t->lost)) < 0) {
 		struct gp_finding *f;
 
 		if (c->root->live)

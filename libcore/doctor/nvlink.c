@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check.h"
+#include "xid.h"
 
 /* "4, 5" : the link numbers of a mask. */
 static void link_list(long long mask, char *buf, size_t n)
@@ -154,6 +154,12 @@ static const struct gp_doctor_check checks[] = {
 	  "(first, and again after the GPU's other facts; one thread per GPU); with --active on a live system "
 	  "once more, at least a second after the first read. Warning naming each counter that rose between "
 	  "the reads; steady counts are ok. Snapshots of facts format 1 stored one sum: not evidence, skipped." },
+	{ "nvlink.sxid", "NVSwitch SXid events in the kernel log (with --kmsg)", GP_SRC_KMSG, 0, gp_doctor_check_sxid,
+	  "With --kmsg only, as gpu.xid: counts the NVSwitch driver's \"nvidia-nvswitchN: SXid (PCI:...): N, Fatal|"
+	  "Non-fatal, Link L ...\" lines per switch, naming the switch, its links and codes. Error for a fatal SXid "
+	  "(the jobs whose NVLink traffic crosses the port were aborted: reset the GPUs on it, or reboot when the "
+	  "port joins two switches, as NVIDIA's Fabric Manager guide says); warning for non-fatal ones (a link "
+	  "erring; jobs go on) and for lines that do not state it. No SXid: ok where NVML shows NVSwitch links." },
 };
 
 GP_DOCTOR_FAMILY(gp_doctor_fam_nvlink, "nvlink", "NVLink", checks);

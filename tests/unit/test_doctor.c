@@ -226,12 +226,14 @@ static const struct dcase cases[] = {
 	{ D("healthy"), NULL, "gpu.compute_mode", QUIET, 0, NULL },
 	{ D("gpu-xid"), kmsg_on, "gpu.xid", FIRE, GP_SEV_ERROR, "0000:13:00.0" },   /* 79 (and 13 x2) */
 	{ D("gpu-xid"), kmsg_on, "gpu.xid", FIRE, GP_SEV_WARNING, "0000:14:00.0" }, /* 31, 13, 94 */
-	{ D("gpu-xid"), kmsg_on, "gpu.xid", FIRE, GP_SEV_WARNING, "0000:93:00.0" }, /* 63, dmesg format */
+	{ D("gpu-xid"), kmsg_on, "gpu.xid", FIRE, GP_SEV_INFO, "0000:93:00.0" },    /* 63 (IGNORE), dmesg format */
 	{ D("gpu-xid"), kmsg_on, "gpu.xid", FIRE, GP_SEV_ERROR, "0000:e1:00.0" },   /* 79, not on the bus */
 	{ D("gpu-xid"), kmsg_on, "gpu.xid", FIRE, GP_SEV_OK, "0000:33:00.0" },      /* malformed lines only */
 	{ D("gpu-xid"), NULL, "gpu.xid", FIRE, GP_SEV_SKIPPED, "system" },          /* not requested */
 	{ D("healthy"), kmsg_on, "gpu.xid", QUIET, 0, NULL },
 	{ "h200x2", kmsg_on, "gpu.xid", FIRE, GP_SEV_SKIPPED, "system" },           /* no kernel log in the root */
+	{ D("gpu-sxid"), kmsg_on, "nvlink.sxid", FIRE, GP_SEV_ERROR, "0000:c2:00.0" },  /* fatal (test_doctor_xid) */
+	{ D("gpu-sxid-clean"), kmsg_on, "nvlink.sxid", QUIET, 0, NULL },
 	/* bar */
 	{ D("bar-small"), NULL, "bar.small", FIRE, GP_SEV_ERROR, "0000:13:00.0" },   /* NICs on its switch */
 	{ "workstation", NULL, "bar.small", FIRE, GP_SEV_INFO, "0000:03:00.0" },    /* no NIC: nothing needs it */
