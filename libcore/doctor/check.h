@@ -51,8 +51,9 @@ void gp_doctor_check_fabric(struct gp_doctor_ctx *c);
 /* Release the p2p checks' CUDA session (doctor/p2p.c); called by gp_doctor_ctx_free. */
 void gp_doctor_p2p_free(struct gp_doctor_ctx *c);
 
-/* gpu.xid (doctor/gpu_xid.c), listed in gpu.c's table. */
+/* gpu.xid (doctor/gpu_xid.c) and gpu.throttle (doctor/gpu_throttle.c), listed in gpu.c's table. */
 void gp_doctor_check_xid(struct gp_doctor_ctx *c);
+void gp_doctor_check_throttle(struct gp_doctor_ctx *c);
 
 /* Parse a kernel log line "... NVRM: Xid (PCI:0000:3b:00): 79, ...": 1 and the device (function 0)
  * and code; 0 when the line is no Xid line; -EINVAL when it starts like one but does not parse. */

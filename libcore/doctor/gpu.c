@@ -275,6 +275,17 @@ static const struct gp_doctor_check checks[] = {
 	  "worst code sets the fix: 79 (fallen off the bus) says power-cycle, then check power, riser or retimer "
 	  "and the link before reseating or RMA. A code the catalogue does not list: warning, a generic fix. "
 	  "Under --root it reads ROOT/dev/kmsg, a saved dmesg or kmsg dump: snapshots do not capture the log." },
+	{ "gpu.throttle", "clocks slowed by heat, power brake or hardware slowdown", GP_SRC_NVML, 0, gp_doctor_check_throttle,
+	  "Reads NVML's clock event reasons (nvmlDeviceGetCurrentClocksEventReasons; ThrottleReasons before R535), "
+	  "live or as the snapshot recorded them. Warning, naming the reason and its fix, for HW slowdown, HW "
+	  "thermal slowdown, HW power brake and SW thermal slowdown: a healthy GPU never shows them, at rest or "
+	  "busy, and they slow copies and kernels (cooling; the PSUs and the BMC's power policy). Idle, "
+	  "applications clocks, SW power cap, sync boost and display clock are evidence only: a GPU at rest "
+	  "clocks down and one at full load sits at its power limit. With --active (live), each GPU is also kept "
+	  "busy with host->GPU copies (1 GiB) while another thread samples the reasons and its PCIe link every 2 "
+	  "ms: a link below the speed or width both ends support under that load is a warning (at rest GPUs "
+	  "train the link down: pcie.link_speed's info); the SW power cap or an applications clocks setting "
+	  "under load is an info." },
 };
 
 GP_DOCTOR_FAMILY(gp_doctor_fam_gpu, "gpu", "the GPUs as the driver sees them", checks);

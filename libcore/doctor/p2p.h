@@ -35,6 +35,10 @@ const char *gp_doctor_p2p_subject(const struct gp_doctor_ctx *c, int a, int b, c
 /* 1 when topology GPU i is a consumer part (a GeForce) by its NVML, pci.ids or CUDA name. */
 int gp_doctor_p2p_consumer(const struct gp_doctor_ctx *c, int i);
 
+/* The session with its contexts retained for copies (doctor/p2p_active.c), or NULL: libcuda unavailable
+ * (c->p2p->why says why; NULL c->p2p: out of memory). Adds no finding. */
+struct gp_doctor_p2p *gp_doctor_p2p_retained(struct gp_doctor_ctx *c);
+
 /* The active checks (doctor/p2p_active.c), listed in p2p.c's table. */
 void gp_doctor_check_p2p_verify(struct gp_doctor_ctx *c);
 void gp_doctor_check_p2p_bandwidth(struct gp_doctor_ctx *c);

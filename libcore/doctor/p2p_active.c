@@ -30,27 +30,36 @@ static void progress(struct gp_doctor_ctx *c, const char *fmt, ...)
 	c->progress(c->progress_arg, buf);
 }
 
+struct gp_doctor_p2p *gp_doctor_p2p_retained(struct gp_doctor_ctx *c)
+{
+	struct gp_doctor_p2p *s;
+	struct gp_err e = { 0 };
+
+	if (!(s = gp_doctor_p2p_session(c)))
+		return NULL;
+	if (!s->retained && gp_cuda_retain(&s->cuda, &e)) {
+		s->ok = 0; /* gp_cuda_retain closed the session */
+		snprintf(s->why, sizeof(s->why), "%s", e.msg);
+		return NULL;
+	}
+	s->retained = 1;
+	return s;
+}
+
 /* The session with contexts retained, or NULL after adding the finding that says why. */
 static struct gp_doctor_p2p *active_session(struct gp_doctor_ctx *c)
 {
 	struct gp_doctor_p2p *s;
-	struct gp_err e = { 0 };
 	struct gp_finding *f;
 
 	if (gp_doctor_no_gpu(c))
 		return NULL;
-	if (!(s = gp_doctor_p2p_session(c)) && !c->p2p)
-		return NULL;
-	if (s && !s->retained && gp_cuda_retain(&s->cuda, &e)) {
-		s->ok = 0; /* gp_cuda_retain closed the session */
-		snprintf(s->why, sizeof(s->why), "%s", e.msg);
-		s = NULL;
-	}
-	if (s) {
-		s->retained = 1;
+	if ((s = gp_doctor_p2p_retained(c))) {
 		gp_doctor_p2p_cut(c, s);
 		return s;
 	}
+	if (!c->p2p)
+		return NULL;
 	f = gp_doctor_add(c, GP_SEV_UNKNOWN, "libcuda", "no copy possible: %s", c->p2p->why);
 	gp_finding_ev(f, "libcuda", "%s", c->p2p->why);
 	return NULL;

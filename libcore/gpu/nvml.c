@@ -357,3 +357,70 @@ int gp_gpu_nvml_recount_facts(const struct gp_gpu_facts *f, struct gp_gpu_state 
 	api_release(&a);
 	return 0;
 }
+
+/* What the sampler of gp_gpu_nvml_during shares with its caller. */
+struct during {
+	struct nvml_api *a;
+	nvml_dev dev;                 /* NULL: NVML cannot be asked, only tick runs */
+	void (*tick)(void *);
+	void *arg;
+	int done;                     /* set (atomically) when the job returned */
+	long long reasons;
+	int samples;
+};
+
+static void *sampler(void *p)
+{
+	struct during *d = p;
+	struct timespec ts = { 0, GP_GPU_SAMPLE_NS };
+
+	for (;;) {
+		int last = __atomic_load_n(&d->done, __ATOMIC_ACQUIRE);
+
+		if (d->dev) {
+			long long r = gp_gpu_nvml_clk_reasons(d->a->lib, d->dev);
+
+			if (r >= 0)
+				d->reasons = (d->reasons < 0 ? 0 : d->reasons) | r;
+			else if (d->reasons < 0 && d->reasons != GP_GPU_UNKNOWN)
+				d->reasons = r; /* NA, unless a read failed: unknown */
+		}
+		if (d->tick)
+			d->tick(d->arg);
+		d->samples++;
+		if (last)
+			return NULL;
+		nanosleep(&ts, NULL);
+	}
+}
+
+int gp_gpu_nvml_during(const char *bdf, int (*job)(void *), void (*tick)(void *), void *arg, long long *reasons,
+		       int *samples)
+{
+	struct nvml_api a;
+	struct during d = { .a = &a, .tick = tick, .arg = arg, .reasons = GP_GPU_NA };
+	char why[256];
+	pthread_t t;
+	int rc, inited = 0, opened = !nvml_open(&a, why, sizeof(why));
+
+	if (opened && a.handle_bus && (!(inited = a.init() == NVML_OK) || a.handle_bus(bdf, &d.dev) != NVML_OK)) {
+		d.dev = NULL; /* NVML is there but cannot tell about this GPU */
+		d.reasons = GP_GPU_UNKNOWN;
+	}
+	if (pthread_create(&t, NULL, sampler, &d)) {
+		rc = job(arg);
+		__atomic_store_n(&d.done, 1, __ATOMIC_RELEASE);
+		sampler(&d); /* one sample after the job, on this thread */
+	} else {
+		rc = job(arg);
+		__atomic_store_n(&d.done, 1, __ATOMIC_RELEASE);
+		pthread_join(t, NULL);
+	}
+	if (inited)
+		a.shutdown();
+	if (opened)
+		dlclose(a.lib);
+	*reasons = d.reasons;
+	*samples = d.samples;
+	return rc;
+}

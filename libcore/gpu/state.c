@@ -59,6 +59,7 @@ static const struct {
 	K("nvlink_crc_data_rise", nvl_err_rise[GP_NVL_CRC_DATA], 1),
 	K("numa_id", numa_id, 0),
 	K("ecc_unc_volatile", ecc_unc_volatile, 1),
+	K("clk_reasons", clk_reasons, 1),
 #undef R
 #undef K
 };
@@ -183,6 +184,7 @@ struct api {
 	nvml_ret (*arch)(nvml_dev, unsigned *);
 	nvml_ret (*numa_id)(nvml_dev, unsigned *);
 	nvml_ret (*ecc_total)(nvml_dev, int, int, unsigned long long *);
+	nvml_ret (*clk_reasons)(nvml_dev, unsigned long long *);
 };
 
 static void load(void *lib, struct api *a)
@@ -202,6 +204,23 @@ static void load(void *lib, struct api *a)
 	*(void **)&a->arch = dlsym(lib, "nvmlDeviceGetArchitecture");
 	*(void **)&a->numa_id = dlsym(lib, "nvmlDeviceGetNumaNodeId");
 	*(void **)&a->ecc_total = dlsym(lib, "nvmlDeviceGetTotalEccErrors");
+	/* R535 renamed the call; the old name stays exported for a while, and is all older drivers have */
+	*(void **)&a->clk_reasons = dlsym(lib, "nvmlDeviceGetCurrentClocksEventReasons");
+	if (!a->clk_reasons)
+		*(void **)&a->clk_reasons = dlsym(lib, "nvmlDeviceGetCurrentClocksThrottleReasons");
+}
+
+long long gp_gpu_nvml_clk_reasons(void *lib, void *dev)
+{
+	struct api a;
+	unsigned long long v = 0;
+	nvml_ret rc;
+
+	load(lib, &a);
+	if (!a.clk_reasons)
+		return GP_GPU_NA;
+	rc = a.clk_reasons(dev, &v);
+	return answer(rc, (long long)(v & 0xffffffffULL));
 }
 
 /* BAR1 size and the part mapped now (pinned buffers, P2P and GPUDirect mappings), live only. */
@@ -382,6 +401,7 @@ void gp_gpu_nvml_state(void *lib, void *dev, unsigned flags, struct gp_gpu_state
 	} else {
 		s->ecc_unc_volatile = GP_GPU_NA;
 	}
+	s->clk_reasons = gp_gpu_nvml_clk_reasons(lib, dev);
 	if (a.mig) {
 		nvml_ret rc = a.mig(dev, &cur, &pend);
 

@@ -19,11 +19,12 @@ trap 'rm -rf "$T"' EXIT
 CMP="python3 tests/device/oracle_cmp.py"
 
 # the capture's snapshot, its facts as today's writer records them on that machine: format 2,
-# NVLink counters apart (0 as nvidia-smi nvlink -e shows there), ECC on with no error
+# NVLink counters apart (0 as nvidia-smi nvlink -e shows there), ECC on with no error, clocks idle
+# alone (0x1: vendor/q.txt shows every other clock event reason "Not Active")
 cp -r "$SRC" "$T/root"
 sed -i -e 's/^gpup2p-gpu-facts 1$/gpup2p-gpu-facts 2/' \
 	-e 's/ nvlink_errors=[0-9]* nvlink_errors_rise=[0-9]*//' \
-	-e 's/ name=/ arch=9 nvlink_replay=0 nvlink_replay_rise=0 nvlink_recovery=0 nvlink_recovery_rise=0 nvlink_crc_flit=0 nvlink_crc_flit_rise=0 ecc_unc_volatile=0 name=/' \
+	-e 's/ name=/ arch=9 nvlink_replay=0 nvlink_replay_rise=0 nvlink_recovery=0 nvlink_recovery_rise=0 nvlink_crc_flit=0 nvlink_crc_flit_rise=0 ecc_unc_volatile=0 clk_reasons=1 name=/' \
 	"$T/root/gpup2p/gpu-facts"
 mkdir -p "$T/v" "$T/bin"
 cp "$CAP"/vendor/*.txt "$T/v/"

@@ -25,7 +25,11 @@ STATE_KEYS = ["persistence", "mig", "virt", "compute", "retired_pending", "remap
               "nvlink_errors", "nvlink_errors_rise", "fabric", "fabric_status", "arch",
               "nvlink_replay", "nvlink_replay_rise", "nvlink_recovery", "nvlink_recovery_rise",
               "nvlink_crc_flit", "nvlink_crc_flit_rise", "nvlink_crc_data",
-              "nvlink_crc_data_rise", "numa_id", "ecc_unc_volatile"]
+              "nvlink_crc_data_rise", "numa_id", "ecc_unc_volatile", "clk_reasons"]
+# the clock event reasons gpu.throttle calls faults: NVML bit, nvidia-smi -q's name under "Clocks Event
+# Reasons" (idle and the power cap change from one moment to the next: not compared)
+CLK_FAULTS = [(0x8, "HW Slowdown"), (0x20, "SW Thermal Slowdown"), (0x40, "HW Thermal Slowdown"),
+              (0x80, "HW Power Brake Slowdown")]
 NA = "N/A"
 bad = []
 
@@ -189,6 +193,12 @@ def cmp_q(facts_path, topo_json, q):
         if pm != v.get("Persistence Mode", "missing"):
             say("q: GPU%d: persistence: gpup2p %s, nvidia-smi %s", i, pm,
                 v.get("Persistence Mode", "missing"))
+        cr = g.get("clk_reasons")
+        for bit, name in CLK_FAULTS if isinstance(cr, int) else []:
+            smi = v.get("Clocks Event Reasons/" + name)
+            if smi is not None and (smi == "Active") != bool(cr & bit):
+                say("q: GPU%d: clock event reason %s: gpup2p %s, nvidia-smi %s", i, name,
+                    "active" if cr & bit else "not active", smi)
         # gpup2p records no ECC mode: NVML's volatile uncorrected count, which it cannot read
         # (na) with ECC off. Enabled <=> a count; the count = nvidia-smi's volatile uncorrectable.
         ecc = g.get("ecc_unc_volatile", "unknown")

@@ -9,7 +9,8 @@
  * Knobs (environment): FAKENVML_BAR1_USED_MIB=N: MiB of device 1's 256 MiB BAR1 in use (default 3);
  * FAKENVML_FULL_BUS=BUSID: nvmlDeviceGetHandleByPciBusId_v2 answers device 1 for that bus id (its
  * counters rise on every read); FAKENVML_REPLAY_FAIL=1: the replay counter read fails (NVML_ERROR_UNKNOWN);
- * FAKENVML_LINKS_UP=N: NVLinks 0 to N-1 up (default 12).
+ * FAKENVML_LINKS_UP=N: NVLinks 0 to N-1 up (default 12); FAKENVML_CLK_REASONS=N: device 1's clock event
+ * reasons (default 0x48).
  * The calls gpu_nvml.c makes to list the GPUs answer too: FAKENVML_GPUS=N GPUs (default 2), the Ith
  * (from 0) with handle 0x10000 + I (so it supports nothing of the above) at PCI address 0000:BB:00.0,
  * BB = I + 1 (domain:bus = I + 1 past 254), or the Ith of FAKENVML_BUSIDS=ID,ID,... Built with soname
@@ -83,6 +84,20 @@ EXPORT int nvmlDeviceGetTotalEccErrors(void *dev, int type, int counter, unsigne
 		return INVALID_ARGUMENT;
 	*v = fake_profile_gpu(dev) >= 0 ? 0 : e ? strtoull(e, NULL, 10) : 2;
 	return full(dev) && !(e && !strcmp(e, "off")) ? OK : NOT_SUPPORTED;
+}
+
+/* Clock event reasons: a recorded machine's GPUs answer 0x1 (idle alone), as nvidia-smi -q showed on
+ * tests/fixtures/h200x4-hgx (vendor/q.txt: "Idle: Active", every other reason "Not Active"); device 1
+ * FAKENVML_CLK_REASONS (a number, 0x for hex), by default 0x48 (HW slowdown and HW thermal slowdown). */
+EXPORT int nvmlDeviceGetCurrentClocksEventReasons(void *dev, unsigned long long *v)
+{
+	const char *e = getenv("FAKENVML_CLK_REASONS");
+
+	fake_tick("GetCurrentClocksEventReasons", dev);
+	if (!full(dev))
+		return NOT_SUPPORTED;
+	*v = fake_profile_gpu(dev) >= 0 ? 0x1 : e ? strtoull(e, NULL, 0) : 0x48;
+	return OK;
 }
 
 /* 7 on the first read, 9 on the second, ... */

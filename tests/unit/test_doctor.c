@@ -234,6 +234,8 @@ static const struct dcase cases[] = {
 	{ "h200x2", kmsg_on, "gpu.xid", FIRE, GP_SEV_SKIPPED, "system" },           /* no kernel log in the root */
 	{ D("gpu-sxid"), kmsg_on, "nvlink.sxid", FIRE, GP_SEV_ERROR, "0000:c2:00.0" },  /* fatal (test_doctor_xid) */
 	{ D("gpu-sxid-clean"), kmsg_on, "nvlink.sxid", QUIET, 0, NULL },
+	{ D("gpu-throttle"), NULL, "gpu.throttle", FIRE, GP_SEV_WARNING, "0000:13:00.0" }, /* HW thermal */
+	{ D("gpu-throttle-idle"), NULL, "gpu.throttle", QUIET, 0, NULL },
 	/* bar */
 	{ D("bar-small"), NULL, "bar.small", FIRE, GP_SEV_ERROR, "0000:13:00.0" },   /* NICs on its switch */
 	{ "workstation", NULL, "bar.small", FIRE, GP_SEV_INFO, "0000:03:00.0" },    /* no NIC: nothing needs it */

@@ -15,7 +15,7 @@ static void facts_state(void)
 {
 	static const char text[] = "gpup2p-gpu-facts 1\nsource nvml\n"
 				   "gpu 00:06.0 vram=10 bar1=20 persistence=1 replay=37 replay_rise=5 fabric=3 "
-				   "fabric_status=0 future_key=9 name=A B\ngpu 00:07.0 vram=10 bar1=20 na=1536 name=C\n";
+				   "fabric_status=0 clk_reasons=72 future_key=9 name=A B\ngpu 00:07.0 vram=10 bar1=20 na=1536 name=C\n";
 	static struct gp_gpu_facts f;
 	struct gp_err e = { 0 };
 	char out[1024] = "";
@@ -23,8 +23,8 @@ static void facts_state(void)
 	const struct gp_gpu_state *a = &f.gpus[0].st, *b = &f.gpus[1].st;
 
 	CHECK(in && o && gp_gpu_facts_parse(in, "t", &f, &e) == 0 && f.n == 2, "facts with state keys parse (%s)", e.msg);
-	CHECK(a->persistence == 1 && a->replay == 37 && a->replay_rise == 5 && a->fabric == 3 && a->fabric_status == 0,
-	      "state keys read");
+	CHECK(a->persistence == 1 && a->replay == 37 && a->replay_rise == 5 && a->fabric == 3 && a->fabric_status == 0 &&
+	      a->clk_reasons == 72, "state keys read");
 	CHECK(a->mig == GP_GPU_UNKNOWN && a->nvl_active == GP_GPU_UNKNOWN && b->persistence == GP_GPU_UNKNOWN &&
 	      b->replay == GP_GPU_UNKNOWN, "keys not recorded stay unknown");
 	CHECK(b->nvl_active == GP_GPU_NA && b->nvl_inactive == GP_GPU_NA && b->nvl_err[GP_NVL_REPLAY] == GP_GPU_UNKNOWN,
@@ -32,7 +32,7 @@ static void facts_state(void)
 	gp_gpu_facts_write(&f, o);
 	fclose(o);
 	CHECK(strstr(out, "gpu 0000:00:06.0 vram=10 bar1=20 persistence=1 replay=37 replay_rise=5 fabric=3 fabric_status=0 "
-		      "name=A B\n") && strstr(out, "gpu 0000:00:07.0 vram=10 bar1=20 na=1536 name=C\n"),
+		      "clk_reasons=72 name=A B\n") && strstr(out, "gpu 0000:00:07.0 vram=10 bar1=20 na=1536 name=C\n"),
 	      "written back: known keys only, numeric (older readers skip them)");
 	if (in)
 		fclose(in);
@@ -64,6 +64,8 @@ static void nvml_state(void)
 	CHECK(a.mig == GP_GPU_NA && a.retired_pending == GP_GPU_NA, "MIG not supported, retired pages call missing: NA "
 	      "(%d, %d)", a.mig, a.retired_pending);
 	CHECK(a.remap_pending == 1 && a.remap_failed == 0, "row remapping pending, not failed");
+	CHECK(a.clk_reasons == 0x48 && b.clk_reasons == GP_GPU_NA, "clock event reasons: 0x48, and not supported on "
+	      "the other GPU (%llx, %lld)", (unsigned long long)a.clk_reasons, b.clk_reasons);
 	CHECK(a.ecc_unc_volatile == 2 && b.ecc_unc_volatile == GP_GPU_NA, "uncorrected volatile ECC errors: 2, and "
 	      "not supported on the other GPU (%lld, %lld)", a.ecc_unc_volatile, b.ecc_unc_volatile);
 	CHECK(a.replay == 9 && a.replay_rise == 2, "replay counter read twice: 9, rose by 2 (%lld, %lld)", a.replay,

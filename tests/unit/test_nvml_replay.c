@@ -228,6 +228,24 @@ static void nvlink_errors(void)
 	}
 }
 
+/* gpu.throttle on the replayed machine: NVML's clock event reasons as it answered them (idle alone,
+ * vendor/q.txt), recorded into the facts and judged ok on every GPU. */
+static void throttle(void)
+{
+	struct gp_doctor_ctx c;
+	struct fx x;
+	const char *v;
+
+	if (run_sel(SNAP, live_setup, "gpu.throttle", NULL, &x, &c))
+		return;
+	v = ev_of(&c, "gpu.throttle", bus[0], "clock event reasons");
+	CHECK(count_sev(&c, GP_SEV_OK) == NGPU && c.out.n == NGPU, "live: no slowdown on any GPU (%d ok of %d)",
+	      count_sev(&c, GP_SEV_OK), c.out.n);
+	CHECK(v && !strcmp(v, "0x1 (idle)"), "the reasons as recorded: idle alone (%s)", v ? v : "none");
+	CHECK(x.f.gpus[0].st.clk_reasons == 1, "recorded into the facts: clk_reasons=1 (%lld)", x.f.gpus[0].st.clk_reasons);
+	done(&x, &c);
+}
+
 int main(void)
 {
 	void *lib = load_double();
@@ -238,6 +256,7 @@ int main(void)
 		doctor_reads();
 		p2p_reads();
 		nvlink_errors();
+		throttle();
 	}
 	unsetenv("FAKENVML_PROBE");
 	unsetenv("FAKENVML_BUSIDS");

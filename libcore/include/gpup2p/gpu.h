@@ -59,9 +59,23 @@ struct gp_gpu_state {
 	                                 3 completed */
 	int fabric_status;            /* the fabric's nvmlReturn_t once completed: 0 success */
 	long long ecc_unc_volatile;   /* uncorrected ECC errors since the driver loaded (volatile count) */
+	long long clk_reasons;        /* why the clocks are below their maximum now: the GP_CLK_* bits of
+	                                 nvmlDeviceGetCurrentClocksEventReasons (ThrottleReasons before R535) */
 	long long bar1_total;         /* BAR1 bytes (nvmlDeviceGetBAR1MemoryInfo): live NVML only, never */
 	long long bar1_used;          /* recorded (usage changes with every process); in use now */
 };
+
+/* Clock event reasons (NVML's nvmlClocksEventReason* bits, formerly nvmlClocksThrottleReason*). */
+#define GP_CLK_IDLE            0x001ULL  /* nothing to run: clocks at idle */
+#define GP_CLK_APP_SETTING     0x002ULL  /* application clocks set below the maximum (nvidia-smi -ac) */
+#define GP_CLK_SW_POWER_CAP    0x004ULL  /* the power limit holds the clocks (normal at full load) */
+#define GP_CLK_HW_SLOWDOWN     0x008ULL  /* hardware slowdown: clocks halved or worse (thermal, power
+                                            brake, or the board's slowdown signal) */
+#define GP_CLK_SYNC_BOOST      0x010ULL  /* held to the slowest GPU of a sync-boost group */
+#define GP_CLK_SW_THERMAL      0x020ULL  /* the driver slows the GPU: above its maximum operating temperature */
+#define GP_CLK_HW_THERMAL      0x040ULL  /* hardware thermal slowdown: temperature too high */
+#define GP_CLK_HW_POWER_BRAKE  0x080ULL  /* power brake: an external signal (PSU, BMC) asks for less power */
+#define GP_CLK_DISPLAY         0x100ULL  /* display clock setting */
 
 struct gp_gpu_info {
 	char bdf[GP_BDF_LEN];
@@ -181,6 +195,18 @@ void gp_gpu_state_write(const struct gp_gpu_state *s, FILE *out);
  * read once (rises 0; NVLink ones of active links only, those the architecture counts):
  * gp_gpu_nvml_recount reads them again. Without, they stay GP_GPU_UNKNOWN. */
 void gp_gpu_nvml_state(void *lib, void *dev, unsigned flags, struct gp_gpu_state *s);
+
+/* The GPU's clock event reasons now (GP_CLK_* bits; lib, dev as for gp_gpu_nvml_state), GP_GPU_NA when
+ * the library or GPU does not report them, GP_GPU_UNKNOWN when the call failed. */
+long long gp_gpu_nvml_clk_reasons(void *lib, void *dev);
+
+/* Run job(arg) while a thread of its own samples GPU bdf every GP_GPU_SAMPLE_NS: its clock event reasons
+ * (NVML), ORed into *reasons (GP_GPU_NA when NVML does not report them, GP_GPU_UNKNOWN when it could not
+ * be asked about this GPU), and tick(arg) (NULL: none) beside; at least one sample, the last after the
+ * job returned. *samples counts them. Returns what job returned. */
+#define GP_GPU_SAMPLE_NS 2000000L
+int gp_gpu_nvml_during(const char *bdf, int (*job)(void *), void (*tick)(void *), void *arg, long long *reasons,
+		       int *samples);
 
 /* 1 when a rise of NVLink counter k is a link error on architecture arch (GP_GPU_UNKNOWN: not known), as
  * nvidia-smi nvlink -e counts them: replay, recovery and CRC flit on every GPU; CRC data only before
