@@ -182,7 +182,7 @@ BDF = re.compile(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 def doctor_commands(rng, root):
     """doctor --root, with and without --kmsg, in each output format."""
     cmds = [["doctor", "--kmsg"], ["doctor", "--kmsg", "--json"], ["doctor", "--kmsg", "-v"], ["doctor", "--json"],
-            ["doctor", "--kmsg", "--only", "gpu.xid", "--json"], ["doctor", "--kmsg", "--prometheus"],
+            ["doctor", "--kmsg", "--only", "gpu.xid,nvlink.sxid", "--json"], ["doctor", "--kmsg", "--prometheus"],
             ["doctor", "--kmsg", "--nagios"], ["doctor", "--kmsg", "--strict", "-q"], ["doctor", "--only", "kmod,driver,rdma"]]
     return [["--root", "@root"] + list(rng.choice(cmds)) for _ in range(rng.randint(2, 4))]
 

@@ -51,6 +51,12 @@ def _kmsg(rng):
             body += "A" * rng.choice([8000, 20000])
         elif r < 0.2:
             body = rng.choice(["NVRM: Xid (", "NVRM: Xid ()", "NVRM: Xid (PCI:0000:13:00.9): 79", "\xff\xfe", ""])
+        elif r < 0.35:  # NVSwitch SXids (nvlink.sxid) and Xid 154's recovery action
+            body = rng.choice(["nvidia-nvswitch%d: SXid (%s%s:%s:00.0): %s, %s, Link %s LTSSM Fault Up" % (
+                rng.randint(0, 99), pre, dom, bus, rng.choice(["20034", "19084", "0", "999999", "x"]),
+                rng.choice(["Fatal", "Non-fatal", "Severity 5", ""]), rng.choice(["28", "-1", "64", "99999999999"])),
+                "nvidia-nvswitch: SXid (", "nvidia-nvswitch" + "9" * 40 + ": SXid (PCI:0000:c2:00.0): 1, Fatal",
+                body + ", GPU recovery action changed from 0x0 (None) to 0x" + rng.choice(["3", "ffffffffff", "", "-2"])])
         head = rng.choice(["4,%d,%d,-;" % (i, i * 1000), "[ %d.000000] " % i, "", "4,x,y;"])
         lines.append(head + body)
         if rng.random() < 0.1:
