@@ -77,6 +77,8 @@ int cli_global_opt(struct cli *c, int argc, char **argv, int *i)
 		c->no_header = 1;
 	else if (!strcmp(a, "-v") || !strcmp(a, "--verbose"))
 		c->verbose++;
+	else if (!strcmp(a, "-vv"))
+		c->verbose += 2;
 	else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
 		c->quiet = 1;
 	else if ((v = cli_opt_value(argc, argv, i, "--color"))) {
@@ -142,6 +144,13 @@ void cli_print_warnings(const struct cli *c)
 		cli_wrapf(stderr, 0, 4, "gpup2p: warning: %s", c->pci.warnings[i]);
 }
 
+/* -vv: each path read beneath the root, and what it met, on stderr */
+static void trace_read(const char *path, int err, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "gpup2p: read %s: %s\n", path, err ? strerror(err) : "ok");
+}
+
 int cli_root(struct cli *c)
 {
 	struct gp_err e = { 0 };
@@ -151,6 +160,8 @@ int cli_root(struct cli *c)
 	if (gp_root_init(&c->root, c->root_dir, &e))
 		return cli_fail(&e);
 	c->root_ready = 1;
+	if (c->verbose >= 2)
+		gp_root_set_trace(trace_read, NULL);
 	return 0;
 }
 

@@ -44,7 +44,7 @@ static void usage(FILE *f)
 		"  --jsonl         JSON lines, one record per device\n"
 		"  --color=WHEN    auto (default: on a terminal, unless NO_COLOR is set),\n"
 		"                  always, never\n"
-		"  -v, --verbose   more detail\n"
+		"  -v, --verbose   more detail; -vv (or twice) also each path read, on stderr\n"
 		"  -q, --quiet     only the result: no legend, notes or warnings\n"
 		"  -h, --help      this help\n"
 		"  --version       print the version\n\n"

@@ -4,7 +4,7 @@ _gpup2p()
 	local cur prev words cword
 	_init_completion -s || return
 
-	local global="--root --json --csv --jsonl --no-header --color= --verbose --quiet --help --version -v -q -h"
+	local global="--root --json --csv --jsonl --no-header --color= --verbose --quiet --help --version -v -vv -q -h"
 	local commands="doctor topo bar acs enable pin map copy bench report snapshot help"
 	local cmd="" i
 	for ((i = 1; i < cword; i++)); do

@@ -19,6 +19,7 @@
 
 #include "gpup2p/root.h"
 #include "gpup2p/stats.h"
+#include "internal.h"
 
 #ifndef RESOLVE_BENEATH /* kernel headers older than 5.6; the ABI is fixed */
 struct open_how {
@@ -161,7 +162,7 @@ static int file_or_folder(int fd)
 	return fd;
 }
 
-int gp_root_open(const struct gp_root *r, const char *path, int flags)
+static int open_untraced(const struct gp_root *r, const char *path, int flags)
 {
 	int fd;
 
@@ -182,6 +183,14 @@ int gp_root_open(const struct gp_root *r, const char *path, int flags)
 	return file_or_folder(open_beneath(r, path, flags | O_NONBLOCK));
 }
 
+int gp_root_open(const struct gp_root *r, const char *path, int flags)
+{
+	int fd = open_untraced(r, path, flags);
+
+	gp_root_traced(path, fd < 0 ? -fd : 0);
+	return fd;
+}
+
 int gp_root_open_in(const struct gp_root *r, int dfd, const char *dir, const char *name, int flags)
 {
 	char path[GP_PATH_MAX];
@@ -194,11 +203,13 @@ int gp_root_open_in(const struct gp_root *r, int dfd, const char *dir, const cha
 	if (dfd >= 0 && !(flags & O_PATH) && *name && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, "..")) {
 		GP_STAT_ADD(files_opened, 1);
 		fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC | (r->live ? 0 : O_NONBLOCK));
-		if (fd >= 0)
-			return r->live ? fd : file_or_folder(fd);
+		if (fd >= 0 || (errno != ELOOP && errno != ENOTDIR)) {
+			fd = fd < 0 ? -errno : r->live ? fd : file_or_folder(fd);
+			len = snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", name);
+			gp_root_traced(len >= 0 && (size_t)len < sizeof(path) ? path : name, fd < 0 ? -fd : 0);
+			return fd;
+		}
 		/* a symlink (O_DIRECTORY meets one as ENOTDIR): resolved as gp_root_open resolves it */
-		if (errno != ELOOP && errno != ENOTDIR)
-			return -errno;
 	}
 	len = snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", name);
 	if (len < 0 || (size_t)len >= sizeof(path))
@@ -395,20 +406,23 @@ int gp_root_link_name(const struct gp_root *r, const char *path, char *buf, size
 	char dir[GP_PATH_MAX], target[GP_PATH_MAX];
 	const char *base, *slash = strrchr(path, '/');
 	ssize_t len;
-	int fd;
+	int fd, err;
 
 	if (!slash || (size_t)(slash - path) >= sizeof(dir))
 		return -EINVAL;
 	memcpy(dir, path, (size_t)(slash - path));
 	dir[slash - path] = '\0';
-	fd = gp_root_open(r, dir[0] ? dir : "/", O_PATH | O_DIRECTORY);
-	if (fd < 0)
+	fd = open_untraced(r, dir[0] ? dir : "/", O_PATH | O_DIRECTORY);
+	if (fd < 0) {
+		gp_root_traced(path, -fd);
 		return fd;
+	}
 	len = readlinkat(fd, slash + 1, target, sizeof(target) - 1);
+	err = len < 0 ? errno : 0;
+	gp_root_traced(path, err);
 	if (len < 0) {
-		len = -errno;
 		close(fd);
-		return (int)len;
+		return -err;
 	}
 	close(fd);
 	target[len] = '\0';
@@ -452,7 +466,17 @@ static int fd_path(int fd, char *real, size_t n)
 	return real[0] == '/' ? 0 : -EINVAL; /* "anon_inode:...": not a path */
 }
 
+static int realpath_untraced(const struct gp_root *r, const char *path, char *buf, size_t n);
+
 int gp_root_realpath(const struct gp_root *r, const char *path, char *buf, size_t n)
+{
+	int rc = realpath_untraced(r, path, buf, n);
+
+	gp_root_traced(path, rc < 0 ? -rc : 0);
+	return rc;
+}
+
+static int realpath_untraced(const struct gp_root *r, const char *path, char *buf, size_t n)
 {
 	char full[GP_PATH_MAX], real[PATH_MAX];
 	const char *rel;
@@ -507,94 +531,4 @@ int gp_root_exists(const struct gp_root *r, const char *path)
 		return 0;
 	close(fd);
 	return 1;
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-int gp_root_list(const struct gp_root *r, const char *path, char ***names)
-{
-	struct dirent *de;
-	char **v = NULL;
-	size_t cnt = 0, cap = 0;
-	DIR *d = NULL;
-	int fd;
-
-	*names = NULL;
-	fd = gp_root_open(r, path, O_RDONLY | O_DIRECTORY);
-	if (fd < 0 && fd != -ENOENT && fd != -ENOTDIR)
-		return fd;
-	if (fd >= 0 && !(d = fdopendir(fd))) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (d && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		if (cnt + 2 > cap) {
-			char **nv;
-
-			cap = cap ? cap * 2 : 16;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv)
-				goto oom;
-			v = nv;
-		}
-		v[cnt] = strdup(de->d_name);
-		if (!v[cnt])
-			goto oom;
-		cnt++;
-	}
-	if (d)
-		closedir(d);
-	d = NULL;
-	if (!v) {
-		v = calloc(1, sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-	}
-	v[cnt] = NULL;
-	qsort(v, cnt, sizeof(*v), cmp_names);
-	*names = v;
-	return (int)cnt;
-oom:
-	if (d)
-		closedir(d);
-	if (v) {
-		v[cnt] = NULL;
-		gp_root_free_list(v);
-	}
-	return -ENOMEM;
-}
-
-void gp_root_free_list(char **names)
-{
-	if (!names)
-		return;
-	for (char **p = names; *p; p++)
-		free(*p);
-	free(names);
-}
-
-int gp_mkdir_p(const char *path)
-{
-	char buf[GP_PATH_MAX];
-	size_t l = strlen(path);
-
-	if (l >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, l + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, 0755) && errno != EEXIST)
-		return -errno;
-	return 0;
 }

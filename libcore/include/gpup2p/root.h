@@ -104,6 +104,13 @@ int gp_root_list(const struct gp_root *r, const char *path, char ***names);
 /* Free a list returned by gp_root_list. */
 void gp_root_free_list(char **names);
 
+/* The read trace (libpci's debug hook; gpup2p -vv): fn is called with each path asked of the functions
+ * above (opened, listed, read as a link or resolved), as the caller named it (beneath the root, not
+ * prefixed), and 0 or the errno it met. One hook per process; NULL stops it. fn may be called from
+ * several threads at once (doctor's prefetch). */
+typedef void (*gp_root_trace_fn)(const char *path, int err, void *arg);
+void gp_root_set_trace(gp_root_trace_fn fn, void *arg);
+
 /* Create a directory and its missing parents (mode 0755), like mkdir -p. 0 or a negative errno. */
 int gp_mkdir_p(const char *path);
 
