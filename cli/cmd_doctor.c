@@ -15,7 +15,7 @@ void help_doctor(FILE *f)
 {
 	fprintf(f,
 		"usage: gpup2p doctor [--only LIST] [--skip LIST] [--active | --no-cuda]\n"
-		"              [--kmsg] [--strict] [-q] [-v]\n"
+		"              [--kmsg] [--expect FILE] [--strict] [-q] [-v]\n"
 		"              [--json [--pretty] | --prometheus [--textfile DIR]\n"
 		"              [--alarms-only] | --nagios]\n"
 		"       gpup2p doctor --list [--only LIST] [--skip LIST] [--json]\n"
@@ -39,6 +39,10 @@ void help_doctor(FILE *f)
 		"                  saves cuInit (0.1-0.2 s): a frequent health check\n"
 		"  --kmsg          also read the kernel log for Xid events (gpu.xid; may need\n"
 		"                  root)\n"
+		"  --expect FILE   also judge this node against the baseline in FILE (GPU and\n"
+		"                  NIC counts, GPU model, NIC rate, PCIe gen x width, NVLinks,\n"
+		"                  NUMA nodes: the expect.* checks; gpup2p report --baseline\n"
+		"                  writes one); a bad FILE is exit 64 naming FILE:LINE\n"
 		"  --strict        count unknown findings as warnings (exit 1)\n"
 		"  --list          every check: id, family, kind, sources, title\n"
 		"  --explain ID    what a check (or every check of a family) reads, when it\n"
@@ -72,7 +76,7 @@ void help_doctor(FILE *f)
 }
 
 struct doc_opts {
-	const char *only, *skip, *explain, *textfile;
+	const char *only, *skip, *explain, *textfile, *expect;
 	int list, active, kmsg, strict, no_cuda, pretty, prom, nagios, alarms_only;
 };
 
@@ -178,7 +182,11 @@ static int parse(struct cli *c, struct doc_opts *o, int argc, char **argv)
 				return done;
 			continue;
 		}
-		if ((v = cli_opt_value(argc, argv, &i, "--only")) || (v = cli_opt_value(argc, argv, &i, "--skip")) ||
+		if ((v = cli_opt_value(argc, argv, &i, "--expect"))) {
+			if (!*v)
+				return cli_usage("doctor", "--expect needs a file (gpup2p report --baseline writes one)");
+			o->expect = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--only")) || (v = cli_opt_value(argc, argv, &i, "--skip")) ||
 		    (v = cli_opt_value(argc, argv, &i, "--explain"))) {
 			if (!*v)
 				return cli_usage("doctor", "%.6s needs a value", a + 2);
@@ -232,6 +240,25 @@ static int parse(struct cli *c, struct doc_opts *o, int argc, char **argv)
 	if ((o->prom || o->nagios) && (o->list || o->explain))
 		return cli_usage("doctor", "--list and --explain print text or --json");
 	return -1;
+}
+
+/* The expect checks run only with --expect: without it they are left out, and naming them in --only
+ * is a usage error. 0, or the exit code. */
+static int expect_select(const struct doc_opts *o, unsigned char *on)
+{
+	const struct gp_doctor_family *fam = gp_doctor_family("expect");
+	int first = 0;
+
+	if (o->expect || !fam)
+		return 0;
+	while (gp_doctor_at(first) != &fam->checks[0])
+		first++;
+	for (int i = first; i < first + fam->n; i++)
+		if (on[i] && o->only && !o->list)
+			return cli_usage("doctor", "--only %s: the expect checks need --expect FILE", fam->checks[i - first].id);
+		else if (!o->list)
+			on[i] = 0;
+	return 0;
 }
 
 /* GPUP2P_DOCTOR_TIMING set: where the run's wall time went, on stderr (phases, then each check). */
@@ -297,6 +324,7 @@ static int run(struct cli *c, const struct doc_opts *o, const unsigned char *on,
 	d->active = o->active;
 	d->no_cuda = o->no_cuda;
 	d->kmsg = o->kmsg;
+	d->expect = r->expect;
 	if (o->active && !c->quiet && isatty(STDERR_FILENO))
 		d->progress = progress;
 	rc = gp_doctor_run(d, on, &e);
@@ -328,6 +356,7 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 	struct gp_doctor_ctx d;
 	struct gp_doctor_pre *pre;
 	struct gp_topo t;
+	struct gp_expect x;
 	struct gp_err e = { 0 };
 	unsigned char *on;
 	int sum[GP_SEV_N], rc;
@@ -359,13 +388,25 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 		r.rc = cli_usage("doctor", "%s", e.msg);
 		return o.nagios ? finish(c, &o, &r, t0) : r.rc;
 	}
+	if ((r.rc = expect_select(&o, on))) {
+		free(on);
+		return o.nagios ? finish(c, &o, &r, t0) : r.rc;
+	}
 	if (o.list) {
 		rc = do_list(c, on);
 		free(on);
 		return rc;
 	}
+	gp_expect_init(&x);
+	if (o.expect && gp_expect_load(&x, o.expect, &e)) {
+		free(on);
+		r.rc = cli_fail(&e);
+		return finish(c, &o, &r, t0);
+	}
+	r.expect = o.expect ? &x : NULL;
 	ph[0] = (gp_clock_s() * 1e3);
 	if ((r.rc = cli_root(c))) {
+		gp_expect_free(&x);
 		free(on);
 		return finish(c, &o, &r, t0);
 	}
@@ -374,6 +415,7 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 	r.rc = cli_load_topo(c, &t, NULL, 0);
 	if (r.rc) {
 		gp_doctor_prefetch_free(pre);
+		gp_expect_free(&x);
 		free(on);
 		return finish(c, &o, &r, t0);
 	}
@@ -384,6 +426,7 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 	if (r.d)
 		gp_doctor_ctx_free(&d);
 	gp_topo_free(&t);
+	gp_expect_free(&x);
 	free(on);
 	return rc;
 }

@@ -39,6 +39,58 @@ static void json_snapshot(struct gp_json *j, const struct gp_doctor_sources *s)
 	gp_json_end(j, '}');
 }
 
+/* An int fact, null where not known (-1). */
+static void json_known(struct gp_json *j, const char *key, int v)
+{
+	if (v < 0)
+		gp_json_null(j, key);
+	else
+		gp_json_int(j, key, v);
+}
+
+/* facts: this node's GPUs and NICs in the terms of --expect (report --baseline reads them); null
+ * when out of memory. */
+static void json_facts(struct gp_json *j, struct gp_doctor_ctx *d)
+{
+	static const char *const arr[GP_EXPECT_KINDS] = { "gpus", "nics" };
+	struct gp_expect x;
+
+	if (gp_doctor_node_facts(d, &x)) {
+		gp_json_null(j, "facts");
+		return;
+	}
+	gp_json_obj(j, "facts");
+	for (int k = 0; k < GP_EXPECT_KINDS; k++) {
+		gp_json_arr(j, arr[k]);
+		for (int i = 0; i < x.ndev; i++) {
+			const struct gp_expect_dev *v = &x.dev[i];
+
+			if (v->kind != k)
+				continue;
+			gp_json_obj(j, NULL);
+			gp_json_str(j, "name", v->name);
+			gp_json_str(j, "bdf", v->bdf);
+			if (k == GP_EXPECT_GPU)
+				gp_json_str(j, "model", v->model[0] ? v->model : NULL);
+			json_known(j, "gen", v->gen);
+			json_known(j, "width", v->width);
+			if (k == GP_EXPECT_GPU)
+				json_known(j, "nvlinks", v->nvlinks);
+			json_known(j, "numa", v->numa);
+			if (k == GP_EXPECT_NIC) {
+				if (v->rate > 0)
+					gp_json_num(j, "rate_gbps", v->rate, 3);
+				else
+					gp_json_null(j, "rate_gbps");
+			}
+			gp_json_end(j, '}');
+		}
+		gp_json_end(j, ']');
+	}
+	gp_json_end(j, '}');
+	gp_expect_free(&x);
+}
+
 static void json_finding(struct gp_json *j, const struct gp_finding *f)
 {
 	gp_json_obj(j, NULL);
@@ -83,6 +135,7 @@ static void json_doc(const struct cli *c, const struct doc_run *r, FILE *f, cons
 		/* doctor could not run: what it was asked to read, and why not */
 		gp_json_str(&j, "root", c->root_dir);
 		gp_json_null(&j, "sources");
+		gp_json_null(&j, "facts");
 		gp_json_null(&j, "summary");
 		gp_json_int(&j, "truncated", 0);
 		gp_json_arr(&j, "findings");
@@ -107,6 +160,7 @@ static void json_doc(const struct cli *c, const struct doc_run *r, FILE *f, cons
 	gp_json_end(&j, '}');
 	json_snapshot(&j, &d->src);
 	gp_json_end(&j, '}');
+	json_facts(&j, d);
 	gp_json_obj(&j, "summary");
 	for (int s = 0; s < GP_SEV_N; s++)
 		gp_json_int(&j, gp_sev_name((enum gp_sev)s), r->sum[s]);

@@ -21,6 +21,7 @@ struct doc_run {
 	int pretty;             /* --pretty */
 	int strict;             /* --strict */
 	int alarms_only;        /* --alarms-only: check_status for alarms only */
+	const struct gp_expect *expect; /* --expect FILE, or NULL */
 };
 
 /* Print the --json document: one line, findings cut to stay under DOC_JSON_MAX ("truncated" counts

@@ -14,7 +14,7 @@
 extern const struct gp_doctor_family gp_doctor_fam_driver, gp_doctor_fam_gpu, gp_doctor_fam_bar,
 	gp_doctor_fam_iommu, gp_doctor_fam_acs, gp_doctor_fam_pcie, gp_doctor_fam_topo, gp_doctor_fam_numa,
 	gp_doctor_fam_nvlink, gp_doctor_fam_p2p, gp_doctor_fam_peermem, gp_doctor_fam_rdma, gp_doctor_fam_nic,
-	gp_doctor_fam_kmod, gp_doctor_fam_limits;
+	gp_doctor_fam_kmod, gp_doctor_fam_limits, gp_doctor_fam_expect;
 
 /* Add a finding of the check being run (c->cur). Returns it, or NULL when out of memory (the
  * gp_finding_* helpers accept NULL). */
@@ -47,6 +47,9 @@ void gp_doctor_check_version(struct gp_doctor_ctx *c);
 void gp_doctor_check_persistence(struct gp_doctor_ctx *c);
 void gp_doctor_check_cuda_init(struct gp_doctor_ctx *c);
 void gp_doctor_check_fabric(struct gp_doctor_ctx *c);
+
+/* Release the node's facts the expect checks gathered (doctor/expect.c); called by gp_doctor_ctx_free. */
+void gp_doctor_expect_free(struct gp_doctor_ctx *c);
 
 /* Release the p2p checks' CUDA session (doctor/p2p.c); called by gp_doctor_ctx_free. */
 void gp_doctor_p2p_free(struct gp_doctor_ctx *c);

@@ -15,6 +15,7 @@ const struct gp_doctor_family *const gp_doctor_families[] = {
 	&gp_doctor_fam_driver, &gp_doctor_fam_gpu, &gp_doctor_fam_bar, &gp_doctor_fam_iommu, &gp_doctor_fam_acs,
 	&gp_doctor_fam_pcie, &gp_doctor_fam_topo, &gp_doctor_fam_numa, &gp_doctor_fam_nvlink, &gp_doctor_fam_p2p,
 	&gp_doctor_fam_peermem, &gp_doctor_fam_rdma, &gp_doctor_fam_nic, &gp_doctor_fam_kmod, &gp_doctor_fam_limits,
+	&gp_doctor_fam_expect,
 };
 const int gp_doctor_nfamilies = (int)(sizeof(gp_doctor_families) / sizeof(gp_doctor_families[0]));
 
@@ -199,6 +200,7 @@ void gp_doctor_ctx_free(struct gp_doctor_ctx *c)
 	gp_doctor_prefetch_free(c->pre);
 	c->pre = NULL;
 	gp_doctor_p2p_free(c);
+	gp_doctor_expect_free(c);
 	free(c->verbs_probe);
 	c->verbs_probe = NULL;
 	gp_findings_free(&c->out);

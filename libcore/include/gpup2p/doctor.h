@@ -12,6 +12,7 @@
 #include "gpup2p/acs.h"
 #include "gpup2p/bar.h"
 #include "gpup2p/err.h"
+#include "gpup2p/expect.h"
 #include "gpup2p/gpu.h"
 #include "gpup2p/iommu.h"
 #include "gpup2p/pci.h"
@@ -152,6 +153,8 @@ struct gp_doctor_ctx {
 	int probe_libs;              /* ask libcuda/libibverbs: live; tests set it on a fixture (their test doubles) */
 	struct gp_gpu_state *counters; /* --active: the GPUs' counters read again (gp_doctor_counters), or NULL */
 	int counters_read;           /* gp_doctor_counters asked NVML (answer or not) */
+	const struct gp_expect *expect; /* --expect FILE: what this node should have (expect.*), or NULL */
+	struct gp_expect *expect_have; /* this node's facts, gathered by the expect checks on first use */
 	struct gp_findings out;
 	const struct gp_doctor_check *cur;
 	double *check_ms;            /* gp_doctor_run: each check's wall time (ms) by registry index, or NULL */
@@ -207,6 +210,12 @@ void gp_doctor_prefetch_free(struct gp_doctor_pre *p);
 
 /* Fill c->proc from this process (live roots only). */
 void gp_doctor_proc_read(struct gp_doctor_ctx *c);
+
+/* What this node has, in the terms of --expect (gpup2p/expect.h): every GPU and NIC (virtual
+ * functions left out) with its GPU model (NVML), PCIe link generation and width, NVLinks up (NVML),
+ * NUMA node and NIC port rate; -1 or "" where not known. doctor --json carries it ("facts"). Free x
+ * with gp_expect_free. 0 or -ENOMEM. */
+int gp_doctor_node_facts(struct gp_doctor_ctx *c, struct gp_expect *x);
 
 /* Release the context and its findings. */
 void gp_doctor_ctx_free(struct gp_doctor_ctx *c);
