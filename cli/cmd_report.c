@@ -12,7 +12,8 @@ void help_report(FILE *f)
 {
 	fprintf(f,
 		"usage: gpup2p report [FILE|DIR|-]... [--expect HOSTLIST] [--below FRACTION]\n"
-		"              [-v] [--json|--csv]\n\n"
+		"              [-v] [--json|--csv]\n"
+		"       gpup2p report [FILE|DIR|-]... --baseline\n\n"
 		"Merges the doctor and bench JSON output of many nodes and folds identical\n"
 		"results into host ranges (node[01-12,14]), as dshbak -c does. Input: files;\n"
 		"directories with one file per host, named after it (as clush writes its output\n"
@@ -25,6 +26,10 @@ void help_report(FILE *f)
 		"  --below FRACTION   flag a node's bench figure below FRACTION x the fleet\n"
 		"                     median of the same mode, path, src, dst, size, memory,\n"
 		"                     p2p, op and engine (default 0.9; 0 < FRACTION <= 1)\n"
+		"  --baseline         print instead the expectation the majority of the hosts'\n"
+		"                     doctor facts agree on, in gpup2p doctor --expect's format,\n"
+		"                     the hosts that deviate as comments (# deviates: ...);\n"
+		"                     exit 0 none deviates, 1 some do, 3 no facts in the input\n"
 		"  -v, --verbose      also fold the info findings\n"
 		"  --json, --csv, --no-header, -q: see gpup2p --help\n\n"
 		"Exit: 0 every node clean, 1 a warning, a missing node, a figure below,\n"
@@ -33,6 +38,7 @@ void help_report(FILE *f)
 }
 
 struct rep_opts {
+	int baseline;
 	const char *expect;
 	double below;
 	const char **in;
@@ -70,7 +76,9 @@ static int parse(struct cli *c, struct rep_opts *o, int argc, char **argv)
 				return done;
 			continue;
 		}
-		if ((v = cli_opt_value(argc, argv, &i, "--expect"))) {
+		if (!strcmp(a, "--baseline")) {
+			o->baseline = 1;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--expect"))) {
 			if (!*v)
 				return cli_usage("report", "--expect needs a host list, like node[01-64]");
 			o->expect = v;
@@ -86,6 +94,8 @@ static int parse(struct cli *c, struct rep_opts *o, int argc, char **argv)
 	}
 	if (c->fmt == GP_OUT_JSONL)
 		return cli_usage("report", "prints text, --json or --csv (not --jsonl)");
+	if (o->baseline && c->fmt != GP_OUT_TABLE)
+		return cli_usage("report", "--baseline prints doctor --expect's format (not --json or --csv)");
 	return -1;
 }
 
@@ -362,6 +372,43 @@ static void print_csv(const struct cli *c, const struct gp_report *r)
 	gp_buf_free(&at);
 }
 
+/* --baseline: the majority's expectation on stdout, the hosts that deviate as comments. Returns the
+ * exit code: 0 none deviates, 1 some do, 3 no host sent facts. */
+static int print_baseline(const struct gp_report *r)
+{
+	struct gp_buf dev = GP_BUF_INIT;
+	struct gp_expect x;
+	struct gp_err e = { 0 };
+	int nf = 0, ndev = 0, rc = 0;
+
+	for (int h = 0; h < r->nhost; h++)
+		nf += r->host[h].facts != NULL;
+	if (!nf)
+		return cli_error(EX_UNKNOWN, "report", "--baseline: no doctor facts in the input (gpup2p doctor --json "
+				 "of each host: its \"facts\")");
+	if (gp_report_baseline(r, &x, &e))
+		return cli_fail(&e);
+	printf("# gpup2p report --baseline: what most of %d host%s agree on (gpup2p doctor --expect FILE)\n", nf,
+	       nf == 1 ? "" : "s");
+	gp_expect_write(&x, stdout);
+	for (int h = 0; h < r->nhost && !rc; h++) {
+		gp_buf_reset(&dev);
+		rc = gp_report_deviations(r, &x, h, &dev);
+		if (rc > 0) {
+			printf("# deviates: %s: %s\n", safe(r->host[h].name), safe(gp_buf_str(&dev)));
+			ndev++;
+			rc = 0;
+		}
+	}
+	gp_buf_free(&dev);
+	gp_expect_free(&x);
+	if (rc) {
+		fprintf(stderr, "gpup2p: out of memory\n");
+		return EX_ERROR;
+	}
+	return ndev ? 1 : 0;
+}
+
 int cmd_report(struct cli *c, int argc, char **argv)
 {
 	struct rep_opts o = { .below = 0.9 };
@@ -385,6 +432,7 @@ int cmd_report(struct cli *c, int argc, char **argv)
 		return e.cls == GP_E_USAGE ? cli_usage("report", "--expect: %s", safe(e.msg)) : cli_fail(&e);
 	}
 	r.info = c->verbose > 0;
+	r.baseline = o.baseline;
 	if (!o.nin)
 		o.in[o.nin++] = "-";
 	rc = 0;
@@ -400,13 +448,15 @@ int cmd_report(struct cli *c, int argc, char **argv)
 			for (int i = 0; i < r.nbad; i++)
 				fprintf(stderr, "gpup2p report: %s:%d: %s%s%s\n", safe(r.bad[i].source), r.bad[i].line,
 					r.bad[i].host ? safe(r.bad[i].host) : "", r.bad[i].host ? ": " : "", safe(r.bad[i].why));
-		if (c->fmt == GP_OUT_JSON)
+		if (o.baseline)
+			rc = print_baseline(&r);
+		else if (c->fmt == GP_OUT_JSON)
 			print_json(c, &r, argc, argv);
 		else if (c->fmt == GP_OUT_CSV)
 			print_csv(c, &r);
 		else
 			rc = print_table(c, &r);
-		if (!rc)
+		if (!rc && !o.baseline)
 			rc = r.exit_code;
 	}
 	gp_report_free(&r);

@@ -296,6 +296,9 @@ void gp_report_free(struct gp_report *r)
 	for (int i = 0; i < r->nhost; i++) {
 		free(r->host[i].name);
 		free(r->host[i].error);
+		if (r->host[i].facts)
+			gp_expect_free(r->host[i].facts);
+		free(r->host[i].facts);
 	}
 	for (int i = 0; i < r->ngroup; i++) {
 		struct gp_report_group *g = &r->group[i];

@@ -22,4 +22,8 @@ int report_bad(struct gp_report *r, const char *source, int line, const char *ho
 /* Take one parsed document from host (NULL: the document's own "host" member). 0 or -ENOMEM. */
 int report_doc(struct gp_report *r, const struct gp_jv *doc, const char *host, const char *source, int line);
 
+/* Keep the "facts" member of host h's doctor document (report/baseline.c); null or absent: nothing.
+ * 0, or -ENOMEM; malformed facts are recorded as malformed input. */
+int report_facts(struct gp_report *r, int h, const struct gp_jv *facts, const char *source, int line);
+
 #endif

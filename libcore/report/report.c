@@ -194,6 +194,9 @@ static int doctor_doc(struct gp_report *r, const struct gp_jv *doc, const struct
 	hs->doctor++;
 	if (rc > 0)
 		hs->exit_status = (int)st;
+	if (r->baseline && (rc = report_facts(r, h, gp_jv_get(doc, "facts"), source, line)))
+		return rc;
+	hs = &r->host[h];
 	if (gp_jv_str(doc, "error")) {
 		free(hs->error);
 		if (!(hs->error = strdup(gp_jv_str(doc, "error"))))

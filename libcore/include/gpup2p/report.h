@@ -8,7 +8,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "gpup2p/buf.h"
 #include "gpup2p/err.h"
+#include "gpup2p/expect.h"
 #include "gpup2p/hostlist.h"
 #include "gpup2p/strmap.h"
 
@@ -20,6 +22,7 @@ struct gp_report_host {
 	int exit_status;               /* doctor's own exit status, -1 when not given */
 	char *error;                   /* why doctor could not run (its "error"), or NULL */
 	int errors, warnings, unknown; /* findings of these severities */
+	struct gp_expect *facts;       /* --baseline: the "facts" of its last doctor document, or NULL */
 };
 
 /* One folded doctor finding: the same (id, severity, subject, message) on every host in `hosts`. */
@@ -77,6 +80,7 @@ struct gp_report {
 	struct gp_hostlist expect;     /* --expect, expanded */
 	int have_expect;
 	int info;                      /* fold info findings too */
+	int baseline;                  /* keep each host's doctor "facts" (gp_report_baseline) */
 
 	/* filled by gp_report_fold */
 	double below;
@@ -122,5 +126,16 @@ void gp_report_totals(const struct gp_report *r, struct gp_report_totals *t);
 
 /* The range string of the hosts in idx[0..n) (indices into r->host); malloc'd, NULL when out of memory. */
 char *gp_report_range(const struct gp_report *r, const int *idx, int n);
+
+/* The expectation most hosts agree on, from the facts of their doctor documents (r->baseline set
+ * before reading): the GPU and NIC counts most hosts have; the devices (by PCI address) on more than
+ * half of them; per field the value most of those devices have as the line of every device of the
+ * kind, a device's own line where it differs, and each device's NUMA node. Nothing stated when no
+ * host sent facts. Free out with gp_expect_free. 0, or -ENOMEM. */
+int gp_report_baseline(const struct gp_report *r, struct gp_expect *out, struct gp_err *e);
+
+/* How host h deviates from want, appended to out as "; "-separated phrases ("GPU2 0000:3b:00.0 link
+ * gen5 x8, expected gen5 x16"): how many, 0 when it does not (or sent no facts), -ENOMEM. */
+int gp_report_deviations(const struct gp_report *r, const struct gp_expect *want, int h, struct gp_buf *out);
 
 #endif
