@@ -236,13 +236,14 @@ install: $(BIN)
 	sed 's|@BINDIR@|$(BINDIR)|g' systemd/gpup2p-textfile.service.in >$(DESTDIR)$(SYSTEMDDIR)/gpup2p-textfile.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/gpup2p-textfile.service
 	install -m 0644 systemd/gpup2p-textfile.timer $(DESTDIR)$(SYSTEMDDIR)/
-	install -d $(addprefix $(DESTDIR)$(CONTRIBDIR)/,slurm nhc npd prometheus cron)
+	install -d $(addprefix $(DESTDIR)$(CONTRIBDIR)/,slurm nhc npd prometheus cron expect)
 	install -m 0755 contrib/slurm/gpup2p-healthcheck $(DESTDIR)$(CONTRIBDIR)/slurm/
 	install -m 0644 contrib/slurm/README.md contrib/slurm/gpup2p.default $(DESTDIR)$(CONTRIBDIR)/slurm/
 	install -m 0644 contrib/nhc/gpup2p.nhc $(DESTDIR)$(CONTRIBDIR)/nhc/
 	install -m 0755 contrib/npd/gpup2p-doctor-npd $(DESTDIR)$(CONTRIBDIR)/npd/
 	install -m 0644 contrib/npd/gpup2p-doctor.json $(DESTDIR)$(CONTRIBDIR)/npd/
 	install -m 0644 contrib/prometheus/*.yml $(DESTDIR)$(CONTRIBDIR)/prometheus/
+	install -m 0644 contrib/expect/*.expect $(DESTDIR)$(CONTRIBDIR)/expect/
 	sed 's|/usr/local/bin/gpup2p|$(BINDIR)/gpup2p|g' contrib/cron/gpup2p >$(DESTDIR)$(CONTRIBDIR)/cron/gpup2p
 	chmod 0644 $(DESTDIR)$(CONTRIBDIR)/cron/gpup2p
 	install -d $(DESTDIR)$(UDEVDIR)

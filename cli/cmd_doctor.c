@@ -41,8 +41,8 @@ void help_doctor(FILE *f)
 		"                  root)\n"
 		"  --expect FILE   also judge this node against the baseline in FILE (GPU and\n"
 		"                  NIC counts, GPU model, NIC rate, PCIe gen x width, NVLinks,\n"
-		"                  NUMA nodes: the expect.* checks; gpup2p report --baseline\n"
-		"                  writes one); a bad FILE is exit 64 naming FILE:LINE\n"
+		"                  NUMA nodes: the expect.* checks; gpup2p report derives one\n"
+		"                  from many nodes); a bad FILE is exit 64 naming FILE:LINE\n"
 		"  --strict        count unknown findings as warnings (exit 1)\n"
 		"  --list          every check: id, family, kind, sources, title\n"
 		"  --explain ID    what a check (or every check of a family) reads, when it\n"
@@ -242,25 +242,6 @@ static int parse(struct cli *c, struct doc_opts *o, int argc, char **argv)
 	return -1;
 }
 
-/* The expect checks run only with --expect: without it they are left out, and naming them in --only
- * is a usage error. 0, or the exit code. */
-static int expect_select(const struct doc_opts *o, unsigned char *on)
-{
-	const struct gp_doctor_family *fam = gp_doctor_family("expect");
-	int first = 0;
-
-	if (o->expect || !fam)
-		return 0;
-	while (gp_doctor_at(first) != &fam->checks[0])
-		first++;
-	for (int i = first; i < first + fam->n; i++)
-		if (on[i] && o->only && !o->list)
-			return cli_usage("doctor", "--only %s: the expect checks need --expect FILE", fam->checks[i - first].id);
-		else if (!o->list)
-			on[i] = 0;
-	return 0;
-}
-
 /* GPUP2P_DOCTOR_TIMING set: where the run's wall time went, on stderr (phases, then each check). */
 static void print_timing(const struct gp_doctor_ctx *d, const unsigned char *on, const double ph[4])
 {
@@ -386,10 +367,6 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 	if (gp_doctor_select(on, o.only, o.skip, &e)) {
 		free(on);
 		r.rc = cli_usage("doctor", "%s", e.msg);
-		return o.nagios ? finish(c, &o, &r, t0) : r.rc;
-	}
-	if ((r.rc = expect_select(&o, on))) {
-		free(on);
 		return o.nagios ? finish(c, &o, &r, t0) : r.rc;
 	}
 	if (o.list) {

@@ -388,7 +388,7 @@ static int print_baseline(const struct gp_report *r)
 				 "of each host: its \"facts\")");
 	if (gp_report_baseline(r, &x, &e))
 		return cli_fail(&e);
-	printf("# gpup2p report --baseline: what most of %d host%s agree on (gpup2p doctor --expect FILE)\n", nf,
+	printf("# gpup2p report --baseline of %d host%s: what most have (gpup2p doctor --expect FILE)\n", nf,
 	       nf == 1 ? "" : "s");
 	gp_expect_write(&x, stdout);
 	for (int h = 0; h < r->nhost && !rc; h++) {

@@ -29,7 +29,7 @@ _gpup2p()
 	--via) COMPREPLY=($(compgen -W "map cuda" -- "$cur")); return ;;
 	--isa) COMPREPLY=($(compgen -W "memcpy sse4.1 avx2 avx512 movdir64b" -- "$cur")); return ;;
 	--state) _filedir; return ;;
-	--expect) return ;;
+	--expect) [[ $cmd == doctor ]] && _filedir; return ;; # doctor: a file; report: a host list
 	--below) COMPREPLY=($(compgen -W "0.9 0.8 0.5" -- "$cur")); return ;;
 	--textfile) _filedir -d; return ;;
 	--only|--skip|--explain)
@@ -81,12 +81,12 @@ _gpup2p()
 			COMPREPLY=($(compgen -W "h2d d2h d2d p2p bidir latency all one2all all2one all2host host2all rdma" -- "$cur"))
 		fi
 		;;
-	doctor) COMPREPLY=($(compgen -W "--only --skip --active --no-cuda --kmsg --strict --list --explain --pretty --prometheus --textfile --alarms-only --nagios $global" -- "$cur")) ;;
+	doctor) COMPREPLY=($(compgen -W "--only --skip --active --no-cuda --kmsg --expect --strict --list --explain --pretty --prometheus --textfile --alarms-only --nagios $global" -- "$cur")) ;;
 	topo) COMPREPLY=($(compgen -W "--tree --all --match $global" -- "$cur")) ;;
 	bar) COMPREPLY=($(compgen -W "--all --match $global" -- "$cur")) ;;
 	report)
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--expect --below $global" -- "$cur"))
+			COMPREPLY=($(compgen -W "--expect --below --baseline $global" -- "$cur"))
 		else
 			_filedir
 		fi

@@ -123,7 +123,7 @@ void gp_doctor_expect_free(struct gp_doctor_ctx *c)
 	c->expect_have = NULL;
 }
 
-/* The check cannot judge: no --expect (the command leaves the family out then; a test may not). */
+/* The check cannot judge: no --expect. */
 static int no_expect(struct gp_doctor_ctx *c)
 {
 	if (c->expect)
@@ -295,7 +295,7 @@ static void nic_rate_check(struct gp_doctor_ctx *c) { check_field(c, GP_EXPECT_N
 static void nic_link(struct gp_doctor_ctx *c) { check_field(c, GP_EXPECT_NIC, GP_XF_LINK); }
 static void nic_numa(struct gp_doctor_ctx *c) { check_field(c, GP_EXPECT_NIC, GP_XF_NUMA); }
 
-#define SEE " Runs only with --expect FILE (gpup2p-doctor(1) describes the format; gpup2p report --baseline writes it)."
+#define SEE " Without --expect FILE skipped (not requested) (gpup2p-doctor(1) describes the format; gpup2p report --baseline writes it)."
 
 static const struct gp_doctor_check checks[] = {
 	{ "expect.gpu_count", "fewer GPUs than the baseline expects", GP_SRC_SYSFS, 0, gpu_count,

@@ -8,6 +8,7 @@
 
 #include "doctor/check.h"
 #include "doctor_fx.h"
+#include "expect_fx.h"
 
 enum want { FIRE, QUIET };
 
@@ -472,6 +473,25 @@ static const struct dcase cases[] = {
 	{ "workstation", memlock_64k, "limits.memlock", FIRE, GP_SEV_SKIPPED, NULL }, /* no RDMA NIC */
 	{ D("healthy"), shm_64m, "limits.shm", FIRE, GP_SEV_WARNING, "/dev/shm" },
 	{ D("healthy"), live, "limits.shm", QUIET, 0, NULL },
+	{ D("healthy"), expect_more, "expect.gpu_count", FIRE, GP_SEV_ERROR, "system" },       /* 8, expected 9 */
+	{ D("healthy"), expect_same, "expect.gpu_count", QUIET, 0, NULL },
+	{ D("healthy"), NULL, "expect.gpu_count", FIRE, GP_SEV_SKIPPED, NULL },               /* no --expect */
+	{ D("healthy"), expect_more, "expect.gpu_model", FIRE, GP_SEV_ERROR, "0000:13:00.0" },
+	{ D("healthy"), expect_same, "expect.gpu_model", QUIET, 0, NULL },
+	{ D("healthy"), expect_more, "expect.gpu_link", FIRE, GP_SEV_ERROR, "0000:b4:00.0" },  /* gen5, expected 6 */
+	{ D("healthy"), expect_same, "expect.gpu_link", QUIET, 0, NULL },
+	{ D("healthy"), expect_more, "expect.nvlinks", FIRE, GP_SEV_ERROR, "0000:13:00.0" },   /* its own line: 19 */
+	{ D("healthy"), expect_same, "expect.nvlinks", QUIET, 0, NULL },
+	{ D("healthy"), expect_more, "expect.gpu_numa", FIRE, GP_SEV_ERROR, "0000:13:00.0" },  /* node 0, expected 1 */
+	{ D("healthy"), expect_same, "expect.gpu_numa", QUIET, 0, NULL },
+	{ D("healthy"), expect_more, "expect.nic_count", FIRE, GP_SEV_ERROR, "0000:ff:00.0" }, /* named, not there */
+	{ D("healthy"), expect_same, "expect.nic_count", QUIET, 0, NULL },
+	{ D("healthy"), expect_more, "expect.nic_rate", FIRE, GP_SEV_ERROR, "0000:15:00.0" },
+	{ D("healthy"), expect_same, "expect.nic_rate", QUIET, 0, NULL },
+	{ D("healthy"), expect_more, "expect.nic_link", FIRE, GP_SEV_ERROR, "0000:16:00.0" },  /* x16, expected x32 */
+	{ D("healthy"), expect_same, "expect.nic_link", QUIET, 0, NULL },
+	{ D("healthy"), expect_more, "expect.nic_numa", FIRE, GP_SEV_ERROR, "0000:15:00.0" },
+	{ D("healthy"), expect_same, "expect.nic_numa", QUIET, 0, NULL },
 };
 #define NCASES (int)(sizeof(cases) / sizeof(cases[0]))
 
