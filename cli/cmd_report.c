@@ -400,6 +400,9 @@ static int print_baseline(const struct gp_report *r)
 			rc = 0;
 		}
 	}
+	for (int h = 0; h < r->nhost && !rc; h++) /* doctor answered, with no facts: not judged */
+		if (r->host[h].doctor && !r->host[h].facts)
+			printf("# no facts: %s (doctor could not run, or is older than --baseline)\n", safe(r->host[h].name));
 	gp_buf_free(&dev);
 	gp_expect_free(&x);
 	if (rc) {

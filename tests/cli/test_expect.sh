@@ -172,6 +172,9 @@ grep -qx 'nic.rate = 400 Gb/s' "$T/dgx.base" && grep -qx 'gpu.numa\[0000:93:00.0
 	nok "two identical hosts: exit $?"
 echo '{"schema":1,"command":"doctor","host":"n1","findings":[],"exit_status":0}' >"$T/old.json"
 expect 3 'no doctor facts' report --baseline "$T/old.json"
+out=$("$BIN" report --baseline "$T/fleet-hgx/node1" "$T/old.json" 2>&1)
+grep -qx '# no facts: n1 (doctor could not run, or is older than --baseline)' <<<"$out" &&
+	ok "a host whose doctor sent no facts is named, not judged" || nok "no facts: $out"
 expect 64 'not --json' report --baseline --json "$T/old.json"
 
 # --- malformed expect files: exit 64, FILE:LINE ----------------------------------------------------------
