@@ -229,25 +229,24 @@ static int parse_bdf(const char *s, char *out, size_t n)
 	return 0;
 }
 
-/* "gen5 x16", "gen5", "x16" (case aside). */
+/* "gen5 x16", "gen5", "x16" (case aside): a generation 1-6, a width the specification allows. */
 static int parse_link(const char *s, struct gp_expect_dev *d)
 {
 	char a[32], b[32], extra[2];
-	int n = sscanf(s, "%31s %31s %1s", a, b, extra), gen = -1, width = -1;
+	int n = sscanf(s, "%31s %31s %1s", a, b, extra), gen = -1, width = -1, v;
 
 	if (n < 1 || n > 2)
 		return -1;
 	for (int i = 0; i < n; i++) {
 		const char *t = i ? b : a;
 
-		if (!strncasecmp(t, "gen", 3) && gen < 0 && !whole(t + 3, 1, 6, &gen))
-			continue;
-		if ((t[0] == 'x' || t[0] == 'X') && width < 0 && !whole(t + 1, 1, 32, &width) &&
-		    (width & (width - 1)) == 0)
-			continue;
-		if (width == 12) /* x12: rare, but in the specification */
-			continue;
-		return -1;
+		if (!strncasecmp(t, "gen", 3) && gen < 0 && !whole(t + 3, 1, 6, &v))
+			gen = v;
+		else if ((t[0] == 'x' || t[0] == 'X') && width < 0 && !whole(t + 1, 1, 32, &v) &&
+			 ((v & (v - 1)) == 0 || v == 12))
+			width = v;
+		else
+			return -1;
 	}
 	d->gen = gen;
 	d->width = width;
@@ -419,6 +418,8 @@ int gp_expect_parse(struct gp_expect *x, FILE *in, const char *name, struct gp_e
 	if (!rc && !p.line)
 		rc = gp_err_set(e, GP_E_USAGE, EINVAL, "%s:1: empty: it states nothing to expect (gpu.count = 8, ...)",
 				name);
+	if (rc)
+		gp_expect_free(x);
 	return rc;
 }
 

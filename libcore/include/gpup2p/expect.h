@@ -62,9 +62,10 @@ void gp_expect_init(struct gp_expect *x);
 /* Release what x holds (it is empty after). */
 void gp_expect_free(struct gp_expect *x);
 
-/* Read the format from in (name: the file, in messages). Strict: an unknown key, a key stated
+/* Read the format from in (name: the file, in messages) into x (initialised by gp_expect_init; what it
+ * held is released first). Strict: an unknown key, a key stated
  * twice, a value that does not parse, a key of the wrong kind (gpu.rate) is GP_E_USAGE with a
- * one-line message "NAME:LINE: what is wrong". 0, or -EINVAL / -ENOMEM. */
+ * one-line message "NAME:LINE: what is wrong"; x is left empty then. 0, or -EINVAL / -ENOMEM. */
 int gp_expect_parse(struct gp_expect *x, FILE *in, const char *name, struct gp_err *e);
 
 /* Open path and parse it (an unreadable file: GP_E_USAGE naming it). */
