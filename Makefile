@@ -101,7 +101,7 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h tests/unit/fx.h $(L
 
 # A test double of libcuda (tests/fakecuda): copy and bench run end to end without a GPU.
 FAKECUDA = $(BUILD)/tests/fakecuda/libcuda.so.1
-FAKECUDA_SRC = tests/fakecuda/fakecuda.c tests/fakecuda/kernels.c
+FAKECUDA_SRC = tests/fakecuda/fakecuda.c tests/fakecuda/kernels.c tests/fakecuda/sched.c
 $(FAKECUDA): $(FAKECUDA_SRC) tests/fakecuda/fakecuda.h libcore/cuda/drv.h libcore/include/gpup2p/smcopy.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"

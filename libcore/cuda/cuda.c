@@ -436,6 +436,14 @@ int gp_cuda_mark(struct gp_cuda *c, gp_cuda_stream *s, void **ev, struct gp_err 
 	return 0;
 }
 
+int gp_cuda_wait(struct gp_cuda *c, gp_cuda_stream *s, void *ev, struct gp_err *e)
+{
+	if (gp_cuda_use(c, s->g, e))
+		return -EIO;
+	CU(cuStreamWaitEvent, (s->s, (gp_cu_event)ev, 0));
+	return 0;
+}
+
 int gp_cuda_elapsed(struct gp_cuda *c, void *a, void *b, float *ms, struct gp_err *e)
 {
 	(void)c;

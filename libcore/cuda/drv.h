@@ -104,6 +104,7 @@ typedef enum gp_cu_function_attribute { GP_CU_FUNC_ATTRS(GP_CU_ENUMERATOR_) } gp
 	X(cuStreamSynchronize, cuStreamSynchronize, (gp_cu_stream)) \
 	X(cuMemsetD32Async, cuMemsetD32Async, (gp_cu_dptr, unsigned, size_t, gp_cu_stream)) \
 	X(cuStreamWaitValue32, cuStreamWaitValue32_v2, (gp_cu_stream, gp_cu_dptr, gp_cu_u32, unsigned)) \
+	X(cuStreamWaitEvent, cuStreamWaitEvent, (gp_cu_stream, gp_cu_event, unsigned)) \
 	X(cuEventCreate, cuEventCreate, (gp_cu_event *, unsigned)) \
 	X(cuEventDestroy, cuEventDestroy_v2, (gp_cu_event)) \
 	X(cuEventRecord, cuEventRecord, (gp_cu_event, gp_cu_stream)) \

@@ -59,6 +59,26 @@ int gp_xfer_lane_check(struct gp_xfer_io *io, const struct gp_xfer_lane *l, uint
 	return 0;
 }
 
+/* Queue the batch's copies and its events; the gate is still shut. */
+static int queue_batch(struct gp_xfer_io *io, struct gp_xfer_lane *l, int n, int iters)
+{
+	int rc = 0;
+
+	for (int i = 1; i < n && !rc; i++)    /* every lane starts with lane 0: one clock */
+		rc = gp_cuda_wait(io->c, l[i].st, l[0].ev0, io->e);
+	for (int k = 0; k < iters && !rc; k++)  /* round robin: every stream gets work early */
+		for (int i = 0; i < n && !rc; i++)
+			for (int m = 0; m < (l[i].mult > 1 ? l[i].mult : 1) && !rc; m++)
+				rc = gp_xfer_lane_copy(io, &l[i]);
+	for (int i = 0; i < n && !rc; i++)
+		rc = gp_cuda_mark(io->c, l[i].st, &l[i].ev1, io->e);
+	for (int i = 1; i < n && !rc; i++)    /* an end on another GPU, seen from lane 0's */
+		if (l[i].q != l[0].q)
+			rc = (!l[i].wit && gp_cuda_stream_new(io->c, l[0].q, &l[i].wit, io->e)) ||
+			     gp_cuda_wait(io->c, l[i].wit, l[i].ev1, io->e) || gp_cuda_mark(io->c, l[i].wit, &l[i].evw, io->e);
+	return rc ? -EIO : 0;
+}
+
 int gp_xfer_lanes_batch(struct gp_xfer_io *io, struct gp_xfer_lane *l, int n, int iters, int gated, double *ms,
 			double *slow, int *forced)
 {
@@ -67,14 +87,13 @@ int gp_xfer_lanes_batch(struct gp_xfer_io *io, struct gp_xfer_lane *l, int n, in
 
 	__atomic_store_n(io->flag, 0, __ATOMIC_RELEASE);
 	for (int i = 0; i < n && !rc; i++)
-		rc = (gated && gp_cuda_gate(io->c, l[i].st, io->dflag, io->e)) || gp_cuda_mark(io->c, l[i].st, &l[i].ev0, io->e);
+		rc = gated && gp_cuda_gate(io->c, l[i].st, io->dflag, io->e);
+	if (!rc)
+		rc = gp_cuda_mark(io->c, l[0].st, &l[0].ev0, io->e);
 	if (!rc && gated)
 		w = gp_xfer_watch_start(io->flag);
-	for (int k = 0; k < iters && !rc; k++)         /* round robin: every stream gets work early */
-		for (int i = 0; i < n && !rc; i++)
-			rc = gp_xfer_lane_copy(io, &l[i]);
-	for (int i = 0; i < n && !rc; i++)
-		rc = gp_cuda_mark(io->c, l[i].st, &l[i].ev1, io->e);
+	if (!rc)
+		rc = queue_batch(io, l, n, iters);
 	/* open the gate even after an error: the queued work must be able to drain */
 	__atomic_store_n(io->flag, 1, __ATOMIC_RELEASE);
 	*forced |= gp_xfer_watch_stop(w);
@@ -87,12 +106,24 @@ int gp_xfer_lanes_batch(struct gp_xfer_io *io, struct gp_xfer_lane *l, int n, in
 	for (int i = 0; i < n; i++) {
 		float t;
 
-		if (gp_cuda_elapsed(io->c, l[i].ev0, l[i].ev1, &t, io->e))
+		if (gp_cuda_elapsed(io->c, l[0].ev0, l[i].q != l[0].q ? l[i].evw : l[i].ev1, &t, io->e))
 			return -EIO;
 		if (ms)
 			ms[i] = t;
-		if (t > *slow)
+		if (t > *slow && !l[i].noise)
 			*slow = t;
 	}
 	return 0;
+}
+
+void gp_xfer_lanes_free(struct gp_cuda *c, struct gp_xfer_lane *l, int n)
+{
+	for (int i = 0; i < n; i++) {
+		gp_cuda_event_free(c, l[i].ev0);
+		gp_cuda_event_free(c, l[i].ev1);
+		gp_cuda_event_free(c, l[i].evw);
+		gp_cuda_stream_free(c, l[i].wit);
+		l[i].ev0 = l[i].ev1 = l[i].evw = NULL;
+		l[i].wit = NULL;
+	}
 }

@@ -14,7 +14,13 @@ struct gp_xfer_lane {
 	gp_dptr dsrc, ddst;             /* device buffers; pinned host buffers: their device addresses (0 when
 	                                   pageable) */
 	gp_cuda_stream *st;
-	void *ev0, *ev1;                /* the batch's start and end events */
+	void *ev0, *ev1;                /* the batch's start (lane 0 only: the shared start) and end events */
+	gp_cuda_stream *wit;            /* a lane on another GPU than lane 0's: a stream of lane 0's GPU that
+	                                   waits for ev1 and records evw, its end on lane 0's clock */
+	void *evw;
+	int mult;                       /* copies per round (0 counts as 1): the interfering direction of a
+	                                   duplex copy runs twice as many, so that it lasts the whole time */
+	int noise;                      /* 1: copies only to load the links (duplex): not in *slow */
 };
 
 /* What the lane calls share: the session, the copy size and engine, and stream(io, g): a stream of GPU g
@@ -41,11 +47,18 @@ int gp_xfer_lane_put(struct gp_xfer_io *io, const struct gp_xfer_lane *l, int ds
  * host memory: the CPU): 1 right, 0 wrong (r's want, got and bad_offset filled), -EIO. */
 int gp_xfer_lane_check(struct gp_xfer_io *io, const struct gp_xfer_lane *l, uint64_t seed, struct gp_xfer_result *r);
 
-/* One timed batch: iters copies on each of the n lanes, queued round robin between each lane's events,
- * held behind the gate (io->flag; gated 0: no gate) until all are queued. ms[i] each lane's time in ms
- * (ms may be NULL), *slow the slowest; *forced |= 1 when the watchdog had to open the gate. 0, or -EIO
- * after every lane drained. */
+/* One timed batch: iters copies on each of the n lanes, queued round robin, held behind the gate
+ * (io->flag; gated 0: no gate) until all are queued. Every lane runs on one clock: lane 0's stream
+ * records the shared start once the gate opens, the other lanes wait for it, and each lane's end is
+ * read on lane 0's GPU (directly, or through a witness stream of that GPU that waits for it): copies
+ * that a GPU runs one after another cannot each look as fast as alone. ms[i] each lane's time from
+ * the shared start to its end in ms (ms may be NULL), *slow the latest end of the lanes that are not
+ * noise; *forced |= 1 when the watchdog had to open the gate. 0, or -EIO after every lane drained. */
 int gp_xfer_lanes_batch(struct gp_xfer_io *io, struct gp_xfer_lane *l, int n, int iters, int gated, double *ms,
 			double *slow, int *forced);
+
+/* Free the events and witness streams gp_xfer_lanes_batch made for the n lanes (not their buffers or
+ * streams). */
+void gp_xfer_lanes_free(struct gp_cuda *c, struct gp_xfer_lane *l, int n);
 
 #endif

@@ -68,11 +68,11 @@ static int lane_setup(struct prun *P, int i)
 
 static void teardown(struct prun *P)
 {
+	if (P->x)
+		gp_xfer_lanes_free(P->c, P->x, P->nl);
 	for (int i = 0; i < P->nl; i++) {
 		struct gp_xfer_lane *l = &P->x[i];
 
-		gp_cuda_event_free(P->c, l->ev0);
-		gp_cuda_event_free(P->c, l->ev1);
 		if (l->st)
 			gp_cuda_stream_free(P->c, l->st);
 		if (l->sgpu < 0 ? l->hsrc != NULL : l->dsrc != 0)

@@ -227,10 +227,7 @@ static int peer_setup(struct run *R)
 
 static void teardown(struct run *R)
 {
-	for (int i = 0; i < R->nl; i++) {
-		gp_cuda_event_free(R->c, R->l[i].ev0);
-		gp_cuda_event_free(R->c, R->l[i].ev1);
-	}
+	gp_xfer_lanes_free(R->c, R->l, R->nl);
 	for (int i = 0; i < R->nst; i++)
 		gp_cuda_stream_free(R->c, R->st[i]);
 	for (int i = 0; i < R->ndbuf; i++)

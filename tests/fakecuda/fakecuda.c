@@ -25,10 +25,12 @@
  *   FAKECUDA_CORRUPT=sm    flip byte 4097 (or the last) of SM copies; =chase: a chase stops one load short;
  *                          =bulkreset: the bulk copy never puts its chunk counter back to 0
  *   FAKECUDA_HOST_GBPS=R   one host link of R GB/s shared by every copy to or from host memory (below)
+ *   FAKECUDA_NVLINK_GBPS=R each GPU's NVLinks carry R GB/s out and R in, shared by every peer copy
+ *                          through them, and the copy engines of a GPU serve one stream at a time, as
+ *                          the 4xH200 of issue 24 did (sched.c tells how)
  *   FAKECUDA_BADPTX=1      cuModuleLoadData fails as a JIT error would (CUDA_ERROR_INVALID_VALUE);
  *                          =bulk: only for the bulk-copy module (a driver too old for PTX 8.0)
  *   FAKECUDA_MARKER=FILE   append "load" to FILE when the library is loaded, "cuInit" at each cuInit
- *                          ("cuInit done" when it returns)
  *                          (a test that libcuda is not loaded at all, without strace), "cuModuleLoadData"
  *                          at each module load, a copy kernel's name at each launch of it (which SM
  *                          copy ran; gp_fill and gp_check: the pattern kernels)
@@ -47,11 +49,13 @@
  * compute capability below 9.0; ".entry gp_fill(", ".entry gp_check(": the verification pattern written
  * and compared where the data is); cuLaunchKernel runs them here, in C. An SM copy costs
  * 3 us plus its bytes at h2d 27, d2h 28, within a GPU 1500, to a peer 350 GB/s (by where source and
- * destination are; a pattern kernel as a copy from its buffer to itself); a chase takes 1000 ns per load in host memory, 700 in a peer's.
- * Streams run side by side, each on its own clock (the gate sets every one to 0): concurrent copies do
- * not slow each other, except through the host link of FAKECUDA_HOST_GBPS when set: each host copy's
- * bytes also pass it, one copy after another in queueing order, and the copy ends when both it and its
- * turn on the link are done (so copies that keep the link busy from 0 sum to exactly R). */
+ * destination are; a pattern kernel as a copy from its buffer to itself); a chase takes 1000 ns per load
+ * in host memory, 700 in a peer's.
+ * Streams run side by side, each on its own clock (the gate sets every one to 0; an event wait holds a
+ * stream until the event's stream got there): concurrent copies do not slow each other, except through
+ * the links of FAKECUDA_HOST_GBPS and FAKECUDA_NVLINK_GBPS when set: a copy's bytes also pass them, one
+ * copy after another in queueing order, and the copy ends when both it and its turns on the links are
+ * done (so copies that keep a link busy from 0 sum to exactly R). The clock is sched.c's. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -66,9 +70,6 @@
 #include "../vm/nvp2p_stub/nvp2p_stub.h"
 
 #include "fakecuda.h"
-
-/* an event: the stream's clock, and the work queued before it (on its stream; anywhere) */
-struct fevent { double t; int recorded; long sops, ops; };
 
 static long ops_all;       /* work queued on every stream so far */
 static long ops_timed;     /* ... up to the end of the last window timed (FAKECUDA_WINDOWS) */
@@ -195,7 +196,7 @@ int dev_of(gp_cu_dptr d)
 	return -1;
 }
 
-void copy(void *dst, const void *src, size_t n, const char *kind, struct fstream *s, double gbps)
+void copy(void *dst, const void *src, size_t n, const char *kind)
 {
 	static long seen;
 	const char *c = getenv("FAKECUDA_CORRUPT"), *nth = getenv("FAKECUDA_CORRUPT_NTH");
@@ -204,21 +205,12 @@ void copy(void *dst, const void *src, size_t n, const char *kind, struct fstream
 	/* data copies only: the pattern check's 16-byte result and the 8-byte word it reads back are left alone */
 	if (c && !strcmp(c, kind) && n > 16 && (!nth || ++seen == atol(nth)))
 		((unsigned char *)dst)[n > 4097 ? 4097 : n - 1] ^= 0xff;
-	if (s)
-		s->t += 2e-6 + (double)n / (gbps * 1e9);
 }
 
-static double link_free;   /* FAKECUDA_HOST_GBPS: when the host link is next free (virtual seconds) */
-
-void host_link(struct fstream *s, double t0, size_t n)
+/* A copy-engine copy of n bytes at gbps on s: 2 us plus its bytes. */
+static void ce_time(gp_cu_stream s, size_t n, double gbps, int host, int eg, int in)
 {
-	const char *h = getenv("FAKECUDA_HOST_GBPS");
-
-	if (!h || atof(h) <= 0)
-		return;
-	link_free = (link_free > t0 ? link_free : t0) + (double)n / (atof(h) * 1e9);
-	if (s->t < link_free)
-		s->t = link_free;
+	sched_copy((struct fstream *)s, 2e-6 + (double)n / (gbps * 1e9), n, host, eg, in, 1);
 }
 
 void marker(const char *what)
@@ -247,7 +239,6 @@ EXPORT gp_cu_result cuInit(unsigned flags)
 	for (int i = 0; i < MAXG; i++)
 		ctxs[i].dev = i;
 	inited = 1;
-	marker("cuInit done");
 	return GP_CUDA_SUCCESS;
 }
 
@@ -403,23 +394,19 @@ EXPORT gp_cu_result cuMemHostGetDevicePointer_v2(gp_cu_dptr *d, void *h, unsigne
 
 EXPORT gp_cu_result cuMemcpyHtoDAsync_v2(gp_cu_dptr dst, const void *src, size_t n, gp_cu_stream s)
 {
-	double t0 = ((struct fstream *)s)->t;
-
 	FAILPOINT("cuMemcpyHtoDAsync_v2");
 	work((struct fstream *)s);
-	copy(host_of(dst), src, n, "h2d", (struct fstream *)s, is_pinned(src) ? 25 : 12.5);
-	host_link((struct fstream *)s, t0, n);
+	copy(host_of(dst), src, n, "h2d");
+	ce_time(s, n, is_pinned(src) ? 25 : 12.5, 1, -1, -1);
 	return GP_CUDA_SUCCESS;
 }
 
 EXPORT gp_cu_result cuMemcpyDtoHAsync_v2(void *dst, gp_cu_dptr src, size_t n, gp_cu_stream s)
 {
-	double t0 = ((struct fstream *)s)->t;
-
 	FAILPOINT("cuMemcpyDtoHAsync_v2");
 	work((struct fstream *)s);
-	copy(dst, host_of(src), n, "d2h", (struct fstream *)s, is_pinned(dst) ? 26 : 13);
-	host_link((struct fstream *)s, t0, n);
+	copy(dst, host_of(src), n, "d2h");
+	ce_time(s, n, is_pinned(dst) ? 26 : 13, 1, -1, -1);
 	return GP_CUDA_SUCCESS;
 }
 
@@ -448,8 +435,11 @@ EXPORT gp_cu_result cuMemcpyPeerAsync(gp_cu_dptr dst, gp_cu_context dc, gp_cu_dp
 	if (dev_of(dst) != b || dev_of(src) != a)
 		return GP_CUDA_ERROR_INVALID_VALUE;
 	work((struct fstream *)s);
-	copy(host_of(dst), host_of(src), n, a == b ? "d2d" : "peer", (struct fstream *)s,
-	     a == b ? 1000 : peer_on[q][other] ? peer_gbps(a, b) : 20);
+	copy(host_of(dst), host_of(src), n, a == b ? "d2d" : "peer");
+	if (a != b && peer_on[q][other])
+		ce_time(s, n, peer_gbps(a, b), 0, a, b);
+	else
+		ce_time(s, n, a == b ? 1000 : 20, 0, -1, -1);
 	return GP_CUDA_SUCCESS;
 }
 
@@ -461,12 +451,29 @@ EXPORT gp_cu_result cuStreamCreate(gp_cu_stream *s, unsigned flags)
 	if (!f)
 		return GP_CUDA_ERROR_OUT_OF_MEMORY;
 	f->dev = current ? current->dev : 0;
+	sched_add(f);
 	*s = (gp_cu_stream)f;
 	return GP_CUDA_SUCCESS;
 }
 
-EXPORT gp_cu_result cuStreamDestroy_v2(gp_cu_stream s) { free(s); return GP_CUDA_SUCCESS; }
-EXPORT gp_cu_result cuStreamSynchronize(gp_cu_stream s) { (void)s; return GP_CUDA_SUCCESS; }
+EXPORT gp_cu_result cuStreamDestroy_v2(gp_cu_stream s)
+{
+	sched_remove((struct fstream *)s);
+	free(s);
+	return GP_CUDA_SUCCESS;
+}
+
+EXPORT gp_cu_result cuStreamSynchronize(gp_cu_stream s) { (void)s; sched_settle(); return GP_CUDA_SUCCESS; }
+
+/* Every stream may wait for an event of any GPU's stream. */
+EXPORT gp_cu_result cuStreamWaitEvent(gp_cu_stream s, gp_cu_event e, unsigned flags)
+{
+	FAILPOINT("cuStreamWaitEvent");
+	if (!s || !e || flags)
+		return GP_CUDA_ERROR_INVALID_VALUE;
+	sched_wait((struct fstream *)s, (struct fevent *)e);
+	return GP_CUDA_SUCCESS;
+}
 
 /* The gate: every gated stream starts at one common virtual instant. */
 EXPORT gp_cu_result cuMemsetD32Async(gp_cu_dptr d, unsigned v, size_t n, gp_cu_stream s)
@@ -483,8 +490,7 @@ EXPORT gp_cu_result cuMemsetD32Async(gp_cu_dptr d, unsigned v, size_t n, gp_cu_s
 EXPORT gp_cu_result cuStreamWaitValue32_v2(gp_cu_stream s, gp_cu_dptr addr, gp_cu_u32 v, unsigned flags)
 {
 	(void)addr, (void)v, (void)flags;
-	((struct fstream *)s)->t = 0;
-	link_free = 0;
+	sched_gate((struct fstream *)s);
 	return GP_CUDA_SUCCESS;
 }
 
@@ -499,14 +505,13 @@ EXPORT gp_cu_result cuEventDestroy_v2(gp_cu_event e) { free(e); return GP_CUDA_S
 
 EXPORT gp_cu_result cuEventRecord(gp_cu_event e, gp_cu_stream s)
 {
-	((struct fevent *)e)->t = ((struct fstream *)s)->t;
-	((struct fevent *)e)->recorded = 1;
+	sched_record((struct fstream *)s, (struct fevent *)e);
 	((struct fevent *)e)->sops = ((struct fstream *)s)->ops;
 	((struct fevent *)e)->ops = ops_all;
 	return GP_CUDA_SUCCESS;
 }
 
-EXPORT gp_cu_result cuEventSynchronize(gp_cu_event e) { (void)e; return GP_CUDA_SUCCESS; }
+EXPORT gp_cu_result cuEventSynchronize(gp_cu_event e) { (void)e; sched_settle(); return GP_CUDA_SUCCESS; }
 
 /* FAKECUDA_WINDOWS=FILE: a line per timed window (the events a, b of one stream): its milliseconds,
  * the work queued on its stream between a and b (copies), and the work queued anywhere since the end
@@ -527,6 +532,7 @@ static void window(gp_cu_event a, gp_cu_event b, float ms)
 
 EXPORT gp_cu_result cuEventElapsedTime_v2(float *ms, gp_cu_event a, gp_cu_event b)
 {
+	sched_settle();
 	if (!((struct fevent *)a)->recorded || !((struct fevent *)b)->recorded)
 		return GP_CUDA_ERROR_INVALID_HANDLE;
 	*ms = (float)((((struct fevent *)b)->t - ((struct fevent *)a)->t) * 1e3);

@@ -88,11 +88,10 @@ static int reachable(struct fstream *s, gp_cu_dptr d)
 static void sm_time(struct fstream *s, gp_cu_dptr src, gp_cu_dptr dst, size_t n)
 {
 	int ds = dev_of(src), dd = dev_of(dst);
-	double rate = ds < 0 ? 27 : dd < 0 ? 28 : ds == dd ? 1500 : 350, t0 = s->t;
+	double rate = ds < 0 ? 27 : dd < 0 ? 28 : ds == dd ? 1500 : 350;
+	int peer = ds >= 0 && dd >= 0 && ds != dd;
 
-	s->t += 3e-6 + (double)n / (rate * 1e9);
-	if (ds < 0 || dd < 0)
-		host_link(s, t0, n);
+	sched_copy(s, 3e-6 + (double)n / (rate * 1e9), n, ds < 0 || dd < 0, peer ? ds : -1, peer ? dd : -1, 0);
 }
 
 static gp_cu_result run_copy(struct fstream *s, unsigned threads, void **p)
@@ -103,7 +102,7 @@ static gp_cu_result run_copy(struct fstream *s, unsigned threads, void **p)
 	size_t n = words * 16 + tail;
 	if (!reachable(s, src) || !reachable(s, dst) || tail > 15 || tail > threads || ((dst | src) & 15))
 		return GP_CUDA_ERROR_INVALID_VALUE;
-	copy(host_of(dst), host_of(src), n, "sm", NULL, 0);
+	copy(host_of(dst), host_of(src), n, "sm");
 	sm_time(s, src, dst, n);
 	return GP_CUDA_SUCCESS;
 }
@@ -123,7 +122,7 @@ static gp_cu_result run_bulk(struct fstream *s, unsigned grid, void **p)
 		return GP_CUDA_ERROR_INVALID_VALUE;
 	memcpy(&v, host_of(ctr), 8);
 	from = (v < nch ? v : nch) * GP_SM_BULK_CHUNK;        /* the chunks not skipped, then the rest */
-	copy((char *)host_of(dst) + from, (char *)host_of(src) + from, n - from, "sm", NULL, 0);
+	copy((char *)host_of(dst) + from, (char *)host_of(src) + from, n - from, "sm");
 	asks = (v < nch ? nch - v : 0) + grid;
 	v = v + asks - 1 == nch + grid - 1 && !(bad && !strcmp(bad, "bulkreset")) ? 0 : v + asks;
 	memcpy(host_of(ctr), &v, 8);
@@ -148,7 +147,7 @@ static gp_cu_result run_chase(struct fstream *s, void **p)
 	done[0] = at;
 	done[1] = (uint64_t)((double)*(uint64_t *)p[1] * (where < 0 ? 1000 : 700));
 	memcpy(host_of(out), done, sizeof(done));
-	s->t += (double)done[1] * 1e-9;
+	sched_copy(s, (double)done[1] * 1e-9, 0, 0, -1, -1, 0);
 	return GP_CUDA_SUCCESS;
 }
 

@@ -131,6 +131,8 @@ int gp_cuda_gate(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr flag, struct gp_e
 
 /* Record an event on the stream; *ev is created on first use. */
 int gp_cuda_mark(struct gp_cuda *c, gp_cuda_stream *s, void **ev, struct gp_err *e);
+/* Hold the stream until the work before event ev's last record (on any GPU's stream) is done. */
+int gp_cuda_wait(struct gp_cuda *c, gp_cuda_stream *s, void *ev, struct gp_err *e);
 /* Milliseconds between two recorded events (waits for the second). */
 int gp_cuda_elapsed(struct gp_cuda *c, void *a, void *b, float *ms, struct gp_err *e);
 void gp_cuda_event_free(struct gp_cuda *c, void *ev);
