@@ -337,6 +337,7 @@ static int bench(struct cli *c, struct opts *o, int argc, char **argv)
 	}
 	gp_bench_floors(rows, n, o->t, o->nt);
 	rc = run_rows(c, &s, rows, n);
+	xfer_ceilings(c, &s, rows, n);
 	if (rc < 0) {
 		xfer_print(c, &s, "bench", rows, n);
 		rc = xfer_verdict(c, rows, n);

@@ -7,6 +7,7 @@
 #include "gpup2p/bench_plan.h"
 #include "gpup2p/cuda.h"
 #include "gpup2p/gpu.h"
+#include "gpup2p/linkcap.h"
 
 struct xfer_session {
 	struct gp_cuda cuda;
@@ -14,6 +15,7 @@ struct xfer_session {
 	int *gen, *width;                /* current PCIe link, 0 unknown */
 	int pci_ok;                      /* the PCI model could be read */
 	char driver[32];                 /* NVIDIA driver version (NVML), "" unknown */
+	struct gp_gpu_facts *facts;      /* NVML's facts (heap), NULL when they could not be read */
 };
 
 /* Open CUDA (exit 69 when unavailable or no GPU, 2 on a CUDA error; printed) and read each GPU's NUMA
@@ -38,8 +40,12 @@ int xfer_index_arg(const char *cmd, const char *opt, const char *val, int *v);
 void xfer_print(const struct cli *c, const struct xfer_session *s, const char *command,
 		const struct gp_bench_row *rows, int n);
 
-/* After the rows: one stderr line per failed verification; returns 2 if any failed, 1 if a bandwidth
- * fell below its floor (one line each), else 0. */
+/* Each measured row's ceiling (linkcap.h) from the session's PCI model and facts. */
+void xfer_ceilings(const struct cli *c, const struct xfer_session *s, struct gp_bench_row *rows, int n);
+
+/* After the rows: one stderr line per failed verification and per figure above what its links carry
+ * (a measurement error); returns 2 if any, 1 if a bandwidth fell below its floor (one line each),
+ * else 0. */
 int xfer_verdict(const struct cli *c, const struct gp_bench_row *rows, int n);
 
 #endif

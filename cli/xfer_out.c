@@ -70,6 +70,12 @@ static const char *path(const struct gp_bench_row *r)
 	return is_latency(r) || r->group ? r->what : r->mode;
 }
 
+/* A measured figure that its links can carry (else it is not printed: a measurement error). */
+static int shown(const struct gp_bench_row *r)
+{
+	return r->done && !r->skip && !gp_bench_impossible(r, GP_LINKCAP_MARGIN);
+}
+
 static const char *check_word(const struct gp_bench_row *r)
 {
 	if (r->skip)
@@ -169,7 +175,7 @@ static void print_table(const struct cli *c, const struct gp_bench_row *rows, in
 	gp_table_row(&t, hdr);
 	for (int i = 0; i < n; i++) {
 		const struct gp_bench_row *r = &rows[i];
-		int m = r->done && !r->skip, lat = is_latency(r);
+		int m = shown(r), lat = is_latency(r);
 
 		for (int k = 0; k < 12; k++)
 			cells[k] = cell[k];
@@ -180,7 +186,8 @@ static void print_table(const struct cli *c, const struct gp_bench_row *rows, in
 		snprintf(cell[4], 48, "%s", p2p(r) ? p2p(r) : "-");
 		snprintf(cell[5], 48, "%s", op(r) ? op(r) : "-");
 		gp_size_str(r->spec.size, cell[6], 48);
-		snprintf(cell[7], 48, m && !lat ? "%.1f%s" : "-", r->res.gbps.median, gp_bench_below(r) ? " <" : "");
+		snprintf(cell[7], 48, m && !lat ? "%.1f%s" : m || !r->done || r->skip ? "-" : "error", r->res.gbps.median,
+			 gp_bench_below(r) ? " <" : "");
 		snprintf(cell[8], 48, m && !lat ? "%.1f" : "-", r->res.gbps.min);
 		snprintf(cell[9], 48, m && !lat ? "%.1f" : "-", r->res.gbps.max);
 		if (m && r->spec.chase)
@@ -204,13 +211,20 @@ static void print_table(const struct cli *c, const struct gp_bench_row *rows, in
 	if (any_chase)
 		printf("latency sm: one load of a pointer chase by SRC's cores in DST's memory, us (GPU timer).\n");
 	if (any_group)
-		printf("%s: copies run together, each timed alone; 'all': the aggregate, every byte over the slowest "
-		       "copy's time.\n", "one2all/all2one/all2host/host2all");
+		printf("one2all/all2one/all2host/host2all: copies run together on one clock, each from\n"
+		       "the shared start to its end; 'all': the aggregate, every byte over the time\n"
+		       "until the last copy ended.\n");
 	if (any_sm)
 		printf("sm: copied by the GPU's cores (a kernel on the source GPU, or the destination's for reads).\n");
 	for (int i = 0; i < n; i++)
 		if (rows[i].skip) {
 			printf("Skipped rows: %s.\n", rows[i].skip);
+			break;
+		}
+	for (int i = 0; i < n; i++)
+		if (gp_bench_impossible(&rows[i], GP_LINKCAP_MARGIN)) {
+			printf("error: above its links' %.1f GB/s (%s): measurement error\n",
+			       rows[i].ceiling, rows[i].ceiling_why);
 			break;
 		}
 }
@@ -226,7 +240,7 @@ static void num_or_null(struct gp_json *j, const char *key, int have, double v, 
 static void json_row(struct gp_json *j, const struct gp_bench_row *r, int schema)
 {
 	char src[16], dst[16];
-	int m = r->done && !r->skip, lat = is_latency(r);
+	int m = shown(r), lat = is_latency(r);
 
 	ends(r, src, dst, sizeof(src));
 	gp_json_obj(j, NULL);
@@ -262,6 +276,8 @@ static void json_row(struct gp_json *j, const struct gp_bench_row *r, int schema
 	num_or_null(j, "host_numa", m && r->res.host_node >= 0 && memory(r), r->res.host_node, 0);
 	num_or_null(j, "min_gbps", r->floor > 0, r->floor, 2);
 	gp_json_bool(j, "below_min", gp_bench_below(r));
+	num_or_null(j, "max_gbps", r->ceiling > 0, r->ceiling, 2);
+	gp_json_bool(j, "impossible", gp_bench_impossible(r, GP_LINKCAP_MARGIN));
 	gp_json_bool(j, "gated", m && r->res.gated);
 	gp_json_bool(j, "gate_forced", m && r->res.gate_forced);
 	gp_json_str(j, "skipped", r->skip);
@@ -323,7 +339,7 @@ static void print_csv(const struct cli *c, const struct gp_bench_row *rows, int 
 	for (int i = 0; i < n; i++) {
 		const struct gp_bench_row *r = &rows[i];
 		char src[16], dst[16], num[32];
-		int m = r->done && !r->skip, lat = is_latency(r);
+		int m = shown(r), lat = is_latency(r);
 
 		ends(r, src, dst, sizeof(src));
 		gp_csv_field(stdout, r->mode, ',');
@@ -382,6 +398,11 @@ int xfer_verdict(const struct cli *c, const struct gp_bench_row *rows, int n)
 		if (!r->done || r->skip)
 			continue;
 		ends(r, src, dst, sizeof(src));
+		if (gp_bench_impossible(r, GP_LINKCAP_MARGIN)) {
+			wrong++;
+			fprintf(stderr, "gpup2p: %s %s->%s: %.1f GB/s, its links carry %.1f: measurement error\n", r->mode,
+				src, dst, r->res.gbps.median, r->ceiling);
+		}
 		if (r->res.verified == 0 && r->aggregate) {
 			continue;               /* the pair that went wrong says so */
 		} else if (r->res.verified == 0 && r->spec.chase) {

@@ -41,9 +41,12 @@ int xfer_open(struct cli *c, struct xfer_session *s)
 	{
 		struct gp_gpu_facts *f = calloc(1, sizeof(*f));
 
-		if (f && s->pci_ok && gp_gpu_facts_load(&c->root, f, 0, &e) == 0)
+		if (f && s->pci_ok && gp_gpu_facts_load(&c->root, f, 0, &e) == 0) {
 			snprintf(s->driver, sizeof(s->driver), "%s", f->driver);
-		free(f);
+			s->facts = f;
+		} else {
+			free(f);
+		}
 	}
 	return 0;
 }
@@ -56,8 +59,25 @@ void xfer_close(struct cli *c, struct xfer_session *s)
 	free(s->numa);
 	free(s->gen);
 	free(s->width);
+	free(s->facts);
+	s->facts = NULL;
 	s->numa = s->gen = s->width = NULL;
 	s->pci_ok = 0;
+}
+
+void xfer_ceilings(const struct cli *c, const struct xfer_session *s, struct gp_bench_row *rows, int n)
+{
+	const char **bdf = calloc((size_t)s->cuda.n + 1, sizeof(*bdf));
+	struct gp_linkcap L;
+
+	for (int i = 0; bdf && i < s->cuda.n; i++)
+		bdf[i] = s->cuda.gpu[i].bdf;
+	if (bdf && !gp_linkcap_load(&L, s->pci_ok ? &c->pci : NULL, s->facts, bdf, s->cuda.n)) {
+		for (int i = 0; i < n; i++)
+			rows[i].ceiling = gp_linkcap_row(&L, rows, n, i, rows[i].ceiling_why, sizeof(rows[i].ceiling_why));
+		gp_linkcap_free(&L);
+	}
+	free(bdf);
 }
 
 int xfer_size_arg(const char *cmd, const char *opt, const char *val, uint64_t *v)

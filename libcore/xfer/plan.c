@@ -344,3 +344,8 @@ int gp_bench_below(const struct gp_bench_row *r)
 {
 	return r->done && r->floor > 0 && r->res.gbps.median < r->floor;
 }
+
+int gp_bench_impossible(const struct gp_bench_row *r, double margin)
+{
+	return r->done && !r->skip && r->ceiling > 0 && r->res.gbps.median > r->ceiling * (1 + margin);
+}

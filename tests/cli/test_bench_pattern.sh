@@ -129,5 +129,52 @@ err=$(FAKECUDA_GPUS=2 FAKECUDA_HOST_GBPS=30 "$BIN" bench all2host --size 1M --it
 FAKECUDA_GPUS=2 FAKECUDA_HOST_GBPS=30 "$BIN" bench all2host --size 1M --iters 2 --reps 2 --min-bw all2host=29 -q >/dev/null 2>&1 &&
 	ok "--min-bw all2host=29: pairs below it (20 GB/s) do not count, exit 0" || nok "min-bw pairs counted"
 
+# one clock (issue 24): on the 4xH200's facts (NV18 every pair, 18 x 26.56 = 478.1 GB/s out of each
+# GPU) with the double replaying that machine (FAKECUDA_NVLINK_GBPS=478: each GPU's NVLinks carry 478
+# each way, its copy engines serve one stream at a time), GPU k's three copies run one after another,
+# each t = 2 us + n / 300 GB/s: the pair ending j-th (j = 1..3) took j x iters x t from the shared
+# start, the aggregate is 3 x iters x n over 3 x iters x t = one copy's rate. Timed by each stream's
+# own events, every pair looked as fast as alone and the aggregate was 3x that (892 GB/s): more than
+# the 478.1 the links carry.
+H200=$BUILD/fixtures/h200x4-hgx/snapshot
+HB=0000:00:06.0,0000:00:07.0,0000:00:08.0,0000:00:09.0
+FAKECUDA_BUSIDS=$HB FAKECUDA_NVLINK_GBPS=478 "$BIN" --root "$H200" bench one2all --size 8M --iters 4 --reps 2 --json \
+	>"$T/n.json" 2>"$T/e"; rc=$?
+py 'import json,sys
+r=json.load(open(sys.argv[1]))["results"]; n=8<<20; t=2e-6+n/300e9
+assert len(r)==16, len(r)
+for g in range(4):
+    grp=r[4*g:4*g+4]; agg=grp[3]
+    assert agg["src"]=="GPU%d"%g and agg["dst"]=="all" and agg["gbps"]==round(n/t/1e9, 2), (agg, round(n/t/1e9, 2))
+    assert agg["max_gbps"]==478.12 and not agg["impossible"], agg
+    assert sorted(x["gbps"] for x in grp[:3])==sorted(round(n/(j*t)/1e9, 2) for j in (1, 2, 3)), grp
+    assert all(x["max_gbps"]==478.12 and x["verified"] for x in grp), grp' "$T/n.json" && [ $rc -eq 0 ] && [ ! -s "$T/e" ] &&
+	ok "one2all on the 4xH200 replay: one clock, aggregate = one copy's rate, not 3x; below 478.1" ||
+	nok "one2all one clock: rc=$rc $(cat "$T/e") $(head -c 900 "$T/n.json")"
+# SM copies run side by side and share each GPU's 478 GB/s out: the aggregate is the link's, no more
+FAKECUDA_BUSIDS=$HB FAKECUDA_NVLINK_GBPS=478 "$BIN" --root "$H200" bench one2all --sm --size 8M --iters 4 --reps 2 \
+	--jsonl >"$T/s.jsonl"; rc=$?
+py 'import json,sys
+r=[json.loads(l) for l in open(sys.argv[1])]
+agg=[x for x in r if x["dst"]=="all"]
+assert len(agg)==4 and all(470<=x["gbps"]<=478.125 and not x["impossible"] for x in agg), agg' "$T/s.jsonl" && [ $rc -eq 0 ] &&
+	ok "one2all --sm: kernels share the GPU's NVLinks, aggregate 470-478.1 GB/s" || nok "sm egress: rc=$rc $(head -c 600 "$T/s.jsonl")"
+# a figure above what the links carry is a measurement error: links of 2000 GB/s in the double, the
+# facts' 478.1: three SM copies of n = 8 MiB at 3 us + n / 350 GB/s each sum to 933.2,
+# refused: exit 2, one line per aggregate, its figure not printed (null, 'error' in the table)
+FAKECUDA_BUSIDS=$HB FAKECUDA_NVLINK_GBPS=2000 "$BIN" --root "$H200" bench one2all --sm --size 8M --iters 4 --reps 2 \
+	--json >"$T/x.json" 2>"$T/e"; rc=$?
+py 'import json,sys
+r=json.load(open(sys.argv[1]))["results"]
+agg=[x for x in r if x["dst"]=="all"]
+assert all(x["impossible"] and x["gbps"] is None and x["max_gbps"]==478.12 for x in agg), agg
+assert not any(x["impossible"] for x in r if x["dst"]!="all"), r' "$T/x.json" && [ $rc -eq 2 ] &&
+	[ "$(grep -c '' "$T/e")" = 4 ] && grep -q '^gpup2p: one2all GPU0->all: 933.2 GB/s, its links carry 478.1: measurement error$' "$T/e" &&
+	ok "above the links' 478.1 GB/s: exit 2, one 'measurement error' line per aggregate, figure null" ||
+	nok "impossible: rc=$rc $(cat "$T/e") $(head -c 600 "$T/x.json")"
+out=$(FAKECUDA_BUSIDS=$HB FAKECUDA_NVLINK_GBPS=2000 "$BIN" --root "$H200" bench one2all --sm --size 8M --iters 4 --reps 2 2>/dev/null)
+grep -q '^one2all sm  *GPU0  *all  .* error  ' <<<"$out" && grep -q "^error: above its links' 478.1 GB/s (GPU0's 18 NVLinks x 26.56 GB/s)" <<<"$out" &&
+	ok "table: 'error' for the figure, a note with the ceiling and how it was worked out" || nok "table error: $out"
+
 expect 64 "unknown mode 'one2al' .*one2all, all2one, all2host or host2all" bench one2al
 expect 64 "--min-bw wants GBPS or MODE=GBPS .*host2all" bench --min-bw one2many=3

@@ -60,8 +60,10 @@ struct gp_bench_row {
 	double floor;                   /* --min-bw for the row's mode, -1 none (pattern pairs: none) */
 	int group;                      /* patterns: rows copied together share a group number (> 0); the
 	                                   group's last row is its aggregate */
-	int aggregate;                  /* the group's total: all bytes over the slowest copy's time; its
+	int aggregate;                  /* the group's total: all bytes over the time the copies shared; its
 	                                   spec has gpu or peer_gpu -1 for "all" */
+	double ceiling;                 /* the most the links involved carry, GB/s (linkcap.h); 0 unknown */
+	char ceiling_why[64];           /* how it was worked out ("18 NVLinks x 26.56 GB/s") */
 };
 
 /* Plan the rows. Order: per mode (h2d, d2h, d2d, p2p, bidir, latency, one2all, all2one, all2host,
@@ -77,13 +79,18 @@ void gp_bench_floors(struct gp_bench_row *rows, int n, const struct gp_threshold
 /* 1 when a measured bandwidth row is below its floor. */
 int gp_bench_below(const struct gp_bench_row *r);
 
+/* 1 when a measured bandwidth row is above its ceiling by more than margin (a share: 0.10): the links
+ * cannot carry it, the timing was wrong. */
+int gp_bench_impossible(const struct gp_bench_row *r, double margin);
+
 /* The mode names --min-bw accepts (NULL-terminated). */
 extern const char *const gp_bench_threshold_modes[];
 
 /* Run one pattern group, rows[0..n): the pair rows, then the aggregate. Every pair that is not skipped
- * gets its own stream and buffers; the batches of all pairs start behind one gate, each pair timed by
- * its own events; the aggregate is all bytes over the slowest pair's time. Every pair's data is checked
- * after each timed batch. Fills each row's res and done. 0 or -errno (e filled). */
+ * gets its own stream and buffers; the batches of all pairs start together behind one gate and are
+ * timed on one clock (gp_xfer_lanes_batch): a pair's figure is its bytes over the time from the shared
+ * start to its end, the aggregate all bytes over the time until the last pair ended. Every pair's data
+ * is checked after each timed batch. Fills each row's res and done. 0 or -errno (e filled). */
 int gp_bench_pattern_run(struct gp_cuda *c, struct gp_bench_row *rows, int n, struct gp_err *e);
 
 #endif
