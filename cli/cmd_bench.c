@@ -11,8 +11,9 @@ void help_bench(FILE *f)
 		"usage: gpup2p bench [h2d|d2h|d2d|p2p|bidir|latency|all|PATTERN] [--gpu N]...\n"
 		"              [--size S | --min S --max S [--factor F]] [--iters K] [--reps R]\n"
 		"              [--pinned|--pageable] [--numa N] [--p2p on|off|both]\n"
-		"              [--engine ce|sm|both | --sm] [--stride S] [--random] [--seed N]\n"
-		"              [--min-bw [MODE=]GBPS]... [--no-verify] [--json|--csv|--jsonl]\n\n"
+		"              [--engine ce|sm|both | --sm] [--op write|read|both] [--duplex]\n"
+		"              [--stride S] [--random] [--seed N] [--min-bw [MODE=]GBPS]...\n"
+		"              [--no-verify] [--json|--csv|--jsonl]\n\n"
 		"Measure copy bandwidth and latency with CUDA's copy engines: host to GPU and\n"
 		"back (pinned and pageable host memory), GPU to GPU with peer access on and off,\n"
 		"pushed (write) and pulled (read), both directions at once, and the latency of\n"
@@ -49,6 +50,12 @@ void help_bench(FILE *f)
 		"                         the driver), or both (default)\n"
 		"  --engine ce|sm|both    copy engines (default), SMs, or both; --sm = --engine\n"
 		"                         sm. SM copies: pinned host memory, peer access on\n"
+		"  --op write|read|both   p2p, bidir, one2all, all2one: copies queued on the\n"
+		"                         source GPU (write) or the destination (read)\n"
+		"                         (default: p2p both, the others write)\n"
+		"  --duplex               h2d, d2h, all2host, host2all: the opposite direction\n"
+		"                         runs at the same time on each GPU; the figure is\n"
+		"                         the named direction's (nvbandwidth's bidirectional)\n"
 		"  --stride S             latency --sm: bytes between chain slots (default 128)\n"
 		"  --random, --seed N     latency --sm: slots in a random order drawn from N\n"
 		"                         (default 1)\n"
@@ -156,6 +163,12 @@ static int bench_opt(struct opts *o, int argc, char **argv, int *i)
 		if (strcmp(v, "ce") && strcmp(v, "sm") && strcmp(v, "both"))
 			return cli_usage("bench", "--engine takes ce, sm or both, not '%s'", v), -1;
 		o->b.engine = !strcmp(v, "ce") ? GP_ENGINE_CE : !strcmp(v, "sm") ? GP_ENGINE_SM : GP_ENGINE_CE | GP_ENGINE_SM;
+	} else if ((v = cli_opt_value(argc, argv, i, "--op"))) {
+		if (strcmp(v, "write") && strcmp(v, "read") && strcmp(v, "both"))
+			return cli_usage("bench", "--op takes write, read or both, not '%s'", v), -1;
+		o->b.op = !strcmp(v, "write") ? GP_OP_WRITE : !strcmp(v, "read") ? GP_OP_READ : GP_OP_WRITE | GP_OP_READ;
+	} else if (!strcmp(argv[*i], "--duplex")) {
+		o->b.duplex = 1;
 	} else if (!strcmp(argv[*i], "--sm")) {
 		o->b.engine = GP_ENGINE_SM;
 	} else if ((v = cli_opt_value(argc, argv, i, "--stride"))) {
@@ -207,6 +220,10 @@ static int finish(struct opts *o)
 		return cli_usage("bench", "a sweep needs both --min and --max");
 	if (o->factor && !o->min)
 		return cli_usage("bench", "--factor goes with --min and --max");
+	if (o->b.op && !(o->b.modes & (GP_BENCH_P2P | GP_BENCH_BIDIR | GP_BENCH_ONE2ALL | GP_BENCH_ALL2ONE)))
+		return cli_usage("bench", "--op goes with p2p, bidir, one2all or all2one");
+	if (o->b.duplex && !(o->b.modes & (GP_BENCH_H2D | GP_BENCH_D2H | GP_BENCH_ALL2HOST | GP_BENCH_HOST2ALL)))
+		return cli_usage("bench", "--duplex goes with h2d, d2h, all2host or host2all");
 	if (o->chase_opt && (!(o->b.engine & GP_ENGINE_SM) || !(o->b.modes & GP_BENCH_LATENCY)))
 		return cli_usage("bench", "--stride, --random and --seed go with latency --sm");
 	if (o->b.engine == GP_ENGINE_SM && o->b.mem == GP_MEM_PAGEABLE && (o->b.modes & (GP_BENCH_H2D | GP_BENCH_D2H)))

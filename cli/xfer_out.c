@@ -51,7 +51,11 @@ static const char *p2p(const struct gp_bench_row *r)
 
 static const char *op(const struct gp_bench_row *r)
 {
-	return r->spec.kind == GP_XFER_PEER && !r->spec.chase ? (r->spec.read ? "read" : "write") : NULL;
+	if (r->spec.chase)
+		return NULL;
+	if (r->spec.kind != GP_XFER_PEER)
+		return r->spec.bidir && r->spec.kind != GP_XFER_D2D ? "duplex" : NULL;
+	return r->spec.read ? "read" : "write";
 }
 
 static const char *engine(const struct gp_bench_row *r)

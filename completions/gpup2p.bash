@@ -40,7 +40,10 @@ _gpup2p()
 		return
 		;;
 	--module) _filedir ko; return ;;
-	--op) COMPREPLY=($(compgen -W "write read send all" -- "$cur")); return ;;
+	--op) # bench rdma's operations, else bench's directions
+		if [[ " ${words[*]} " == *" rdma "* ]]; then COMPREPLY=($(compgen -W "write read send all" -- "$cur"))
+		else COMPREPLY=($(compgen -W "write read both" -- "$cur")); fi
+		return ;;
 	--mem|--peer-mem) COMPREPLY=($(compgen -W "host gpu gpu:0 auto" -- "$cur")); return ;;
 	--connect) _known_hosts_real -- "$cur"; return ;;
 	--ib-port|--gid-index|--peer-ib-port|--peer-gid-index|--rdma-port|--timeout|--bind|--listen) return ;;
@@ -76,7 +79,7 @@ _gpup2p()
 		if [[ ${words[i + 1]-} == rdma ]] && ((cword > i + 1)); then
 			COMPREPLY=($(compgen -W "--op --lat --mem --peer-mem --device --ib-port --gid-index --peer-device --peer-ib-port --peer-gid-index --server --bind --connect --rdma-port --timeout --size --min --max --factor --iters --reps --min-bw --no-verify $global" -- "$cur"))
 		elif [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--gpu --size --min --max --factor --iters --reps --pinned --pageable --numa --p2p --engine --sm --stride --random --seed --min-bw --verify --no-verify $global" -- "$cur"))
+			COMPREPLY=($(compgen -W "--gpu --size --min --max --factor --iters --reps --pinned --pageable --numa --p2p --engine --sm --op --duplex --stride --random --seed --min-bw --verify --no-verify $global" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "h2d d2h d2d p2p bidir latency all one2all all2one all2host host2all rdma" -- "$cur"))
 		fi

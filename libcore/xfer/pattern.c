@@ -22,8 +22,8 @@ struct prun {
 	const struct gp_xfer_spec *s;   /* the aggregate's: size, iters, reps, engine */
 	struct gp_xfer_io io;           /* the lanes' calls */
 	struct plane *l;
-	struct gp_xfer_lane *x;         /* the pairs' lanes, as l */
-	int nl;
+	struct gp_xfer_lane *x;         /* the pairs' lanes, as l, then the duplex copies' (noise) */
+	int nl, nx;                     /* pairs measured; lanes in all */
 	gp_cuda_stream **util;          /* one per GPU, for the pattern kernels (c->n) */
 };
 
@@ -37,18 +37,11 @@ static gp_cuda_stream *util(struct gp_xfer_io *io, int g)
 	return P->util[g];
 }
 
-static int lane_setup(struct prun *P, int i)
+/* Buffers and a stream for lane l, its ends and queue set. */
+static int lane_bufs(struct prun *P, struct gp_xfer_lane *l)
 {
-	struct plane *pl = &P->l[i];
-	const struct gp_xfer_spec *s = &pl->r->spec;
-	struct gp_xfer_lane *l = &P->x[i];
 	size_t n = P->s->size;
 
-	l->sgpu = s->kind == GP_XFER_H2D ? -1 : s->gpu;
-	l->dgpu = s->kind == GP_XFER_D2H ? -1 : s->kind == GP_XFER_PEER ? s->peer_gpu : s->gpu;
-	l->q = s->gpu;
-	if (!(pl->bw = calloc((size_t)P->s->reps, sizeof(double))) || !(pl->us = calloc((size_t)P->s->reps, sizeof(double))))
-		return gp_err_set(P->e, GP_E_FAIL, ENOMEM, "out of memory");
 	if (l->sgpu < 0 ? gp_cuda_host_alloc(P->c, n, &l->hsrc, P->e) || gp_cuda_host_dptr(P->c, l->hsrc, &l->dsrc, P->e) :
 			  gp_cuda_alloc(P->c, l->sgpu, n, &l->dsrc, P->e))
 		return -EIO;
@@ -57,20 +50,48 @@ static int lane_setup(struct prun *P, int i)
 		return -EIO;
 	if (gp_cuda_stream_new(P->c, l->q, &l->st, P->e))
 		return -EIO;
+	return P->s->sm && gp_sm_prepare(P->c, l->st, P->e) ? -EIO : 0;
+}
+
+static int lane_setup(struct prun *P, int i)
+{
+	struct plane *pl = &P->l[i];
+	const struct gp_xfer_spec *s = &pl->r->spec;
+	struct gp_xfer_lane *l = &P->x[i];
+
+	l->sgpu = s->kind == GP_XFER_H2D ? -1 : s->gpu;
+	l->dgpu = s->kind == GP_XFER_D2H ? -1 : s->kind == GP_XFER_PEER ? s->peer_gpu : s->gpu;
+	l->q = s->kind == GP_XFER_PEER && s->read ? s->peer_gpu : s->gpu;   /* read: the destination pulls */
+	if (!(pl->bw = calloc((size_t)P->s->reps, sizeof(double))) || !(pl->us = calloc((size_t)P->s->reps, sizeof(double))))
+		return gp_err_set(P->e, GP_E_FAIL, ENOMEM, "out of memory");
 	if (s->kind == GP_XFER_PEER) {
-		int rc = gp_cuda_peer_require(P->c, l->sgpu, l->dgpu, P->e);
+		int rc = gp_cuda_peer_require(P->c, l->q, l->q == l->sgpu ? l->dgpu : l->sgpu, P->e);
 
 		if (rc)
 			return rc;
 	}
-	return P->s->sm && gp_sm_prepare(P->c, l->st, P->e) ? -EIO : 0;
+	return lane_bufs(P, l);
+}
+
+/* Duplex (all2host, host2all): the opposite copy of pair i's on its GPU, twice as many copies, its own
+ * stream; it loads the link and is not counted. */
+static int noise_setup(struct prun *P, int i)
+{
+	struct gp_xfer_lane *m = &P->x[i], *l = &P->x[P->nx++];
+
+	l->sgpu = m->dgpu;
+	l->dgpu = m->sgpu;
+	l->q = m->q;
+	l->mult = 2;
+	l->noise = 1;
+	return lane_bufs(P, l);
 }
 
 static void teardown(struct prun *P)
 {
 	if (P->x)
-		gp_xfer_lanes_free(P->c, P->x, P->nl);
-	for (int i = 0; i < P->nl; i++) {
+		gp_xfer_lanes_free(P->c, P->x, P->nx);
+	for (int i = 0; i < P->nx; i++) {
 		struct gp_xfer_lane *l = &P->x[i];
 
 		if (l->st)
@@ -79,6 +100,8 @@ static void teardown(struct prun *P)
 			l->sgpu < 0 ? gp_cuda_host_free(P->c, l->hsrc) : gp_cuda_free(P->c, l->sgpu, l->dsrc);
 		if (l->dgpu < 0 ? l->hdst != NULL : l->ddst != 0)
 			l->dgpu < 0 ? gp_cuda_host_free(P->c, l->hdst) : gp_cuda_free(P->c, l->dgpu, l->ddst);
+	}
+	for (int i = 0; i < P->nl; i++) {
 		free(P->l[i].bw);
 		free(P->l[i].us);
 	}
@@ -98,7 +121,7 @@ static int measure(struct prun *P, struct gp_bench_row *agg)
 {
 	const struct gp_xfer_spec *s = P->s;
 	int verify = !s->no_verify, n = s->reps, rc, forced = 0;
-	double *ms = calloc((size_t)P->nl, sizeof(double)), *tot = calloc((size_t)n, sizeof(double));
+	double *ms = calloc((size_t)P->nx, sizeof(double)), *tot = calloc((size_t)n, sizeof(double));
 	double *us = calloc((size_t)n, sizeof(double)), slow = 0;
 	uint64_t bytes = s->size * (uint64_t)s->iters;
 
@@ -108,7 +131,7 @@ static int measure(struct prun *P, struct gp_bench_row *agg)
 		free(us);
 		return gp_err_set(P->e, GP_E_FAIL, ENOMEM, "out of memory");
 	}
-	rc = gp_xfer_lanes_batch(&P->io, P->x, P->nl, 1, 1, ms, &slow, &forced);
+	rc = gp_xfer_lanes_batch(&P->io, P->x, P->nx, 1, 1, ms, &slow, &forced);
 	for (int i = 0; i < P->nl && !rc && verify; i++)
 		rc = gp_xfer_lane_put(&P->io, &P->x[i], 1, P->l[i].r->spec.seed ^ 0x5a5a5a5aULL);
 	for (int k = 0; k < n && !rc; k++) {
@@ -116,7 +139,7 @@ static int measure(struct prun *P, struct gp_bench_row *agg)
 
 		for (int i = 0; i < P->nl && !rc && verify && k == 0; i++)
 			rc = gp_xfer_lane_put(&P->io, &P->x[i], 0, P->l[i].r->spec.seed + 2);
-		if (rc || (rc = gp_xfer_lanes_batch(&P->io, P->x, P->nl, s->iters, 1, ms, &slow, &forced)))
+		if (rc || (rc = gp_xfer_lanes_batch(&P->io, P->x, P->nx, s->iters, 1, ms, &slow, &forced)))
 			break;
 		tot[k] = gp_gbps(bytes * (uint64_t)P->nl, slow);
 		us[k] = slow * 1e3 / s->iters;
@@ -168,7 +191,7 @@ int gp_bench_pattern_run(struct gp_cuda *c, struct gp_bench_row *rows, int n, st
 	P.io.sm = agg->spec.sm;
 	if (agg->skip)
 		return 0;
-	if (!(P.l = calloc((size_t)n, sizeof(*P.l))) || !(P.x = calloc((size_t)n, sizeof(*P.x))) ||
+	if (!(P.l = calloc((size_t)n, sizeof(*P.l))) || !(P.x = calloc(2 * (size_t)n, sizeof(*P.x))) ||
 	    !(P.util = calloc((size_t)c->n, sizeof(*P.util)))) {
 		free(P.l);
 		free(P.x);
@@ -188,8 +211,12 @@ int gp_bench_pattern_run(struct gp_cuda *c, struct gp_bench_row *rows, int n, st
 	if (gp_cuda_host_alloc(c, 64, (void **)&P.io.flag, e) ||
 	    gp_cuda_host_dptr(c, P.io.flag, &P.io.dflag, e))
 		rc = -EIO;
+	P.nx = P.nl;
 	for (int i = 0; i < P.nl && !rc; i++)
 		rc = lane_setup(&P, i);
+	for (int i = 0, m = P.nl; i < m && !rc; i++)
+		if (P.l[i].r->spec.bidir && P.l[i].r->spec.kind != GP_XFER_PEER)
+			rc = noise_setup(&P, i);
 	if (!rc)
 		rc = measure(&P, agg);
 	teardown(&P);

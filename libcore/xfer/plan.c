@@ -73,9 +73,16 @@ static int plan_host(struct plan *p, const char *mode, enum gp_xfer_kind kind)
 				r->spec.pinned = m == GP_MEM_PINNED;
 				r->spec.size = o->sizes[k];
 				r->spec.numa = host_node(o, o->gpus[i]);
+				r->spec.bidir = o->duplex;
 			}
 		}
 	return 0;
+}
+
+/* Whether peer copies pulled (read 1) or pushed are asked for; dflt: the GPU_OP_* bits of no --op. */
+static int op_wanted(const struct plan *p, int read, int dflt)
+{
+	return ((p->o->op ? p->o->op : dflt) & (read ? GP_OP_READ : GP_OP_WRITE)) != 0;
 }
 
 /* One peer row: a → b; skipped when peer access is asked for and impossible (either way for bidir). */
@@ -132,7 +139,7 @@ static int plan_p2p(struct plan *p)
 				continue;
 			for (int p2p = 1; p2p >= 0; p2p--)
 				for (int read = 0; read <= 1 && wants(p, p2p); read++)
-					for (int k = 0; k < o->nsizes; k++)
+					for (int k = 0; k < o->nsizes && op_wanted(p, read, GP_OP_WRITE | GP_OP_READ); k++)
 						if (!peer_row(p, "p2p", "p2p", o->gpus[i], o->gpus[j], p2p, read, 0, o->sizes[k]))
 							return -ENOMEM;
 		}
@@ -146,9 +153,10 @@ static int plan_bidir(struct plan *p)
 	for (int i = 0; i < o->ngpus; i++)
 		for (int j = i + 1; j < o->ngpus; j++)
 			for (int p2p = 1; p2p >= 0; p2p--)
-				for (int k = 0; k < o->nsizes && wants(p, p2p); k++)
-					if (!peer_row(p, "bidir", "bidir", o->gpus[i], o->gpus[j], p2p, 0, 1, o->sizes[k]))
-						return -ENOMEM;
+				for (int read = 0; read <= 1; read++)
+					for (int k = 0; k < o->nsizes && wants(p, p2p) && op_wanted(p, read, GP_OP_WRITE); k++)
+						if (!peer_row(p, "bidir", "bidir", o->gpus[i], o->gpus[j], p2p, read, 1, o->sizes[k]))
+							return -ENOMEM;
 	return 0;
 }
 
@@ -207,7 +215,7 @@ static int plan_latency(struct plan *p)
  * host memory, peer access on: pairs without it are skipped), then the aggregate. `hub` is the GPU at
  * the fixed end (-1 host), `out` 1 when data leaves the hub. Fewer than two GPUs for a GPU hub: only the
  * aggregate row, skipped. */
-static int plan_group(struct plan *p, const char *mode, int hub, int out, uint64_t size)
+static int plan_group(struct plan *p, const char *mode, int hub, int out, int read, uint64_t size)
 {
 	const struct gp_bench_opts *o = p->o;
 	int first = p->n, measured = 0;
@@ -220,12 +228,13 @@ static int plan_group(struct plan *p, const char *mode, int hub, int out, uint64
 		if (g == hub)
 			continue;
 		if (hub >= 0)
-			r = peer_row(p, mode, "p2p", out ? hub : g, out ? g : hub, 1, 0, 0, size);
+			r = peer_row(p, mode, "p2p", out ? hub : g, out ? g : hub, 1, read, 0, size);
 		else if ((r = add(p, mode, out ? "h2d" : "d2h"))) {
 			r->spec.kind = out ? GP_XFER_H2D : GP_XFER_D2H;
 			r->spec.gpu = g;
 			r->spec.pinned = 1;
 			r->spec.size = size;
+			r->spec.bidir = o->duplex;
 		}
 		if (!r)
 			return -ENOMEM;
@@ -239,6 +248,8 @@ static int plan_group(struct plan *p, const char *mode, int hub, int out, uint64
 	r->spec.kind = hub >= 0 ? GP_XFER_PEER : out ? GP_XFER_H2D : GP_XFER_D2H;
 	r->spec.pinned = hub < 0;
 	r->spec.p2p = hub >= 0;
+	r->spec.read = read;
+	r->spec.bidir = hub < 0 && o->duplex;
 	r->spec.size = size;
 	r->spec.gpu = hub >= 0 && out ? hub : -1;
 	r->spec.peer_gpu = hub >= 0 && !out ? hub : -1;
@@ -253,10 +264,11 @@ static int plan_pattern(struct plan *p, const char *mode, int gpu_hub, int out)
 {
 	const struct gp_bench_opts *o = p->o;
 
-	for (int i = 0; i < (gpu_hub ? o->ngpus : 1); i++)
-		for (int k = 0; k < o->nsizes; k++)
-			if (plan_group(p, mode, gpu_hub ? o->gpus[i] : -1, out, o->sizes[k]))
-				return -ENOMEM;
+	for (int read = 0; read <= gpu_hub; read++)
+		for (int i = 0; i < (gpu_hub ? o->ngpus : 1) && (!gpu_hub || op_wanted(p, read, GP_OP_WRITE)); i++)
+			for (int k = 0; k < o->nsizes; k++)
+				if (plan_group(p, mode, gpu_hub ? o->gpus[i] : -1, out, read, o->sizes[k]))
+					return -ENOMEM;
 	return 0;
 }
 
@@ -318,7 +330,7 @@ int gp_bench_plan(const struct gp_bench_opts *o, struct gp_bench_row **rows, str
 		return -EIO;
 	if (!o->modes || (o->modes & ~(GP_BENCH_ALL | GP_BENCH_PATTERNS)) || o->ngpus < 1 ||
 	    (o->nsizes < 1 && (o->modes & ~GP_BENCH_LATENCY)) || o->iters < 1 ||
-	    o->reps < 1 || ((o->modes & (GP_BENCH_H2D | GP_BENCH_D2H)) && !o->mem) || (o->engine & ~3) ||
+	    o->reps < 1 || ((o->modes & (GP_BENCH_H2D | GP_BENCH_D2H)) && !o->mem) || (o->engine & ~3) || (o->op & ~3) ||
 	    ((o->modes & GP_BENCH_LATENCY) && (!o->lat_size || o->lat_iters < 1 || o->lat_reps < 1)) ||
 	    ((o->modes & GP_BENCH_LATENCY) && sm && (!p.chain || !o->chain_stride || o->chase_hops < 1)))
 		return gp_err_set(e, GP_E_FAIL, EINVAL, "bench: cannot plan the measurements (invalid options)");

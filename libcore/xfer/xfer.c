@@ -147,8 +147,32 @@ static int sm_setup(struct run *R)
 	if (s->kind == GP_XFER_PEER && !s->p2p)
 		return gp_err_set(R->e, GP_E_USAGE, EINVAL, "SM copies between GPUs need peer access");
 	for (int i = 0; i < R->nl; i++)
-		if (gp_sm_prepare(R->c, R->l[i].st, R->e))
+		if ((R->l[i].hsrc && gp_cuda_host_dptr(R->c, R->l[i].hsrc, &R->l[i].dsrc, R->e)) ||
+		    (R->l[i].hdst && gp_cuda_host_dptr(R->c, R->l[i].hdst, &R->l[i].ddst, R->e)) ||
+		    gp_sm_prepare(R->c, R->l[i].st, R->e))
 			return -EIO;
+	return 0;
+}
+
+/* Duplex h2d/d2h: lane 1 is the opposite copy on the same GPU, on a stream of its own, twice as many
+ * copies so that it lasts the whole batch; it loads the link and is not counted. */
+static int duplex(struct run *R)
+{
+	struct gp_xfer_lane *l = &R->l[1];
+	void *h;
+
+	R->nl = 2;
+	l->sgpu = R->l[0].dgpu;
+	l->dgpu = R->l[0].sgpu;
+	l->q = R->s->gpu;
+	l->mult = 2;
+	l->noise = 1;
+	if (host_alloc(R, R->s->pinned, &h) || dev_alloc(R, R->s->gpu, l->sgpu < 0 ? &l->ddst : &l->dsrc) ||
+	    gp_cuda_stream_new(R->c, R->s->gpu, &R->st[R->nst], R->e))
+		return -EIO;
+	*(l->sgpu < 0 ? &l->hsrc : &l->hdst) = h;
+	R->stg[R->nst] = -1;            /* never the path's stream of a GPU (stream_for) */
+	l->st = R->st[R->nst++];
 	return 0;
 }
 
@@ -199,9 +223,11 @@ static int setup(struct run *R)
 	if ((l[0].hsrc && s->pinned && gp_cuda_host_dptr(R->c, l[0].hsrc, &l[0].dsrc, R->e)) ||
 	    (l[0].hdst && s->pinned && gp_cuda_host_dptr(R->c, l[0].hdst, &l[0].ddst, R->e)))
 		return -EIO;
+	if (s->bidir && s->kind != GP_XFER_PEER && duplex(R))
+		return -EIO;
 	for (int i = 0; i < R->nl; i++) {
 		R->seed[i] = s->seed * 2 + (uint64_t)i;
-		if (!(l[i].st = stream_for(R, l[i].q)))
+		if (!l[i].st && !(l[i].st = stream_for(R, l[i].q)))
 			return -EIO;
 	}
 	return s->sm ? sm_setup(R) : 0;
@@ -277,7 +303,7 @@ static int measure(struct run *R, struct gp_xfer_result *r)
 	const struct gp_xfer_spec *s = R->s;
 	int n = s->each ? s->iters : s->reps, per = s->each ? 1 : s->iters, verify = s->each || !s->no_verify, rc;
 	double *bw = calloc((size_t)n, sizeof(double)), *us = calloc((size_t)n, sizeof(double)), ms;
-	uint64_t bytes = s->size * (uint64_t)per * (uint64_t)R->nl;
+	uint64_t bytes = s->size * (uint64_t)per * (uint64_t)(R->nl - R->l[R->nl - 1].noise);
 
 	if (!bw || !us) {
 		free(bw);

@@ -218,6 +218,18 @@ assert (r["src"], r["dst"], r["verified"])==("GPU69", "GPU64", True), r' "$out" 
 out=$(FAKECUDA_GPUS=70 "$BIN" bench p2p --gpu 66 --gpu 69 --size 4K --iters 1 --reps 1 --p2p on --csv --no-header); rc=$?
 [ $rc -eq 0 ] && [ "$(grep -c '^p2p,p2p,GPU6[69],GPU6[69],.*,true,' <<<"$out")" = 4 ] &&
 	ok "70 GPUs: bench --gpu 66 --gpu 69 measures both directions, read and write" || nok "70 GPUs bench: rc=$rc $out"
+# --duplex h2d (host_to_device_bidirectional): a d2h of twice the copies runs on the same GPU at the same
+# time; with one host link of 30 GB/s (L = n / 30 GB/s, each copy's own time 2 us + n / 25 GB/s < 2L)
+# the turns go h2d, d2h, d2h, h2d: the second h2d ends at 4L, 2 n / 4L = 15 GB/s, where h2d alone is 30
+out=$(FAKECUDA_GPUS=1 FAKECUDA_HOST_GBPS=30 "$BIN" bench h2d --pinned --duplex --size 1M --iters 2 --reps 2 --csv --no-header); rc=$?
+[ $rc -eq 0 ] && grep -q '^h2d,h2d,host,GPU0,pinned,,duplex,1048576,2,2,15.00,' <<<"$out" &&
+	ok "h2d --duplex, host link 30 GB/s: op duplex, 15.00 GB/s (the d2h shares the link)" || nok "h2d duplex: rc=$rc $out"
+out=$(FAKECUDA_GPUS=2 "$BIN" bench bidir --op read --engine both --p2p on --size 64K --iters 1 --reps 2 --csv --no-header); rc=$?
+[ $rc -eq 0 ] && [ "$(grep -c '^bidir,bidir,GPU0,GPU1,,on,read,65536,.*,true,' <<<"$out")" = 2 ] && ! grep -q ',write,' <<<"$out" &&
+	ok "bidir --op read (device_to_device_bidirectional read): read rows, both engines" || nok "bidir read: rc=$rc $out"
+out=$(FAKECUDA_GPUS=2 "$BIN" bench p2p --op write --p2p on --size 64K --iters 1 --reps 2 --csv --no-header); rc=$?
+[ $rc -eq 0 ] && [ "$(grep -c ',write,' <<<"$out")" = 2 ] && ! grep -q ',read,' <<<"$out" &&
+	ok "p2p --op write: write rows only" || nok "p2p write: rc=$rc $out"
 # bus ids in domains c05b and 10000 (Intel VMD), upper case, on the vmd fixture: numeric PCI order (as
 # strings 10000 would sort first), each GPU's NUMA node and link from its own function (vmd.spec)
 out=$(FAKECUDA_GPUS=3 FAKECUDA_BUSIDS="10000:E5:00.0,C05B:00:00.0,0000:01:00.0" "$BIN" --root "$BUILD/fixtures/vmd" \

@@ -176,5 +176,34 @@ out=$(FAKECUDA_BUSIDS=$HB FAKECUDA_NVLINK_GBPS=2000 "$BIN" --root "$H200" bench 
 grep -q '^one2all sm  *GPU0  *all  .* error  ' <<<"$out" && grep -q "^error: above its links' 478.1 GB/s (GPU0's 18 NVLinks x 26.56 GB/s)" <<<"$out" &&
 	ok "table: 'error' for the figure, a note with the ceiling and how it was worked out" || nok "table error: $out"
 
+# --op read (nvbandwidth's one_to_all_read): each pair queued on its destination, which pulls; on the
+# H200 replay the pulls run side by side on three GPUs and share the hub's 478 GB/s out, where the
+# pushes above ran one after another on the hub's copy engines
+FAKECUDA_BUSIDS=$HB FAKECUDA_NVLINK_GBPS=478 "$BIN" --root "$H200" bench one2all --op read --size 8M --iters 4 --reps 2 \
+	--jsonl >"$T/r.jsonl"; rc=$?
+py 'import json,sys
+r=[json.loads(l) for l in open(sys.argv[1])]
+assert len(r)==16 and all(x["op"]=="read" and x["verified"] for x in r), r
+agg=[x for x in r if x["dst"]=="all"]
+assert all(470<=x["gbps"]<=478.125 for x in agg), agg' "$T/r.jsonl" && [ $rc -eq 0 ] &&
+	ok "one2all --op read: pulled by the destinations side by side, the hub's links shared (470-478.1)" ||
+	nok "one2all read: rc=$rc $(head -c 600 "$T/r.jsonl")"
+out=$(FAKECUDA_GPUS=3 "$BIN" bench one2all all2one --op both --engine both --size 64K --iters 1 --reps 2 --csv --no-header); rc=$?
+[ $rc -eq 0 ] && [ "$(grep -c '^one2all,aggregate,GPU.,all,,on,write,' <<<"$out")" = 6 ] &&
+	[ "$(grep -c '^all2one,aggregate,all,GPU.,,on,read,' <<<"$out")" = 6 ] && [ "$(grep -c ',true,,,false,[cs][em]$' <<<"$out")" = 72 ] &&
+	ok "--op both --engine both: write and read groups for each hub and engine, 72 rows verified" || nok "op both: rc=$rc $out"
+# --duplex (all_to_host_bidirectional): every GPU also copies the other way at the same time, twice as
+# many copies, not counted: with one host link of 30 GB/s the measured copies get only part of it, so
+# the aggregate is below the 30 that all2host alone gets (above)
+out=$(FAKECUDA_GPUS=2 FAKECUDA_HOST_GBPS=30 "$BIN" bench all2host --duplex --size 1M --iters 2 --reps 2 --jsonl); rc=$?
+py 'import json,sys
+r=[json.loads(l) for l in sys.argv[1].splitlines()]
+assert len(r)==3 and all(x["op"]=="duplex" and x["memory"]=="pinned" and x["verified"] for x in r), r
+assert 0 < r[2]["gbps"] < 30 and r[2]["dst"]=="host" and r[2]["src"]=="all", r[2]' "$out" && [ $rc -eq 0 ] &&
+	ok "all2host --duplex: op duplex, the aggregate below the host link (the other way shares it)" || nok "duplex: rc=$rc $out"
+
+expect 64 "--op goes with p2p, bidir, one2all or all2one" bench h2d --op read
+expect 64 "--duplex goes with h2d, d2h, all2host or host2all" bench p2p --duplex
+expect 64 "--op takes write, read or both, not 'pull'" bench p2p --op pull
 expect 64 "unknown mode 'one2al' .*one2all, all2one, all2host or host2all" bench one2al
 expect 64 "--min-bw wants GBPS or MODE=GBPS .*host2all" bench --min-bw one2many=3

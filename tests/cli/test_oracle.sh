@@ -117,6 +117,29 @@ OR_STRICT_BENCH=1 $CMP bench "$T/a" "$T/b" >"$T/d"
 [ $? -eq 1 ] && grep -q '^bench: p2p_ce_write: gpup2p 391.0 GB/s, nvbandwidth 396.0 (0.987x)' "$T/d" &&
 	! grep -q '^bench: h2d' "$T/d" && ok "bench: OR_STRICT_BENCH=1 counts a path below 1.00x" || nok "strict: $(cat "$T/d")"
 
+# bench offline: oracle_bench.sh on the test double (2 GPUs) with a stand-in nvbandwidth that prints a
+# SUM line for every test it is asked for: every path of its map is measured by both (no "only" line),
+# and the tests it asks nvbandwidth for are the bandwidth tests of gpup2p-bench(1)'s table
+FAKE=$PWD/$BUILD/tests/fakecuda/libcuda.so.1
+mkdir -p "$T/ob" "$T/obr"
+printf '#!/bin/sh\n[ "$1" = -L ] && printf "GPU 0: Fake (UUID: GPU-0)\\nGPU 1: Fake (UUID: GPU-1)\\n"\n' >"$T/ob/nvidia-smi"
+cat >"$T/ob/nvbandwidth" <<'EOF2'
+#!/bin/bash
+while [ $# -gt 0 ]; do case $1 in -t) shift; while [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; do
+	echo "$1" >>"${0%/*}/asked"; echo "SUM $1 100.00"; shift; done ;; *) shift ;; esac; done
+EOF2
+chmod +x "$T/ob/nvidia-smi" "$T/ob/nvbandwidth"
+PATH=$T/ob:$PATH GPUP2P_LIBCUDA=$FAKE FAKECUDA_GPUS=2 ROUNDS=1 SIZE_MIB=1 bash tests/device/oracle_bench.sh "$BIN" \
+	"$T/ob/nvbandwidth" "$T/obr" >"$T/ob.out" 2>&1
+rc=$?
+paths=$(grep -c '^[a-z0-9_]\+ \+[0-9.]\+ \+[0-9.]\+ [0-9.]\+x$' "$T/ob.out")
+man=$(sed -n '/^\.TS/,/^\.TE/p' man/gpup2p-bench.1 | awk -F'\t' 'NF == 2 && $1 ~ /^[a-z_]+$/ && $1 !~ /latency/ {
+	print $1; if ($1 ~ /_ce$/) { sub(/_ce$/, "_sm", $1); print $1 } }' | sort)
+asked=$(sort -u "$T/ob/asked" 2>/dev/null)
+[ $rc -eq 0 ] && [ "$paths" -eq 33 ] && ! grep -q 'only$' "$T/ob.out" && [ -n "$man" ] && [ "$man" = "$asked" ] &&
+	ok "oracle_bench.sh offline: 33 paths measured by both; nvbandwidth asked for the man page's tests" ||
+	nok "oracle_bench offline: exit $rc, $paths paths, man/asked differ: $(diff <(echo "$man") <(echo "$asked") | head -5 | tr '\n' ' ') $(grep -v '^SUM' "$T/ob.out" | head -5 | tr '\n' ';')"
+
 # no GPU: one line, 69
 mkdir -p "$T/nogpu"
 printf '#!/bin/sh\necho "No devices were found"\nexit 6\n' >"$T/nogpu/nvidia-smi"

@@ -13,22 +13,32 @@ HERE=${BASH_SOURCE[0]%/*}
 ROUNDS=${ROUNDS:-3} SIZE_MIB=${SIZE_MIB:-512}
 n=$(nvidia-smi -L | grep -c '^GPU [0-9]')
 pairs=$((n * (n - 1)))
-# path  gpup2p: mode engine op kind(rows|aggregate)  nvbandwidth test  its divisor
-MAP="h2d_ce h2d ce - rows host_to_device_memcpy_ce $n
-d2h_ce d2h ce - rows device_to_host_memcpy_ce $n
-p2p_write_ce p2p ce write rows device_to_device_memcpy_write_ce $pairs
-p2p_read_ce p2p ce read rows device_to_device_memcpy_read_ce $pairs
-p2p_write_sm p2p sm write rows device_to_device_memcpy_write_sm $pairs
-p2p_read_sm p2p sm read rows device_to_device_memcpy_read_sm $pairs
-bidir_ce bidir ce - rows device_to_device_bidirectional_memcpy_write_ce $pairs
-bidir_sm bidir sm - rows device_to_device_bidirectional_memcpy_write_sm $pairs
-one2all_ce one2all ce - aggregate one_to_all_write_ce $n
-one2all_sm one2all sm - aggregate one_to_all_write_sm $n
-all2one_ce all2one ce - aggregate all_to_one_write_ce $n
-all2one_sm all2one sm - aggregate all_to_one_write_sm $n
-all2host_ce all2host ce - aggregate all_to_host_memcpy_ce 1
-host2all_ce host2all ce - aggregate host_to_all_memcpy_ce 1"
-[ "$n" -ge 2 ] || MAP=$(grep -E '^(h2d|d2h)' <<<"$MAP")
+# path  gpup2p: mode engine op kind(rows|aggregate)  nvbandwidth test  its divisor. op "-": a row with
+# no op (null); duplex: run with --duplex. Every single-node bandwidth test nvbandwidth v0.8 has (the
+# table in gpup2p-bench(1)); its latency tests are not compared (gpup2p's chase has its own chain).
+MAP=""
+for e in ce sm; do
+	MAP="$MAP
+h2d_$e h2d $e - rows host_to_device_memcpy_$e $n
+d2h_$e d2h $e - rows device_to_host_memcpy_$e $n
+h2d_duplex_$e h2d $e duplex rows host_to_device_bidirectional_memcpy_$e $n
+d2h_duplex_$e d2h $e duplex rows device_to_host_bidirectional_memcpy_$e $n
+p2p_write_$e p2p $e write rows device_to_device_memcpy_write_$e $pairs
+p2p_read_$e p2p $e read rows device_to_device_memcpy_read_$e $pairs
+bidir_$e bidir $e write rows device_to_device_bidirectional_memcpy_write_$e $pairs
+bidir_read_$e bidir $e read rows device_to_device_bidirectional_memcpy_read_$e $pairs
+one2all_$e one2all $e write aggregate one_to_all_write_$e $n
+one2all_read_$e one2all $e read aggregate one_to_all_read_$e $n
+all2one_$e all2one $e write aggregate all_to_one_write_$e $n
+all2one_read_$e all2one $e read aggregate all_to_one_read_$e $n
+all2host_$e all2host $e - aggregate all_to_host_memcpy_$e 1
+all2host_duplex_$e all2host $e duplex aggregate all_to_host_bidirectional_memcpy_$e 1
+host2all_$e host2all $e - aggregate host_to_all_memcpy_$e 1
+host2all_duplex_$e host2all $e duplex aggregate host_to_all_bidirectional_memcpy_$e 1"
+done
+MAP="${MAP#?}
+d2d_ce d2d ce - rows device_local_copy $n"
+[ "$n" -ge 2 ] || MAP=$(grep -E '^(h2d|d2h|d2d|all2host|host2all)' <<<"$MAP")
 MODES=${OR_BENCH_MODES:-$(awk '{print $2}' <<<"$MAP" | sort -u | tr '\n' ' ')}
 MAP=$(awk -v m=" $MODES " 'index(m, " " $2 " ")' <<<"$MAP")
 TESTS=$(awk '{print $6}' <<<"$MAP" | tr '\n' ' ')
@@ -38,14 +48,22 @@ SM_MODES=$(awk '$3 == "sm" {print $2}' <<<"$MAP" | sort -u | tr '\n' ' ')
 : >"$R/bench-nvb.tsv"
 for r in $(seq "$ROUNDS"); do
 	s=$SECONDS
-	# each engine on the modes nvbandwidth measures with it only (host paths: copy engines), so that
-	# both tools do the same work and their wall times compare
-	# shellcheck disable=SC2086
-	{ [ -z "$CE_MODES" ] || "$BIN" --jsonl bench $CE_MODES --engine ce --pinned --p2p on --size "${SIZE_MIB}M"; } \
-		>"$R/bench-$r.jsonl" 2>"$R/bench-$r.err" || echo "round $r: gpup2p bench --engine ce exit $?" >&2
-	# shellcheck disable=SC2086
-	{ [ -z "$SM_MODES" ] || "$BIN" --jsonl bench $SM_MODES --engine sm --pinned --p2p on --size "${SIZE_MIB}M"; } \
-		>>"$R/bench-$r.jsonl" 2>>"$R/bench-$r.err" || echo "round $r: gpup2p bench --engine sm exit $?" >&2
+	: >"$R/bench-$r.jsonl"
+	# each engine on the modes nvbandwidth measures with it only, so that both tools do the same work
+	# and their wall times compare; peer modes with both ops; host modes plain, then duplex
+	for e in ce sm; do
+		EM=$CE_MODES
+		[ $e = sm ] && EM=$SM_MODES
+		PEER=$(tr ' ' '\n' <<<"$EM" | grep -xE 'p2p|bidir|one2all|all2one' | tr '\n' ' ')
+		REST=$(tr ' ' '\n' <<<"$EM" | grep -vxE 'p2p|bidir|one2all|all2one' | tr '\n' ' ')
+		HOST=$(tr ' ' '\n' <<<"$EM" | grep -xE 'h2d|d2h|all2host|host2all' | tr '\n' ' ')
+		for args in "${PEER:+$PEER --op both --p2p on}" "$REST" "${HOST:+$HOST --duplex}"; do
+			[ -n "${args// /}" ] || continue
+			# shellcheck disable=SC2086
+			"$BIN" --jsonl bench $args --engine $e --pinned --size "${SIZE_MIB}M" \
+				>>"$R/bench-$r.jsonl" 2>>"$R/bench-$r.err" || echo "round $r: gpup2p bench $args --engine $e: exit $?" >&2
+		done
+	done
 	g=$((SECONDS - s)) s=$SECONDS
 	# shellcheck disable=SC2086
 	"$NVB" -b "$SIZE_MIB" -t $TESTS >"$R/nvb-$r.txt" 2>&1 || echo "round $r: nvbandwidth exit $?" >&2
@@ -69,7 +87,7 @@ ga, na = open(sys.argv[3], "a"), open(sys.argv[4], "a")
 for m in """$MAP""".splitlines():
     path, mode, eng, op, kind, test, div = m.split()
     sel = [d["gbps"] for d in rows if d["mode"] == mode and d["engine"] == eng
-           and (op == "-" or d.get("op") == op)
+           and d.get("op") == (None if op == "-" else op)
            and (d["path"] == "aggregate") == (kind == "aggregate")
            and (mode not in ("h2d", "d2h") or d.get("memory") == "pinned")]
     if sel:

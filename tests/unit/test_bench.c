@@ -1,8 +1,10 @@
 /* Unit tests (no GPU): statistics, sizes and sweeps, thresholds, the verification pattern, the bench
  * plan, CPU lists. */
 #include <errno.h>
+#include <math.h>
 
 #include "gpup2p/bench_plan.h"
+#include "gpup2p/linkcap.h"
 #include "gpup2p/numa.h"
 #include "unit.h"
 
@@ -235,6 +237,71 @@ static void pattern_plan_tests(void)
 	CHECK(gp_bench_plan(&o, &r, &plan_err) == -EINVAL, "unknown mode bit refused");
 }
 
+static int peer_all(void *ctx, int a, int b)
+{
+	(void)ctx;
+	return a != b;
+}
+
+/* --op and --duplex in the plan; the ceilings of linkcap.h on a machine of three GPUs: 0 and 1 joined
+ * by 18 Hopper NVLinks (18 x 26.5625 = 478.125 GB/s one way), GPU2 on PCIe Gen5 x16 only (16 x 3.938) */
+static void ceiling_tests(void)
+{
+	struct gp_bench_opts o = { .modes = GP_BENCH_P2P | GP_BENCH_BIDIR | GP_BENCH_ONE2ALL | GP_BENCH_ALL2HOST,
+				   .gpus = (const int[]){ 0, 1, 2 }, .ngpus = 3, .sizes = (const uint64_t[]){ 1 << 20 },
+				   .nsizes = 1, .iters = 1, .reps = 1, .numa = -1, .peer = 1, .can_peer = peer_all,
+				   .op = GP_OP_READ, .duplex = 1 };
+	double pcie[] = { 63.008, 63.008, 63.008 }, rate[] = { 26.5625, 26.5625, 0 };
+	int gen[] = { 5, 5, 5 }, width[] = { 16, 16, 16 }, port[] = { 18, 18, 0 };
+	int links[] = { -1, 18, 0, 18, -1, 0, 0, 0, -1 };
+	struct gp_linkcap L = { .n = 3, .pcie = pcie, .gen = gen, .width = width, .rate = rate, .port = port,
+				.links = links };
+	struct gp_bench_row *r;
+	const struct gp_bench_row *x;
+	int n = gp_bench_plan(&o, &r, &plan_err), reads = 1;
+	char why[64];
+
+	for (int i = 0; i < n; i++)
+		if (r[i].spec.kind == GP_XFER_PEER)
+			reads &= r[i].spec.read;
+	CHECK(n > 0 && reads, "--op read: every p2p, bidir and one2all row pulls");
+	x = find(r, n, "all2host", "d2h", 1, -1);
+	CHECK(x && x->spec.bidir && r[n - 1].aggregate && r[n - 1].spec.bidir, "--duplex: all2host pairs and aggregate");
+	x = find(r, n, "p2p", "p2p", 0, 1);
+	CHECK(x && gp_linkcap_row(&L, r, n, (int)(x - r), why, sizeof(why)) == 478.125 &&
+	      !strcmp(why, "18 NVLinks x 26.56 GB/s"), "p2p GPU0->GPU1: 18 NVLinks x 26.5625 = 478.125 (%s)", why);
+	x = find(r, n, "p2p", "p2p", 2, 0);
+	CHECK(x && gp_linkcap_row(&L, r, n, (int)(x - r), why, sizeof(why)) == 63.008 && !strcmp(why, "PCIe Gen5 x16"),
+	      "p2p GPU2->GPU0, no NVLink: PCIe Gen5 x16 (%s)", why);
+	x = find(r, n, "bidir", "bidir", 0, 1);
+	CHECK(x && gp_linkcap_row(&L, r, n, (int)(x - r), why, sizeof(why)) == 956.25, "bidir: both ways, 956.25");
+	x = find(r, n, "one2all", "aggregate", 0, -1);
+	CHECK(x && fabs(gp_linkcap_row(&L, r, n, (int)(x - r), why, sizeof(why)) - 541.133) < 1e-9,
+	      "one2all from GPU0: its NVLinks to GPU1 and PCIe to GPU2 together, 541.133");
+	CHECK(fabs(gp_linkcap_row(&L, r, n, n - 1, why, sizeof(why)) - 3 * 63.008) < 1e-9, "all2host: 3 PCIe links");
+	links[1] = links[3] = -1;
+	x = find(r, n, "one2all", "aggregate", 0, -1);
+	CHECK(x && gp_linkcap_row(&L, r, n, (int)(x - r), why, sizeof(why)) == 0, "a pair's links unknown: no ceiling");
+	free(r);
+	o = (struct gp_bench_opts){ .modes = GP_BENCH_ONE2ALL, .gpus = (const int[]){ 0, 1, 2 }, .ngpus = 3,
+				    .sizes = (const uint64_t[]){ 1 << 20 }, .nsizes = 1, .iters = 1, .reps = 1, .numa = -1,
+				    .can_peer = peer_all };
+	links[1] = links[3] = 18, links[2] = links[6] = links[5] = links[7] = 18;   /* NV18 every pair */
+	n = gp_bench_plan(&o, &r, &plan_err);
+	CHECK(n == 9 && gp_linkcap_row(&L, r, n, 2, why, sizeof(why)) == 478.125 && !strcmp(why, "GPU0's 18 NVLinks x 26.56 GB/s"),
+	      "one2all through NVSwitch: no more than the hub's own 18 NVLinks (%s)", why);
+	r[2].done = 1;
+	r[2].ceiling = 478.125;
+	r[2].res.gbps.median = 525;
+	CHECK(!gp_bench_impossible(&r[2], 0.10), "525 GB/s: within 10%% of 478.125");
+	r[2].res.gbps.median = 1173.9;
+	CHECK(gp_bench_impossible(&r[2], 0.10), "1173.9 GB/s out of one H200: impossible");
+	free(r);
+	CHECK(gp_linkcap_nvlink_rate(9, NULL) == 26.5625 && gp_linkcap_nvlink_rate(-1, "NVIDIA H200") == 26.5625 &&
+	      gp_linkcap_nvlink_rate(7, "x") == 25 && gp_linkcap_nvlink_rate(-1, "Mystery GPU") == 53.125,
+	      "per-link rates: Hopper by arch or name, Ampere 25, unknown the fastest");
+}
+
 static void cpulist_tests(void)
 {
 	cpu_set_t s;
@@ -253,6 +320,7 @@ int main(void)
 	pattern_tests();
 	plan_tests();
 	pattern_plan_tests();
+	ceiling_tests();
 	cpulist_tests();
 	return unit_done();
 }

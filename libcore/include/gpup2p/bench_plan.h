@@ -19,6 +19,9 @@ enum {
 /* Who moves the data: the copy engines (cuMemcpy*), the SMs (a kernel, smcopy.h), or both. */
 enum { GP_ENGINE_CE = 1, GP_ENGINE_SM = 2 };
 
+/* Peer copies: pushed (queued on the source GPU) or pulled (on the destination). */
+enum { GP_OP_WRITE = 1, GP_OP_READ = 2 };
+
 /* Host memory kinds for h2d/d2h. */
 enum { GP_MEM_PINNED = 1, GP_MEM_PAGEABLE = 2 };
 
@@ -33,6 +36,10 @@ struct gp_bench_opts {
 	int lat_iters, lat_reps;        /* latency batches */
 	int mem;                        /* GP_MEM_* bits */
 	int peer;                       /* p2p/bidir rows: 1 peer access on only, 2 off only, 3 (or 0) both */
+	int op;                         /* GP_OP_* bits for p2p, bidir, one2all, all2one; 0: p2p both, the
+	                                   others write */
+	int duplex;                     /* h2d, d2h, all2host, host2all: the opposite direction runs at the
+	                                   same time on each GPU (spec.bidir), measured is the named one */
 	int numa;                       /* host memory node for every row, -1: each GPU's own node */
 	int no_verify;
 	int engine;                     /* GP_ENGINE_* bits; 0 = copy engines. SM bandwidth rows: pinned host

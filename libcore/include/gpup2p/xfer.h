@@ -25,7 +25,9 @@ struct gp_xfer_spec {
 	int pinned;                /* H2D/D2H: host memory page-locked (else pageable) */
 	int p2p;                   /* PEER: 1 peer access enabled, 0 disabled (the driver stages copies) */
 	int read;                  /* PEER: queued on the destination GPU (pull) instead of the source (push) */
-	int bidir;                 /* PEER: the reverse copy at the same time, queued on the other GPU */
+	int bidir;                 /* PEER: the reverse copy at the same time, queued on the other GPU;
+	                              H2D/D2H: duplex, the reverse copy on the same GPU at the same time,
+	                              twice as many copies, not counted (nvbandwidth's bidirectional) */
 	uint64_t size;
 	int iters;                 /* copies per timed batch (per checked copy when `each`) */
 	int reps;                  /* timed batches */
