@@ -202,6 +202,11 @@ assert len(r)==3 and all(x["op"]=="duplex" and x["memory"]=="pinned" and x["veri
 assert 0 < r[2]["gbps"] < 30 and r[2]["dst"]=="host" and r[2]["src"]=="all", r[2]' "$out" && [ $rc -eq 0 ] &&
 	ok "all2host --duplex: op duplex, the aggregate below the host link (the other way shares it)" || nok "duplex: rc=$rc $out"
 
+# the wait for the shared start failing: one line naming the call, exit 2, nothing hangs
+err=$(FAKECUDA_GPUS=3 FAKECUDA_FAIL=cuStreamWaitEvent "$BIN" bench one2all --size 64K --iters 1 --reps 1 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && [ "$err" = "gpup2p: cuStreamWaitEvent failed: CUDA_ERROR_OUT_OF_MEMORY (2)" ] &&
+	ok "cuStreamWaitEvent failing: exit 2, one line naming it" || nok "wait fails: rc=$rc $err"
+
 expect 64 "--op goes with p2p, bidir, one2all or all2one" bench h2d --op read
 expect 64 "--duplex goes with h2d, d2h, all2host or host2all" bench p2p --duplex
 expect 64 "--op takes write, read or both, not 'pull'" bench p2p --op pull

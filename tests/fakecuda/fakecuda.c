@@ -501,7 +501,8 @@ EXPORT gp_cu_result cuEventCreate(gp_cu_event *e, unsigned flags)
 	return *e ? GP_CUDA_SUCCESS : GP_CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-EXPORT gp_cu_result cuEventDestroy_v2(gp_cu_event e) { free(e); return GP_CUDA_SUCCESS; }
+/* Its queued records and waits are played first (they point at it). */
+EXPORT gp_cu_result cuEventDestroy_v2(gp_cu_event e) { sched_settle(); free(e); return GP_CUDA_SUCCESS; }
 
 EXPORT gp_cu_result cuEventRecord(gp_cu_event e, gp_cu_stream s)
 {
