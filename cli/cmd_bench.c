@@ -18,15 +18,15 @@ void help_bench(FILE *f)
 		"back (pinned and pageable host memory), GPU to GPU with peer access on and off,\n"
 		"pushed (write) and pulled (read), both directions at once, and the latency of\n"
 		"small copies. Each timed batch of copies is queued behind a gate the host opens\n"
-		"once everything is queued, between two GPU events; the median of the\n"
-		"repetitions is reported with min and max. The data of every path is checked\n"
-		"once, after its timed batches, by the GPU that holds it. With --sm the GPU's\n"
-		"own cores move the data (a kernel, 16-byte loads and stores, grid from the SM\n"
-		"count), and latency is a pointer chase: one GPU thread following a chain of\n"
-		"dependent loads through pinned host memory and through each peer GPU's\n"
-		"memory. Host memory is placed on the GPU's NUMA node (and the thread on its\n"
-		"CPUs) unless --numa says. Defaults match nvbandwidth's (512 MiB, 16 copies,\n"
-		"3 batches).\n\n"
+		"once everything is queued, between two GPU events (copies running together:\n"
+		"on one clock, from their shared start); the median of the repetitions is\n"
+		"reported with min and max. The data of every path is checked once, after its\n"
+		"timed batches, by the GPU that holds it. With --sm the GPU's own cores move\n"
+		"the data (a kernel, 16-byte loads and stores, grid from the SM count), and\n"
+		"latency is a pointer chase: one GPU thread following a chain of dependent\n"
+		"loads through pinned host memory and through each peer GPU's memory. Host\n"
+		"memory is placed on the GPU's NUMA node (and the thread on its CPUs) unless\n"
+		"--numa says. Defaults match nvbandwidth's (512 MiB, 16 copies, 3 batches).\n\n"
 		"  MODE                   h2d, d2h, d2d (within a GPU), p2p, bidir, latency or\n"
 		"                         all (default all)\n"
 		"  PATTERN                copies running together, each pair and the aggregate\n"
@@ -69,8 +69,9 @@ void help_bench(FILE *f)
 		"(gpup2p bench rdma --help).\n"
 		"Units: GB/s = 1e9 bytes/s; sizes K/M/G = powers of 1024; latency in us\n"
 		"(microseconds): per copy, or per load with --sm.\n"
-		"Exit: 0 ok, 1 a result below --min-bw, 2 wrong data or a CUDA error, 64 usage,\n"
-		"69 CUDA not available or no GPU.\n");
+		"Exit: 0 ok, 1 a result below --min-bw, 2 wrong data, a CUDA error or a figure\n"
+		"above what its links carry (a measurement error), 64 usage, 69 CUDA not\n"
+		"available or no GPU.\n");
 }
 
 /* Defaults as nvbandwidth v0.8's (512 MiB buffers, a loop count of 16, 3 samples: the same work per
