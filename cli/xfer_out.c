@@ -267,11 +267,11 @@ static void json_row(struct gp_json *j, const struct gp_bench_row *r, int schema
 	num_or_null(j, "us", m, r->res.us.median, 3);
 	num_or_null(j, "us_min", m, r->res.us.min, 3);
 	num_or_null(j, "host_us", m && r->spec.host_timing, r->res.host_us, 3);
-	if (m && r->res.verified >= 0)
+	if (r->done && !r->skip && r->res.verified >= 0)   /* checked even where the figure is not shown */
 		gp_json_bool(j, "verified", r->res.verified);
 	else
 		gp_json_null(j, "verified");
-	if (m && r->res.verified == 0)
+	if (r->done && !r->skip && r->res.verified == 0)
 		gp_json_int(j, "bad_offset", r->res.bad_offset);
 	if (r->spec.chase) {
 		gp_json_u64(j, "stride", r->spec.stride);
@@ -365,7 +365,7 @@ static void print_csv(const struct cli *c, const struct gp_bench_row *rows, int 
 		csv_num(m, r->res.us.median, 3, ',');
 		csv_num(m, r->res.us.min, 3, ',');
 		csv_num(m && r->spec.host_timing, r->res.host_us, 3, ',');
-		gp_csv_field(stdout, !m || r->res.verified < 0 ? "" : r->res.verified ? "true" : "false", ',');
+		gp_csv_field(stdout, !r->done || r->skip || r->res.verified < 0 ? "" : r->res.verified ? "true" : "false", ',');
 		csv_num(m && r->res.host_node >= 0 && memory(r), r->res.host_node, 0, ',');
 		csv_num(r->floor > 0, r->floor, 2, ',');
 		gp_csv_field(stdout, gp_bench_below(r) ? "true" : "false", ',');
