@@ -7,8 +7,10 @@
 
 #include "gpup2p/doctor.h"
 
-#define GP_DOCTOR_FAMILY(var, name, title, table) \
-	const struct gp_doctor_family var = { name, title, table, (int)(sizeof(table) / sizeof(table[0])) }
+#define GP_DOCTOR_FAMILY(var, name, title, table) GP_DOCTOR_FAMILY_CLEANUP(var, name, title, table, NULL)
+/* A family whose checks keep something in the context: cleanup frees it (struct gp_doctor_family). */
+#define GP_DOCTOR_FAMILY_CLEANUP(var, name, title, table, cleanup) \
+	const struct gp_doctor_family var = { name, title, table, (int)(sizeof(table) / sizeof(table[0])), cleanup }
 
 /* The families (one file each). */
 extern const struct gp_doctor_family gp_doctor_fam_driver, gp_doctor_fam_gpu, gp_doctor_fam_bar,

@@ -333,4 +333,5 @@ static const struct gp_doctor_check checks[] = {
 	  "error; the GPUs that used it as their near NIC now cross sockets." SEE },
 };
 
-GP_DOCTOR_FAMILY(gp_doctor_fam_expect, "expect", "the node against its expected baseline (--expect)", checks);
+GP_DOCTOR_FAMILY_CLEANUP(gp_doctor_fam_expect, "expect", "the node against its expected baseline (--expect)", checks,
+			 gp_doctor_expect_free);

@@ -384,4 +384,5 @@ static const struct gp_doctor_check checks[] = {
 	  "per-link rate). Pairs without P2P access are skipped (staged through host memory)." },
 };
 
-GP_DOCTOR_FAMILY(gp_doctor_fam_p2p, "p2p", "peer-to-peer access (CUDA, NVML) and copies", checks);
+GP_DOCTOR_FAMILY_CLEANUP(gp_doctor_fam_p2p, "p2p", "peer-to-peer access (CUDA, NVML) and copies", checks,
+			 gp_doctor_p2p_free);

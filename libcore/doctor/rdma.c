@@ -497,4 +497,11 @@ static const struct gp_doctor_check checks[] = {
 	  "its NIC has no GPUDirect RDMA; unknown, likewise once per GPU." },
 };
 
-GP_DOCTOR_FAMILY(gp_doctor_fam_rdma, "rdma", "RDMA devices and ports", checks);
+/* what gp_doctor_verbs probed, kept for the checks of this family and peermem's */
+static void rdma_cleanup(struct gp_doctor_ctx *c)
+{
+	free(c->verbs_probe);
+	c->verbs_probe = NULL;
+}
+
+GP_DOCTOR_FAMILY_CLEANUP(gp_doctor_fam_rdma, "rdma", "RDMA devices and ports", checks, rdma_cleanup);

@@ -64,6 +64,8 @@ struct gp_doctor_family {
 	const char *title;
 	const struct gp_doctor_check *checks;
 	int n;
+	/* frees what the family's checks kept in the context (gp_doctor_ctx_free calls it), or NULL */
+	void (*cleanup)(struct gp_doctor_ctx *c);
 };
 
 struct gp_kv {
