@@ -31,6 +31,7 @@
  *   FAKECUDA_BADPTX=1      cuModuleLoadData fails as a JIT error would (CUDA_ERROR_INVALID_VALUE);
  *                          =bulk: only for the bulk-copy module (a driver too old for PTX 8.0)
  *   FAKECUDA_MARKER=FILE   append "load" to FILE when the library is loaded, "cuInit" at each cuInit
+ *                          ("cuInit done" when it returns)
  *                          (a test that libcuda is not loaded at all, without strace), "cuModuleLoadData"
  *                          at each module load, a copy kernel's name at each launch of it (which SM
  *                          copy ran; gp_fill and gp_check: the pattern kernels)
@@ -239,6 +240,7 @@ EXPORT gp_cu_result cuInit(unsigned flags)
 	for (int i = 0; i < MAXG; i++)
 		ctxs[i].dev = i;
 	inited = 1;
+	marker("cuInit done");
 	return GP_CUDA_SUCCESS;
 }
 
