@@ -76,6 +76,16 @@ void gp_doctor_link_best(const struct gp_doctor_ctx *c, int idx, double *gts, in
 		*width = up->max_width;
 }
 
+/* The name a finding on function idx gives it: a NIC group's ("NIC0+6VFs") when idx leads one, else role's. */
+static const char *who(const struct gp_doctor_ctx *c, int idx, char *buf, size_t n)
+{
+	const struct gp_topo_dev *t = gp_topo_find(c->topo, idx);
+
+	if (t && c->topo->devs[t->group].members > 1)
+		return gp_topo_group_name(c->topo, t->group, buf, n);
+	return role(c, idx);
+}
+
 /* Link state the check needs is not in sysfs: one finding for all such functions. */
 static void link_unknown(struct gp_doctor_ctx *c, const char *list, const char *what)
 {
@@ -99,47 +109,72 @@ static void append(char *buf, size_t n, const char *s)
 }
 
 /* Call one(c, idx, best speed, best width) for the link above each GPU, NIC and switch upstream port
- * on their paths; those whose link state sysfs lacks (speed or width, as asked) get one finding. */
-static void each_link(struct gp_doctor_ctx *c, int speed, void (*one)(struct gp_doctor_ctx *c, int idx, double gts,
-								  int width))
+ * on their paths; those whose link state sysfs lacks (speed or width, as asked) get one finding. A NIC's
+ * virtual functions have no link of their own (SR-IOV: they use their physical function's): a group's
+ * one finding is its lead's, with every member's BDF. */
+static void each_link(struct gp_doctor_ctx *c, int speed,
+		      struct gp_finding *(*one)(struct gp_doctor_ctx *c, int idx, double gts, int width))
 {
-	int *idx, n, best_w;
+	const struct gp_topo *t = c->topo;
+	int *idx, *next, n, best_w;
 	double best_s;
 	char none[512] = "";
 
-	if (gp_doctor_no_device(c) || !(idx = calloc((size_t)c->pci->n + 1, sizeof(*idx))))
+	if (gp_doctor_no_device(c) || !(idx = calloc((size_t)c->pci->n + (size_t)t->n + 2, sizeof(*idx))))
 		return;
-	n = path_devs(c, idx, 1);
+	next = idx + c->pci->n + 1;
+	/* each group's members after its lead, chained: next[lead] -> a member -> ... -> -1 */
+	for (int i = 0; i < t->n; i++)
+		next[i] = -1;
+	for (int i = t->n - 1; i >= 0; i--) {
+		int lead = t->devs[t->devs[i].group].lead;
+
+		if (i != lead) {
+			next[i] = next[lead];
+			next[lead] = i;
+		}
+	}
+	n = path_devs(c, idx, 1); /* the t->n GPUs and NICs first, in t->devs' order */
 	for (int k = 0; k < n; k++) {
 		const struct gp_pci_dev *d = &c->pci->devs[idx[k]];
+		struct gp_finding *f;
 
+		if (k < t->n && t->devs[t->devs[k].group].lead != k)
+			continue; /* a virtual function: in its lead's finding */
 		gp_doctor_link_best(c, idx[k], &best_s, &best_w);
-		if (speed ? d->cur_gts <= 0 || best_s <= 0 : !d->cur_width || !best_w)
+		if (speed ? d->cur_gts <= 0 || best_s <= 0 : !d->cur_width || !best_w) {
 			append(none, sizeof(none), d->bdf);
-		else
-			one(c, idx[k], best_s, best_w);
+		} else if ((f = one(c, idx[k], best_s, best_w)) && k < t->n && next[k] >= 0) {
+			int m = 0;
+
+			for (int j = next[k]; j >= 0; j = next[j], m++)
+				gp_finding_bdf(f, c->pci->devs[t->devs[j].pci].bdf);
+			gp_finding_ev(f, "virtual functions", "%d, on this link (a VF has no link of its own)", m);
+		}
 	}
 	link_unknown(c, none, speed ? "link speed" : "link width");
 	free(idx);
 }
 
-static void width_one(struct gp_doctor_ctx *c, int idx, double best_s, int best_w)
+static struct gp_finding *width_one(struct gp_doctor_ctx *c, int idx, double best_s, int best_w)
 {
 	const struct gp_pci_dev *d = &c->pci->devs[idx];
 	struct gp_finding *f;
+	char nm[48];
 
 	(void)best_s;
 	if (d->cur_width < best_w) {
 		f = gp_doctor_add(c, GP_SEV_WARNING, d->bdf, "%s: link at x%d, both ends support x%d: a lane or the slot "
-				  "failed to train", role(c, idx), d->cur_width, best_w);
+				  "failed to train", who(c, idx, nm, sizeof(nm)), d->cur_width, best_w);
 		gp_finding_fix(f, "reseat the card (and its riser or cable), check the slot's bifurcation setting in "
 			       "firmware; if it stays narrow, swap slots to find the faulty part");
 	} else {
-		f = gp_doctor_add(c, GP_SEV_OK, d->bdf, "%s: link at x%d", role(c, idx), d->cur_width);
+		f = gp_doctor_add(c, GP_SEV_OK, d->bdf, "%s: link at x%d", who(c, idx, nm, sizeof(nm)), d->cur_width);
 	}
 	gp_finding_bdf(f, d->bdf);
 	gp_finding_ev(f, "current_link_width", "%d", d->cur_width);
 	gp_finding_ev(f, "max_link_width", "%d (this end), x%d (the most both ends support)", d->max_width, best_w);
+	return f;
 }
 
 static void check_width(struct gp_doctor_ctx *c)
@@ -173,7 +208,7 @@ static struct gp_finding *held_low(struct gp_doctor_ctx *c, int idx, double best
 	const struct gp_pci_dev *end[2] = { &c->pci->devs[idx], NULL };
 	const struct gp_pci_dev *up = NULL;
 	struct gp_finding *f;
-	char why[192] = "", fix[512] = "";
+	char why[192] = "", fix[512] = "", nm[48];
 	size_t wl = 0, fl = 0;
 	int best = gp_pci_gen(best_s);
 
@@ -201,7 +236,7 @@ static struct gp_finding *held_low(struct gp_doctor_ctx *c, int idx, double best
 	if (!wl || wl >= sizeof(why) || fl >= sizeof(fix))
 		return NULL;
 	f = gp_doctor_add(c, GP_SEV_WARNING, end[0]->bdf, "%s: link at %.1f GT/s (Gen%d), both ends support %.1f GT/s "
-			  "(Gen%d), held there by Link Control 2: %s", role(c, idx), end[0]->cur_gts,
+			  "(Gen%d), held there by Link Control 2: %s", who(c, idx, nm, sizeof(nm)), end[0]->cur_gts,
 			  gp_pci_gen(end[0]->cur_gts), best_s, best, why);
 	if (up) /* the port above the link retrains it (Link Control's Retrain Link) */
 		gp_finding_fix(f, "%s, then retrain: setpci -s %s CAP_EXP+10.w=20:20 (as root; lost at reboot: set the slot's "
@@ -219,15 +254,16 @@ static struct gp_finding *held_low(struct gp_doctor_ctx *c, int idx, double best
 	return f;
 }
 
-static void speed_one(struct gp_doctor_ctx *c, int idx, double best_s, int best_w)
+static struct gp_finding *speed_one(struct gp_doctor_ctx *c, int idx, double best_s, int best_w)
 {
 	const struct gp_pci_dev *d = &c->pci->devs[idx];
 	const struct gp_topo_dev *t = gp_topo_find(c->topo, idx);
 	struct gp_finding *f;
+	char nm[48];
 
 	(void)best_w;
 	if (d->cur_gts + 0.1 >= best_s) {
-		f = gp_doctor_add(c, GP_SEV_OK, d->bdf, "%s: link at %.1f GT/s (Gen%d)", role(c, idx), d->cur_gts,
+		f = gp_doctor_add(c, GP_SEV_OK, d->bdf, "%s: link at %.1f GT/s (Gen%d)", who(c, idx, nm, sizeof(nm)), d->cur_gts,
 				  gp_pci_gen(d->cur_gts));
 	} else if ((f = held_low(c, idx, best_s))) {
 		/* named the register that holds it: not idle, whatever the device */
@@ -241,7 +277,7 @@ static void speed_one(struct gp_doctor_ctx *c, int idx, double best_s, int best_
 			       "reseat the GPU, check the riser and the slot's speed setting in firmware");
 	} else {
 		f = gp_doctor_add(c, GP_SEV_WARNING, d->bdf, "%s: link at %.1f GT/s (Gen%d), both ends support %.1f GT/s "
-				  "(Gen%d)", role(c, idx), d->cur_gts, gp_pci_gen(d->cur_gts), best_s, gp_pci_gen(best_s));
+				  "(Gen%d)", who(c, idx, nm, sizeof(nm)), d->cur_gts, gp_pci_gen(d->cur_gts), best_s, gp_pci_gen(best_s));
 		gp_finding_fix(f, "check the slot's PCIe speed setting in firmware, reseat the card and its riser or "
 			       "cable; a retimer or signal-integrity fault keeps a link at a lower speed");
 	}
@@ -249,6 +285,7 @@ static void speed_one(struct gp_doctor_ctx *c, int idx, double best_s, int best_
 	gp_finding_ev(f, "current_link_speed", "%.1f GT/s", d->cur_gts);
 	gp_finding_ev(f, "max_link_speed", "%.1f GT/s (this end), %.1f GT/s (the most both ends support)", d->max_gts,
 		      best_s);
+	return f;
 }
 
 static void check_speed(struct gp_doctor_ctx *c)
@@ -540,7 +577,8 @@ static const struct gp_doctor_check checks[] = {
 	{ "pcie.link_width", "a link narrower than both its ends support", GP_SRC_SYSFS, 0, check_width,
 	  "Reads current_link_width and max_link_width of each GPU, NIC and switch upstream port on their paths, "
 	  "and of the port above it. Warning when the link trained narrower than both ends support (x8 of x16): "
-	  "a lane, the slot, the riser or the cable failed. Fix: reseat, check the bifurcation setting." },
+	  "a lane, the slot, the riser or the cable failed. Fix: reseat, check the bifurcation setting. SR-IOV "
+	  "virtual functions use their physical function's link: one finding for both." },
 	{ "pcie.link_speed", "a link slower than both its ends support", GP_SRC_SYSFS | GP_SRC_CFG, 0, check_speed,
 	  "Reads current_link_speed and max_link_speed the same way, and Link Control 2 / Link Status 2 of the "
 	  "function and the port above it. Warning for any link below what both ends support that configuration "

@@ -17,3 +17,16 @@ CASES=(
 	"acs-disable-dry|acs --disable --dry-run"
 	"acs-disable-all-dry-csv|acs --disable --all --mode zero --dry-run --csv"
 )
+# cases for one fixture only: "fixture|name|arguments" (doctor prints its root: the repository's path is
+# taken out of the output)
+FXCASES=(
+	"sriov|doctor-pcie-links|doctor -v --only pcie.link_width,pcie.link_speed"
+)
+# fixture_cases FX: CASES and FX's own cases, as "name|arguments", into FCASES
+fixture_cases() {
+	local c
+	FCASES=("${CASES[@]}")
+	for c in "${FXCASES[@]}"; do
+		if [ "${c%%|*}" = "$1" ]; then FCASES+=("${c#*|}"); fi
+	done
+}

@@ -181,3 +181,14 @@ assert len(unk) == 1 and "6 Xid events" in unk[0]["message"] and "0001:41:00.0" 
 assert sum(x["severity"] == "ok" for x in f) == 7, f
 PY
 	nok "gpu.xid with 70 off-bus devices: exit $rc $(head -c 600 "$tmp/xid.json")"
+# SR-IOV: a PF's VFs have no link of their own: one pcie.link_width finding for NIC0 and its 6 VFs, the
+# group's name in text, each VF's BDF in JSON; no "unknown" for the VFs' missing link state
+"$BIN" --root "$D/pcie-width-vf" doctor --only pcie.link_width >"$tmp/vf.txt"
+grep -q '^  pcie.link_width  0000:04:00.0: NIC0+6VFs: link at x8, both ends support x16' "$tmp/vf.txt" &&
+	! grep -q '0000:04:00.2\|^unknown' "$tmp/vf.txt" && ok "pcie.link_width: NIC0+6VFs, one line in text" ||
+	nok "pcie.link_width on pcie-width-vf: $(cat "$tmp/vf.txt")"
+vf=$("$BIN" --root "$D/pcie-width-vf" doctor --only pcie.link_width --json | python3 -c 'import json,sys
+for f in json.load(sys.stdin)["findings"]:
+    if f["severity"] == "warning": print(" ".join(f["bdf"]))')
+[ "$vf" = "0000:04:00.0 0000:04:00.2 0000:04:00.3 0000:04:00.4 0000:04:00.5 0000:04:00.6 0000:04:00.7" ] &&
+	ok "pcie.link_width --json: the PF's warning lists each of its 6 VFs" || nok "pcie.link_width --json: bdf $vf"

@@ -19,11 +19,13 @@ new=$(mktemp -d)
 trap 'rm -rf "$new"' EXIT
 for fx in $FIXTURES; do
 	mkdir -p "$new/$fx"
-	for c in "${CASES[@]}"; do
+	fixture_cases "$fx"
+	for c in "${FCASES[@]}"; do
 		name=${c%%|*}
 		args=${c#*|}
 		# shellcheck disable=SC2086
 		"$BUILD/gpup2p" --root "$BUILD/fixtures/$fx" $args >"$new/$fx/$name.out" 2>"$new/err" && rc=0 || rc=$?
+		sed -i "s|$PWD/||g" "$new/$fx/$name.out"
 		[ $rc -eq 0 ] || echo $rc >"$new/$fx/$name.rc"
 		sed "s|$PWD/||g" "$new/err" >"$new/$fx/$name.err"
 		[ -s "$new/$fx/$name.err" ] || rm -f "$new/$fx/$name.err"

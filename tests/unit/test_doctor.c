@@ -306,6 +306,9 @@ static const struct dcase cases[] = {
 	{ D("healthy"), NULL, "pcie.link_width", QUIET, 0, NULL },
 	{ "h200x2", NULL, "pcie.link_width", QUIET, 0, NULL },
 	{ D("pcie-slot"), NULL, "pcie.link_width", QUIET, 0, NULL },    /* x16 GPU in an x8 slot: trained x8 */
+	{ "sriov", NULL, "pcie.link_width", QUIET, 0, NULL },         /* VFs: their PF's link, not unknown */
+	{ "sriov", NULL, "pcie.link_speed", QUIET, 0, NULL },
+	{ D("pcie-width-vf"), NULL, "pcie.link_width", FIRE, GP_SEV_WARNING, "0000:04:00.0" }, /* NIC0+6VFs x8 */
 	{ D("pcie-speed-nic"), NULL, "pcie.link_speed", FIRE, GP_SEV_WARNING, "0000:15:00.0" },  /* NIC */
 	{ D("pcie-speed-nic"), NULL, "pcie.link_speed", FIRE, GP_SEV_WARNING, "0000:91:00.0" },  /* switch */
 	{ D("pcie-gpu-idle"), NULL, "pcie.link_speed", FIRE, GP_SEV_INFO, "0000:13:00.0" },      /* idle GPU */
