@@ -44,9 +44,13 @@ read -r _ pairs _ <<<"$s"
 [ "${pairs:-0}" -eq 4000000 ] && ok "scale: topo classifies each of the 2000x2000 cells once" ||
 	nok "scale: topo visited ${pairs:-?} pairs for 2000x2000 cells ($s)"
 
-for cmd in "acs" "doctor" "topo --tree" "bar" "acs --json"; do
-	a=$(stats 500 $cmd)
-	b=$(stats 2000 $cmd)
+for cmd in "acs" "doctor" "topo --tree" "bar" "snapshot" "acs --json"; do
+	args=$cmd
+	[ "$cmd" = snapshot ] && args="-q snapshot --dir $T/snap" # a fresh folder each run
+	rm -rf "$T/snap"
+	a=$(stats 500 $args)
+	rm -rf "$T/snap"
+	b=$(stats 2000 $args)
 	if [ -z "$a" ] || [ -z "$b" ]; then
 		nok "scale: $cmd printed no counters (GPUP2P_STATS)"
 		continue
@@ -72,3 +76,10 @@ b = {x["bdf"]: x for x in json.load(open(sys.argv[1]))["bridges"]}["0000:02:01.0
 sys.exit(not (len(b["pairs"]) == 249 * 1751 == len(b["pair_classes"]) and "NIC8-NIC9" not in b["pairs"]))
 EOF
 	nok "scale: acs --json does not list the 249x1751 pairs of 0000:02:01.0"
+# doctor's link checks: one finding per PF and its VFs (they share its link): by the spec, one line for
+# the 8 GPUs (same text, folded), one per NIC group (8), one for the 8 switch upstream ports
+stats 2000 doctor -v --only pcie.link_width >/dev/null
+n=$(grep -c 'pcie.link_width' "$T/out")
+grep -q '^  pcie.link_width  0000:04:00.0: NIC0+248VFs: link at x16$' "$T/out" && [ "$n" -eq 10 ] &&
+	ok "scale: doctor -v names NIC0+248VFs in pcie.link_width, $n lines for 2000 functions" ||
+	nok "scale: doctor's pcie.link_width does not group VFs ($n lines): $(grep -m1 NIC0 "$T/out" | cut -c1-100)"
