@@ -5,6 +5,7 @@
 
 #include "doctor_out.h"
 #include "gpup2p/buf.h"
+#include "gpup2p/stats.h"
 
 #define NBSP '\x1f'             /* a space cli_wrap does not break at (printed as a space) */
 
@@ -92,6 +93,7 @@ static void print_folded(const struct cli *c, const struct gp_finding *v, int n,
 	int k = 0, col;
 	char *m, *fx;
 
+	GP_STAT_ADD(compares, n - i);
 	for (int j = i; j < n; j++)
 		if (!done[j] && (j == i || same(f, &v[j]))) {
 			if (k++)
@@ -139,6 +141,7 @@ static void also(const struct gp_findings *out, int i, char *done, int idw, int 
 	int col;
 
 	gp_buf_addf(&b, "also %s:", sev_name[f->sev]);
+	GP_STAT_ADD(compares, out->n - i);
 	for (int j = i, k = 0; j < out->n; j++)
 		if (!done[j] && out->v[j].check == f->check && out->v[j].sev == f->sev) {
 			gp_buf_addf(&b, "%s %s", k++ ? "," : "", out->v[j].subject);
@@ -187,29 +190,51 @@ static void print_header(struct gp_doctor_ctx *d, int width)
 }
 
 /* head[i]: the heading finding i goes under, the gravest of its check's findings (one check, one
- * heading). */
-static void headings(const struct gp_findings *out, enum gp_sev *head)
+ * heading); ck[i]: the index of its check among the distinct checks, in order of first finding. One pass
+ * over the findings and a short list of checks (tens), not every pair of findings (tens of thousands on
+ * a host with SR-IOV). Returns the number of distinct checks. */
+static int headings(const struct gp_findings *out, enum gp_sev *head, int *ck)
 {
-	for (int i = 0; i < out->n; i++) {
-		head[i] = out->v[i].sev;
-		for (int j = 0; j < out->n; j++)
-			if (out->v[j].check == out->v[i].check && rank(out->v[j].sev) < rank(head[i]))
-				head[i] = out->v[j].sev;
+	const struct gp_doctor_check **seen = calloc((size_t)out->n + 1, sizeof(*seen));
+	int *grave = calloc((size_t)out->n + 1, sizeof(*grave)), nk = 0;
+	unsigned long steps = 0;
+
+	for (int i = 0, k = -1; i < out->n; i++, steps++) {
+		if (k < 0 || !seen || seen[k] != out->v[i].check) /* findings of one check mostly follow each other */
+			for (k = 0; k < nk && seen && seen[k] != out->v[i].check; k++)
+				steps++;
+		if (k == nk) {
+			if (seen)
+				seen[nk] = out->v[i].check;
+			if (grave)
+				grave[nk] = rank(out->v[i].sev);
+			nk++;
+		}
+		ck[i] = k;
+		if (grave && rank(out->v[i].sev) < grave[k])
+			grave[k] = rank(out->v[i].sev);
 	}
+	for (int i = 0; i < out->n; i++)
+		head[i] = grave ? order[grave[ck[i]]] : out->v[i].sev;
+	free(seen), free(grave);
+	GP_STAT_ADD(compares, steps);
+	return nk;
 }
 
 int doc_text(const struct cli *c, struct gp_doctor_ctx *d, int strict, const int sum[GP_SEV_N])
 {
 	const struct gp_findings *out = &d->out;
 	enum gp_sev *head = calloc((size_t)out->n + 1, sizeof(*head));
-	char *done = calloc((size_t)out->n + 1, 1);
-	int width = cli_term_width(), idw = 0;
+	char *done = calloc((size_t)out->n + 1, 1), *counted;
+	int *ck = calloc((size_t)out->n + 1, sizeof(*ck));
+	int width = cli_term_width(), idw = 0, nk;
 
-	if (!head || !done) {
-		free(head), free(done);
+	counted = calloc((size_t)out->n + 1, 1);
+	if (!head || !done || !ck || !counted) {
+		free(head), free(done), free(ck), free(counted);
 		return EX_ERROR;
 	}
-	headings(out, head);
+	nk = headings(out, head, ck);
 	for (int i = 0; i < out->n; i++) {
 		int l = (int)strlen(out->v[i].check->id);
 
@@ -227,13 +252,12 @@ int doc_text(const struct cli *c, struct gp_doctor_ctx *d, int strict, const int
 			nf += head[i] == s && out->v[i].sev == s;
 			more += head[i] == s && out->v[i].sev != s;
 		}
-		for (int i = 0; i < out->n; i++) {      /* checks under it: count each once */
-			int first = head[i] == s;
-
-			for (int j = 0; first && j < i; j++)
-				first = out->v[j].check != out->v[i].check;
-			nc += first;
-		}
+		memset(counted, 0, (size_t)nk);
+		for (int i = 0; i < out->n; i++)        /* checks under it: count each once */
+			if (head[i] == s && !counted[ck[i]]) {
+				counted[ck[i]] = 1;
+				nc++;
+			}
 		if (!nf || (c->quiet && !alarm))
 			continue;
 		printf("\n%s%s (%d finding%s", c->color ? sev_sgr[s] : "", sev_title[s], nf, nf == 1 ? "" : "s");
@@ -256,6 +280,7 @@ int doc_text(const struct cli *c, struct gp_doctor_ctx *d, int strict, const int
 				also(out, i, done, idw, width);
 				continue;
 			}
+			GP_STAT_ADD(compares, out->n - i);
 			for (int j = i; j < out->n; j++)        /* ok and skipped, briefly: the ids, wrapped */
 				done[j] |= out->v[j].check == f->check;
 			if (col && col + w + 1 > lw) {
@@ -276,6 +301,6 @@ int doc_text(const struct cli *c, struct gp_doctor_ctx *d, int strict, const int
 		putchar('\n');
 		cli_wrap(stdout, line, 0, 2, width);
 	}
-	free(head), free(done);
+	free(head), free(done), free(ck), free(counted);
 	return 0;
 }

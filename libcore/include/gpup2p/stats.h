@@ -10,6 +10,8 @@ struct gp_work {
 	unsigned long pair_visits;   /* GPU/NIC pairs classified or listed one by one */
 	unsigned long path_steps;    /* bridges stepped over along a function's chain of upstream bridges */
 	unsigned long files_opened;  /* files and folders opened or resolved beneath the root */
+	unsigned long compares;      /* doctor's text report: steps spent finding a finding's check, heading
+	                                and fold (each finding against others) */
 };
 
 /* The process's counters. */
@@ -21,7 +23,7 @@ extern struct gp_work gp_work;
 	__atomic_store_n(&gp_work.field, __atomic_load_n(&gp_work.field, __ATOMIC_RELAXED) + (unsigned long)(v), \
 			 __ATOMIC_RELAXED)
 
-/* Print the counters as one line: "stats: pair_visits N path_steps N files_opened N". */
+/* Print the counters as one line: "stats: pair_visits N path_steps N files_opened N compares N". */
 void gp_work_print(FILE *f);
 
 #endif
