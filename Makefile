@@ -176,7 +176,7 @@ check-kmod-arm64:
 # namespace draining and resuming a node, srun --label into report, node_exporter and promtool,
 # nagios4 -v and the plugin, the timer's and cron's command lines. Needs root; about a minute. The
 # fixtures `make check` generated are reused (generating them takes minutes on a loaded machine).
-check-fleet: $(BIN)
+check-fleet: $(BIN) $(FAKECUDA)
 	@bash tests/deps.sh fleet
 	@[ -d $(BUILD)/fixtures/doctor/bar-small ] || $(MAKE) --no-print-directory fixtures
 	@BUILD=$(BUILD) bash tests/run.sh tests/fleet/test_*.sh

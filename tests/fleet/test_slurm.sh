@@ -4,7 +4,8 @@
 # contrib installed by `make install` at /usr/local, its settings in /etc/default/gpup2p (no PATH, no
 # environment: as slurmd runs it). Fixture roots stand in for a faulty (bar-small) and a healthy GPU
 # node. Checks: the drain with the check's reason, the resume, an administrator's reason kept, a hung
-# doctor killed and the node drained, and srun's 1024-byte pieces of doctor --json rejoined by report.
+# doctor killed and the node drained, and srun's 1024-byte pieces of doctor --json and of bench --jsonl
+# rows rejoined by report.
 set -u
 BUILD=${BUILD:-build}
 . tests/cli/lib.sh
@@ -102,6 +103,44 @@ err = [f for f in r["findings"] if f["severity"] == "error"]
 assert [f["id"] for f in err] == ["bar.small"] and err[0]["hosts"] == "gpn[1,3,5]", err
 EOF
 	nok "report on srun's output: exit $rc: $(head -c 600 "$T/report.json")"
+
+# --- srun --label: bench --jsonl over the CUDA test double, rows over 1 KiB -----------------------
+# bench's rows are about 400 bytes (414 at most, 8 GPUs, every pattern) and name no host; srun's labels
+# are task numbers, which name none either. Each task adds its host and a 1,200-byte member to every
+# real row, as a longer row would be, so that srun cuts each one; report must read every row.
+FAKE=$PWD/$BUILD/tests/fakecuda/libcuda.so.1
+BENCH=(bench --size 64K --iters 2 --reps 3 --jsonl)
+cat >"$T/widen.py" <<'EOF'
+import json, sys
+for line in sys.stdin:
+    row = json.loads(line)
+    row["host"], row["pad"] = sys.argv[1], "x" * 1200
+    print(json.dumps(row), flush=True)
+EOF
+GPUP2P_LIBCUDA=$FAKE /usr/local/bin/gpup2p "${BENCH[@]}" >"$T/bench-own.jsonl"
+srun -n4 -O --label env GPUP2P_LIBCUDA="$FAKE" bash -c \
+	"/usr/local/bin/gpup2p ${BENCH[*]} | python3 $T/widen.py gpn\$SLURM_PROCID" >"$T/bench-srun.txt" 2>"$T/bench-srun.err"
+rows=$(grep -c . "$T/bench-own.jsonl")
+cut=$(grep -c '^[0-3]: .\{1024\}$' "$T/bench-srun.txt")
+[ "$rows" -gt 20 ] && [ "$cut" -ge $((4 * rows)) ] && ! grep -qv '^[0-3]: ' "$T/bench-srun.txt" &&
+	ok "srun --label cut each of 4x$rows bench rows (over 1 KiB) into labelled pieces ($cut of 1024 bytes)" ||
+	nok "bench through srun: $rows rows, $cut pieces of 1024 bytes; $(head -c 300 "$T/bench-srun.err")"
+/usr/local/bin/gpup2p report --json <"$T/bench-srun.txt" >"$T/bench-report.json"
+rc=$?
+python3 - "$T/bench-report.json" "$T/bench-own.jsonl" <<'EOF' && [ $rc = 0 ] &&
+import json, sys
+r = json.load(open(sys.argv[1]))
+own = [json.loads(line) for line in open(sys.argv[2])]
+key = ("mode", "path", "src", "dst", "size", "memory", "p2p", "op", "engine")
+want = {tuple(x[k] for k in key): x["gbps"] for x in own if x["gbps"] is not None}
+got = {tuple(b[k] for k in key): b for b in r["bench"]}
+assert r["malformed"] == [] and r["hosts"] == 4, (r["malformed"][:2], r["hosts"])
+assert set(got) == set(want), (len(got), len(want))
+# the double's clock makes every host's figure the same: the median is bench's own
+assert all(b["count"] == 4 and b["median_gbps"] == want[k] and b["below"] == [] for k, b in got.items())
+EOF
+	ok "report on srun's bench output: every row of 4 hosts read, none malformed, the figures bench printed" ||
+	nok "report on srun's bench output: exit $rc: $(head -c 600 "$T/bench-report.json")"
 
 # --- the health check, as slurmd runs it --------------------------------------------------------
 conf "$D/bar-small"
