@@ -86,10 +86,16 @@ else
 	fail=$((fail + 1))
 fi
 unset GPUP2P_VM
-# the ACS boot unit in a guest booted with systemd (tests/vm/acs_unit.sh)
-out=$(bash tests/vm/acs_unit.sh 900)
-echo "$out" | sed 's/^/[acs-unit] /'
-pass=$((pass + $(grep -c '^ok ' <<<"$out")))
-fail=$((fail + $(grep -c '^not ok ' <<<"$out")))
+# sdunit LABEL SCRIPT: a guest booted with systemd (tests/vm/sdguest.sh): the ACS boot unit, the
+# textfile timer and service
+sdunit() {
+	local out
+	out=$(bash "$2" 900)
+	echo "$out" | sed "s/^/[$1] /"
+	pass=$((pass + $(grep -c '^ok ' <<<"$out")))
+	fail=$((fail + $(grep -c '^not ok ' <<<"$out")))
+}
+sdunit acs-unit tests/vm/acs_unit.sh
+sdunit textfile-unit tests/vm/textfile_unit.sh
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
