@@ -83,8 +83,9 @@ for n in "$@"; do
 	for a in "${cmds[@]}"; do
 		case $a in
 		lspci) read -r w u s m < <(measure lspci -A linux-sysfs -O "sysfs.path=$fx/sys/bus/pci" -tv) ;;
-		snapshot) read -r w u s m < <(measure sh -c 'rm -rf "$2"; exec "$0" --root "$1" snapshot --dir "$2"' \
-			"$BIN" "$fx" "$tmp/snap") ;;
+		# (a new folder each run, $$ being the shell's: removing the last one's files is not timed)
+		snapshot) read -r w u s m < <(measure sh -c 'exec "$0" --root "$1" -q snapshot --dir "$2/s$$"' \
+			"$BIN" "$fx" "$tmp") ;;
 		# shellcheck disable=SC2086
 		*) read -r w u s m < <(measure "$BIN" --root "$fx" $a) ;;
 		esac
