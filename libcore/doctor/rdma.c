@@ -7,27 +7,7 @@
 #include <string.h>
 
 #include "gpup2p/verbs.h"
-#include "check.h"
-
-#define IB_ACTIVE 4     /* ports/N/state "4: ACTIVE" */
-#define IB_LINKUP 5     /* ports/N/phys_state "5: LinkUp" */
-
-/* One RDMA device: its name, its topology entry (a NIC) or -1, and whether it is software RDMA (rxe,
- * siw: no device link of its own; its NIC, if any, is the one of the network interface it runs over). */
-struct ibdev {
-	const char *name;
-	int nic;
-	int soft;
-	char over[32];         /* soft: the interface it runs over (its "parent" file), or "" */
-};
-
-/* One port, as the checks see it. */
-struct ibport {
-	struct ibdev d;
-	const char *port;      /* "1" */
-	char subject[96];      /* "mlx5_0/1" */
-	char base[160];        /* /sys/class/infiniband/DEV/ports/N */
-};
+#include "rdma.h"
 
 static int topo_nic(const struct gp_doctor_ctx *c, const char *name)
 {
@@ -76,9 +56,7 @@ static void soft_of(struct gp_doctor_ctx *c, struct ibdev *d)
 		d->over[0] = '\0';
 }
 
-/* Call one() for every port of every RDMA device; no device, or a snapshot that did not record the
- * ports (an older gpup2p), or a device without ports: the finding that says so. */
-static void each_port(struct gp_doctor_ctx *c, void (*one)(struct gp_doctor_ctx *c, const struct ibport *p))
+void gp_doctor_rdma_each_port(struct gp_doctor_ctx *c, void (*one)(struct gp_doctor_ctx *c, const struct ibport *p))
 {
 	char **names = NULL;
 	int n = ibdevs(c, &names);
@@ -109,8 +87,7 @@ static void each_port(struct gp_doctor_ctx *c, void (*one)(struct gp_doctor_ctx 
 	gp_root_free_list(names);
 }
 
-/* Add the device's PCI function to f; the finding's BDF list names it. */
-static void bdf_of(const struct gp_doctor_ctx *c, const struct ibport *p, struct gp_finding *f)
+void gp_doctor_rdma_bdf(const struct gp_doctor_ctx *c, const struct ibport *p, struct gp_finding *f)
 {
 	if (p->d.nic >= 0)
 		gp_finding_bdf(f, gp_doctor_dev(c, p->d.nic)->bdf);
@@ -177,7 +154,7 @@ static void port_one(struct gp_doctor_ctx *c, const struct ibport *p)
 				       "check the cable and switch port (ethtool)", p->d.over[0] ? p->d.over : "DEV", p->d.name,
 				       p->port);
 	}
-	bdf_of(c, p, f);
+	gp_doctor_rdma_bdf(c, p, f);
 	gp_finding_ev(f, "state", "%s", state);
 	gp_finding_ev(f, "phys_state", "%s", phys);
 	if (layer[0])
@@ -188,7 +165,7 @@ static void port_one(struct gp_doctor_ctx *c, const struct ibport *p)
 
 static void check_port(struct gp_doctor_ctx *c)
 {
-	each_port(c, port_one);
+	gp_doctor_rdma_each_port(c, port_one);
 }
 
 static void rate_one(struct gp_doctor_ctx *c, const struct ibport *p)
@@ -210,7 +187,7 @@ static void rate_one(struct gp_doctor_ctx *c, const struct ibport *p)
 	if (atoi(state) != IB_ACTIVE) {
 		f = gp_doctor_add(c, GP_SEV_SKIPPED, p->subject, "%s port %s is not ACTIVE: no rate to compare (see "
 				  "rdma.port)", p->d.name, p->port);
-		bdf_of(c, p, f);
+		gp_doctor_rdma_bdf(c, p, f);
 		return;
 	}
 	if (port_file(c, p, "rate", rate, sizeof(rate)))
@@ -219,12 +196,12 @@ static void rate_one(struct gp_doctor_ctx *c, const struct ibport *p)
 	if (sscanf(rate, "%lf Gb/sec", &port) != 1 || port <= 0) {
 		f = gp_doctor_add(c, GP_SEV_UNKNOWN, p->subject, "%s port %s: rate \"%s\" not understood", p->d.name, p->port,
 				  rate);
-		bdf_of(c, p, f);
+		gp_doctor_rdma_bdf(c, p, f);
 		return;
 	}
 	if (d->cur_gts <= 0 || d->cur_width <= 0) {
 		f = gp_doctor_missing(c, p->subject, "current_link_speed/current_link_width", -ENOENT);
-		bdf_of(c, p, f);
+		gp_doctor_rdma_bdf(c, p, f);
 		return;
 	}
 	link = 8 * gp_doctor_pcie_gbps(d->cur_gts, d->cur_width); /* Gb/s, as the port rate */
@@ -238,14 +215,14 @@ static void rate_one(struct gp_doctor_ctx *c, const struct ibport *p)
 		f = gp_doctor_add(c, GP_SEV_OK, p->subject, "%s port %s: %g Gb/s fits its PCIe link (%.0f Gb/s)", p->d.name,
 				  p->port, port, link);
 	}
-	bdf_of(c, p, f);
+	gp_doctor_rdma_bdf(c, p, f);
 	gp_finding_ev(f, "rate", "%s", rate);
 	gp_finding_ev(f, "PCIe link", "%g GT/s x%d = %.0f Gb/s after line coding", d->cur_gts, d->cur_width, link);
 }
 
 static void check_rate(struct gp_doctor_ctx *c)
 {
-	each_port(c, rate_one);
+	gp_doctor_rdma_each_port(c, rate_one);
 }
 
 /* 1 when GID index idx of port p is an IPv6 link-local address (fe80:0000:0000:0000:..., as NCCL tells
@@ -270,7 +247,7 @@ static void gid_one(struct gp_doctor_ctx *c, const struct ibport *p)
 	if (strcmp(layer, "Ethernet")) {
 		f = gp_doctor_add(c, GP_SEV_SKIPPED, p->subject, "%s port %s: link layer %s, not RoCE", p->d.name, p->port,
 				  layer);
-		bdf_of(c, p, f);
+		gp_doctor_rdma_bdf(c, p, f);
 		return;
 	}
 	snprintf(dir, sizeof(dir), "%s/gid_attrs/types", p->base);
@@ -312,7 +289,7 @@ static void gid_one(struct gp_doctor_ctx *c, const struct ibport *p)
 		gp_finding_fix(f, "give the interface an IP address (RoCE v2 GIDs follow its addresses) and set the "
 			       "default RoCE mode to v2: cma_roce_mode -d %s -p %s -m 2", p->d.name, p->port);
 	}
-	bdf_of(c, p, f);
+	gp_doctor_rdma_bdf(c, p, f);
 	gp_finding_ev(f, "gid_attrs/types", "%s", seen[0] ? seen : "none readable");
 	if (ll)
 		gp_finding_ev(f, "link-local RoCE v2 GIDs", "%d", ll);
@@ -320,7 +297,7 @@ static void gid_one(struct gp_doctor_ctx *c, const struct ibport *p)
 
 static void check_gid(struct gp_doctor_ctx *c)
 {
-	each_port(c, gid_one);
+	gp_doctor_rdma_each_port(c, gid_one);
 }
 
 /* /sys/class/infiniband_verbs: the uverbs device of RDMA device name ("uverbs3" into buf), or "". */
@@ -462,6 +439,20 @@ static const struct gp_doctor_check checks[] = {
 	  "Reads /sys/class/infiniband/DEV/ports/N/{state,phys_state,link_layer}. Error when a port is not ACTIVE "
 	  "with LinkUp on a NIC within PXB of a GPU (that GPU's GPUDirect RDMA NIC); info when no GPU is near it "
 	  "(a front-end or storage NIC) or the device is software RDMA (rxe, siw: no device link). Fix: cable and switch port; INIT with LinkUp means no subnet manager." },
+	{ "rdma.errors", "RDMA port error counters rising or high", GP_SRC_SYSFS, 0, gp_doctor_check_rdma_errors,
+	  "Reads each port's counters/ (symbol_error, port_rcv_errors, port_rcv_remote_physical_errors, "
+	  "local_link_integrity_errors, excessive_buffer_overrun_errors) and hw_counters/ (out_of_sequence, "
+	  "packet_seq_err, local_ack_timeout_err, rx_icrc_encapsulated: RoCE's transport) twice, as pcie.replay: "
+	  "back to back, with --active one second apart. Warning when one rises between the reads (naming the port "
+	  "and the counters), or when the link errors reach 10 since the counters were cleared; info below that, and "
+	  "for transport errors that do not rise (busy fabrics accumulate them). Offline there is one read: lifetime "
+	  "values only. Fix: cable and transceiver (ibstat, perfquery -x; reseat, replace), or PFC/ECN for RoCE." },
+	{ "rdma.flaps", "an RDMA link that goes down or retrains", GP_SRC_SYSFS, 0, gp_doctor_check_rdma_flaps,
+	  "Reads each port's link_downed and link_error_recovery counters twice (as rdma.errors) and its state and "
+	  "phys_state. Warning when either rises between the reads (the link flaps now), when the port is ACTIVE but "
+	  "its physical link is not LinkUp (retraining now), or when they reach 5 since the counters were cleared; "
+	  "info below that (a switch reboot or a cable change counts too). Offline: one read, lifetime values only. "
+	  "Fix: cable, transceiver, the switch port's log; reseat, replace." },
 	{ "rdma.gid", "a RoCE port without a RoCE v2 GID", GP_SRC_SYSFS, 0, check_gid,
 	  "Reads ports/N/link_layer, gid_attrs/types/* and gids/*. Warning when an Ethernet (RoCE) port has no GID "
 	  "of type \"RoCE v2\" but for IPv6 link-local addresses (fe80::, which NCCL skips): routed RoCE, NCCL and "
@@ -497,11 +488,13 @@ static const struct gp_doctor_check checks[] = {
 	  "its NIC has no GPUDirect RDMA; unknown, likewise once per GPU." },
 };
 
-/* what gp_doctor_verbs probed, kept for the checks of this family and peermem's */
+/* what gp_doctor_verbs probed (for this family and peermem) and the ports' counters (rdma.errors,
+ * rdma.flaps) */
 static void rdma_cleanup(struct gp_doctor_ctx *c)
 {
 	free(c->verbs_probe);
 	c->verbs_probe = NULL;
+	gp_doctor_rdma_counters_free(c);
 }
 
 GP_DOCTOR_FAMILY_CLEANUP(gp_doctor_fam_rdma, "rdma", "RDMA devices and ports", checks, rdma_cleanup);

@@ -1,7 +1,7 @@
 /* gpup2p — snapshot: what doctor reads outside the PCI tree. The /proc and /sys files no other
  * module owns, the NVIDIA driver's per-GPU information, the nvidia_p2p_* lines of kallsyms, which
- * device nodes exist, the RDMA devices, their ports and uverbs devices, what clears ACS at boot. A
- * device node is never opened: its presence is recorded as an empty file. */
+ * device nodes exist, the RDMA devices, their ports (and counters) and uverbs devices, what clears ACS
+ * at boot. A device node is never opened: its presence is recorded as an empty file. */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -300,6 +300,38 @@ int gp_snap_capture_sys(struct gp_snap *s)
 	return capture_dev(s);
 }
 
+/* The ports' counters are captured unless the source is a snapshot that did not record them (an
+ * older gpup2p): a snapshot of it must say so too, not pass their absence off as "none". */
+static int counters_wanted(const struct gp_snap *s)
+{
+	return !s->src.format || gp_snapshot_info_has(&s->src, "rdma-counters");
+}
+
+/* A port's counters/ and hw_counters/ (rdma.errors, rdma.flaps): one read, the lifetime values. A
+ * counter the driver does not support cannot be read (EINVAL): it is left out. */
+static int capture_counters(struct gp_snap *s, const char *base, const char *port)
+{
+	static const char *const dirs[] = { "counters", "hw_counters" };
+	char **names = NULL, p[GP_PATH_MAX];
+	int rc = 0;
+
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]) && !rc; d++) {
+		int n;
+
+		snprintf(p, sizeof(p), "%s/ports/%s/%s", base, port, dirs[d]);
+		n = gp_root_list(s->r, p, &names);
+		for (int i = 0; i < n && !rc; i++) {
+			int unread;
+
+			snprintf(p, sizeof(p), "%s/ports/%s/%s/%s", base, port, dirs[d], names[i]);
+			rc = gp_snap_copy_file(s, p, 0, &unread);
+		}
+		gp_root_free_list(names);
+		names = NULL;
+	}
+	return rc;
+}
+
 /* One port of an RDMA device (base: its folder in the snapshot's layout). */
 static int capture_port(struct gp_snap *s, const char *base, const char *port)
 {
@@ -327,7 +359,7 @@ static int capture_port(struct gp_snap *s, const char *base, const char *port)
 			rc = gp_snap_copy_file(s, p, 0, NULL);
 	}
 	gp_root_free_list(names);
-	return rc;
+	return rc || !counters_wanted(s) ? rc : capture_counters(s, base, port);
 }
 
 /* /sys/class/infiniband/DEV: a link to the device's folder (below its PCI function, or virtual
@@ -385,6 +417,7 @@ int gp_snap_capture_rdma(struct gp_snap *s)
 	for (int i = 0; i < n && !rc; i++)
 		rc = capture_uverbs(s, names[i]);
 	gp_root_free_list(names);
-	gp_snapshot_info_captured(&s->info, "rdma rdma-ports rdma-uverbs");
+	gp_snapshot_info_captured(&s->info, counters_wanted(s) ? "rdma rdma-ports rdma-counters rdma-uverbs"
+						     : "rdma rdma-ports rdma-uverbs");
 	return rc;
 }

@@ -55,7 +55,7 @@ head -1 "$info" | grep -qx "gpup2p-snapshot 2" && grep -qx "writer gpup2p $(cat 
 	grep -qx "source root" "$info" && ok "marker: format 2, writer, source" || nok "marker: $(cat "$info")"
 groups=$(sed -n 's/^captured //p' "$info")
 miss=""
-for g in pci aer iommu net numa rdma rdma-ports rdma-uverbs osrelease cmdline modules nvidia-version nvidia-params nvidia-gpus kallsyms sysctl \
+for g in pci aer iommu net numa rdma rdma-ports rdma-counters rdma-uverbs osrelease cmdline modules nvidia-version nvidia-params nvidia-gpus kallsyms sysctl \
 	sysmodule hostname dev nvml boot-acs; do
 	grep -qw -- "$g" <<<"$groups" || miss="$miss $g"
 done
@@ -108,10 +108,11 @@ miss=""
 for f in aer_dev_correctable aer_dev_fatal aer_dev_nonfatal; do
 	cmp -s "$gpu/$f" "$E/sys/bus/pci/devices/0000:13:00.0/$f" || miss="$miss $f"
 done
-for f in state phys_state rate link_layer gid_attrs/types/0 gid_attrs/types/1; do
+for f in state phys_state rate link_layer gid_attrs/types/0 gid_attrs/types/1 counters/symbol_error counters/link_downed \
+	hw_counters/out_of_sequence; do
 	cmp -s "$ib/ports/1/$f" "$E/sys/class/infiniband/mlx5_0/ports/1/$f" || miss="$miss ports/1/$f"
 done
-[ -z "$miss" ] && ok "AER counters and RDMA port files captured" || nok "not captured:$miss"
+[ -z "$miss" ] && ok "AER counters and RDMA port files (and their counters) captured" || nok "not captured:$miss"
 [ -L "$E/sys/class/infiniband/mlx5_0" ] && [ "$(readlink -f "$E/sys/class/infiniband/mlx5_0/device")" = \
 	"$(readlink -f "$E/sys/bus/pci/devices/0000:15:00.0")" ] && ok "RDMA device: a link to its folder, as in sysfs" ||
 	nok "RDMA device layout"

@@ -54,7 +54,8 @@ static inline void kmsg_on(struct fx *x, struct gp_doctor_ctx *c)
 	c->kmsg = 1;
 }
 
-/* Run the checks `only` names minus those `skip` names (NULL: every check) on a fixture (after setup);
+/* Run the checks `only` names minus those `skip` names (NULL: every check) on a fixture (a name under
+ * GPUP2P_FIXTURES, or an absolute path: a test's own copy) after setup;
  * findings stay in *c. 0, or -1 after a failed CHECK (a run that cannot start is a test failure). */
 static inline int run_sel(const char *fixture, void (*setup)(struct fx *, struct gp_doctor_ctx *), const char *only,
 			  const char *skip, struct fx *x, struct gp_doctor_ctx *c)
@@ -66,7 +67,7 @@ static inline int run_sel(const char *fixture, void (*setup)(struct fx *, struct
 		CHECK(0, "%s: select %s / skip %s: %s", fixture, only ? only : "all", skip ? skip : "none", e.msg);
 		return -1;
 	}
-	if (fx_load(x, unit_fixture(fixture), NULL, 0, 0))
+	if (fx_load(x, fixture[0] == '/' ? fixture : unit_fixture(fixture), NULL, 0, 0))
 		return -1; /* fx_load reported it */
 	if (gp_doctor_ctx_init(c, &x->r, &x->p, &x->f, &x->t, &e)) {
 		CHECK(0, "%s: doctor context: %s", fixture, e.msg);

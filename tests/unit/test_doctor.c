@@ -416,6 +416,10 @@ static const struct dcase cases[] = {
 	{ D("healthy"), NULL, "rdma.port", QUIET, 0, NULL },
 	{ D("rdma-far"), NULL, "rdma.port", QUIET, 0, NULL },
 	{ "workstation", NULL, "rdma.port", FIRE, GP_SEV_SKIPPED, NULL },
+	{ D("rdma-errors"), NULL, "rdma.errors", FIRE, GP_SEV_WARNING, "mlx5_0/1" },   /* test_doctor_judge: more */
+	{ D("healthy"), NULL, "rdma.errors", QUIET, 0, NULL },
+	{ D("rdma-flaps"), NULL, "rdma.flaps", FIRE, GP_SEV_WARNING, "mlx5_0/1" },
+	{ D("healthy"), NULL, "rdma.flaps", QUIET, 0, NULL },
 	{ D("rdma-gid"), NULL, "rdma.gid", FIRE, GP_SEV_WARNING, "mlx5_0/1" },
 	{ D("rdma-roce"), NULL, "rdma.gid", QUIET, 0, NULL },
 	{ D("healthy"), NULL, "rdma.gid", FIRE, GP_SEV_SKIPPED, "mlx5_0/1" },          /* InfiniBand: not RoCE */

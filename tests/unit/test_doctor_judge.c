@@ -15,6 +15,75 @@ struct jcase {
 	const char *text;         /* FIRE: in the message or fix too (NULL: not asked) */
 };
 
+/* 7. rdma.errors and rdma.flaps read the counters twice when live. On a copy of a fixture,
+ * the test double of the pause between the reads (which makes doctor read a fixture twice) writes the second read's values, as a failing link
+ * changes them, and records the pause asked for (its own clock: nothing sleeps); the set-up writes the
+ * first read's values (the cases share the copy). */
+struct ibwrite {
+	const char *file, *first, *second;
+};
+static const struct ibwrite *ib_plan;
+static int ib_nplan;
+static double ib_paused = -1;
+static char rise_dir[512], roce_dir[512];
+
+static void ib_write(const char *root, const char *file, const char *val)
+{
+	char path[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/sys/class/infiniband/mlx5_0/ports/1/%s", root, file);
+	if (!(f = fopen(path, "w"))) {
+		CHECK(0, "%s can be written", path);
+		return;
+	}
+	fprintf(f, "%s\n", val);
+	fclose(f);
+}
+
+static void ib_pause(struct gp_doctor_ctx *c, double s)
+{
+	ib_paused = s;
+	for (int i = 0; i < ib_nplan; i++)
+		ib_write(c->root->dir, ib_plan[i].file, ib_plan[i].second);
+}
+
+static void ib_live(struct fx *x, struct gp_doctor_ctx *c, const struct ibwrite *plan, int n, int active)
+{
+	(void)x;
+	c->active = active;
+	c->counter_pause = ib_pause;
+	ib_plan = plan;
+	ib_nplan = n;
+	ib_paused = -1;
+	for (int i = 0; i < n; i++)
+		ib_write(c->root->dir, plan[i].file, plan[i].first);
+}
+
+static const struct ibwrite rise[] = { { "counters/symbol_error", "7", "14" }, { "counters/link_downed", "1", "2" } };
+static const struct ibwrite steady[] = { { "counters/symbol_error", "7", "7" }, { "counters/link_downed", "1", "1" } };
+static const struct ibwrite roce[] = { { "hw_counters/out_of_sequence", "5210", "5388" } };
+
+static void rise_setup(struct fx *x, struct gp_doctor_ctx *c)
+{
+	ib_live(x, c, rise, 2, 0);
+}
+
+static void steady_setup(struct fx *x, struct gp_doctor_ctx *c)
+{
+	ib_live(x, c, steady, 2, 0);
+}
+
+static void roce_setup(struct fx *x, struct gp_doctor_ctx *c)
+{
+	ib_live(x, c, roce, 1, 0);
+}
+
+static void rise_active_setup(struct fx *x, struct gp_doctor_ctx *c)
+{
+	ib_live(x, c, rise, 2, 1);
+}
+
 static const struct jcase cases[] = {
 	/* 1. nvlink.down: each GPU by its own links */
 	{ D("nvlink-half"), NULL, "nvlink.down", FIRE, GP_SEV_ERROR, "0000:13:00.0", "2 NVLinks down" },
@@ -70,6 +139,30 @@ static const struct jcase cases[] = {
 	{ D("gpu-ecc-unc"), NULL, "gpu.ecc", NOT, GP_SEV_WARNING, "0000:34:00.0", NULL },
 	{ D("gpu-ecc-clean"), NULL, "gpu.ecc", QUIET, 0, NULL, NULL },
 	{ D("gpu-ecc-clean"), NULL, "gpu.ecc", FIRE, GP_SEV_OK, "0000:33:00.0", "no uncorrected ECC error" },
+	/* 7. RDMA port health: error counters rising between two reads, or high since they were cleared */
+	{ rise_dir, rise_setup, "rdma.errors", FIRE, GP_SEV_WARNING, "mlx5_0/1", "symbol_error +7 (now 14)" },
+	{ rise_dir, rise_setup, "rdma.errors", FIRE, GP_SEV_WARNING, "mlx5_0/1", "perfquery -x -C mlx5_0 -P 1" },
+	{ rise_dir, rise_setup, "rdma.errors", FIRE, GP_SEV_OK, "mlx5_1/1", "read twice" },
+	{ rise_dir, rise_setup, "rdma.flaps", FIRE, GP_SEV_WARNING, "mlx5_0/1", "link_downed +1 (now 2)" },
+	{ rise_dir, steady_setup, "rdma.errors", FIRE, GP_SEV_INFO, "mlx5_0/1", "not rising" },
+	{ rise_dir, steady_setup, "rdma.errors", NOT, GP_SEV_WARNING, NULL, NULL },
+	{ rise_dir, steady_setup, "rdma.flaps", NOT, GP_SEV_WARNING, NULL, NULL },
+	{ roce_dir, roce_setup, "rdma.errors", FIRE, GP_SEV_WARNING, "mlx5_0/1", "out_of_sequence +178 (now 5388)" },
+	{ roce_dir, roce_setup, "rdma.errors", FIRE, GP_SEV_WARNING, "mlx5_0/1", "mlnx_qos" },
+	{ D("rdma-errors"), NULL, "rdma.errors", FIRE, GP_SEV_WARNING, "mlx5_0/1", "symbol_error 340, port_rcv_errors 27" },
+	{ D("rdma-errors"), NULL, "rdma.errors", FIRE, GP_SEV_WARNING, "mlx5_0/1", "one read offline" },
+	{ D("rdma-errors"), NULL, "rdma.errors", FIRE, GP_SEV_INFO, "mlx5_1/1", "symbol_error 3 " },
+	{ D("rdma-errors"), NULL, "rdma.errors", NOT, GP_SEV_WARNING, "mlx5_1/1", NULL },
+	{ D("rdma-errors-sat"), NULL, "rdma.errors", FIRE, GP_SEV_WARNING, "mlx5_0/1", "a counter saturated" },
+	{ D("rdma-flaps"), NULL, "rdma.flaps", FIRE, GP_SEV_WARNING, "mlx5_0/1", "link_downed 9, link_error_recovery 14" },
+	{ D("rdma-flaps"), NULL, "rdma.flaps", FIRE, GP_SEV_WARNING, "mlx5_1/1", "retraining now" },
+	{ D("rdma-flaps"), NULL, "rdma.flaps", FIRE, GP_SEV_INFO, "mlx5_2/1", "link_downed 1 " },
+	{ D("rdma-roce-loss"), NULL, "rdma.errors", FIRE, GP_SEV_INFO, "mlx5_0/1", "mlnx_qos -i ibp21s0" },
+	{ D("rdma-roce-loss"), NULL, "rdma.errors", NOT, GP_SEV_WARNING, NULL, NULL },
+	{ D("healthy"), NULL, "rdma.errors", QUIET, 0, NULL, NULL },
+	{ D("healthy"), NULL, "rdma.flaps", QUIET, 0, NULL, NULL },
+	{ D("rdma-roce"), NULL, "rdma.errors", QUIET, 0, NULL, NULL },
+	{ D("lim-snap-old"), NULL, "rdma.errors", FIRE, GP_SEV_SKIPPED, "system", "older gpup2p" },
 };
 #define NCASES (int)(sizeof(cases) / sizeof(cases[0]))
 
@@ -124,8 +217,45 @@ static void healthy(const char *fixture)
 	done(&x, &c);
 }
 
+/* The pause between the two reads: none for the static doctor (as pcie.replay's reads), the rest of
+ * GP_DOCTOR_COUNTER_WINDOW_S under --active. */
+static void counter_window(void)
+{
+	static struct fx x;
+	struct gp_doctor_ctx c;
+
+	if (!run_sel(rise_dir, rise_active_setup, "rdma.errors", NULL, &x, &c)) {
+		CHECK(ib_paused > 0 && ib_paused <= GP_DOCTOR_COUNTER_WINDOW_S, "--active: the reads are up to %.1f s "
+		      "apart (pause %.3f s)", GP_DOCTOR_COUNTER_WINDOW_S, ib_paused);
+		done(&x, &c);
+	}
+	if (!run_sel(rise_dir, rise_setup, "rdma.errors", NULL, &x, &c)) {
+		CHECK(ib_paused == 0, "static: the reads back to back (pause %.3f s)", ib_paused);
+		done(&x, &c);
+	}
+}
+
+/* Private copies of the fixtures whose counter files the cases rewrite. */
+static int copy_fixtures(char *tmp)
+{
+	char cmd[2048];
+
+	if (!mkdtemp(tmp))
+		return -1;
+	snprintf(rise_dir, sizeof(rise_dir), "%s/rdma-rise", tmp);
+	snprintf(roce_dir, sizeof(roce_dir), "%s/rdma-roce-loss", tmp);
+	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", unit_fixture(D("rdma-rise")), rise_dir); /* one static buffer */
+	if (system(cmd))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", unit_fixture(D("rdma-roce-loss")), roce_dir);
+	return system(cmd) ? -1 : 0;
+}
+
 int main(void)
 {
+	char tmp[] = "/tmp/gpup2p-judge-XXXXXX", cmd[128];
+
+	CHECK(!copy_fixtures(tmp), "copies of rdma-rise and rdma-roce-loss in %s", tmp);
 	for (int i = 0; i < NCASES; i++)
 		check_case(&cases[i]);
 	healthy(D("nvlink-bridged"));
@@ -133,5 +263,11 @@ int main(void)
 	healthy(D("pcie-gpu-free"));
 	healthy(D("lim-snap"));
 	healthy(D("gpu-ecc-clean"));
+	healthy(D("rdma-rise"));
+	healthy(D("rdma-roce"));
+	counter_window();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	if (system(cmd))
+		printf("# %s left behind\n", tmp);
 	return unit_done();
 }
