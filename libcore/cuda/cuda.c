@@ -1,6 +1,7 @@
 /* gpup2p — libcuda through dlopen. The driver API is declared in cuda_drv.h: no CUDA toolkit at build
  * time, no link-time dependency. */
 #include <dlfcn.h>
+#include <limits.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -563,6 +564,13 @@ void gp_cuda_probe(struct gp_cuda_probe *p)
 		return;
 	}
 	p->loaded = 1;
+	{
+		Dl_info dl;
+		char real[PATH_MAX];
+
+		if (dladdr(*(void **)&cu.p_cuInit, &dl) && dl.dli_fname && realpath(dl.dli_fname, real))
+			snprintf(p->lib, sizeof(p->lib), "%s", real);
+	}
 	r = cu.p_cuInit(0);
 	p->init = (int)r;
 	if (cu.p_cuGetErrorName(r, &name) != GP_CUDA_SUCCESS || !name)

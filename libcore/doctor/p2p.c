@@ -370,6 +370,17 @@ static const struct gp_doctor_check checks[] = {
 	  "Warning naming the side that refuses when they disagree: CUDA allows and NVML reports read or write "
 	  "not OK, NVML reports both OK and CUDA refuses, or NVML refuses NVLink P2P on a pair NVLink joins. "
 	  "Live only (neither answer is recorded in snapshots)." },
+	{ "p2p.geforce", "what PCIe P2P between GeForce GPUs needs and lacks here", GP_SRC_PROC | GP_SRC_SYSFS |
+	  GP_SRC_NVML | GP_SRC_OPT(GP_SRC_CUDA), 0, gp_doctor_check_p2p_geforce,
+	  "Only with two GeForce GPUs (NVML's recorded names, pci.ids, CUDA) not all joined by NVLink. NVIDIA's driver "
+	  "turns PCIe P2P off on them; a P2P-enabled build of the open module (a community branch of "
+	  "open-gpu-kernel-modules; it keeps NVIDIA's version string) turns on BAR1 P2P, which needs: that module, "
+	  "not the proprietary one nor NVIDIA's own build (\"dvs-builder\" in /proc/driver/nvidia/version); the "
+	  "kernel module (/sys/module/nvidia/version) and libcuda (its file name live, else NVML's version) of one "
+	  "version; BAR1 >= VRAM; IOMMU off or pass-through; GPUs of one generation (NVML's architecture, else the "
+	  "name). One finding per unmet condition, naming it and the fix: a version mismatch is an error; the others "
+	  "are warnings when CUDA reports P2P on the GeForce pairs (it is on and may fail), else info. Ok when all "
+	  "that can be read is met. Only --active proves P2P works: p2p.verify copies every pair both ways." },
 	{ "p2p.verify", "a copy between GPUs, or with the host, delivers wrong data", GP_SRC_CUDA, 1,
 	  gp_doctor_check_p2p_verify,
 	  "With --active: copies a pattern over every ordered GPU pair (the copy engines, peer access on where CUDA "

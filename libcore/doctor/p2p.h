@@ -39,6 +39,9 @@ int gp_doctor_p2p_consumer(const struct gp_doctor_ctx *c, int i);
  * (c->p2p->why says why; NULL c->p2p: out of memory). Adds no finding. */
 struct gp_doctor_p2p *gp_doctor_p2p_retained(struct gp_doctor_ctx *c);
 
+/* p2p.geforce (doctor/p2p_geforce.c), listed in p2p.c's table. */
+void gp_doctor_check_p2p_geforce(struct gp_doctor_ctx *c);
+
 /* The active checks (doctor/p2p_active.c), listed in p2p.c's table. */
 void gp_doctor_check_p2p_verify(struct gp_doctor_ctx *c);
 void gp_doctor_check_p2p_bandwidth(struct gp_doctor_ctx *c);

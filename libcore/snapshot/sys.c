@@ -33,6 +33,7 @@ static const struct sys_file {
 	{ "sysctl", "/proc/sys/kernel/modules_disabled" },
 	{ "sysmodule", "/sys/module/module/parameters/sig_enforce" },
 	{ "sysmodule", "/sys/module/gpup2p/version" },
+	{ "sysmodule", "/sys/module/nvidia/version" },
 	{ "hostname", "/proc/sys/kernel/hostname" },
 	{ "osrelease", "/proc/sys/kernel/osrelease" },
 };

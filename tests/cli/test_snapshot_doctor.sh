@@ -43,7 +43,7 @@ H=$FX/doctor/healthy
 miss=""
 for f in proc/driver/nvidia/params proc/driver/nvidia/gpus/0000:13:00.0/information proc/sys/kernel/hostname \
 	proc/sys/kernel/numa_balancing proc/sys/kernel/modules_disabled sys/module/module/parameters/sig_enforce \
-	dev/nvidiactl dev/nvidia-uvm dev/nvidia7; do
+	sys/module/nvidia/version dev/nvidiactl dev/nvidia-uvm dev/nvidia7; do
 	cmp -s "$H/$f" "$S/$f" || miss="$miss $f"
 done
 [ -z "$miss" ] && ok "doctor's files copied as they are" || nok "not copied:$miss"

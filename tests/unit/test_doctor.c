@@ -420,6 +420,8 @@ static const struct dcase cases[] = {
 	{ D("healthy"), NULL, "rdma.errors", QUIET, 0, NULL },
 	{ D("rdma-flaps"), NULL, "rdma.flaps", FIRE, GP_SEV_WARNING, "mlx5_0/1" },
 	{ D("healthy"), NULL, "rdma.flaps", QUIET, 0, NULL },
+	{ D("gf-proprietary"), NULL, "p2p.geforce", FIRE, GP_SEV_INFO, "nvidia" },
+	{ D("gf-ready"), NULL, "p2p.geforce", QUIET, 0, NULL },
 	{ D("rdma-gid"), NULL, "rdma.gid", FIRE, GP_SEV_WARNING, "mlx5_0/1" },
 	{ D("rdma-roce"), NULL, "rdma.gid", QUIET, 0, NULL },
 	{ D("healthy"), NULL, "rdma.gid", FIRE, GP_SEV_SKIPPED, "mlx5_0/1" },          /* InfiniBand: not RoCE */

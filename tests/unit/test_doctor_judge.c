@@ -84,6 +84,36 @@ static void rise_active_setup(struct fx *x, struct gp_doctor_ctx *c)
 	ib_live(x, c, rise, 2, 1);
 }
 
+/* 11. p2p.geforce live: CUDA (the test double) allows P2P between the fixture's GPUs, or refuses it; or
+ * libcuda is a file named for another driver version (a copy of the double, libcuda.so.550.90.07). */
+static char libcuda_dir[512];
+
+static void gf_cuda(struct fx *x, struct gp_doctor_ctx *c, const char *nopeer)
+{
+	c->probe_libs = 1;
+	cuda_lib(NULL, NULL);
+	unit_p2p_env(&x->t, nopeer, NULL, NULL, NULL);
+}
+
+static void gf_claim(struct fx *x, struct gp_doctor_ctx *c)
+{
+	gf_cuda(x, c, NULL);
+}
+
+static void gf_refuse(struct fx *x, struct gp_doctor_ctx *c)
+{
+	gf_cuda(x, c, "1");
+}
+
+static void gf_libcuda(struct fx *x, struct gp_doctor_ctx *c)
+{
+	char lib[600];
+
+	gf_cuda(x, c, NULL);
+	snprintf(lib, sizeof(lib), "%s/libcuda.so.1", libcuda_dir);
+	setenv("GPUP2P_LIBCUDA", lib, 1);
+}
+
 static const struct jcase cases[] = {
 	/* 1. nvlink.down: each GPU by its own links */
 	{ D("nvlink-half"), NULL, "nvlink.down", FIRE, GP_SEV_ERROR, "0000:13:00.0", "2 NVLinks down" },
@@ -163,6 +193,24 @@ static const struct jcase cases[] = {
 	{ D("healthy"), NULL, "rdma.flaps", QUIET, 0, NULL, NULL },
 	{ D("rdma-roce"), NULL, "rdma.errors", QUIET, 0, NULL, NULL },
 	{ D("lim-snap-old"), NULL, "rdma.errors", FIRE, GP_SEV_SKIPPED, "system", "older gpup2p" },
+	/* 11. GeForce P2P readiness: each unmet condition its own finding; the ready twin quiet */
+	{ D("gf-ready"), NULL, "p2p.geforce", QUIET, 0, NULL, NULL },
+	{ D("gf-ready"), NULL, "p2p.geforce", FIRE, GP_SEV_OK, "system", "Only gpup2p doctor --active" },
+	{ D("gf-ready"), gf_claim, "p2p.geforce", FIRE, GP_SEV_OK, "system", "CUDA reports P2P" },
+	{ D("gf-ready"), gf_refuse, "p2p.geforce", FIRE, GP_SEV_INFO, "nvidia", "not a P2P-enabled branch" },
+	{ D("gf-ready"), gf_libcuda, "p2p.geforce", FIRE, GP_SEV_ERROR, "nvidia", "libcuda is 550.90.07" },
+	{ D("gf-proprietary"), NULL, "p2p.geforce", FIRE, GP_SEV_INFO, "nvidia", "proprietary kernel module" },
+	{ D("gf-proprietary"), NULL, "p2p.geforce", FIRE, GP_SEV_INFO, "nvidia", "550.54.15-p2p" },
+	{ D("gf-nvbuild"), NULL, "p2p.geforce", FIRE, GP_SEV_INFO, "nvidia", "dvs-builder" },
+	{ D("gf-mismatch"), NULL, "p2p.geforce", FIRE, GP_SEV_ERROR, "nvidia", "user-space driver (NVML) is 550.90.07" },
+	{ D("gf-smallbar"), NULL, "p2p.geforce", FIRE, GP_SEV_INFO, "0000:03:00.0", "offers up to 32G" },
+	{ D("gf-smallbar"), NULL, "p2p.geforce", FIRE, GP_SEV_INFO, "0000:04:00.0", "BAR1 256M is smaller" },
+	{ D("gf-smallbar"), gf_claim, "p2p.geforce", FIRE, GP_SEV_WARNING, "0000:03:00.0", "copies may fail" },
+	{ D("gf-iommu"), NULL, "p2p.geforce", FIRE, GP_SEV_INFO, "iommu", "iommu=pt" },
+	{ D("gf-iommu"), gf_claim, "p2p.geforce", FIRE, GP_SEV_WARNING, "iommu", "GPU0 GPU1 (DMA-FQ)" },
+	{ D("gf-mixed"), NULL, "p2p.geforce", FIRE, GP_SEV_INFO, "system", "Ada: GPU0; Ampere: GPU1" },
+	{ D("gf-mixed"), NULL, "p2p.geforce", NOT, GP_SEV_OK, NULL, NULL },
+	{ D("healthy"), NULL, "p2p.geforce", FIRE, GP_SEV_SKIPPED, "system", "no GeForce GPU" },
 };
 #define NCASES (int)(sizeof(cases) / sizeof(cases[0]))
 
@@ -235,7 +283,8 @@ static void counter_window(void)
 	}
 }
 
-/* Private copies of the fixtures whose counter files the cases rewrite. */
+/* Private copies of the fixtures whose counter files the cases rewrite, and of the libcuda double under
+ * a versioned name. */
 static int copy_fixtures(char *tmp)
 {
 	char cmd[2048];
@@ -248,6 +297,12 @@ static int copy_fixtures(char *tmp)
 	if (system(cmd))
 		return -1;
 	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", unit_fixture(D("rdma-roce-loss")), roce_dir);
+	if (system(cmd))
+		return -1;
+	snprintf(libcuda_dir, sizeof(libcuda_dir), "%s/lib", tmp);
+	snprintf(cmd, sizeof(cmd), "mkdir '%s' && cp '%s/../tests/fakecuda/libcuda.so.1' '%s/libcuda.so.550.90.07' && "
+		 "ln -s libcuda.so.550.90.07 '%s/libcuda.so.1'", libcuda_dir, getenv("GPUP2P_FIXTURES") ?
+		 getenv("GPUP2P_FIXTURES") : "build/fixtures", libcuda_dir, libcuda_dir);
 	return system(cmd) ? -1 : 0;
 }
 
@@ -255,7 +310,7 @@ int main(void)
 {
 	char tmp[] = "/tmp/gpup2p-judge-XXXXXX", cmd[128];
 
-	CHECK(!copy_fixtures(tmp), "copies of rdma-rise and rdma-roce-loss in %s", tmp);
+	CHECK(!copy_fixtures(tmp), "copies of rdma-rise, rdma-roce-loss and the libcuda double in %s", tmp);
 	for (int i = 0; i < NCASES; i++)
 		check_case(&cases[i]);
 	healthy(D("nvlink-bridged"));
@@ -265,6 +320,7 @@ int main(void)
 	healthy(D("gpu-ecc-clean"));
 	healthy(D("rdma-rise"));
 	healthy(D("rdma-roce"));
+	healthy(D("gf-ready"));
 	counter_window();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
 	if (system(cmd))

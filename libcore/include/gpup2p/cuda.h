@@ -47,6 +47,8 @@ struct gp_cuda_probe {
 	int init;                      /* cuInit's CUresult: 0 success */
 	char init_name[64];            /* its name (cuGetErrorName) */
 	int driver_version;            /* cuDriverGetVersion (13000 = 13.0), 0 unknown */
+	char lib[256];                 /* the library loaded, links resolved ("/usr/lib/.../libcuda.so.580.159.04"),
+	                                  "" unknown: its file name carries the driver's version */
 	int devices;                   /* cuDeviceGetCount after a successful cuInit, else -1 */
 	int dmabuf;                    /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: 1 every device, 0 some device
 	                                  says no (dmabuf_dev: the first), -1 unknown (no device, call failed) */
