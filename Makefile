@@ -181,9 +181,10 @@ check-fleet: $(BIN) $(FAKECUDA)
 	@[ -d $(BUILD)/fixtures/doctor/bar-small ] || $(MAKE) --no-print-directory fixtures
 	@BUILD=$(BUILD) bash tests/run.sh tests/fleet/test_*.sh
 
-# The unit tests and the fuzz regression cases under ASan, LeakSanitizer and UBSan, built in the
+# The unit tests and the fuzz regression cases (fuzz.py's and the in-process targets') under ASan, LeakSanitizer
+# and UBSan, built in the
 # sanitizer build dir of `make fuzz` ($(BUILD)/fuzz, tests/fuzz/fuzz.mk): any report fails (tests/asan.sh).
-check-asan: $(FUZZ_BIN) $(FAKECUDA) $(FAKECUDA_DMABUF) $(FAKENVML) $(FAKEVERBS) fixtures
+check-asan: $(FUZZ_BIN) $(FZ_REPLAY) $(FAKECUDA) $(FAKECUDA_DMABUF) $(FAKENVML) $(FAKEVERBS) fixtures
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz CFLAGS="$(FUZZ_SAN)" $(patsubst $(BUILD)/%,$(BUILD)/fuzz/%,$(UNIT_BIN))
 	@BUILD=$(BUILD) bash tests/asan.sh
 

@@ -17,6 +17,8 @@ PKGS="gcc make pkg-config libpci-dev libkmod-dev pciutils python3 tar gzip man-d
 [ "${1:-}" != fleet ] ||
 	PKGS="$PKGS slurmctld slurmd slurm-client munge prometheus-node-exporter prometheus nagios4-core \
 monitoring-plugins-basic systemd util-linux bsdutils iproute2 procps"
+# `deps.sh fuzz` (make fuzz-inproc): clang and its libFuzzer runtime for the in-process targets (tests/fuzz/harness)
+[ "${1:-}" != fuzz ] || PKGS="$PKGS clang libclang-rt-14-dev"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

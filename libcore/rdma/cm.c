@@ -81,19 +81,29 @@ static void conn_param(struct gp_rdma *s, struct gp_rdma_conn_param *cp, struct 
 	cp->rnr_retry_count = 7;
 }
 
+int gp_rdma_pdata_decode(const void *buf, size_t len, int client, uint64_t max_size, struct gp_rdma_pdata *pd,
+			 struct gp_err *e)
+{
+	if (!buf || len < sizeof(*pd))
+		return gp_err_set(e, GP_E_FAIL, EPROTO, "the peer sent no buffer in its connection data: is it gpup2p?");
+	memcpy(pd, buf, sizeof(*pd));
+	if (pd->magic != GP_RDMA_MAGIC)
+		return gp_err_set(e, GP_E_FAIL, EPROTO, "the peer is not gpup2p bench rdma (private data)");
+	if (pd->len < max_size && client)
+		return gp_err_set(e, GP_E_USAGE, EINVAL, "the server's buffer is %llu bytes, smaller than this side's %llu: "
+				  "start the server with --size %llu", (unsigned long long)pd->len,
+				  (unsigned long long)max_size, (unsigned long long)max_size);
+	return 0;
+}
+
 static int peer_of(struct gp_rdma *s, const struct gp_rdma_cm_event *ev, struct gp_err *e)
 {
 	struct gp_rdma_pdata pd;
+	int rc = gp_rdma_pdata_decode(ev->param.conn.private_data, ev->param.conn.private_data_len,
+				      s->o.role == GP_RDMA_CLIENT, s->o.max_size, &pd, e);
 
-	if (!ev->param.conn.private_data || ev->param.conn.private_data_len < sizeof(pd))
-		return gp_err_set(e, GP_E_FAIL, EPROTO, "the peer sent no buffer in its connection data: is it gpup2p?");
-	memcpy(&pd, ev->param.conn.private_data, sizeof(pd));
-	if (pd.magic != GP_RDMA_MAGIC)
-		return gp_err_set(e, GP_E_FAIL, EPROTO, "the peer is not gpup2p bench rdma (private data)");
-	if (pd.len < s->o.max_size && s->o.role == GP_RDMA_CLIENT)
-		return gp_err_set(e, GP_E_USAGE, EINVAL, "the server's buffer is %llu bytes, smaller than this side's %llu: "
-				  "start the server with --size %llu", (unsigned long long)pd.len,
-				  (unsigned long long)s->o.max_size, (unsigned long long)s->o.max_size);
+	if (rc)
+		return rc;
 	s->ep[0].raddr = pd.addr;
 	s->ep[0].rkey = pd.rkey;
 	return 0;
@@ -247,7 +257,14 @@ int gp_rdma_ctl_recv(struct gp_rdma *s, uint32_t kind, struct gp_rdma_ctl *m, st
 		if ((rc = gp_rdma_pump(s, ep, e)))
 			return rc;
 	ep->n_ctl--;
-	memcpy(m, ep->ctl, sizeof(*m));
+	return gp_rdma_ctl_decode(ep->ctl, GP_RDMA_CTL, kind, m, e);
+}
+
+int gp_rdma_ctl_decode(const void *buf, size_t len, uint32_t kind, struct gp_rdma_ctl *m, struct gp_err *e)
+{
+	if (len < sizeof(*m))
+		return gp_err_set(e, GP_E_FAIL, EPROTO, "the peer sent a control message of %zu bytes", len);
+	memcpy(m, buf, sizeof(*m));
 	if (m->magic != GP_RDMA_MAGIC || (kind && m->kind != kind))
 		return gp_err_set(e, GP_E_FAIL, EPROTO, "the peer sent control message %u, expected %u", m->kind, kind);
 	return 0;

@@ -74,6 +74,24 @@ struct gp_rdma_pdata {
 	uint64_t len;
 };
 
+/* A server's check of a client's run request m (its op, counts and size against the buffer, max_size
+ * bytes), before anything of it is used: 0, or -EPROTO saying what is wrong. */
+int gp_rdma_run_check(const struct gp_rdma_ctl *m, uint64_t max_size, struct gp_err *e);
+
+/* Decode a control message from the peer's len bytes at buf into m: -EPROTO when it is short, lacks the
+ * magic or is not of kind (0: any kind). */
+int gp_rdma_ctl_decode(const void *buf, size_t len, uint32_t kind, struct gp_rdma_ctl *m, struct gp_err *e);
+
+/* A client's check of the server's result m for the run r (host names the server): -EBADMSG when the
+ * server found wrong data, at the byte m->size. */
+int gp_rdma_result_check(const struct gp_rdma_ctl *m, const struct gp_rdma_result *r, const char *host,
+			 struct gp_err *e);
+
+/* Decode the peer's private data (len bytes at buf, NULL: none) into pd: -EPROTO when it is missing, short
+ * or not gpup2p's; a client (client 1) also refuses a server buffer smaller than its max_size (-EINVAL). */
+int gp_rdma_pdata_decode(const void *buf, size_t len, int client, uint64_t max_size, struct gp_rdma_pdata *pd,
+			 struct gp_err *e);
+
 /* Port port of d (its ctx open, d->at->device named): query port and GID (gid_index -1: the port's RoCE v2
  * GID on RoCE), fill d->at and lower s->max_rd to the device's; the port checks with their fixes. */
 int gp_rdma_port_setup(struct gp_rdma *s, struct gp_rdma_dev *d, int port, int gid_index, struct gp_err *e);

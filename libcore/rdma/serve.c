@@ -48,6 +48,16 @@ static int client_ops(struct gp_rdma *s, struct gp_rdma_result *r, double *v, in
 	return 0;
 }
 
+int gp_rdma_result_check(const struct gp_rdma_ctl *m, const struct gp_rdma_result *r, const char *host,
+			 struct gp_err *e)
+{
+	if (m->verified == 2)
+		return gp_err_set(e, GP_E_FAIL, EBADMSG, "%s of %llu bytes to %s: the server found wrong data at byte %llu",
+				  gp_rdma_op_name(r->op), (unsigned long long)r->bytes, host ? host : "the server",
+				  (unsigned long long)m->size);
+	return 0;
+}
+
 int gp_rdma_client_run(struct gp_rdma *s, struct gp_rdma_result *r, int no_verify, struct gp_err *e)
 {
 	struct gp_rdma_ep *ep = &s->ep[0];
@@ -69,11 +79,8 @@ int gp_rdma_client_run(struct gp_rdma *s, struct gp_rdma_result *r, int no_verif
 	if ((rc = gp_rdma_post_recv(s, ep, 0, 1, e)) || (rc = gp_rdma_ctl_send(s, &m, e)) ||
 	    (rc = gp_rdma_ctl_recv(s, CTL_RESULT, &m, e)) || (rc = gp_rdma_post_recv(s, ep, 0, 1, e)))
 		goto out;
-	if (m.verified == 2) {
-		rc = gp_err_set(e, GP_E_FAIL, EBADMSG, "%s of %llu bytes to %s: the server found wrong data at byte %llu",
-				gp_rdma_op_name(r->op), (unsigned long long)r->bytes, s->o.host, (unsigned long long)m.size);
+	if ((rc = gp_rdma_result_check(&m, r, s->o.host, e)))
 		goto out;
-	}
 	if (!no_verify && (r->op == GP_RDMA_READ || r->lat) &&
 	    (rc = gp_rdma_check(s, ep, r->bytes, seed, gp_rdma_op_name(r->op), NULL, e)))
 		goto out;
@@ -93,6 +100,18 @@ int gp_rdma_counts_ok(uint32_t op, uint32_t lat, uint32_t iters, uint32_t reps)
 	return !lat || (uint64_t)iters * reps <= GP_RDMA_MAX_SAMPLES;
 }
 
+int gp_rdma_run_check(const struct gp_rdma_ctl *m, uint64_t max_size, struct gp_err *e)
+{
+	if (!gp_rdma_counts_ok(m->op, m->lat, m->iters, m->reps))
+		return gp_err_set(e, GP_E_FAIL, EPROTO, "the client asked for operation %u (latency %u), %u iterations x "
+				  "%u repetitions: at most %d x %d; is it gpup2p of another version?", m->op, m->lat,
+				  m->iters, m->reps, GP_RDMA_MAX_ITERS, GP_RDMA_MAX_REPS);
+	if (!m->size || m->size > max_size)
+		return gp_err_set(e, GP_E_FAIL, EPROTO, "the client asked for %llu bytes; this server's buffer has %llu "
+				  "(--max)", (unsigned long long)m->size, (unsigned long long)max_size);
+	return 0;
+}
+
 /* The server's part of one run. The client's message is checked before anything is used. */
 static int serve_one(struct gp_rdma *s, struct gp_rdma_ctl *m, struct gp_err *e)
 {
@@ -102,14 +121,9 @@ static int serve_one(struct gp_rdma *s, struct gp_rdma_ctl *m, struct gp_err *e)
 	int opc = m->op == GP_RDMA_WRITE ? GP_IBV_WR_RDMA_WRITE_WITH_IMM : GP_IBV_WR_SEND;
 	int64_t bad;
 
-	if (!gp_rdma_counts_ok(m->op, m->lat, m->iters, m->reps))
-		return gp_err_set(e, GP_E_FAIL, EPROTO, "the client asked for operation %u (latency %u), %u iterations x "
-				  "%u repetitions: at most %d x %d; is it gpup2p of another version?", m->op, m->lat,
-				  m->iters, m->reps, GP_RDMA_MAX_ITERS, GP_RDMA_MAX_REPS);
+	if ((rc = gp_rdma_run_check(m, s->o.max_size, e)))
+		return rc;
 	total = (long)m->iters * m->reps;          /* at most 1e11: no overflow */
-	if (!m->size || m->size > s->o.max_size || !m->iters || !m->reps)
-		return gp_err_set(e, GP_E_FAIL, EPROTO, "the client asked for %llu bytes; this server's buffer has %llu "
-				  "(--max)", (unsigned long long)m->size, (unsigned long long)s->o.max_size);
 	if ((rc = gp_rdma_fill(s, ep, m->size, m->op == GP_RDMA_READ ? m->seed : ~m->seed, e)))
 		return rc;
 	for (; send_bw && rposted < total && rposted < GP_RDMA_WINDOW; rposted++)
