@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "acs/state.h"
@@ -94,6 +95,29 @@ static char *slurp(int fd, size_t *len)
 	return buf;
 }
 
+/* Open the state file for reading: a regular file only (a pipe or device there would block or never end).
+ * The fd, or -1 with errno set (EINVAL: not a regular file). */
+static int open_state(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
+/* strerror, with EINVAL from open_state worded. */
+static const char *state_strerror(int err)
+{
+	return err == EINVAL ? "not a regular file" : strerror(err);
+}
+
 int gp_acs_state_lock(const char *path, struct gp_acs_state_file *old, struct gp_err *e)
 {
 	char dir[GP_PATH_MAX], lock[GP_PATH_MAX + 8];
@@ -115,11 +139,11 @@ int gp_acs_state_lock(const char *path, struct gp_acs_state_file *old, struct gp
 		gp_acs_state_unlock(old);
 		return gp_err_set(e, GP_E_FAIL, rc, "another gpup2p acs run holds %s: try again when it is done", lock);
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_state(path);
 	if (fd < 0 && errno != ENOENT) {
 		rc = errno;
 		gp_acs_state_unlock(old);
-		return gp_err_set(e, GP_E_FAIL, rc, "%s: %s", path, strerror(rc));
+		return gp_err_set(e, GP_E_FAIL, rc, "%s: %s", path, state_strerror(rc));
 	}
 	if (fd >= 0) {
 		old->content = slurp(fd, &old->len);
@@ -211,9 +235,10 @@ int gp_acs_state_load(const char *path, struct gp_acs_state_entry **v, int *n, s
 
 	*v = NULL;
 	*n = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_state(path);
 	if (fd < 0)
-		return gp_err_set(e, errno == ENOENT ? GP_E_UNAVAIL : GP_E_FAIL, errno, "%s: %s", path, strerror(errno));
+		return gp_err_set(e, errno == ENOENT ? GP_E_UNAVAIL : GP_E_FAIL, errno, "%s: %s", path,
+				  state_strerror(errno));
 	text = slurp(fd, &len);
 	close(fd);
 	if (!text)

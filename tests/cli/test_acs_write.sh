@@ -26,6 +26,11 @@ expect 64 "go with --disable or --restore" --root "$W" acs --dry-run
 expect 64 "go with --disable or --restore" --root "$W" acs --all
 expect 64 "go with --disable or --restore" --root "$W" acs --mode zero
 expect 64 "--restore puts back every bridge" --root "$W" acs --restore --all
+# a pipe as the state file (fuzz: tests/fuzz/regress/tree/hang-acs-restore-state-fifo): refused, not read for ever
+mkfifo "$T/fifo"
+out=$(timeout 20 "$BIN" --root "$W" acs --restore --dry-run --state "$T/fifo" 2>&1); rc=$?
+[ $rc -ne 124 ] && [ $rc -ne 0 ] && grep -q "fifo: not a regular file" <<<"$out" &&
+	ok "--state on a pipe: one error, exit $rc" || nok "--state on a pipe: exit $rc: $out"
 expect 64 "--all and --device exclude" --root "$W" acs --disable --all --device 00:01.0
 expect 64 "--mode takes redirect or zero" --root "$W" acs --disable --mode=off
 expect 64 "--device needs a BDF" --root "$W" acs --disable --device
