@@ -264,14 +264,15 @@ static void read_netdevs(struct gp_pci *p)
  * runs over, whose function then counts as the RDMA NIC. */
 static void read_rdma(struct gp_pci *p)
 {
-	char **names = NULL, path[GP_PATH_MAX], real[512], parent[64];
+	char **names = NULL, path[GP_PATH_MAX], real[512], parent[64], name[256];
 	int n = gp_root_list(p->root, "/sys/class/infiniband", &names);
 
 	for (int i = 0; i < n; i++) {
 		int idx = -1;
 
+		/* "device" is a link to the function (a file there names nothing: a snapshot would not keep it) */
 		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device", names[i]);
-		if (!gp_root_realpath(p->root, path, real, sizeof(real)))
+		if (!gp_root_link_target(p->root, path, real, sizeof(real), name, sizeof(name)))
 			idx = owner_of(p, real);
 		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/parent", names[i]);
 		if (idx < 0 && gp_root_read_text(p->root, path, parent, sizeof(parent)) > 0)

@@ -367,7 +367,7 @@ static int capture_port(struct gp_snap *s, const char *base, const char *port)
  * for soft-RoCE) as in sysfs, its device link, its parent (soft-RoCE: the netdev), its ports. */
 static int capture_ibdev(struct gp_snap *s, const char *dev)
 {
-	char cls[GP_PATH_MAX], base[GP_PATH_MAX], p[GP_PATH_MAX], real[GP_PATH_MAX];
+	char cls[GP_PATH_MAX], base[GP_PATH_MAX], p[GP_PATH_MAX], real[GP_PATH_MAX], name[256];
 	char **ports = NULL;
 	int n, rc;
 
@@ -377,7 +377,8 @@ static int capture_ibdev(struct gp_snap *s, const char *dev)
 	if ((rc = gp_snap_make_dir(s, base)) || (strcmp(base, cls) && (rc = gp_snap_make_link(s, cls, base))))
 		return rc;
 	snprintf(p, sizeof(p), "%s/device", base);
-	if (gp_root_realpath(s->r, p, real, sizeof(real)) == 0 && (rc = gp_snap_make_link(s, p, real)))
+	if (gp_root_link_target(s->r, p, real, sizeof(real), name, sizeof(name)) == 0 &&
+	    (rc = gp_snap_make_link(s, p, real)))
 		return rc;
 	snprintf(p, sizeof(p), "%s/parent", base);
 	if ((rc = gp_snap_copy_file(s, p, 0, NULL)))
