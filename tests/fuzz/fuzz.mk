@@ -44,7 +44,8 @@ FZ_REPLAY = $(patsubst %,$(BUILD)/fuzz/replay-%,$(FUZZ_INPROC_TARGETS))
 
 .PHONY: fuzz-inproc fuzz-inproc-run fuzz-replay
 
-$(FZ_INPROC)/gpup2p: $(LIB_SRC) $(CLI_SRC) $(wildcard libcore/include/gpup2p/*.h) $(wildcard libcore/*.h libcore/*/*.h) $(wildcard cli/*.h)
+$(FZ_INPROC)/gpup2p: $(LIB_SRC) $(CLI_SRC) $(wildcard libcore/include/gpup2p/*.h) $(wildcard libcore/*.h libcore/*/*.h) \
+		$(wildcard cli/*.h)
 	@$(MAKE) --no-print-directory BUILD=$(FZ_INPROC) CC=$(FUZZ_CC) CFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" $@
 
 $(FZ_INPROC)/fz-%: tests/fuzz/harness/%.c $(FZ_DEPS) $(FZ_INPROC)/gpup2p

@@ -71,4 +71,7 @@ void fz_rm_rf(const char *p);
 /* The decoy file outside every root (symlinks may point at it): nothing may write it. */
 const char *fz_decoy(void);
 
+/* 1 when b[0..n) begins with the decoy's (random) bytes. */
+int fz_is_decoy(const void *b, size_t n);
+
 #endif

@@ -45,8 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!gp_rdma_ctl_decode(copy, n, 0, &m, &e) && m.kind == 1 && !gp_rdma_run_check(&m, max, &e)) {
 		uint64_t total = (uint64_t)m.iters * m.reps;
 
-		if ((m.op != GP_RDMA_WRITE && m.op != GP_RDMA_READ && m.op != GP_RDMA_SEND) || m.lat > 1 || !m.size || m.size > max || !m.iters || !m.reps ||
-		    m.iters > GP_RDMA_MAX_ITERS || m.reps > GP_RDMA_MAX_REPS ||
+		if ((m.op != GP_RDMA_WRITE && m.op != GP_RDMA_READ && m.op != GP_RDMA_SEND) || m.lat > 1 || !m.size ||
+		    m.size > max || !m.iters || !m.reps || m.iters > GP_RDMA_MAX_ITERS || m.reps > GP_RDMA_MAX_REPS ||
 		    (m.lat && total > GP_RDMA_MAX_SAMPLES))
 			fz_fail("rdma", "the server took a run it cannot serve: op %u lat %u %u x %u of %llu bytes (buffer %llu)",
 				m.op, m.lat, m.iters, m.reps, (unsigned long long)m.size, (unsigned long long)max);

@@ -38,7 +38,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* 1 when a file beneath dir holds the decoy's text (snapshot copied it through a link). */
+/* 1 when a file beneath dir begins with the decoy's bytes (snapshot copied it through a link). */
 static int has_decoy(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -64,7 +64,7 @@ static int has_decoy(const char *dir)
 				close(fd);
 			if (n > 0) {
 				b[n] = '\0';
-				found = memmem(b, (size_t)n, "GPUP2P-FUZZ-DECOY", 17) != NULL;
+				found = fz_is_decoy(b, (size_t)n);
 			}
 		}
 	}
