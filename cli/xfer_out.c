@@ -2,6 +2,7 @@
  * microseconds, bytes. Numbers are numbers; what was not measured is null. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "xfer_cli.h"
 
@@ -241,6 +242,16 @@ static void num_or_null(struct gp_json *j, const char *key, int have, double v, 
 		gp_json_null(j, key);
 }
 
+/* This machine's name, for report to tell whose rows these are (srun --label's task numbers name none). */
+static const char *host_name(void)
+{
+	static char h[256];
+
+	if (!h[0] && gethostname(h, sizeof(h) - 1))
+		h[0] = '\0';
+	return h[0] ? h : NULL;
+}
+
 static void json_row(struct gp_json *j, const struct gp_bench_row *r, int schema)
 {
 	char src[16], dst[16];
@@ -248,8 +259,10 @@ static void json_row(struct gp_json *j, const struct gp_bench_row *r, int schema
 
 	ends(r, src, dst, sizeof(src));
 	gp_json_obj(j, NULL);
-	if (schema)
+	if (schema) {
 		gp_json_int(j, "schema", 1);
+		gp_json_str(j, "host", host_name());
+	}
 	gp_json_str(j, "mode", r->mode);
 	gp_json_str(j, "path", path(r));
 	gp_json_str(j, "src", src);
@@ -297,6 +310,7 @@ static void json_doc(const struct xfer_session *s, const char *command, const st
 	gp_json_obj(&j, NULL);
 	gp_json_int(&j, "schema", 1);
 	gp_json_str(&j, "command", command);
+	gp_json_str(&j, "host", host_name());
 	gp_json_obj(&j, "units");
 	gp_json_str(&j, "bandwidth", "GB/s (1e9 bytes/s)");
 	gp_json_str(&j, "latency", "us");

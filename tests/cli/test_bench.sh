@@ -239,3 +239,13 @@ assert g==[("0000:01:00.0", "Fake GPU 2", 0, 5, 16), ("c05b:00:00.0", "Fake GPU 
 	("10000:e5:00.0", "Fake GPU 0", 0, 5, 16)], g
 assert d["results"][0]["verified"] is True, d["results"]' "$out" && [ $rc -eq 0 ] &&
 	ok "VMD domains: GPUs in numeric bus order, each with its own function's NUMA node and link" || nok "VMD bus ids: rc=$rc $out"
+
+# bench --jsonl into report as srun --label delivers it: a task number names no host, so each row
+# carries this machine's name (README's `srun -N64 --label gpup2p bench p2p --jsonl | gpup2p report`)
+out=$("$BIN" bench p2p --jsonl --size 1M --iters 2 --reps 2 2>&1); rc=$?
+rep=$(sed 's/^/0: /' <<<"$out" | "$BIN" report --csv 2>&1); rrc=$?
+h=$(hostname)
+[ $rc -eq 0 ] && [ "$(grep -c "\"host\": \"$h\"" <<<"$out")" = "$(grep -c '"mode"' <<<"$out")" ] &&
+	[ $rrc -eq 0 ] && ! grep -q malformed <<<"$rep" && [ "$(grep -c ',p2p,' <<<"$rep")" -ge 4 ] &&
+	ok "bench --jsonl rows name the host: srun-style numeric labels fold in report" ||
+	nok "bench rows through numeric labels: rc=$rc/$rrc $rep"
