@@ -9,6 +9,8 @@
 #include "gpup2p/out.h"
 #include "gpup2p/pci.h"
 #include "gpup2p/root.h"
+#include "gpup2p/topo.h"
+#include "opts.h"
 
 /* Exit codes (README and man page: one table). */
 enum {
@@ -38,7 +40,25 @@ struct cli_cmd {
 	int (*run)(struct cli *c, int argc, char **argv);
 	const char *summary;
 	void (*help)(FILE *f);
+	const struct opts_cmd *opts;   /* its option table (completion) */
 };
+
+/* The --match options given (topo, bar, acs). */
+struct cli_matches {
+	struct gp_topo_match m[GP_TOPO_MATCH_MAX];
+	int n;
+};
+
+/* --match's parser (an OPT_CALL): VENDOR:DEVICE appended to the struct cli_matches at field. */
+int cli_match_opt(const char *cmd, const struct opt *o, const char *val, void *field, void *ctx);
+
+/* What completion offers for --match. */
+extern const char *const cli_match_words[];
+
+/* The --match entry of an option table whose context type has a struct cli_matches field. */
+#define CLI_OPT_MATCH(type, field, text)                                                                          \
+	{ "--match", NULL, "VENDOR:DEVICE", OPT_CALL, (long)offsetof(type, field), .call = cli_match_opt,      \
+	  .values = cli_match_words, .flags = OPT_REPEAT, .help = text }
 
 /* Parse a global option shared by every subcommand (--json, --csv, --jsonl, --no-header,
  * --color=, --root, -v, -q). Returns 1 if consumed (advancing *i), 0 if not, -1 on error. */
@@ -52,11 +72,7 @@ const char *cli_opt_value(int argc, char **argv, int *i, const char *name);
  * Returns 1 when consumed, 0 when not; sets *done to the exit code (-1 = go on). */
 int cli_common_arg(struct cli *c, void (*help)(FILE *), int argc, char **argv, int *i, int *done);
 
-struct gp_topo_match;
 struct gp_topo;
-/* Parse `--match VENDOR:DEVICE` (or --match=) at argv[*i] into m[*nm]. Returns 1 consumed,
- * 0 not a --match, -1 on a usage error (printed, exit 64). */
-int cli_match_arg(const char *cmd, int argc, char **argv, int *i, struct gp_topo_match *m, int *nm);
 
 /* Open the root (--root, GPUP2P_ROOT or live) once; prints the error and returns the exit code. */
 int cli_root(struct cli *c);
@@ -112,6 +128,9 @@ void cli_json_end(const struct cli *c, struct gp_json *j, int exit_status);
 
 /* Print the non-fatal scan warnings to stderr unless quiet. */
 void cli_print_warnings(const struct cli *c);
+
+extern const struct opts_cmd opts_topo, opts_bar, opts_acs, opts_snapshot, opts_enable, opts_pin, opts_map, opts_copy,
+	opts_bench, opts_bench_rdma, opts_doctor, opts_report;
 
 int cmd_topo(struct cli *c, int argc, char **argv);
 void help_topo(FILE *f);

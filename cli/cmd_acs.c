@@ -1,11 +1,88 @@
 /* gpup2p acs — audit ACS on the bridges between GPUs and NICs; option parsing for --disable/--restore
  * (carried out in acs_change.c). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "acs_change.h"
 #include "cli.h"
 #include "gpup2p/acs.h"
+
+struct acs_cli {
+	struct acs_opts o;
+	struct cli_matches match;
+};
+
+static int device_opt(const char *cmd, const struct opt *opt, const char *val, void *field, void *ctx)
+{
+	struct acs_opts *o = &((struct acs_cli *)ctx)->o;
+
+	(void)opt, (void)field;
+	if (!*val)
+		return cli_usage(cmd, "--device needs a BDF like 0000:00:01.0");
+	if (o->ndevices >= ACS_DEVICES_MAX)
+		return cli_usage(cmd, "at most %d --device options", ACS_DEVICES_MAX);
+	o->devices[o->ndevices++] = val;
+	return 0;
+}
+
+static void pci_functions(const char *cur)
+{
+	(void)cur;
+	opts_suggest_dir("/sys/bus/pci/devices");
+}
+
+static const char *const mode_words[] = { "redirect", "zero", NULL };
+
+static int mode_opt(const char *cmd, const struct opt *opt, const char *val, void *field, void *ctx)
+{
+	(void)opt, (void)field;
+	if (strcmp(val, "redirect") && strcmp(val, "zero"))
+		return cli_usage(cmd, "--mode takes redirect or zero, not '%s'", val);
+	((struct acs_cli *)ctx)->o.mode = strcmp(val, "zero") ? GP_ACS_CLEAR_REDIRECT : GP_ACS_ZERO;
+	return 0;
+}
+
+#define O(f) (long)offsetof(struct acs_cli, f)
+static const struct opt acs_opts_table[] = {
+	CLI_OPT_MATCH(struct acs_cli, match, "also treat these endpoints as GPUs (repeatable)"),
+	{ "--disable", NULL, NULL, OPT_FLAG, O(o.disable), 1, .help = "clear ACS redirection on the bridges in scope" },
+	{ "--restore", NULL, NULL, OPT_FLAG, O(o.restore), 1,
+	  .help = "put back the values the state file recorded, then\nremove it" },
+	{ "--all", NULL, NULL, OPT_FLAG, O(o.scope), GP_ACS_SCOPE_ALL,
+	  .help = "scope: every bridge with an ACS capability (default:\nthe bridges on paths between GPUs and NICs)" },
+	{ "--device", NULL, "BDF", OPT_CALL, -1, .call = device_opt, .flags = OPT_REPEAT, .suggest = pci_functions,
+	  .help = "scope: exactly this bridge (repeatable)" },
+	{ "--mode", NULL, "redirect|zero", OPT_CALL, -1, .call = mode_opt, .values = mode_words,
+	  .help = "redirect (default): clear ReqRedir, CmpltRedir,\nEgressCtrl, keep the rest; zero: write 0 (NCCL's\n"
+		  "recipe)" },
+	{ "--state", NULL, "FILE", OPT_STR, O(o.state), .flags = OPT_FILE, .needs = "a file name",
+	  .help = "state file (default /run/gpup2p/acs.state)" },
+	{ "--force", NULL, NULL, OPT_FLAG, O(o.force), 1,
+	  .help = "clear ACS even where the IOMMU translates (or may) or\nVFIO owns a device below" },
+	{ "--dry-run", NULL, NULL, OPT_FLAG, O(o.dry_run), 1, .help = "print the plan and the boot parameter; write nothing" },
+	{ 0 },
+};
+#undef O
+
+/* the combinations that make no sense */
+static const struct opt_rule acs_rules[] = {
+	{ OPT_EXCLUDES, "--disable", "--restore" },
+	{ OPT_NEEDS, "--dry-run", "--disable --restore" },
+	{ OPT_NEEDS, "--all", "--disable --restore" },
+	{ OPT_NEEDS, "--device", "--disable --restore" },
+	{ OPT_NEEDS, "--mode", "--disable --restore" },
+	{ OPT_NEEDS, "--state", "--disable --restore" },
+	{ OPT_EXCLUDES, "--restore", "--all --device --mode" },
+	{ OPT_NEEDS, "--force", "--disable" },
+	{ OPT_EXCLUDES, "--all", "--device" },
+	{ 0, NULL, NULL },
+};
+
+const struct opts_cmd opts_acs = {
+	.name = "acs", .opts = acs_opts_table, .rules = acs_rules, .col = 25, .help = help_acs,
+	.globals = "--json, --csv, --jsonl, --no-header, --root DIR, -q: see gpup2p --help",
+};
 
 void help_acs(FILE *f)
 {
@@ -28,23 +105,10 @@ void help_acs(FILE *f)
 		"values saved first in a state file for --restore; any failure puts back what\n"
 		"was changed and exits 2. It refuses (exit 64) where the IOMMU translates (DMA,\n"
 		"DMA-FQ) for a device below a bridge it would change, or may (its group's type\n"
-		"unknown), or VFIO owns a device there, unless --force.\n\n"
-		"  --match VENDOR:DEVICE  also treat these endpoints as GPUs (repeatable)\n"
-		"  --disable              clear ACS redirection on the bridges in scope\n"
-		"  --restore              put back the values the state file recorded, then\n"
-		"                         remove it\n"
-		"  --all                  scope: every bridge with an ACS capability (default:\n"
-		"                         the bridges on paths between GPUs and NICs)\n"
-		"  --device BDF           scope: exactly this bridge (repeatable)\n"
-		"  --mode redirect|zero   redirect (default): clear ReqRedir, CmpltRedir,\n"
-		"                         EgressCtrl, keep the rest; zero: write 0 (NCCL's\n"
-		"                         recipe)\n"
-		"  --state FILE           state file (default /run/gpup2p/acs.state)\n"
-		"  --force                clear ACS even where the IOMMU translates (or may) or\n"
-		"                         VFIO owns a device below\n"
-		"  --dry-run              print the plan and the boot parameter; write nothing\n"
-		"  --json, --csv, --jsonl, --no-header, --root DIR, -q: see gpup2p --help\n\n"
-		"Exit: audit: 0 no redirect of high impact, 1 a bridge redirects PIX/PXB\n"
+		"unknown), or VFIO owns a device there, unless --force.\n\n");
+	opts_help(f, &opts_acs);
+	fprintf(f,
+		"\nExit: audit: 0 no redirect of high impact, 1 a bridge redirects PIX/PXB\n"
 		"traffic, 3 ACS unreadable (run as root); --disable/--restore: 0 done or nothing\n"
 		"to do, 2 a write failed (changes put back), 3 ACS unreadable or state file\n"
 		"unusable, 64 refused (IOMMU translating or VFIO: --force) or usage, 77 not\n"
@@ -295,93 +359,26 @@ static void print_csv(const struct cli *c, const struct gp_topo *t, const struct
 	}
 }
 
-/* Parse one --disable/--restore option at argv[*i]. 1 consumed, 0 not one, -1 usage error (printed). */
-static int change_opt(struct acs_opts *o, int argc, char **argv, int *i)
-{
-	const char *a = argv[*i], *v;
-
-	if (!strcmp(a, "--disable"))
-		o->disable = 1;
-	else if (!strcmp(a, "--restore"))
-		o->restore = 1;
-	else if (!strcmp(a, "--dry-run"))
-		o->dry_run = 1;
-	else if (!strcmp(a, "--force"))
-		o->force = 1;
-	else if (!strcmp(a, "--all"))
-		o->scope = GP_ACS_SCOPE_ALL;
-	else if ((v = cli_opt_value(argc, argv, i, "--device"))) {
-		if (!*v || o->ndevices >= ACS_DEVICES_MAX)
-			return cli_usage("acs", *v ? "at most %d --device options" : "--device needs a BDF like 0000:00:01.0",
-					 ACS_DEVICES_MAX), -1;
-		o->devices[o->ndevices++] = v;
-	} else if ((v = cli_opt_value(argc, argv, i, "--mode"))) {
-		if (strcmp(v, "redirect") && strcmp(v, "zero"))
-			return cli_usage("acs", "--mode takes redirect or zero, not '%s'", v), -1;
-		o->mode = strcmp(v, "zero") ? GP_ACS_CLEAR_REDIRECT : GP_ACS_ZERO;
-	} else if ((v = cli_opt_value(argc, argv, i, "--state"))) {
-		if (!*v)
-			return cli_usage("acs", "--state needs a file name"), -1;
-		o->state = v;
-	} else {
-		return 0;
-	}
-	return 1;
-}
-
-/* The combinations that make no sense. 0 or 64 (printed). */
-static int check_opts(struct acs_opts *o, const char *mode_seen)
-{
-	if (o->disable && o->restore)
-		return cli_usage("acs", "--disable and --restore exclude each other");
-	if (!o->disable && !o->restore && (o->dry_run || o->state || o->ndevices || o->scope || mode_seen))
-		return cli_usage("acs", "--dry-run, --all, --device, --mode and --state go with --disable or --restore");
-	if (o->restore && (o->ndevices || o->scope || mode_seen))
-		return cli_usage("acs", "--restore puts back every bridge the state file names: no --all, --device or --mode");
-	if (o->force && !o->disable)
-		return cli_usage("acs", "--force goes with --disable");
-	if (o->ndevices && o->scope == GP_ACS_SCOPE_ALL)
-		return cli_usage("acs", "--all and --device exclude each other");
-	if (o->ndevices)
-		o->scope = GP_ACS_SCOPE_LISTED;
-	return 0;
-}
-
 int cmd_acs(struct cli *c, int argc, char **argv)
 {
-	struct gp_topo_match m[GP_TOPO_MATCH_MAX];
-	struct acs_opts o = { 0 };
-	const char *mode_seen = NULL;
+	struct acs_cli a_ = { 0 };
+	struct acs_opts *o = &a_.o;
 	struct gp_buf buf = GP_BUF_INIT;
 	struct gp_topo t;
 	struct gp_acs_audit a;
-	int nm = 0, rc, done;
+	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		if (cli_common_arg(c, help_acs, argc, argv, &i, &done)) {
-			if (done >= 0)
-				return done;
-			continue;
-		}
-		if (!strncmp(argv[i], "--mode", 6))
-			mode_seen = argv[i];
-		rc = change_opt(&o, argc, argv, &i);
-		if (!rc)
-			rc = cli_match_arg("acs", argc, argv, &i, m, &nm);
-		if (rc < 0)
-			return EX_USAGE_;
-		if (!rc)
-			return cli_usage("acs", "unknown option '%s'", argv[i]);
-	}
-	if ((rc = check_opts(&o, mode_seen)))
+	if ((rc = opts_parse(&opts_acs, c, argc, argv, &a_)) >= 0)
 		return rc;
-	if ((o.disable || o.restore) && !o.dry_run && (rc = acs_root_check(c)))
+	if (o->ndevices)
+		o->scope = GP_ACS_SCOPE_LISTED;
+	if ((o->disable || o->restore) && !o->dry_run && (rc = acs_root_check(c)))
 		return rc;
-	rc = cli_load_topo(c, &t, m, nm);
+	rc = cli_load_topo(c, &t, a_.match.m, a_.match.n);
 	if (rc)
 		return rc;
-	if (o.disable || o.restore) {
-		rc = acs_change(c, &o, &t);
+	if (o->disable || o->restore) {
+		rc = acs_change(c, o, &t);
 		gp_topo_free(&t);
 		return rc;
 	}

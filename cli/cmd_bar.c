@@ -1,5 +1,6 @@
 /* gpup2p bar — BARs, Resizable BAR and the large-BAR verdict per GPU, and the IOMMU mode. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,23 @@
 #include "gpup2p/buf.h"
 #include "gpup2p/iommu.h"
 #include "gpup2p/topo.h"
+
+struct bar_opts {
+	struct cli_matches match;
+	int all;
+};
+
+static const struct opt bar_opts[] = {
+	{ "--all", NULL, NULL, OPT_FLAG, (long)offsetof(struct bar_opts, all), 1,
+	  .help = "every PCI function, not only GPUs" },
+	CLI_OPT_MATCH(struct bar_opts, match, "also treat these endpoints as GPUs (repeatable)"),
+	{ 0 },
+};
+
+const struct opts_cmd opts_bar = {
+	.name = "bar", .opts = bar_opts, .col = 25, .help = help_bar,
+	.globals = "--json, --csv, --jsonl, --no-header, --root DIR, -q: see gpup2p --help",
+};
 
 void help_bar(FILE *f)
 {
@@ -18,11 +36,10 @@ void help_bar(FILE *f)
 		"size (from NVML; unknown without it), Resizable BAR (supported and current\n"
 		"sizes), the verdict \"large BAR\" (aperture >= VRAM: BAR1 P2P and unrestricted\n"
 		"pinning) or \"small BAR\" with what it limits, the device's IOMMU group and type,\n"
-		"and the system IOMMU mode (off / identity / DMA / DMA-FQ).\n\n"
-		"  --all                  every PCI function, not only GPUs\n"
-		"  --match VENDOR:DEVICE  also treat these endpoints as GPUs (repeatable)\n"
-		"  --json, --csv, --jsonl, --no-header, --root DIR, -q: see gpup2p --help\n\n"
-		"Resizable BAR needs the extended config space: as non-root it is reported\n"
+		"and the system IOMMU mode (off / identity / DMA / DMA-FQ).\n\n");
+	opts_help(f, &opts_bar);
+	fprintf(f,
+		"\nResizable BAR needs the extended config space: as non-root it is reported\n"
 		"\"unknown\".\n"
 		"Exit: 0 ok, 3 input unreadable, 64 usage, 69 no PCI/root.\n");
 }
@@ -321,32 +338,16 @@ static void print_csv(struct bar_ctx *b)
 
 int cmd_bar(struct cli *c, int argc, char **argv)
 {
-	struct gp_topo_match m[GP_TOPO_MATCH_MAX];
+	struct bar_opts o = { 0 };
 	struct bar_ctx b;
-	int nm = 0, rc, done;
+	int rc;
 
+	if ((rc = opts_parse(&opts_bar, c, argc, argv, &o)) >= 0)
+		return rc;
 	memset(&b, 0, sizeof(b));
 	b.c = c;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (cli_common_arg(c, help_bar, argc, argv, &i, &done)) {
-			if (done >= 0)
-				return done;
-			continue;
-		}
-		rc = cli_match_arg("bar", argc, argv, &i, m, &nm);
-		if (rc < 0)
-			return EX_USAGE_;
-		if (rc)
-			continue;
-		if (!strcmp(a, "--all")) {
-			b.all = 1;
-		} else {
-			return cli_usage("bar", "unknown option '%s'", a);
-		}
-	}
-	rc = cli_load_topo(c, &b.t, m, nm);
+	b.all = o.all;
+	rc = cli_load_topo(c, &b.t, o.match.m, o.match.n);
 	if (rc)
 		return rc;
 	gp_iommu_read(&c->root, &b.io);

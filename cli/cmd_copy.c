@@ -1,5 +1,6 @@
 /* gpup2p copy — copy a pattern (new for every copy) along one path, or between every GPU pair, and
  * check every byte on the other side. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,62 +24,64 @@ void help_copy(FILE *f)
 		"  peer         GPU N to GPU M, with peer access when the GPUs allow it\n"
 		"  --all-pairs  every GPU pair in both directions, peer access on where\n"
 		"               possible: catches \"P2P is reported but the data lands in the\n"
-		"               wrong place\" (one GPU: no pair, copies within it)\n\n"
-		"  --gpu N      the GPU (default 0, PCI bus order)\n"
-		"  --to M       peer: the destination GPU (default the next one)\n"
-		"  --size S     bytes per copy (default 64M; K/M/G = powers of 1024)\n"
-		"  --pinned, --pageable  host memory for h2d/d2h (default pinned)\n"
-		"  --iters K    copies, each with a new pattern (default 10)\n"
-		"  --numa N     put host memory on NUMA node N\n"
-		"  --via map    h2d/d2h by the CPU through a gpup2p.ko mapping of the GPU memory\n"
-		"               (needs the module: gpup2p enable), checked through CUDA;\n"
-		"               default: CUDA's copy engines\n"
-		"  --json, --csv, --jsonl, --no-header, -q: see gpup2p --help\n\n"
-		"Exit: 0 every byte right, 2 a wrong byte (offset, expected and found are\n"
+		"               wrong place\" (one GPU: no pair, copies within it)\n\n");
+	opts_help(f, &opts_copy);
+	fprintf(f,
+		"\nExit: 0 every byte right, 2 a wrong byte (offset, expected and found are\n"
 		"printed) or a CUDA error, 64 usage, 69 CUDA not available or no GPU.\n");
 }
 
 struct copt {
-	int kind, all, gpu, to, pinned, pageable, iters, numa, via_map;
+	int kind, all, gpu, to, pinned, pageable, iters, numa, via, via_map; /* via: via_words' index */
 	uint64_t size;
 };
 
-static int copy_opt(struct copt *o, int argc, char **argv, int *i)
-{
-	static const char *const kinds[] = { "h2d", "d2h", "d2d", "peer" };
-	const char *v;
+static const char *const kinds[] = { "h2d", "d2h", "d2d", "peer", NULL };
 
-	if ((v = cli_opt_value(argc, argv, i, "--gpu")))
-		return xfer_index_arg("copy", "--gpu", v, &o->gpu) ? -1 : 1;
-	if ((v = cli_opt_value(argc, argv, i, "--to")))
-		return xfer_index_arg("copy", "--to", v, &o->to) ? -1 : 1;
-	if ((v = cli_opt_value(argc, argv, i, "--size")))
-		return xfer_size_arg("copy", "--size", v, &o->size) ? -1 : 1;
-	if ((v = cli_opt_value(argc, argv, i, "--iters")))
-		return xfer_count_arg("copy", "--iters", v, 100000, &o->iters) ? -1 : 1;
-	if ((v = cli_opt_value(argc, argv, i, "--numa")))
-		return xfer_index_arg("copy", "--numa", v, &o->numa) ? -1 : 1;
-	if ((v = cli_opt_value(argc, argv, i, "--via"))) {
-		if (strcmp(v, "map") && strcmp(v, "cuda"))
-			return cli_usage("copy", "--via takes map or cuda, not '%s'", v), -1;
-		o->via_map = !strcmp(v, "map");
-		return 1;
-	}
-	if (!strcmp(argv[*i], "--all-pairs"))
-		o->all = 1;
-	else if (!strcmp(argv[*i], "--pinned"))
-		o->pinned = 1;
-	else if (!strcmp(argv[*i], "--pageable"))
-		o->pageable = 1;
-	else if (argv[*i][0] != '-' && o->kind < 0) {
-		for (int k = 0; k < 4; k++)
-			if (!strcmp(argv[*i], kinds[k]))
-				o->kind = k;
-		return o->kind >= 0 ? 1 : 0;
-	} else
-		return 0;
-	return 1;
+static int copy_path(const char *cmd, const char *arg, void *ctx)
+{
+	struct copt *o = ctx;
+
+	for (int k = 0; o->kind < 0 && kinds[k]; k++)
+		if (!strcmp(arg, kinds[k])) {
+			o->kind = k;
+			return 0;
+		}
+	return cli_usage(cmd, "unknown path '%s' (h2d, d2h, d2d or peer)", arg);
 }
+
+static const char *const via_words[] = { "map", "cuda", NULL };
+static const char *const size_words[] = { "4K", "64K", "1M", "64M", "256M", "1G", NULL };
+
+#define O(f) (long)offsetof(struct copt, f)
+static const struct opt copy_opts[] = {
+	{ "--all-pairs", NULL, NULL, OPT_FLAG, O(all), 1, .flags = OPT_NOHELP, .help = "every GPU pair in both directions" },
+	{ "--gpu", NULL, "N", OPT_INDEX, O(gpu), .help = "the GPU (default 0, PCI bus order)" },
+	{ "--to", NULL, "M", OPT_INDEX, O(to), .help = "peer: the destination GPU (default the next one)" },
+	{ "--size", NULL, "S", OPT_SIZE, O(size), .values = size_words,
+	  .help = "bytes per copy (default 64M; K/M/G = powers of 1024)" },
+	{ "--pinned", NULL, NULL, OPT_FLAG, O(pinned), 1, .label = "--pinned, --pageable",
+	  .help = "host memory for h2d/d2h (default pinned)" },
+	{ "--pageable", NULL, NULL, OPT_FLAG, O(pageable), 1, .flags = OPT_NOHELP, .help = "pageable host memory" },
+	{ "--iters", NULL, "K", OPT_COUNT, O(iters), .hi = 100000, .help = "copies, each with a new pattern (default 10)" },
+	{ "--numa", NULL, "N", OPT_INDEX, O(numa), .help = "put host memory on NUMA node N" },
+	{ "--via", NULL, "map", OPT_ENUM, O(via), .values = via_words,
+	  .help = "h2d/d2h by the CPU through a gpup2p.ko mapping of the GPU memory\n"
+		  "(needs the module: gpup2p enable), checked through CUDA;\ndefault: CUDA's copy engines" },
+	{ 0 },
+};
+#undef O
+
+static const struct opt_rule copy_rules[] = {
+	{ OPT_EXCLUDES, "--pinned", "--pageable" },
+	{ 0, NULL, NULL },
+};
+
+const struct opts_cmd opts_copy = {
+	.name = "copy", .opts = copy_opts, .rules = copy_rules, .col = 15, .help = help_copy,
+	.globals = "--json, --csv, --jsonl, --no-header, -q: see gpup2p --help", .positional = copy_path,
+	.words = kinds,
+};
 
 static void fill(struct gp_bench_row *r, const char *mode, const struct copt *o, int seq)
 {
@@ -95,29 +98,17 @@ static void fill(struct gp_bench_row *r, const char *mode, const struct copt *o,
 
 int cmd_copy(struct cli *c, int argc, char **argv)
 {
-	struct copt o = { .kind = -1, .to = -1, .iters = 10, .numa = -1, .size = 64ULL << 20 };
+	struct copt o = { .via = 1, .kind = -1, .to = -1, .iters = 10, .numa = -1, .size = 64ULL << 20 };
 	struct xfer_session s;
 	struct gp_bench_row *rows;
 	struct gp_err e = { 0 };
-	int rc, done, n = 0;
+	int rc, n = 0;
 
-	for (int i = 1; i < argc; i++) {
-		if (cli_common_arg(c, help_copy, argc, argv, &i, &done)) {
-			if (done >= 0)
-				return done;
-			continue;
-		}
-		rc = copy_opt(&o, argc, argv, &i);
-		if (rc < 0)
-			return EX_USAGE_;
-		if (!rc)
-			return cli_usage("copy", argv[i][0] == '-' ? "unknown option '%s'"
-					 : "unknown path '%s' (h2d, d2h, d2d or peer)", argv[i]);
-	}
+	if ((rc = opts_parse(&opts_copy, c, argc, argv, &o)) >= 0)
+		return rc;
+	o.via_map = o.via == 0;
 	if (o.all == (o.kind >= 0))
 		return cli_usage("copy", o.all ? "--all-pairs takes no path" : "say which path: h2d, d2h, d2d, peer, or --all-pairs");
-	if (o.pinned && o.pageable)
-		return cli_usage("copy", "--pinned and --pageable exclude each other");
 	if ((o.pinned || o.pageable) && o.kind != GP_XFER_H2D && o.kind != GP_XFER_D2H)
 		return cli_usage("copy", "--pinned/--pageable go with h2d and d2h");
 	if (o.to >= 0 && o.kind != GP_XFER_PEER)

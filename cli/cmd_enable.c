@@ -1,5 +1,6 @@
 /* gpup2p enable — load gpup2p.ko (and nvidia-peermem), show what is loaded, or unload. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,21 +20,53 @@ void help_enable(FILE *f)
 		"Load gpup2p.ko, the project's driver that pins GPU memory and maps it to user\n"
 		"space, from the installed module tree (or the file --module names), and check\n"
 		"that /dev/gpup2p answers.\n"
-		"Idempotent: what is loaded already is left alone.\n\n"
-		"  --module PATH  load this gpup2p.ko file instead of the installed one\n"
-		"  --peermem      also load nvidia-peermem (GPUDirect RDMA for NICs); refused\n"
-		"                 while the old nv_peer_mem is loaded (only one of them may be)\n"
-		"  --status       what is loaded and which pin backend works; changes nothing\n"
-		"  --disable      unload gpup2p.ko (and nvidia-peermem with --peermem)\n"
-		"  --dry-run      say what would be done; change nothing\n"
-		"  --json, -q: see gpup2p --help\n\n"
-		"Exit: 0 done (or nothing to do), 2 a load or unload failed, 64 usage, 69 module\n"
+		"Idempotent: what is loaded already is left alone.\n\n");
+	opts_help(f, &opts_enable);
+	fprintf(f,
+		"\nExit: 0 done (or nothing to do), 2 a load or unload failed, 64 usage, 69 module\n"
 		"not installed or a module it needs not loaded (the NVIDIA driver), 77 not root.\n");
 }
 
 struct eopts {
 	const char *module;
 	int peermem, status, disable, dry_run;
+};
+
+static int module_opt(const char *cmd, const struct opt *o, const char *val, void *field, void *ctx)
+{
+	(void)o, (void)ctx;
+	if (!*val)
+		return cli_usage(cmd, "--module needs the path of a gpup2p.ko");
+	if (access(val, R_OK))
+		return cli_usage(cmd, "--module %s: %s", val, strerror(errno));
+	*(const char **)field = val;
+	return 0;
+}
+
+#define O(f) (long)offsetof(struct eopts, f)
+static const struct opt enable_opts[] = {
+	{ "--module", NULL, "PATH", OPT_CALL, O(module), .call = module_opt, .flags = OPT_FILE,
+	  .help = "load this gpup2p.ko file instead of the installed one" },
+	{ "--peermem", NULL, NULL, OPT_FLAG, O(peermem), 1,
+	  .help = "also load nvidia-peermem (GPUDirect RDMA for NICs); refused\n"
+		  "while the old nv_peer_mem is loaded (only one of them may be)" },
+	{ "--status", NULL, NULL, OPT_FLAG, O(status), 1,
+	  .help = "what is loaded and which pin backend works; changes nothing" },
+	{ "--disable", NULL, NULL, OPT_FLAG, O(disable), 1, .help = "unload gpup2p.ko (and nvidia-peermem with --peermem)" },
+	{ "--dry-run", NULL, NULL, OPT_FLAG, O(dry_run), 1, .help = "say what would be done; change nothing" },
+	{ 0 },
+};
+#undef O
+
+static const struct opt_rule enable_rules[] = {
+	{ OPT_EXCLUDES, "--status", "--disable --module --peermem --dry-run" },
+	{ OPT_EXCLUDES, "--disable", "--module" },
+	{ 0, NULL, NULL },
+};
+
+const struct opts_cmd opts_enable = {
+	.name = "enable", .opts = enable_opts, .rules = enable_rules, .col = 17, .help = help_enable,
+	.globals = "--json, -q: see gpup2p --help",
 };
 
 static int dev_node(char *why, size_t n)
@@ -199,37 +232,10 @@ static int unload(const struct cli *c, const struct eopts *o)
 int cmd_enable(struct cli *c, int argc, char **argv)
 {
 	struct eopts o = { 0 };
-	int done;
+	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-
-		if (cli_common_arg(c, help_enable, argc, argv, &i, &done)) {
-			if (done >= 0)
-				return done;
-			continue;
-		}
-		if ((v = cli_opt_value(argc, argv, &i, "--module"))) {
-			if (!*v)
-				return cli_usage("enable", "--module needs the path of a gpup2p.ko");
-			if (access(v, R_OK))
-				return cli_usage("enable", "--module %s: %s", v, strerror(errno));
-			o.module = v;
-		} else if (!strcmp(argv[i], "--peermem"))
-			o.peermem = 1;
-		else if (!strcmp(argv[i], "--status"))
-			o.status = 1;
-		else if (!strcmp(argv[i], "--disable"))
-			o.disable = 1;
-		else if (!strcmp(argv[i], "--dry-run"))
-			o.dry_run = 1;
-		else
-			return cli_usage("enable", "unknown option '%s'", argv[i]);
-	}
-	if (o.status + o.disable > 1 || (o.status && (o.module || o.peermem || o.dry_run)))
-		return cli_usage("enable", "--status takes no other option; --status and --disable exclude each other");
-	if (o.disable && o.module)
-		return cli_usage("enable", "--module goes with loading, not --disable");
+	if ((rc = opts_parse(&opts_enable, c, argc, argv, &o)) >= 0)
+		return rc;
 	if (o.status)
 		return status(c);
 	return o.disable ? unload(c, &o) : load(c, &o);

@@ -1,9 +1,71 @@
 /* gpup2p pin / map — pin GPU memory through gpup2p.ko (and map it, copy through the mapping). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpup2p/pinmap.h"
 #include "xfer_cli.h"
+
+static int offset_opt(const char *cmd, const struct opt *o, const char *val, void *field, void *ctx)
+{
+	uint64_t *off = field;
+
+	(void)ctx;
+	if (!strcmp(val, "0"))
+		*off = 0;
+	else if (xfer_size_arg(cmd, o->name, val, off))
+		return EX_USAGE_;
+	if (*off % 4096)
+		return cli_usage(cmd, "--offset must be a multiple of 4K, not %s", val);
+	return 0;
+}
+
+static const char *const isa_words[] = { "memcpy", "sse4.1", "avx2", "avx512", "movdir64b", NULL };
+
+static int isa_opt(const char *cmd, const struct opt *o, const char *val, void *field, void *ctx)
+{
+	int k = gp_wccopy_parse(val);
+
+	(void)o, (void)ctx;
+	if (k < 0)
+		return cli_usage(cmd, "--isa takes memcpy, sse4.1, avx2, avx512 or movdir64b, not '%s'", val);
+	if (!gp_wccopy_supported((enum gp_wc_isa)k))
+		return cli_usage(cmd, "this CPU has no %s", val);
+	*(enum gp_wc_isa *)field = (enum gp_wc_isa)k;
+	return 0;
+}
+
+#define O(f) (long)offsetof(struct gp_pinmap_spec, f)
+static const char *const size_words[] = { "4K", "64K", "1M", "64M", "256M", "1G", NULL };
+static const struct opt pin_opts[] = {
+	{ "--gpu", NULL, "N", OPT_INDEX, O(gpu), .help = "the GPU (default 0, PCI bus order)" },
+	{ "--size", NULL, "S", OPT_SIZE, O(size), .values = size_words,
+	  .help = "bytes (default 2M; rounded up to 64 KiB)" },
+	{ "--persistent", NULL, NULL, OPT_FLAG, O(persistent), 1,
+	  .help = "pin without a free callback (NVIDIA driver 515+; not on MIG\nor vGPU)" },
+	{ 0 },
+};
+
+static const struct opt map_opts[] = {
+	{ "--gpu", NULL, "N", OPT_INDEX, O(gpu), .help = "the GPU (default 0)" },
+	{ "--size", NULL, "S", OPT_SIZE, O(size), .values = size_words, .help = "bytes to map and copy (default 1M)" },
+	{ "--offset", NULL, "O", OPT_CALL, O(offset), .call = offset_opt,
+	  .help = "where the mapping starts in the pin: a multiple of 4K\n(default 0)" },
+	{ "--iters", NULL, "K", OPT_COUNT, O(iters), .hi = 100000, .help = "timed copies each way (default 10)" },
+	{ "--isa", NULL, "NAME", OPT_CALL, O(isa), .call = isa_opt, .values = isa_words,
+	  .help = "copy variant: memcpy, sse4.1, avx2, avx512, movdir64b\n"
+		  "(default: the best this CPU has; also $GPUP2P_WCCOPY)" },
+	{ 0 },
+};
+#undef O
+
+const struct opts_cmd opts_pin = {
+	.name = "pin", .opts = pin_opts, .col = 18, .help = help_pin, .globals = "--json, -q: see gpup2p --help",
+};
+
+const struct opts_cmd opts_map = {
+	.name = "map", .opts = map_opts, .col = 18, .help = help_map, .globals = "--json, -q: see gpup2p --help",
+};
 
 void help_pin(FILE *f)
 {
@@ -11,13 +73,10 @@ void help_pin(FILE *f)
 		"usage: gpup2p pin [--gpu N] [--size S] [--persistent] [--json]\n\n"
 		"Allocate S bytes on GPU N with CUDA, pin them through gpup2p.ko, print the page\n"
 		"table (GPU page size, pages, physically contiguous runs, mapping type) and the\n"
-		"pin and unpin times, then release everything.\n\n"
-		"  --gpu N         the GPU (default 0, PCI bus order)\n"
-		"  --size S        bytes (default 2M; rounded up to 64 KiB)\n"
-		"  --persistent    pin without a free callback (NVIDIA driver 515+; not on MIG\n"
-		"                  or vGPU)\n"
-		"  --json, -q: see gpup2p --help\n\n"
-		"Exit: 0 ok, 2 pin failed (the reason: GPU refuses pinning, BAR space exhausted,\n"
+		"pin and unpin times, then release everything.\n\n");
+	opts_help(f, &opts_pin);
+	fprintf(f,
+		"\nExit: 0 ok, 2 pin failed (the reason: GPU refuses pinning, BAR space exhausted,\n"
 		"...), 64 usage, 69 no CUDA / no GPU / gpup2p.ko not loaded / no persistent pins\n"
 		"(--persistent), 77 no permission on /dev/gpup2p.\n");
 }
@@ -30,16 +89,10 @@ void help_map(FILE *f)
 		"Pin GPU memory through gpup2p.ko and map it into this process, write a pattern\n"
 		"through the mapping and read it back through CUDA, then the other way round\n"
 		"(CUDA writes, the mapping reads); every byte is checked. Prints the mapping\n"
-		"type, the copy variant, the bandwidth both ways and the time of each step.\n\n"
-		"  --gpu N         the GPU (default 0)\n"
-		"  --size S        bytes to map and copy (default 1M)\n"
-		"  --offset O      where the mapping starts in the pin: a multiple of 4K\n"
-		"                  (default 0)\n"
-		"  --iters K       timed copies each way (default 10)\n"
-		"  --isa NAME      copy variant: memcpy, sse4.1, avx2, avx512, movdir64b\n"
-		"                  (default: the best this CPU has; also $GPUP2P_WCCOPY)\n"
-		"  --json, -q: see gpup2p --help\n\n"
-		"Exit: 0 every byte right, 2 a wrong byte or a failure, 64 usage, 69 no CUDA /\n"
+		"type, the copy variant, the bandwidth both ways and the time of each step.\n\n");
+	opts_help(f, &opts_map);
+	fprintf(f,
+		"\nExit: 0 every byte right, 2 a wrong byte or a failure, 64 usage, 69 no CUDA /\n"
 		"no GPU / gpup2p.ko not loaded, 77 no permission on /dev/gpup2p.\n");
 }
 
@@ -101,46 +154,10 @@ static int run(struct cli *c, int argc, char **argv, int map)
 	struct gp_pinmap_result r;
 	struct xfer_session x;
 	struct gp_err e = { 0 };
-	int rc, done;
+	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-
-		if (cli_common_arg(c, map ? help_map : help_pin, argc, argv, &i, &done)) {
-			if (done >= 0)
-				return done;
-			continue;
-		}
-		if ((v = cli_opt_value(argc, argv, &i, "--gpu"))) {
-			if (xfer_index_arg(cmd, "--gpu", v, &s.gpu))
-				return EX_USAGE_;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--size"))) {
-			if (xfer_size_arg(cmd, "--size", v, &s.size))
-				return EX_USAGE_;
-		} else if (map && (v = cli_opt_value(argc, argv, &i, "--offset"))) {
-			if (!strcmp(v, "0"))
-				s.offset = 0;
-			else if (xfer_size_arg(cmd, "--offset", v, &s.offset))
-				return EX_USAGE_;
-			if (s.offset % 4096)
-				return cli_usage(cmd, "--offset must be a multiple of 4K, not %s", v);
-		} else if (map && (v = cli_opt_value(argc, argv, &i, "--iters"))) {
-			if (xfer_count_arg(cmd, "--iters", v, 100000, &s.iters))
-				return EX_USAGE_;
-		} else if (map && (v = cli_opt_value(argc, argv, &i, "--isa"))) {
-			int k = gp_wccopy_parse(v);
-
-			if (k < 0)
-				return cli_usage(cmd, "--isa takes memcpy, sse4.1, avx2, avx512 or movdir64b, not '%s'", v);
-			if (!gp_wccopy_supported((enum gp_wc_isa)k))
-				return cli_usage(cmd, "this CPU has no %s", v);
-			s.isa = (enum gp_wc_isa)k;
-		} else if (!map && !strcmp(argv[i], "--persistent")) {
-			s.persistent = 1;
-		} else {
-			return cli_usage(cmd, "unknown option '%s'", argv[i]);
-		}
-	}
+	if ((rc = opts_parse(map ? &opts_map : &opts_pin, c, argc, argv, &s)) >= 0)
+		return rc;
 	if ((rc = xfer_open(c, &x)))
 		return rc;
 	if (s.gpu >= x.cuda.n) {

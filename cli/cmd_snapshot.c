@@ -1,8 +1,43 @@
 /* gpup2p snapshot — capture this machine's state into an archive that --root replays. */
+#include <stddef.h>
 #include <string.h>
 
 #include "cli.h"
 #include "gpup2p/snapshot.h"
+
+struct snapshot_opts {
+	int force, dir, no_host;
+	const char *file;
+};
+
+#define O(f) (long)offsetof(struct snapshot_opts, f)
+static const struct opt snapshot_opts[] = {
+	{ "--dir", NULL, NULL, OPT_FLAG, O(dir), 1, .help = "write a directory FILE instead of an archive" },
+	{ "--force", NULL, NULL, OPT_FLAG, O(force), 1,
+	  .help = "replace FILE if it exists and is a snapshot: an archive (gzip)\nwithout --dir, a directory holding "
+		  "gpup2p/snapshot-info with --dir;\nnever /, the current directory, $HOME or a folder holding one of\n"
+		  "them" },
+	{ "--no-hostname", NULL, NULL, OPT_FLAG, O(no_host), 1,
+	  .help = "leave /proc/sys/kernel/hostname (and random/boot_id) out" },
+	{ 0 },
+};
+#undef O
+
+static int snapshot_file(const char *cmd, const char *arg, void *ctx)
+{
+	struct snapshot_opts *o = ctx;
+
+	if (o->file)
+		return cli_usage(cmd, "one FILE only");
+	o->file = arg;
+	return 0;
+}
+
+const struct opts_cmd opts_snapshot = {
+	.name = "snapshot", .opts = snapshot_opts, .col = 11, .help = help_snapshot,
+	.globals = "--root DIR: capture from DIR instead of the live system", .positional = snapshot_file,
+	.word_flags = OPT_FILE, .word_ext = "tar.gz",
+};
 
 void help_snapshot(FILE *f)
 {
@@ -19,15 +54,10 @@ void help_snapshot(FILE *f)
 		"archive to bug reports; it holds no memory contents, and no host name with\n"
 		"--no-hostname.\n\n"
 		"A root that topo cannot read is refused with topo's error. The snapshot is\n"
-		"written beside FILE and renamed into place.\n\n"
-		"  --dir    write a directory FILE instead of an archive\n"
-		"  --force  replace FILE if it exists and is a snapshot: an archive (gzip)\n"
-		"           without --dir, a directory holding gpup2p/snapshot-info with --dir;\n"
-		"           never /, the current directory, $HOME or a folder holding one of\n"
-		"           them\n"
-		"  --no-hostname  leave /proc/sys/kernel/hostname (and random/boot_id) out\n"
-		"  --root DIR: capture from DIR instead of the live system\n\n"
-		"Exit: 0 ok, 2 could not write, 3 the root's data is malformed, 64 usage or FILE\n"
+		"written beside FILE and renamed into place.\n\n");
+	opts_help(f, &opts_snapshot);
+	fprintf(f,
+		"\nExit: 0 ok, 2 could not write, 3 the root's data is malformed, 64 usage or FILE\n"
 		"may not be replaced, 69 tar or PCI unavailable, 77 permission denied.\n");
 }
 
@@ -35,33 +65,16 @@ int cmd_snapshot(struct cli *c, int argc, char **argv)
 {
 	struct gp_err e = { 0 };
 	struct gp_snapshot_stats st;
-	const char *file = NULL;
+	struct snapshot_opts o = { 0 };
+	const char *file;
 	char name[256];
-	unsigned flags = 0;
-	int done;
+	unsigned flags;
+	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (cli_common_arg(c, help_snapshot, argc, argv, &i, &done)) {
-			if (done >= 0)
-				return done;
-			continue;
-		}
-		if (!strcmp(a, "--force")) {
-			flags |= GP_SNAP_FORCE;
-		} else if (!strcmp(a, "--dir")) {
-			flags |= GP_SNAP_DIR;
-		} else if (!strcmp(a, "--no-hostname")) {
-			flags |= GP_SNAP_NO_HOST;
-		} else if (a[0] == '-' && a[1]) {
-			return cli_usage("snapshot", "unknown option '%s'", a);
-		} else if (file) {
-			return cli_usage("snapshot", "one FILE only");
-		} else {
-			file = a;
-		}
-	}
+	if ((rc = opts_parse(&opts_snapshot, c, argc, argv, &o)) >= 0)
+		return rc;
+	file = o.file;
+	flags = (o.force ? GP_SNAP_FORCE : 0) | (o.dir ? GP_SNAP_DIR : 0) | (o.no_host ? GP_SNAP_NO_HOST : 0);
 	if (!file)
 		return cli_usage("snapshot", "give the archive to write, e.g. gpup2p snapshot myhost.tar.gz");
 	if (gp_root_init(&c->root, c->root_dir, &e) || gp_snapshot_write(&c->root, file, flags, &st, &e))

@@ -1,10 +1,37 @@
 /* gpup2p topo — print the GPU/NIC matrix, the PCIe tree, or both as data. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "gpup2p/buf.h"
 #include "gpup2p/topo.h"
+
+struct topo_opts {
+	struct cli_matches match;
+	int tree, all;
+};
+
+#define O(f) (long)offsetof(struct topo_opts, f)
+static const struct opt topo_opts[] = {
+	{ "--tree", NULL, NULL, OPT_FLAG, O(tree), 1,
+	  .help = "the PCIe tree from the host bridges down: bridges,\nlink gen x width (current and max), NUMA node, and\n"
+		  "each GPU/NIC" },
+	{ "--all", NULL, NULL, OPT_FLAG, O(all), 1, .help = "with --tree: every PCI function, not only GPU/NIC\npaths" },
+	CLI_OPT_MATCH(struct topo_opts, match, "also treat these endpoints as GPUs (hex ids, DEVICE\nmay be *); repeatable"),
+	{ 0 },
+};
+#undef O
+
+static const struct opt_rule topo_rules[] = {
+	{ OPT_NEEDS, "--all", "--tree" },
+	{ 0, NULL, NULL },
+};
+
+const struct opts_cmd opts_topo = {
+	.name = "topo", .opts = topo_opts, .rules = topo_rules, .col = 25, .help = help_topo,
+	.globals = "--json, --csv, --jsonl, --no-header, --root DIR, -q: see gpup2p --help",
+};
 
 void help_topo(FILE *f)
 {
@@ -14,16 +41,10 @@ void help_topo(FILE *f)
 		"Which GPUs and NICs can talk directly: the matrix of `nvidia-smi topo -m` with\n"
 		"the same codes (X PIX PXB PHB NODE SYS NV#), CPU and NUMA affinity. GPUs are\n"
 		"numbered in PCI bus order; NICs as nvidia-smi numbers them, by RDMA device name\n"
-		"(mlx5_2 before mlx5_10).\n\n"
-		"  --tree                 the PCIe tree from the host bridges down: bridges,\n"
-		"                         link gen x width (current and max), NUMA node, and\n"
-		"                         each GPU/NIC\n"
-		"  --all                  with --tree: every PCI function, not only GPU/NIC\n"
-		"                         paths\n"
-		"  --match VENDOR:DEVICE  also treat these endpoints as GPUs (hex ids, DEVICE\n"
-		"                         may be *); repeatable\n"
-		"  --json, --csv, --jsonl, --no-header, --root DIR, -q: see gpup2p --help\n\n"
-		"Without NVML (libnvidia-ml.so.1) NVLink is not checked: GPU pairs show their\n"
+		"(mlx5_2 before mlx5_10).\n\n");
+	opts_help(f, &opts_topo);
+	fprintf(f,
+		"\nWithout NVML (libnvidia-ml.so.1) NVLink is not checked: GPU pairs show their\n"
 		"PCIe class and a note says so. Exit: 0 ok, 3 input unreadable, 64 usage, 69 no\n"
 		"PCI/root.\n");
 }
@@ -386,34 +407,14 @@ static void print_csv(const struct cli *c, const struct gp_topo *t)
 
 int cmd_topo(struct cli *c, int argc, char **argv)
 {
-	struct gp_topo_match m[GP_TOPO_MATCH_MAX];
+	struct topo_opts o = { 0 };
 	struct gp_topo t;
-	int nm = 0, tree = 0, all = 0, rc, done;
+	int rc, tree, all;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (cli_common_arg(c, help_topo, argc, argv, &i, &done)) {
-			if (done >= 0)
-				return done;
-			continue;
-		}
-		rc = cli_match_arg("topo", argc, argv, &i, m, &nm);
-		if (rc < 0)
-			return EX_USAGE_;
-		if (rc)
-			continue;
-		if (!strcmp(a, "--tree")) {
-			tree = 1;
-		} else if (!strcmp(a, "--all")) {
-			all = 1;
-		} else {
-			return cli_usage("topo", "unknown option '%s'", a);
-		}
-	}
-	if (all && !tree)
-		return cli_usage("topo", "--all goes with --tree");
-	rc = cli_load_topo(c, &t, m, nm);
+	if ((rc = opts_parse(&opts_topo, c, argc, argv, &o)) >= 0)
+		return rc;
+	tree = o.tree, all = o.all;
+	rc = cli_load_topo(c, &t, o.match.m, o.match.n);
 	if (rc)
 		return rc;
 	switch (c->fmt) {

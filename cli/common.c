@@ -65,38 +65,7 @@ const char *cli_opt_value(int argc, char **argv, int *i, const char *name)
 
 int cli_global_opt(struct cli *c, int argc, char **argv, int *i)
 {
-	const char *a = argv[*i], *v;
-
-	if (!strcmp(a, "--json"))
-		c->fmt = GP_OUT_JSON;
-	else if (!strcmp(a, "--csv"))
-		c->fmt = GP_OUT_CSV;
-	else if (!strcmp(a, "--jsonl"))
-		c->fmt = GP_OUT_JSONL;
-	else if (!strcmp(a, "--no-header"))
-		c->no_header = 1;
-	else if (!strcmp(a, "-v") || !strcmp(a, "--verbose"))
-		c->verbose++;
-	else if (!strcmp(a, "-vv"))
-		c->verbose += 2;
-	else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
-		c->quiet = 1;
-	else if ((v = cli_opt_value(argc, argv, i, "--color"))) {
-		if (gp_out_parse_color(v)) {
-			cli_usage(NULL, "--color takes auto, always or never, not '%s'", v);
-			return -1;
-		}
-		c->color_mode = v;
-	} else if ((v = cli_opt_value(argc, argv, i, "--root"))) {
-		if (!*v) {
-			cli_usage(NULL, "--root needs a directory");
-			return -1;
-		}
-		c->root_dir = v;
-	} else {
-		return 0;
-	}
-	return 1;
+	return opts_global_arg(c, argc, argv, i);
 }
 
 void cli_json_begin(const struct cli *c, struct gp_json *j, const char *command, int argc, char **argv)
@@ -231,21 +200,17 @@ int cli_common_arg(struct cli *c, void (*help)(FILE *), int argc, char **argv, i
 	return 0;
 }
 
-int cli_match_arg(const char *cmd, int argc, char **argv, int *i, struct gp_topo_match *m, int *nm)
-{
-	const char *a = argv[*i], *v;
+const char *const cli_match_words[] = { "10de:*", "15b3:*", "1af4:1110", NULL };
 
-	if (strncmp(a, "--match", 7) != 0 || (a[7] != '=' && a[7] != '\0'))
-		return 0;
-	v = a[7] == '=' ? a + 8 : (*i + 1 < argc ? argv[++*i] : NULL);
-	if (*nm >= GP_TOPO_MATCH_MAX) {
-		cli_usage(cmd, "at most %d --match options", GP_TOPO_MATCH_MAX);
-		return -1;
-	}
-	if (!v || gp_topo_parse_match(v, &m[*nm])) {
-		cli_usage(cmd, "--match wants VENDOR:DEVICE in hex, like 1af4:1110 or 15b3:*");
-		return -1;
-	}
-	++*nm;
-	return 1;
+int cli_match_opt(const char *cmd, const struct opt *o, const char *val, void *field, void *ctx)
+{
+	struct cli_matches *m = field;
+
+	(void)o, (void)ctx;
+	if (m->n >= GP_TOPO_MATCH_MAX)
+		return cli_usage(cmd, "at most %d --match options", GP_TOPO_MATCH_MAX);
+	if (!*val || gp_topo_parse_match(val, &m->m[m->n]))
+		return cli_usage(cmd, "--match wants VENDOR:DEVICE in hex, like 1af4:1110 or 15b3:*");
+	m->n++;
+	return 0;
 }

@@ -11,17 +11,19 @@
 #endif
 
 static const struct cli_cmd commands[] = {
-	{ "doctor", cmd_doctor, "check what breaks or slows P2P and GPUDirect, with the fix", help_doctor },
-	{ "topo", cmd_topo, "GPU/NIC connection matrix (as nvidia-smi topo -m) and the PCIe tree", help_topo },
-	{ "bar", cmd_bar, "BAR and Resizable BAR sizes against VRAM (large BAR), IOMMU mode", help_bar },
-	{ "acs", cmd_acs, "audit ACS on bridges between GPUs and NICs; disable, restore", help_acs },
-	{ "enable", cmd_enable, "load gpup2p.ko (and nvidia-peermem), show what is loaded, or unload", help_enable },
-	{ "pin", cmd_pin, "pin GPU memory through gpup2p.ko: page table and timings", help_pin },
-	{ "map", cmd_map, "pin, map to the CPU, copy both ways through the mapping, verified", help_map },
-	{ "copy", cmd_copy, "copy a pattern host<->GPU or GPU<->GPU and check every byte", help_copy },
-	{ "bench", cmd_bench, "bandwidth and latency of every copy path, verified", help_bench },
-	{ "report", cmd_report, "merge nodes' doctor/bench JSON: host ranges, missing, slow", help_report },
-	{ "snapshot", cmd_snapshot, "capture this machine's PCI/GPU state into an archive for --root", help_snapshot },
+	{ "doctor", cmd_doctor, "check what breaks or slows P2P and GPUDirect, with the fix", help_doctor, &opts_doctor },
+	{ "topo", cmd_topo, "GPU/NIC connection matrix (as nvidia-smi topo -m) and the PCIe tree", help_topo, &opts_topo },
+	{ "bar", cmd_bar, "BAR and Resizable BAR sizes against VRAM (large BAR), IOMMU mode", help_bar, &opts_bar },
+	{ "acs", cmd_acs, "audit ACS on bridges between GPUs and NICs; disable, restore", help_acs, &opts_acs },
+	{ "enable", cmd_enable, "load gpup2p.ko (and nvidia-peermem), show what is loaded, or unload", help_enable,
+	  &opts_enable },
+	{ "pin", cmd_pin, "pin GPU memory through gpup2p.ko: page table and timings", help_pin, &opts_pin },
+	{ "map", cmd_map, "pin, map to the CPU, copy both ways through the mapping, verified", help_map, &opts_map },
+	{ "copy", cmd_copy, "copy a pattern host<->GPU or GPU<->GPU and check every byte", help_copy, &opts_copy },
+	{ "bench", cmd_bench, "bandwidth and latency of every copy path, verified", help_bench, &opts_bench },
+	{ "report", cmd_report, "merge nodes' doctor/bench JSON: host ranges, missing, slow", help_report, &opts_report },
+	{ "snapshot", cmd_snapshot, "capture this machine's PCI/GPU state into an archive for --root", help_snapshot,
+	  &opts_snapshot },
 };
 #define NCMD (int)(sizeof(commands) / sizeof(commands[0]))
 
@@ -36,19 +38,10 @@ static void usage(FILE *f)
 	for (int i = 0; i < NCMD; i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f,
-		"\nglobal options (also accepted after COMMAND):\n"
-		"  --root DIR      read DIR/sys and DIR/proc instead of the live system\n"
-		"                  (also $GPUP2P_ROOT)\n"
-		"  --json          one JSON document (\"schema\": 1)\n"
-		"  --csv           CSV, one row per device (--no-header drops the header line)\n"
-		"  --jsonl         JSON lines, one record per device\n"
-		"  --color=WHEN    auto (default: on a terminal, unless NO_COLOR is set),\n"
-		"                  always, never\n"
-		"  -v, --verbose   more detail; -vv (or twice) also each path read, on stderr\n"
-		"  -q, --quiet     only the result: no legend, notes or warnings\n"
-		"  -h, --help      this help\n"
-		"  --version       print the version\n\n"
-		"exit codes: 0 ok, 1 warning found, 2 error found, 3 could not determine,\n"
+		"\nglobal options (also accepted after COMMAND):\n");
+	opts_help(f, &opts_global);
+	fprintf(f,
+		"\nexit codes: 0 ok, 1 warning found, 2 error found, 3 could not determine,\n"
 		"            64 usage error, 69 facility unavailable, 77 permission denied\n");
 }
 
@@ -60,6 +53,19 @@ static const struct cli_cmd *find_cmd(const char *name)
 	return NULL;
 }
 
+/* the hidden `gpup2p __complete WORD...` that the completion scripts call */
+static int complete(int argc, char **argv)
+{
+	const struct opts_cmd *t[NCMD + 1];
+	int n = 0;
+
+	for (int k = 0; k < NCMD; k++)
+		if (commands[k].opts)
+			t[n++] = commands[k].opts;
+	t[n++] = &opts_bench_rdma;
+	return opts_complete(t, n, argc, argv);
+}
+
 int main(int argc, char **argv)
 {
 	struct cli c;
@@ -68,6 +74,8 @@ int main(int argc, char **argv)
 
 	memset(&c, 0, sizeof(c));
 	c.color_mode = "auto";
+	if (argc > 1 && !strcmp(argv[1], "__complete"))
+		return complete(argc - 2, argv + 2);
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
@@ -77,7 +85,7 @@ int main(int argc, char **argv)
 			printf("gpup2p %s\n", GPUP2P_VERSION);
 			return 0;
 		}
-		rc = cli_global_opt(&c, argc, argv, &i);
+		rc = opts_global_arg(&c, argc, argv, &i);
 		if (rc < 0)
 			return EX_USAGE_;
 		if (rc == 0)

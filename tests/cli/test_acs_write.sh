@@ -22,10 +22,10 @@ W=$T/ws
 S0=$(sums "$W")
 
 expect 64 "--disable and --restore exclude" --root "$W" acs --disable --restore
-expect 64 "go with --disable or --restore" --root "$W" acs --dry-run
-expect 64 "go with --disable or --restore" --root "$W" acs --all
-expect 64 "go with --disable or --restore" --root "$W" acs --mode zero
-expect 64 "--restore puts back every bridge" --root "$W" acs --restore --all
+expect 64 "goes with --disable or --restore" --root "$W" acs --dry-run
+expect 64 "goes with --disable or --restore" --root "$W" acs --all
+expect 64 "goes with --disable or --restore" --root "$W" acs --mode zero
+expect 64 "--restore and --all exclude each other" --root "$W" acs --restore --all
 # a pipe as the state file (fuzz: tests/fuzz/regress/tree/hang-acs-restore-state-fifo): refused, not read for ever
 mkfifo "$T/fifo"
 out=$(timeout 20 "$BIN" --root "$W" acs --restore --dry-run --state "$T/fifo" 2>&1); rc=$?

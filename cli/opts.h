@@ -1,0 +1,104 @@
+/* gpup2p command line — one option table per command: the parser, --help's option block, the
+ * candidates of `gpup2p __complete` and the conflict messages all come from it (git's parse-options,
+ * systemd's options.h; exclusions and requirements as data, as util-linux's exclusive groups). */
+#ifndef GPUP2P_CLI_OPTS_H
+#define GPUP2P_CLI_OPTS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct cli;
+
+enum opt_type {
+	OPT_FLAG,   /* no value: stores val in an int */
+	OPT_INC,    /* no value: adds val to an int (-v, -vv) */
+	OPT_STR,    /* a non-empty string: stores the pointer (const char *) */
+	OPT_COUNT,  /* a whole number from 1 to hi: int */
+	OPT_INDEX,  /* a GPU number, 0 and up: int */
+	OPT_SIZE,   /* a size like 4096, 64K, 1G: uint64_t */
+	OPT_ENUM,   /* one of values[]: stores its index in an int */
+	OPT_CALL,   /* call(): the command's own parser of the value (or of the flag when arg is NULL) */
+};
+
+enum {
+	OPT_REPEAT = 1,    /* may be given more than once and adds up (help and zsh say so) */
+	OPT_HIDDEN = 2,    /* parsed, never shown in help nor completed */
+	OPT_FILE = 4,      /* the value is a file (completion) */
+	OPT_DIR = 8,       /* the value is a directory (completion) */
+	OPT_EQ = 16,       /* help writes --name=ARG */
+	OPT_NOHELP = 32,   /* parsed and completed, not in the help block (said elsewhere in the help) */
+	OPT_MAIN = 64,     /* in help and completion; main() handles it (-h, --version) */
+};
+
+struct opt;
+/* An OPT_CALL parser: val is the value (NULL for a flag), field the option's field in the context (NULL
+ * when off < 0). Returns 0, or an exit code after printing the message. */
+typedef int (*opt_call_fn)(const char *cmd, const struct opt *o, const char *val, void *field, void *ctx);
+
+struct opt {
+	const char *name;            /* "--gpu"; NULL ends a table */
+	const char *alias;           /* another spelling ("-v"), or NULL */
+	const char *arg;             /* the value's name in help ("N"); NULL: takes no value */
+	enum opt_type type;
+	long off;                    /* offsetof the field in the command's context; -1: none */
+	int val;                     /* OPT_FLAG/OPT_INC: the value stored or added */
+	int hi;                      /* OPT_COUNT: the largest count */
+	const char *const *values;   /* OPT_ENUM: the words accepted; else words completion offers */
+	opt_call_fn call;            /* OPT_CALL */
+	const char *help;            /* help lines, '\n' between them */
+	unsigned flags;              /* OPT_REPEAT ... */
+	const char *needs;           /* OPT_STR: what an empty value lacks ("a file name") */
+	const char *label;           /* help: the spelling shown, when not name and arg ("--a, --b") */
+	void (*suggest)(const char *cur);  /* completion: print the candidates for the value cur */
+};
+
+/* A rule between options, checked after parsing: "A excludes B" or "A needs one of B". */
+enum opt_rule_kind { OPT_EXCLUDES, OPT_NEEDS };
+
+struct opt_rule {
+	enum opt_rule_kind kind;
+	const char *a;               /* an option's name */
+	const char *b;               /* EXCLUDES: the options A excludes; NEEDS: A needs one of them;
+	                                names separated by spaces */
+};
+
+struct opts_cmd {
+	const char *name;                   /* "topo", "bench rdma" (messages) */
+	const struct opt *opts;             /* ends with a { NULL } entry */
+	const struct opt_rule *rules;       /* ends with a { 0, NULL } entry, or NULL */
+	int col;                            /* help: the column the descriptions start at */
+	const char *globals;                /* help: the line about the global options, or NULL */
+	/* a word that is no option: 0 or an exit code (printed); NULL: every such word is refused */
+	int (*positional)(const char *cmd, const char *arg, void *ctx);
+	const char *const *words;           /* completion: the positional words */
+	unsigned word_flags;                /* completion: OPT_FILE or OPT_DIR for positional words */
+	const char *word_ext;               /* completion: with OPT_FILE, the suffix of the files */
+	void (*help)(FILE *f);              /* the whole --help */
+};
+
+/* The global options, accepted before COMMAND and after it. */
+extern const struct opts_cmd opts_global;
+
+/* Parse argv[1..argc-1] of cmd into ctx (the global options into c, -h/--help prints cmd->help).
+ * Returns -1 to go on, or the exit code to leave with (0 after --help, 64 after a usage message). */
+int opts_parse(const struct opts_cmd *cmd, struct cli *c, int argc, char **argv, void *ctx);
+
+/* Parse the global option at argv[*i] into c. 1 consumed (advancing *i past a separate value), 0 not a
+ * global option, -1 usage error (printed). */
+int opts_global_arg(struct cli *c, int argc, char **argv, int *i);
+
+/* Whether the option named name was given in the last opts_parse of cmd (1 or the times given). */
+int opts_seen(const struct opts_cmd *cmd, const char *name);
+
+/* Print cmd's option block: one entry per option, the description from column cmd->col, then
+ * cmd->globals. */
+void opts_help(FILE *f, const struct opts_cmd *cmd);
+
+/* `gpup2p __complete WORD...`: print the candidates for the last WORD, one a line ("word\tdescription"),
+ * or a directive line ":file", ":file:EXT", ":dir". cmds: the commands' tables, n of them. */
+int opts_complete(const struct opts_cmd *const *cmds, int n, int argc, char **argv);
+
+/* Completion: print each entry of the directory dir (PCI functions, RDMA devices), one a line. */
+void opts_suggest_dir(const char *dir);
+
+#endif
