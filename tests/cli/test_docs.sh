@@ -1,6 +1,7 @@
 #!/bin/bash
-# Documentation matches the code: every option a command's --help lists is in its man page and in
-# both completions; every command is in the README and the man page; README examples run.
+# Documentation matches the code: every option a command's --help lists is in its man page and among
+# the completions (`gpup2p __complete CMD --`, which both scripts call: tests/cli/test_install.sh runs
+# them); every command is in the README and the man page; README examples run.
 set -u
 BUILD=${BUILD:-build}
 BIN=$BUILD/gpup2p
@@ -10,8 +11,6 @@ FX=$PWD/$BUILD/fixtures
 opts_of() { "$BIN" help "$1" | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u; }
 # has OPT: stdin holds OPT as a whole token (--all does not match inside --all-pairs)
 has() { grep -qE -- "(^|[^a-z0-9-])$1(\$|[^a-z0-9-])"; }
-# section FILE CMD: a completion script's case branch for CMD (an option must be offered for its command)
-section() { awk -v c="$2" '$0 ~ "^\t" c "\\)" { on = 1 } on { print } on && /;;/ { exit }' "$1"; }
 ! has --all <<<"copy --all-pairs" && ! has --all <<<"--allx" && has --all <<<'\fB--all\fR' && has --all <<<"x --all=1" &&
 	has --all-pairs <<<"--all-pairs" && echo "ok - option matcher: whole tokens only" || echo "not ok - option matcher"
 globals=$("$BIN" --help | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u)
@@ -20,17 +19,12 @@ cmds=$("$BIN" --help | sed -n '/^commands:/,/^$/p' | awk 'NR > 1 && NF { print $
 [ "$(wc -w <<<"$cmds")" -ge 6 ] && echo "ok - commands listed by --help: $(echo $cmds)" || echo "not ok - commands: $cmds"
 for cmd in $cmds; do
 	roff=$(sed 's/\\-/-/g' "man/gpup2p-$cmd.1" man/gpup2p.1)
-	bash_sec=$(section completions/gpup2p.bash "$cmd")
-	zsh_sec=$(section completions/_gpup2p "$cmd")
-	[ -n "$bash_sec" ] && [ -n "$zsh_sec" ] && echo "ok - $cmd has a branch in both completions" ||
-		echo "not ok - $cmd: no branch in the bash or zsh completion"
+	comp=$("$BIN" __complete "$cmd" -- | cut -f1)
+	[ -n "$comp" ] && echo "ok - $cmd has completions" || echo "not ok - $cmd: no completion"
 	for o in $(opts_of "$cmd"); do
-		# a global option (gpup2p --help) is offered to every command: look for it in the whole script
-		if grep -qxF -- "$o" <<<"$globals"; then b=$(cat completions/gpup2p.bash) z=$(cat completions/_gpup2p)
-		else b=$bash_sec z=$zsh_sec; fi
+		grep -qxF -- "$o" <<<"$globals" && [ "$o" = --version ] && continue # gpup2p --version alone
 		has "$o" <<<"$roff" && echo "ok - $cmd $o in man page" || echo "not ok - $cmd $o missing from man page"
-		has "$o" <<<"$b" && echo "ok - $cmd $o in bash completion" || echo "not ok - $cmd $o missing from bash completion"
-		has "$o" <<<"$z" && echo "ok - $cmd $o in zsh completion" || echo "not ok - $cmd $o missing from zsh completion"
+		has "$o" <<<"$comp" && echo "ok - $cmd $o completes" || echo "not ok - $cmd $o not among its completions"
 	done
 	grep -q "gpup2p $cmd" README.md && echo "ok - README documents $cmd" || echo "not ok - README lacks $cmd"
 	[ -f "man/gpup2p-$cmd.1" ] && grep -q "gpup2p\\\\-$cmd" man/gpup2p.1 && echo "ok - gpup2p.1 refers to $cmd" ||
@@ -38,7 +32,7 @@ for cmd in $cmds; do
 done
 for o in $globals; do
 	has "$o" < <(sed 's/\\-/-/g' man/gpup2p.1) && echo "ok - global $o in gpup2p.1" || echo "not ok - global $o not in gpup2p.1"
-	has "$o" <completions/gpup2p.bash && echo "ok - global $o in bash completion" || echo "not ok - global $o not in bash completion"
+	"$BIN" __complete -- | cut -f1 | has "$o" && echo "ok - global $o completes" || echo "not ok - global $o does not complete"
 done
 # every exit code of the README table is in the man page
 for c in 0 1 2 3 64 69 77; do
@@ -90,4 +84,5 @@ for m in man/*.1; do
 	[ -z "$err" ] && [ -n "$(man -l -Tutf8 "$m" 2>/dev/null)" ] && echo "ok - $m formats" || echo "not ok - $m: $err"
 done
 bash -n completions/gpup2p.bash && echo "ok - bash completion parses" || echo "not ok - bash completion syntax"
+zsh -n completions/_gpup2p && echo "ok - zsh completion parses" || echo "not ok - zsh completion syntax"
 rm -rf "$EX"
