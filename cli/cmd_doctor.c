@@ -1,6 +1,7 @@
 /* gpup2p doctor — run the check registry (libcore/doctor) and print its findings. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,51 +27,10 @@ void help_doctor(FILE *f)
 		"and NVML see it, peer-memory modules, gpup2p.ko, process limits. Each finding\n"
 		"names its subject (BDF, module, file), the evidence and one fix. Severities:\n"
 		"error, warning, info, ok, unknown (the source could not be read: says why),\n"
-		"skipped (does not apply, or live only under --root).\n\n"
-		"  --only LIST     run only these checks: comma list of ids (bar.small),\n"
-		"                  families (bar) or bar.*\n"
-		"  --skip LIST     leave these out (same syntax)\n"
-		"  --active        also run the active checks: copy between every GPU pair and\n"
-		"                  between host and each GPU, checking every byte (p2p.verify),\n"
-		"                  and time the copies against the link's rate (p2p.bandwidth);\n"
-		"                  live only, progress on stderr when it is a terminal\n"
-		"  --no-cuda       do not load libcuda: the checks that need it\n"
-		"                  (driver.cuda_init, p2p.access, p2p.nvml_status) say skipped;\n"
-		"                  saves cuInit (0.1-0.2 s): a frequent health check\n"
-		"  --kmsg          also read the kernel log for Xid events (gpu.xid; may need\n"
-		"                  root)\n"
-		"  --expect FILE   also judge this node against the baseline in FILE (GPU and\n"
-		"                  NIC counts, GPU model, NIC rate, PCIe gen x width, NVLinks,\n"
-		"                  NUMA nodes: the expect.* checks; gpup2p report derives one\n"
-		"                  from many nodes); a bad FILE is exit 64 naming FILE:LINE\n"
-		"  --strict        count unknown findings as warnings (exit 1)\n"
-		"  --list          every check: id, family, kind, sources, title\n"
-		"  --explain ID    what a check (or every check of a family) reads, when it\n"
-		"                  alarms, the fix\n"
-		"  -q, --quiet     print only the alarms (errors, warnings; unknown with\n"
-		"                  --strict)\n"
-		"  -v, --verbose   also list each ok and skipped finding, and the evidence\n"
-		"  --json          one line of JSON (under 64 KiB: the least urgent findings are\n"
-		"                  left out and counted in \"truncated\" when more would not fit),\n"
-		"                  with host, boot_id, time, the gpup2p version, argv and\n"
-		"                  exit_status; also when doctor cannot run\n"
-		"  --pretty        indent the JSON, every finding (no size bound: for files and\n"
-		"                  people)\n"
-		"  --prometheus    Prometheus text (node_exporter textfile collector):\n"
-		"                  gpup2p_check_status per finding (its state in the value),\n"
-		"                  gpup2p_doctor_findings{level},\n"
-		"                  gpup2p_copy_bandwidth_bytes_per_second (--active),\n"
-		"                  gpup2p_doctor_exit, gpup2p_doctor_duration_seconds\n"
-		"  --textfile DIR  write it to DIR/gpup2p.prom atomically (temporary file, then\n"
-		"                  rename)\n"
-		"  --alarms-only   gpup2p_check_status only for errors, warnings and unknown\n"
-		"                  findings (the counts stay whole): a few series per node\n"
-		"                  instead of hundreds\n"
-		"  --nagios        one Nagios status line with perfdata; exit 0 OK, 1 WARNING, 2\n"
-		"                  CRITICAL, 3 UNKNOWN (could not run, usage, no GPU,\n"
-		"                  permission); nothing on stderr\n"
-		"  --root DIR, --color=WHEN: see gpup2p --help\n\n"
-		"Exit: 0 no warning or error, 1 warnings, 2 an error, 3 input unreadable, 64\n"
+		"skipped (does not apply, or live only under --root).\n\n");
+	opts_help(f, &opts_doctor);
+	fprintf(f,
+		"\nExit: 0 no warning or error, 1 warnings, 2 an error, 3 input unreadable, 64\n"
 		"usage, 69 no NVIDIA GPU on the PCI bus (or no root), 77 permission denied\n"
 		"(--nagios: 0-3).\n");
 }
@@ -79,6 +39,92 @@ struct doc_opts {
 	const char *only, *skip, *explain, *textfile, *expect;
 	int list, active, kmsg, strict, no_cuda, pretty, prom, nagios, alarms_only;
 };
+
+/* every check id and family after the ids already typed ("a,b,"): --only, --skip, --explain */
+static void check_ids(const char *cur)
+{
+	const char *comma = strrchr(cur, ',');
+	int pre = comma ? (int)(comma - cur + 1) : 0;
+	char fam[64], last[64] = "";
+
+	for (int i = 0; i < gp_doctor_count(); i++) {
+		const char *id = gp_doctor_at(i)->id;
+
+		printf("%.*s%s\n", pre, cur, id);
+		snprintf(fam, sizeof(fam), "%.*s", (int)strcspn(id, "."), id);
+		if (strcmp(fam, last))
+			printf("%.*s%s\n", pre, cur, fam);
+		snprintf(last, sizeof(last), "%s", fam);
+	}
+}
+
+#define O(f) (long)offsetof(struct doc_opts, f)
+static const struct opt doctor_opts[] = {
+	{ "--only", NULL, "LIST", OPT_STR, O(only), .suggest = check_ids, .needs = "a value",
+	  .help = "run only these checks: comma list of ids (bar.small),\nfamilies (bar) or bar.*" },
+	{ "--skip", NULL, "LIST", OPT_STR, O(skip), .suggest = check_ids, .needs = "a value",
+	  .help = "leave these out (same syntax)" },
+	{ "--active", NULL, NULL, OPT_FLAG, O(active), 1,
+	  .help = "also run the active checks: copy between every GPU pair and\nbetween host and each GPU, checking every "
+		  "byte (p2p.verify),\nand time the copies against the link's rate (p2p.bandwidth);\nlive only, progress on "
+		  "stderr when it is a terminal" },
+	{ "--no-cuda", NULL, NULL, OPT_FLAG, O(no_cuda), 1,
+	  .help = "do not load libcuda: the checks that need it\n(driver.cuda_init, p2p.access, p2p.nvml_status) say "
+		  "skipped;\nsaves cuInit (0.1-0.2 s): a frequent health check" },
+	{ "--kmsg", NULL, NULL, OPT_FLAG, O(kmsg), 1,
+	  .help = "also read the kernel log for Xid events (gpu.xid; may need\nroot)" },
+	{ "--expect", NULL, "FILE", OPT_STR, O(expect), .flags = OPT_FILE,
+	  .needs = "a file (gpup2p report --baseline writes one)",
+	  .help = "also judge this node against the baseline in FILE (GPU and\nNIC counts, GPU model, NIC rate, PCIe gen x "
+		  "width, NVLinks,\nNUMA nodes: the expect.* checks; gpup2p report derives one\nfrom many nodes); a bad FILE "
+		  "is exit 64 naming FILE:LINE" },
+	{ "--strict", NULL, NULL, OPT_FLAG, O(strict), 1, .help = "count unknown findings as warnings (exit 1)" },
+	{ "--list", NULL, NULL, OPT_FLAG, O(list), 1, .help = "every check: id, family, kind, sources, title" },
+	{ "--explain", NULL, "ID", OPT_STR, O(explain), .suggest = check_ids, .needs = "a value",
+	  .help = "what a check (or every check of a family) reads, when it\nalarms, the fix" },
+	{ "--quiet", "-q", NULL, OPT_FLAG, -1, .flags = OPT_DOC,
+	  .help = "print only the alarms (errors, warnings; unknown with\n--strict)" },
+	{ "--verbose", "-v", NULL, OPT_INC, -1, .flags = OPT_DOC,
+	  .help = "also list each ok and skipped finding, and the evidence" },
+	{ "--json", NULL, NULL, OPT_FLAG, -1, .flags = OPT_DOC,
+	  .help = "one line of JSON (under 64 KiB: the least urgent findings are\nleft out and counted in \"truncated\" "
+		  "when more would not fit),\nwith host, boot_id, time, the gpup2p version, argv and\nexit_status; also "
+		  "when doctor cannot run" },
+	{ "--pretty", NULL, NULL, OPT_FLAG, O(pretty), 1,
+	  .help = "indent the JSON, every finding (no size bound: for files and\npeople)" },
+	{ "--prometheus", NULL, NULL, OPT_FLAG, O(prom), 1,
+	  .help = "Prometheus text (node_exporter textfile collector):\ngpup2p_check_status per finding (its state in the "
+		  "value),\ngpup2p_doctor_findings{level},\ngpup2p_copy_bandwidth_bytes_per_second (--active),\n"
+		  "gpup2p_doctor_exit, gpup2p_doctor_duration_seconds" },
+	{ "--textfile", NULL, "DIR", OPT_STR, O(textfile), .flags = OPT_DIR,
+	  .needs = "a directory (node_exporter's --collector.textfile.directory)",
+	  .help = "write it to DIR/gpup2p.prom atomically (temporary file, then\nrename)" },
+	{ "--alarms-only", NULL, NULL, OPT_FLAG, O(alarms_only), 1,
+	  .help = "gpup2p_check_status only for errors, warnings and unknown\nfindings (the counts stay whole): a few "
+		  "series per node\ninstead of hundreds" },
+	{ "--nagios", NULL, NULL, OPT_FLAG, O(nagios), 1,
+	  .help = "one Nagios status line with perfdata; exit 0 OK, 1 WARNING, 2\nCRITICAL, 3 UNKNOWN (could not run, "
+		  "usage, no GPU,\npermission); nothing on stderr" },
+	{ 0 },
+};
+#undef O
+
+static const struct opt_rule doctor_rules[] = {
+	{ OPT_EXCLUDES, "--active", "--no-cuda" },
+	{ OPT_EXCLUDES, "--list", "--explain" },
+	{ OPT_EXCLUDES, "--prometheus", "--nagios" },
+	{ OPT_NEEDS, "--textfile", "--prometheus" },
+	{ OPT_NEEDS, "--alarms-only", "--prometheus" },
+	{ OPT_EXCLUDES, "--prometheus", "--list --explain" },
+	{ OPT_EXCLUDES, "--nagios", "--list --explain" },
+	{ 0, NULL, NULL },
+};
+
+const struct opts_cmd opts_doctor = {
+	.name = "doctor", .opts = doctor_opts, .rules = doctor_rules, .col = 18, .help = help_doctor,
+	.globals = "--root DIR, --color=WHEN: see gpup2p --help",
+};
+
 
 /* --active on a terminal: what is being copied now, on one line of stderr. */
 static void progress(void *arg, const char *what)
@@ -172,73 +218,16 @@ static int do_explain(const char *name)
 
 static int parse(struct cli *c, struct doc_opts *o, int argc, char **argv)
 {
-	int done;
+	int rc = opts_parse(&opts_doctor, c, argc, argv, o);
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-
-		if (cli_common_arg(c, help_doctor, argc, argv, &i, &done)) {
-			if (done >= 0)
-				return done;
-			continue;
-		}
-		if ((v = cli_opt_value(argc, argv, &i, "--expect"))) {
-			if (!*v)
-				return cli_usage("doctor", "--expect needs a file (gpup2p report --baseline writes one)");
-			o->expect = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--only")) || (v = cli_opt_value(argc, argv, &i, "--skip")) ||
-		    (v = cli_opt_value(argc, argv, &i, "--explain"))) {
-			if (!*v)
-				return cli_usage("doctor", "%.6s needs a value", a + 2);
-			if (!strncmp(a, "--only", 6))
-				o->only = v;
-			else if (!strncmp(a, "--skip", 6))
-				o->skip = v;
-			else
-				o->explain = v;
-		} else if (!strcmp(a, "--list")) {
-			o->list = 1;
-		} else if (!strcmp(a, "--active")) {
-			o->active = 1;
-		} else if (!strcmp(a, "--no-cuda")) {
-			o->no_cuda = 1;
-		} else if (!strcmp(a, "--kmsg")) {
-			o->kmsg = 1;
-		} else if (!strcmp(a, "--strict")) {
-			o->strict = 1;
-		} else if (!strcmp(a, "--pretty")) {
-			o->pretty = 1;
-		} else if (!strcmp(a, "--prometheus")) {
-			o->prom = 1;
-		} else if (!strcmp(a, "--nagios")) {
-			o->nagios = 1;
-		} else if (!strcmp(a, "--alarms-only")) {
-			o->alarms_only = 1;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--textfile"))) {
-			if (!*v)
-				return cli_usage("doctor", "--textfile needs a directory (node_exporter's "
-						 "--collector.textfile.directory)");
-			o->textfile = v;
-		} else {
-			return cli_usage("doctor", "unknown option '%s'", a);
-		}
-	}
+	if (rc >= 0)
+		return rc;
 	if (c->fmt == GP_OUT_CSV || c->fmt == GP_OUT_JSONL)
 		return cli_usage("doctor", "prints text or --json (not --csv or --jsonl)");
-	if (o->active && o->no_cuda)
-		return cli_usage("doctor", "--active copies with CUDA: it cannot run with --no-cuda");
-	if (o->list + !!o->explain > 1)
-		return cli_usage("doctor", "--list and --explain exclude each other");
-	if ((c->fmt == GP_OUT_JSON) + o->prom + o->nagios > 1)
-		return cli_usage("doctor", "--json, --prometheus and --nagios exclude each other");
+	if (c->fmt == GP_OUT_JSON && (o->prom || o->nagios))
+		return cli_usage("doctor", "--json and %s exclude each other", o->prom ? "--prometheus" : "--nagios");
 	if (o->pretty && c->fmt != GP_OUT_JSON)
-		return cli_usage("doctor", "--pretty indents --json: add --json");
-	if (o->textfile && !o->prom)
-		return cli_usage("doctor", "--textfile DIR writes --prometheus output: add --prometheus");
-	if (o->alarms_only && !o->prom)
-		return cli_usage("doctor", "--alarms-only trims --prometheus output: add --prometheus");
-	if ((o->prom || o->nagios) && (o->list || o->explain))
-		return cli_usage("doctor", "--list and --explain print text or --json");
+		return cli_usage("doctor", "--pretty goes with --json");
 	return -1;
 }
 

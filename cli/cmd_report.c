@@ -1,6 +1,7 @@
 /* gpup2p report — merge many nodes' doctor and bench JSON (libcore/report/report.c) and print the fleet view. */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,19 +21,10 @@ void help_report(FILE *f)
 		"directory); stdin (\"-\", or no argument) in the \"host: line\" form of pdsh, clush\n"
 		"and labelled srun, or plain JSON lines with a \"host\" member. A document may\n"
 		"span several lines (indented JSON). Lines and files that are no such JSON are\n"
-		"listed as malformed (source, line, host, why) and do not stop the report.\n\n"
-		"  --expect HOSTLIST  the nodes that should have answered (node[01-64],login1):\n"
-		"                     list those that sent nothing as missing\n"
-		"  --below FRACTION   flag a node's bench figure below FRACTION x the fleet\n"
-		"                     median of the same mode, path, src, dst, size, memory,\n"
-		"                     p2p, op and engine (default 0.9; 0 < FRACTION <= 1)\n"
-		"  --baseline         print instead the expectation the majority of the hosts'\n"
-		"                     doctor facts agree on, in gpup2p doctor --expect's format,\n"
-		"                     the hosts that deviate as comments (# deviates: ...);\n"
-		"                     exit 0 none deviates, 1 some do, 3 no facts in the input\n"
-		"  -v, --verbose      also fold the info findings\n"
-		"  --json, --csv, --no-header, -q: see gpup2p --help\n\n"
-		"Exit: 0 every node clean, 1 a warning, a missing node, a figure below,\n"
+		"listed as malformed (source, line, host, why) and do not stop the report.\n\n");
+	opts_help(f, &opts_report);
+	fprintf(f,
+		"\nExit: 0 every node clean, 1 a warning, a missing node, a figure below,\n"
 		"malformed input or a doctor that could not run, 2 an error finding on some\n"
 		"node, 64 usage.\n");
 }
@@ -59,39 +51,58 @@ static const char *safe(const char *s)
 	return gp_out_escape(b, s) ? "(out of memory)" : gp_buf_str(b);
 }
 
+static int below_opt(const char *cmd, const struct opt *opt, const char *val, void *field, void *ctx)
+{
+	double *below = field;
+	char *end;
+
+	(void)opt, (void)ctx;
+	errno = 0;
+	*below = strtod(val, &end);
+	if (!*val || *end || errno || !(*below > 0 && *below <= 1))
+		return cli_usage(cmd, "--below takes a fraction of the median, 0 < FRACTION <= 1 (like 0.9), not '%s'",
+				 safe(val));
+	return 0;
+}
+
+static int input(const char *cmd, const char *arg, void *ctx)
+{
+	struct rep_opts *o = ctx;
+
+	(void)cmd;
+	o->in[o->nin++] = arg;
+	return 0;
+}
+
+static const char *const below_words[] = { "0.9", "0.8", "0.5", NULL };
+
+#define O(f) (long)offsetof(struct rep_opts, f)
+static const struct opt report_opts[] = {
+	{ "--expect", NULL, "HOSTLIST", OPT_STR, O(expect), .needs = "a host list, like node[01-64]",
+	  .help = "the nodes that should have answered (node[01-64],login1):\nlist those that sent nothing as missing" },
+	{ "--below", NULL, "FRACTION", OPT_CALL, O(below), .call = below_opt, .values = below_words,
+	  .help = "flag a node's bench figure below FRACTION x the fleet\nmedian of the same mode, path, src, dst, size, "
+		  "memory,\np2p, op and engine (default 0.9; 0 < FRACTION <= 1)" },
+	{ "--baseline", NULL, NULL, OPT_FLAG, O(baseline), 1,
+	  .help = "print instead the expectation the majority of the hosts'\ndoctor facts agree on, in gpup2p doctor "
+		  "--expect's format,\nthe hosts that deviate as comments (# deviates: ...);\nexit 0 none deviates, 1 some "
+		  "do, 3 no facts in the input" },
+	{ "--verbose", "-v", NULL, OPT_INC, -1, .flags = OPT_DOC, .help = "also fold the info findings" },
+	{ 0 },
+};
+#undef O
+
+const struct opts_cmd opts_report = {
+	.name = "report", .opts = report_opts, .col = 21, .help = help_report,
+	.globals = "--json, --csv, --no-header, -q: see gpup2p --help", .positional = input, .word_flags = OPT_FILE,
+};
+
 static int parse(struct cli *c, struct rep_opts *o, int argc, char **argv)
 {
-	int done;
+	int rc = opts_parse(&opts_report, c, argc, argv, o);
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		char *end;
-
-		if (!strcmp(a, "-") || a[0] != '-') {
-			o->in[o->nin++] = a;
-			continue;
-		}
-		if (cli_common_arg(c, help_report, argc, argv, &i, &done)) {
-			if (done >= 0)
-				return done;
-			continue;
-		}
-		if (!strcmp(a, "--baseline")) {
-			o->baseline = 1;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--expect"))) {
-			if (!*v)
-				return cli_usage("report", "--expect needs a host list, like node[01-64]");
-			o->expect = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--below"))) {
-			errno = 0;
-			o->below = strtod(v, &end);
-			if (!*v || *end || errno || !(o->below > 0 && o->below <= 1))
-				return cli_usage("report", "--below takes a fraction of the median, 0 < FRACTION <= 1 "
-						 "(like 0.9), not '%s'", safe(v));
-		} else {
-			return cli_usage("report", "unknown option '%s'", safe(a));
-		}
-	}
+	if (rc >= 0)
+		return rc;
 	if (c->fmt == GP_OUT_JSONL)
 		return cli_usage("report", "prints text, --json or --csv (not --jsonl)");
 	if (o->baseline && c->fmt != GP_OUT_TABLE)

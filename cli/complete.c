@@ -55,7 +55,7 @@ static void options(const struct opts_cmd *cmd, int top)
 
 	for (int n = 0; n < 2; n++)
 		for (const struct opt *o = t[n] ? t[n]->opts : NULL; o && o->name; o++) {
-			if (o->flags & OPT_HIDDEN || (!top && !strcmp(o->name, "--version")))
+			if (o->flags & (OPT_HIDDEN | OPT_DOC) || (!top && !strcmp(o->name, "--version")))
 				continue;
 			cand(o->name, o->flags & OPT_EQ ? "=" : "", o->help);
 			if (o->alias)

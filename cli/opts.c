@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "gpup2p/bench.h"
+#include "gpup2p/buf.h"
 #include "opts.h"
 
 #define OPTS_MAX 64
@@ -214,6 +215,16 @@ static int check_rules(const struct opts_cmd *cmd)
 	return 0;
 }
 
+/* the word is printed made safe (it may be anything: report reads what other hosts sent) */
+static int unknown(const char *cmd, const char *a)
+{
+	struct gp_buf b = GP_BUF_INIT;
+	int rc = cli_usage(cmd, "unknown option '%s'", gp_out_escape(&b, a) ? a : gp_buf_str(&b));
+
+	gp_buf_free(&b);
+	return rc;
+}
+
 int opts_parse(const struct opts_cmd *cmd, struct cli *c, int argc, char **argv, void *ctx)
 {
 	const char *val;
@@ -234,7 +245,7 @@ int opts_parse(const struct opts_cmd *cmd, struct cli *c, int argc, char **argv,
 			return 0;
 		}
 		for (k = 0; cmd->opts[k].name; k++)
-			if (match(&cmd->opts[k], argc, argv, &i, &val))
+			if (!(cmd->opts[k].flags & OPT_DOC) && match(&cmd->opts[k], argc, argv, &i, &val))
 				break;
 		if (cmd->opts[k].name) {
 			if (k < OPTS_MAX)
@@ -244,7 +255,7 @@ int opts_parse(const struct opts_cmd *cmd, struct cli *c, int argc, char **argv,
 			continue;
 		}
 		if ((a[0] == '-' && a[1]) || !cmd->positional)
-			return cli_usage(cmd->name, "unknown option '%s'", a);
+			return unknown(cmd->name, a);
 		if ((rc = cmd->positional(cmd->name, a, ctx)))
 			return rc;
 	}

@@ -28,6 +28,7 @@ enum {
 	OPT_EQ = 16,       /* help writes --name=ARG */
 	OPT_NOHELP = 32,   /* parsed and completed, not in the help block (said elsewhere in the help) */
 	OPT_MAIN = 64,     /* in help and completion; main() handles it (-h, --version) */
+	OPT_DOC = 128,     /* a global option this command's help describes in its own words */
 };
 
 struct opt;

@@ -1,14 +1,14 @@
-/* gpup2p command line — the option tables of bench, bench rdma, doctor and report, for completion:
- * their parsers are still their own (cmd_bench.c, cmd_bench_rdma.c, cmd_doctor.c, cmd_report.c) until
+/* gpup2p command line — the option tables of bench and bench rdma, for completion:
+ * their parsers are still their own (cmd_bench.c, cmd_bench_rdma.c) until
  * they move onto these tables. */
 #include <string.h>
 
 #include "cli.h"
-#include "gpup2p/doctor.h"
 
 static const char *const size_words[] = { "4K", "64K", "1M", "64M", "256M", "1G", NULL };
 static const char *const on_off[] = { "on", "off", "both", NULL };
 static const char *const engines[] = { "ce", "sm", "both", NULL };
+static const char *const dirs[] = { "write", "read", "both", NULL };
 static const char *const strides[] = { "8", "64", "128", "4K", NULL };
 static const char *const bw_words[] = { "h2d=", "d2h=", "d2d=", "p2p=", "bidir=", NULL };
 static const char *const bench_modes[] = { "h2d", "d2h", "d2d", "p2p", "bidir", "latency", "all", "one2all", "all2one",
@@ -28,6 +28,8 @@ static const struct opt bench_opts[] = {
 	{ "--p2p", NULL, "on|off|both", .values = on_off, .help = "p2p/bidir: with peer access, without" },
 	{ "--engine", NULL, "ce|sm|both", .values = engines, .help = "copy engines, SMs, or both" },
 	{ "--sm", .help = "the GPU's own cores move the data" },
+	{ "--op", NULL, "write|read|both", .values = dirs, .help = "peer copies pushed, pulled or both" },
+	{ "--duplex", .help = "host copies with the opposite direction at the same time" },
 	{ "--stride", NULL, "S", .values = strides, .help = "latency --sm: bytes between chain slots" },
 	{ "--random", .help = "latency --sm: slots in a random order" },
 	{ "--seed", NULL, "N", .help = "latency --sm: the random order's seed" },
@@ -78,51 +80,3 @@ static const struct opt bench_rdma_opts[] = {
 };
 
 const struct opts_cmd opts_bench_rdma = { .name = "bench rdma", .opts = bench_rdma_opts, .help = help_bench_rdma };
-
-/* every check id and family, after the ids already typed ("a,b,") */
-static void check_ids(const char *cur)
-{
-	const char *comma = strrchr(cur, ',');
-	int pre = comma ? (int)(comma - cur + 1) : 0;
-	char fam[64], last[64] = "";
-
-	for (int i = 0; i < gp_doctor_count(); i++) {
-		const char *id = gp_doctor_at(i)->id;
-
-		printf("%.*s%s\n", pre, cur, id);
-		snprintf(fam, sizeof(fam), "%.*s", (int)strcspn(id, "."), id);
-		if (strcmp(fam, last))
-			printf("%.*s%s\n", pre, cur, fam);
-		snprintf(last, sizeof(last), "%s", fam);
-	}
-}
-
-static const struct opt doctor_opts[] = {
-	{ "--only", NULL, "LIST", .suggest = check_ids, .help = "run only these checks or families" },
-	{ "--skip", NULL, "LIST", .suggest = check_ids, .help = "leave these out" },
-	{ "--active", .help = "also run the active checks" },
-	{ "--no-cuda", .help = "do not load libcuda" },
-	{ "--kmsg", .help = "also read the kernel log for Xid events" },
-	{ "--strict", .help = "count unknown findings as warnings" },
-	{ "--list", .help = "every check: id, family, kind, sources, title" },
-	{ "--explain", NULL, "ID", .suggest = check_ids, .help = "what a check reads, when it alarms" },
-	{ "--pretty", .help = "indent the JSON, every finding" },
-	{ "--prometheus", .help = "Prometheus text (node_exporter textfile collector)" },
-	{ "--textfile", NULL, "DIR", .flags = OPT_DIR, .help = "write it to DIR/gpup2p.prom atomically" },
-	{ "--alarms-only", .help = "gpup2p_check_status only for alarms" },
-	{ "--nagios", .help = "one Nagios status line with perfdata" },
-	{ 0 },
-};
-
-const struct opts_cmd opts_doctor = { .name = "doctor", .opts = doctor_opts, .help = help_doctor };
-
-static const char *const below_words[] = { "0.9", "0.8", "0.5", NULL };
-
-static const struct opt report_opts[] = {
-	{ "--expect", NULL, "HOSTLIST", .help = "the nodes that should have answered" },
-	{ "--below", NULL, "FRACTION", .values = below_words, .help = "flag a node's bench figure below it" },
-	{ 0 },
-};
-
-const struct opts_cmd opts_report = { .name = "report", .opts = report_opts, .word_flags = OPT_FILE,
-				      .help = help_report };

@@ -133,7 +133,7 @@ assert "fallen off the bus" in f["0000:13:00.0"]["message"], f["0000:13:00.0"]' 
 [ "$(code --root "$D/healthy" doctor --kmsg)" = 0 ] && ok "--kmsg on a clean log: exit 0" || nok "--kmsg healthy"
 
 # --no-cuda: the three checks that ask libcuda say skipped (--no-cuda), the rest as without it; not with --active
-expect 64 "cannot run with --no-cuda" --root "$D/healthy" doctor --active --no-cuda
+expect 64 "--active and --no-cuda exclude each other" --root "$D/healthy" doctor --active --no-cuda
 "$BIN" --root "$D/healthy" doctor --json --pretty >"$tmp/cu.json"; rc1=$?
 GPUP2P_LIBCUDA=/nonexistent/libcuda.so.1 "$BIN" --root "$D/healthy" doctor --no-cuda --json --pretty >"$tmp/nocu.json"; rc2=$?
 python3 -c 'import json,sys

@@ -93,7 +93,7 @@ assert d["root"].endswith("/nosuch") and d["gpup2p"]["root"] is None, d' "$out" 
 out=$("$BIN" --root "$FX/broken-vendor" doctor --json 2>/dev/null); rc=$?
 [ $rc = 3 ] && py 'import json,sys; d=json.loads(sys.argv[1]); assert d["exit_status"] == 3 and "vendor" in d["error"]' "$out" &&
 	ok "--json, malformed sysfs: exit_status 3" || nok "--json broken-vendor: $rc $out"
-expect 64 "--pretty indents --json" --root "$D/healthy" doctor --pretty
+expect 64 "--pretty goes with --json" --root "$D/healthy" doctor --pretty
 expect 64 "exclude each other" --root "$D/healthy" doctor --json --prometheus
 
 # --- --prometheus ------------------------------------------------------------------------------
@@ -138,7 +138,7 @@ diff <(grep gpup2p_check_status "$tmp/alarms.prom" | grep -v '^#') \
 	ok "--alarms-only: the 2 alarms of bar-small, the counts whole" || nok "--alarms-only: $(grep -c . "$tmp/alarms.prom")"
 "$BIN" --root "$D/healthy" doctor --prometheus --alarms-only | grep -q '^gpup2p_check_status{' &&
 	nok "--alarms-only on a healthy node wrote a check_status" || ok "--alarms-only on healthy: no check_status series"
-expect 64 "--alarms-only trims --prometheus" --root "$D/healthy" doctor --alarms-only
+expect 64 "--alarms-only goes with --prometheus" --root "$D/healthy" doctor --alarms-only
 
 # --textfile: DIR/gpup2p.prom replaced whole, nothing on stdout, no temporary file left
 mkdir "$tmp/tf"
@@ -153,7 +153,7 @@ out=$("$BIN" --root "$D/bar-small" doctor --prometheus --textfile "$tmp/tf"); rc
 	ok "--textfile=DIR: rewritten by the next run" || nok "--textfile= second run"
 expect 64 "cannot create a file in .*nosuch" --root "$D/healthy" doctor --prometheus --textfile "$tmp/nosuch"
 [ ! -e "$tmp/nosuch" ] && ok "--textfile to a missing folder creates nothing" || nok "--textfile created $tmp/nosuch"
-expect 64 "--textfile DIR writes --prometheus" --root "$D/healthy" doctor --textfile "$tmp/tf"
+expect 64 "--textfile goes with --prometheus" --root "$D/healthy" doctor --textfile "$tmp/tf"
 expect 64 "--textfile needs a directory" --root "$D/healthy" doctor --prometheus --textfile=
 # doctor cannot run: the file says so (a stale healthy file would hide it)
 "$BIN" --root "$tmp/nosuch" doctor --prometheus --textfile "$tmp/tf" 2>/dev/null; rc=$?
