@@ -1,5 +1,6 @@
 /* gpup2p bench — bandwidth and latency of every copy path, verified, in pipeline-ready formats. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,40 +33,10 @@ void help_bench(FILE *f)
 		"  PATTERN                copies running together, each pair and the aggregate\n"
 		"                         (not in all): one2all (each GPU to every other),\n"
 		"                         all2one (every other GPU to each), all2host, host2all\n"
-		"                         (pinned host memory; peer access on)\n"
-		"  --gpu N                measure GPU N (repeatable; default every GPU, in PCI\n"
-		"                         bus order)\n"
-		"  --size S               copy size (default 512M; latency alone: default 4;\n"
-		"                         latency --sm alone: the chain, default twice the L2\n"
-		"                         cache, 64M at least)\n"
-		"  --min S, --max S       sweep sizes from S to S, multiplying by --factor\n"
-		"                         (default 2)\n"
-		"  --factor F             sweep step, > 1\n"
-		"  --iters K              copies per timed batch (default 16; latency alone:\n"
-		"                         1000; latency --sm: loads per launch, default 100000)\n"
-		"  --reps R               timed batches (default 3; latency: 5)\n"
-		"  --pinned, --pageable   host memory for h2d/d2h (default both)\n"
-		"  --numa N               put host memory on NUMA node N for every GPU\n"
-		"  --p2p on|off|both      p2p/bidir: with peer access, without (copies staged by\n"
-		"                         the driver), or both (default)\n"
-		"  --engine ce|sm|both    copy engines (default), SMs, or both; --sm = --engine\n"
-		"                         sm. SM copies: pinned host memory, peer access on\n"
-		"  --op write|read|both   p2p, bidir, one2all, all2one: copies queued on the\n"
-		"                         source GPU (write) or the destination (read)\n"
-		"                         (default: p2p both, the others write)\n"
-		"  --duplex               h2d, d2h, all2host, host2all: the opposite direction\n"
-		"                         runs at the same time on each GPU; the figure is\n"
-		"                         the named direction's (nvbandwidth's bidirectional)\n"
-		"  --stride S             latency --sm: bytes between chain slots (default 128)\n"
-		"  --random, --seed N     latency --sm: slots in a random order drawn from N\n"
-		"                         (default 1)\n"
-		"  --min-bw [MODE=]GBPS   floor for every bandwidth mode, or for one (h2d, d2h,\n"
-		"                         d2d, p2p, bidir, or a PATTERN: its aggregate);\n"
-		"                         repeatable; a median below it exits 1\n"
-		"  --verify, --no-verify  check the data once after the timed batches (default)\n"
-		"                         or not\n"
-		"  --json, --csv, --jsonl, --no-header, -q, -v: see gpup2p --help\n\n"
-		"gpup2p bench rdma ...: RDMA between a NIC and host or GPU memory\n"
+		"                         (pinned host memory; peer access on)\n");
+	opts_help(f, &opts_bench);
+	fprintf(f,
+		"\ngpup2p bench rdma ...: RDMA between a NIC and host or GPU memory\n"
 		"(gpup2p bench rdma --help).\n"
 		"Units: GB/s = 1e9 bytes/s; sizes K/M/G = powers of 1024; latency in us\n"
 		"(microseconds): per copy, or per load with --sm.\n"
@@ -108,102 +79,164 @@ static int parse_mode(const char *a, int *modes)
 	return 0;
 }
 
-/* One option at argv[*i]: 1 consumed, 0 unknown, -1 usage error (printed). */
-static int bench_opt(struct opts *o, int argc, char **argv, int *i)
+static int mode_word(const char *cmd, const char *arg, void *ctx)
 {
-	const char *v;
-	int n;
+	struct opts *o = ctx;
 
-	if ((v = cli_opt_value(argc, argv, i, "--gpu"))) {
-		if (xfer_index_arg("bench", "--gpu", v, &n))
-			return -1;
-		int *g;
-
-		for (int k = 0; k < o->b.ngpus; k++)
-			if (o->gpus[k] == n)
-				return cli_usage("bench", "--gpu %d given twice", n), -1;
-		if (!(g = realloc(o->gpus, (size_t)(o->b.ngpus + 1) * sizeof(*g))))
-			return fprintf(stderr, "gpup2p: bench: out of memory\n"), -1;
-		o->b.gpus = o->gpus = g;
-		o->gpus[o->b.ngpus++] = n;
-	} else if ((v = cli_opt_value(argc, argv, i, "--size"))) {
-		o->size_set = 1;
-		return xfer_size_arg("bench", "--size", v, &o->size) ? -1 : 1;
-	} else if ((v = cli_opt_value(argc, argv, i, "--min"))) {
-		return xfer_size_arg("bench", "--min", v, &o->min) ? -1 : 1;
-	} else if ((v = cli_opt_value(argc, argv, i, "--max"))) {
-		return xfer_size_arg("bench", "--max", v, &o->max) ? -1 : 1;
-	} else if ((v = cli_opt_value(argc, argv, i, "--factor"))) {
-		return xfer_factor_arg("bench", v, &o->factor) ? -1 : 1;
-	} else if ((v = cli_opt_value(argc, argv, i, "--iters"))) {
-		o->iters_set = 1;
-		return xfer_count_arg("bench", "--iters", v, 1000000, &o->b.iters) ? -1 : 1;
-	} else if ((v = cli_opt_value(argc, argv, i, "--reps"))) {
-		o->reps_set = 1;
-		return xfer_count_arg("bench", "--reps", v, 10000, &o->b.reps) ? -1 : 1;
-	} else if ((v = cli_opt_value(argc, argv, i, "--numa"))) {
-		char *end;
-		long nn = strtol(v, &end, 10);
-
-		if (!*v || *end || nn < 0 || nn > 1023)
-			return cli_usage("bench", "--numa wants a NUMA node number, not '%s'", v), -1;
-		o->b.numa = (int)nn;
-	} else if ((v = cli_opt_value(argc, argv, i, "--min-bw"))) {
-		if (o->nt >= GP_THRESH_MAX)
-			return cli_usage("bench", "at most %d --min-bw options", GP_THRESH_MAX), -1;
-		if (gp_threshold_parse(v, gp_bench_threshold_modes, &o->t[o->nt]))
-			return cli_usage("bench", "--min-bw wants GBPS or MODE=GBPS (MODE: h2d, d2h, d2d, p2p, bidir, one2all, all2one, "
-					 "all2host, host2all), not '%s'",
-					 v), -1;
-		o->nt++;
-	} else if ((v = cli_opt_value(argc, argv, i, "--p2p"))) {
-		if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both"))
-			return cli_usage("bench", "--p2p takes on, off or both, not '%s'", v), -1;
-		o->b.peer = !strcmp(v, "on") ? 1 : !strcmp(v, "off") ? 2 : 3;
-	} else if ((v = cli_opt_value(argc, argv, i, "--engine"))) {
-		if (strcmp(v, "ce") && strcmp(v, "sm") && strcmp(v, "both"))
-			return cli_usage("bench", "--engine takes ce, sm or both, not '%s'", v), -1;
-		o->b.engine = !strcmp(v, "ce") ? GP_ENGINE_CE : !strcmp(v, "sm") ? GP_ENGINE_SM : GP_ENGINE_CE | GP_ENGINE_SM;
-	} else if ((v = cli_opt_value(argc, argv, i, "--op"))) {
-		if (strcmp(v, "write") && strcmp(v, "read") && strcmp(v, "both"))
-			return cli_usage("bench", "--op takes write, read or both, not '%s'", v), -1;
-		o->b.op = !strcmp(v, "write") ? GP_OP_WRITE : !strcmp(v, "read") ? GP_OP_READ : GP_OP_WRITE | GP_OP_READ;
-	} else if (!strcmp(argv[*i], "--duplex")) {
-		o->b.duplex = 1;
-	} else if (!strcmp(argv[*i], "--sm")) {
-		o->b.engine = GP_ENGINE_SM;
-	} else if ((v = cli_opt_value(argc, argv, i, "--stride"))) {
-		o->chase_opt = 1;
-		if (xfer_size_arg("bench", "--stride", v, &o->b.chain_stride))
-			return -1;
-		if (o->b.chain_stride % 8 || o->b.chain_stride > (1 << 30))
-			return cli_usage("bench", "--stride wants a multiple of 8 bytes up to 1G, like 128 or 4K, not '%s'", v), -1;
-	} else if (!strcmp(argv[*i], "--random")) {
-		o->chase_opt = 1;
-		o->b.chain_random = 1;
-	} else if ((v = cli_opt_value(argc, argv, i, "--seed"))) {
-		char *end;
-
-		o->chase_opt = 1;
-		errno = 0;
-		o->b.chain_seed = strtoull(v, &end, 0);
-		if (!*v || *end || *v == '-' || errno)
-			return cli_usage("bench", "--seed wants a whole number, not '%s'", v), -1;
-	} else if (!strcmp(argv[*i], "--pinned")) {
-		o->b.mem |= GP_MEM_PINNED;
-	} else if (!strcmp(argv[*i], "--pageable")) {
-		o->b.mem |= GP_MEM_PAGEABLE;
-	} else if (!strcmp(argv[*i], "--verify")) {
-		o->b.no_verify = 0;
-	} else if (!strcmp(argv[*i], "--no-verify")) {
-		o->b.no_verify = 1;
-	} else if (argv[*i][0] != '-' && parse_mode(argv[*i], &o->b.modes)) {
-		return 1;
-	} else {
+	if (parse_mode(arg, &o->b.modes))
 		return 0;
-	}
-	return 1;
+	return cli_usage(cmd, "unknown mode '%s' (h2d, d2h, d2d, p2p, bidir, latency, all, one2all, all2one, all2host "
+			 "or host2all)", arg);
 }
+
+static int gpu_opt(const char *cmd, const struct opt *opt, const char *val, void *field, void *ctx)
+{
+	struct opts *o = ctx;
+	int n, *g;
+
+	(void)field;
+	if (xfer_index_arg(cmd, opt->name, val, &n))
+		return EX_USAGE_;
+	for (int k = 0; k < o->b.ngpus; k++)
+		if (o->gpus[k] == n)
+			return cli_usage(cmd, "--gpu %d given twice", n);
+	if (!(g = realloc(o->gpus, (size_t)(o->b.ngpus + 1) * sizeof(*g)))) {
+		fprintf(stderr, "gpup2p: bench: out of memory\n");
+		return EX_ERROR;
+	}
+	o->b.gpus = o->gpus = g;
+	o->gpus[o->b.ngpus++] = n;
+	return 0;
+}
+
+static int factor_opt(const char *cmd, const struct opt *opt, const char *val, void *field, void *ctx)
+{
+	(void)opt, (void)ctx;
+	return xfer_factor_arg(cmd, val, field) ? EX_USAGE_ : 0;
+}
+
+static int numa_opt(const char *cmd, const struct opt *opt, const char *val, void *field, void *ctx)
+{
+	char *end;
+	long n = strtol(val, &end, 10);
+
+	(void)opt, (void)ctx;
+	if (!*val || *end || n < 0 || n > 1023)
+		return cli_usage(cmd, "--numa wants a NUMA node number, not '%s'", val);
+	*(int *)field = (int)n;
+	return 0;
+}
+
+static int min_bw_opt(const char *cmd, const struct opt *opt, const char *val, void *field, void *ctx)
+{
+	struct opts *o = ctx;
+
+	(void)opt, (void)field;
+	if (o->nt >= GP_THRESH_MAX)
+		return cli_usage(cmd, "at most %d --min-bw options", GP_THRESH_MAX);
+	if (gp_threshold_parse(val, gp_bench_threshold_modes, &o->t[o->nt]))
+		return cli_usage(cmd, "--min-bw wants GBPS or MODE=GBPS (MODE: h2d, d2h, d2d, p2p, bidir, one2all, all2one, "
+				 "all2host, host2all), not '%s'", val);
+	o->nt++;
+	return 0;
+}
+
+static int stride_opt(const char *cmd, const struct opt *opt, const char *val, void *field, void *ctx)
+{
+	uint64_t *stride = field;
+
+	(void)ctx;
+	if (xfer_size_arg(cmd, opt->name, val, stride))
+		return EX_USAGE_;
+	if (*stride % 8 || *stride > (1 << 30))
+		return cli_usage(cmd, "--stride wants a multiple of 8 bytes up to 1G, like 128 or 4K, not '%s'", val);
+	return 0;
+}
+
+static int seed_opt(const char *cmd, const struct opt *opt, const char *val, void *field, void *ctx)
+{
+	char *end;
+
+	(void)opt, (void)ctx;
+	errno = 0;
+	*(uint64_t *)field = strtoull(val, &end, 0);
+	if (!*val || *end || *val == '-' || errno)
+		return cli_usage(cmd, "--seed wants a whole number, not '%s'", val);
+	return 0;
+}
+
+static const char *const size_words[] = { "4K", "64K", "1M", "64M", "256M", "1G", NULL };
+static const char *const p2p_words[] = { "on", "off", "both", NULL };
+static const int p2p_vals[] = { 1, 2, 3 };
+static const char *const engine_words[] = { "ce", "sm", "both", NULL };
+static const int engine_vals[] = { GP_ENGINE_CE, GP_ENGINE_SM, GP_ENGINE_CE | GP_ENGINE_SM };
+static const char *const op_words[] = { "write", "read", "both", NULL };
+static const int op_vals[] = { GP_OP_WRITE, GP_OP_READ, GP_OP_WRITE | GP_OP_READ };
+static const char *const stride_words[] = { "8", "64", "128", "4K", NULL };
+static const char *const bw_words[] = { "h2d=", "d2h=", "d2d=", "p2p=", "bidir=", "one2all=", "all2one=", "all2host=",
+					"host2all=", NULL };
+static const char *const bench_modes[] = { "h2d", "d2h", "d2d", "p2p", "bidir", "latency", "all", "one2all", "all2one",
+					   "all2host", "host2all", "rdma", NULL };
+
+#define O(f) (long)offsetof(struct opts, f)
+static const struct opt bench_opts[] = {
+	{ "--gpu", NULL, "N", OPT_CALL, -1, .call = gpu_opt, .flags = OPT_REPEAT,
+	  .help = "measure GPU N (repeatable; default every GPU, in PCI\nbus order)" },
+	{ "--size", NULL, "S", OPT_SIZE, O(size), .values = size_words,
+	  .help = "copy size (default 512M; latency alone: default 4;\nlatency --sm alone: the chain, default twice the L2\n"
+		  "cache, 64M at least)" },
+	{ "--min", NULL, "S", OPT_SIZE, O(min), .values = size_words, .label = "--min S, --max S",
+	  .help = "sweep sizes from S to S, multiplying by --factor\n(default 2)" },
+	{ "--max", NULL, "S", OPT_SIZE, O(max), .values = size_words, .flags = OPT_NOHELP, .help = "sweep sizes up to S" },
+	{ "--factor", NULL, "F", OPT_CALL, O(factor), .call = factor_opt, .help = "sweep step, > 1" },
+	{ "--iters", NULL, "K", OPT_COUNT, O(b.iters), .hi = 1000000,
+	  .help = "copies per timed batch (default 16; latency alone:\n1000; latency --sm: loads per launch, default 100000)" },
+	{ "--reps", NULL, "R", OPT_COUNT, O(b.reps), .hi = 10000, .help = "timed batches (default 3; latency: 5)" },
+	{ "--pinned", NULL, NULL, OPT_BITS, O(b.mem), GP_MEM_PINNED, .label = "--pinned, --pageable",
+	  .help = "host memory for h2d/d2h (default both)" },
+	{ "--pageable", NULL, NULL, OPT_BITS, O(b.mem), GP_MEM_PAGEABLE, .flags = OPT_NOHELP,
+	  .help = "pageable host memory for h2d/d2h" },
+	{ "--numa", NULL, "N", OPT_CALL, O(b.numa), .call = numa_opt, .help = "put host memory on NUMA node N for every GPU" },
+	{ "--p2p", NULL, "on|off|both", OPT_ENUM, O(b.peer), .values = p2p_words, .ivals = p2p_vals,
+	  .help = "p2p/bidir: with peer access, without (copies staged by\nthe driver), or both (default)" },
+	{ "--engine", NULL, "ce|sm|both", OPT_ENUM, O(b.engine), .values = engine_words, .ivals = engine_vals,
+	  .help = "copy engines (default), SMs, or both; --sm = --engine\nsm. SM copies: pinned host memory, peer access on" },
+	{ "--sm", NULL, NULL, OPT_FLAG, O(b.engine), GP_ENGINE_SM, .flags = OPT_NOHELP, .help = "--engine sm" },
+	{ "--op", NULL, "write|read|both", OPT_ENUM, O(b.op), .values = op_words, .ivals = op_vals,
+	  .help = "p2p, bidir, one2all, all2one: copies queued on the\nsource GPU (write) or the destination (read)\n"
+		  "(default: p2p both, the others write)" },
+	{ "--duplex", NULL, NULL, OPT_FLAG, O(b.duplex), 1,
+	  .help = "h2d, d2h, all2host, host2all: the opposite direction\nruns at the same time on each GPU; the figure is\n"
+		  "the named direction's (nvbandwidth's bidirectional)" },
+	{ "--stride", NULL, "S", OPT_CALL, O(b.chain_stride), .call = stride_opt, .values = stride_words,
+	  .help = "latency --sm: bytes between chain slots (default 128)" },
+	{ "--random", NULL, NULL, OPT_FLAG, O(b.chain_random), 1, .label = "--random, --seed N",
+	  .help = "latency --sm: slots in a random order drawn from N\n(default 1)" },
+	{ "--seed", NULL, "N", OPT_CALL, O(b.chain_seed), .call = seed_opt, .flags = OPT_NOHELP,
+	  .help = "latency --sm: the random order's seed" },
+	{ "--min-bw", NULL, "[MODE=]GBPS", OPT_CALL, -1, .call = min_bw_opt, .values = bw_words, .flags = OPT_REPEAT,
+	  .help = "floor for every bandwidth mode, or for one (h2d, d2h,\nd2d, p2p, bidir, or a PATTERN: its aggregate);\n"
+		  "repeatable; a median below it exits 1" },
+	{ "--verify", NULL, NULL, OPT_FLAG, O(b.no_verify), 0, .label = "--verify, --no-verify",
+	  .help = "check the data once after the timed batches (default)\nor not" },
+	{ "--no-verify", NULL, NULL, OPT_FLAG, O(b.no_verify), 1, .flags = OPT_NOHELP, .help = "do not check the data" },
+	{ 0 },
+};
+#undef O
+
+static const struct opt_rule bench_rules[] = {
+	{ OPT_EXCLUDES, "--size", "--min --max" },
+	{ OPT_NEEDS, "--min", "--max" },
+	{ OPT_NEEDS, "--max", "--min" },
+	{ OPT_NEEDS, "--factor", "--min" },
+	{ 0, NULL, NULL },
+};
+
+const struct opts_cmd opts_bench = {
+	.name = "bench", .opts = bench_opts, .rules = bench_rules, .col = 25, .help = help_bench,
+	.globals = "--json, --csv, --jsonl, --no-header, -q, -v: see gpup2p --help", .positional = mode_word,
+	.words = bench_modes,
+};
 
 /* Sizes and defaults once everything is parsed. 0 or 64 (printed). */
 static int finish(struct opts *o)
@@ -215,12 +248,6 @@ static int finish(struct opts *o)
 	lat_only = o->b.modes == GP_BENCH_LATENCY;
 	if (!o->b.mem)
 		o->b.mem = GP_MEM_PINNED | GP_MEM_PAGEABLE;
-	if (o->size_set && (o->min || o->max))
-		return cli_usage("bench", "--size and --min/--max exclude each other");
-	if (!o->min != !o->max)
-		return cli_usage("bench", "a sweep needs both --min and --max");
-	if (o->factor && !o->min)
-		return cli_usage("bench", "--factor goes with --min and --max");
 	if (o->b.op && !(o->b.modes & (GP_BENCH_P2P | GP_BENCH_BIDIR | GP_BENCH_ONE2ALL | GP_BENCH_ALL2ONE)))
 		return cli_usage("bench", "--op goes with p2p, bidir, one2all or all2one");
 	if (o->b.duplex && !(o->b.modes & (GP_BENCH_H2D | GP_BENCH_D2H | GP_BENCH_ALL2HOST | GP_BENCH_HOST2ALL)))
@@ -309,21 +336,15 @@ static int bench(struct cli *c, struct opts *o, int argc, char **argv)
 	struct xfer_session s;
 	struct gp_bench_row *rows;
 	struct gp_err e = { 0 };
-	int rc, done, n;
+	int rc, n;
 
-	for (int i = 1; i < argc; i++) {
-		if (cli_common_arg(c, help_bench, argc, argv, &i, &done)) {
-			if (done >= 0)
-				return done;
-			continue;
-		}
-		rc = bench_opt(o, argc, argv, &i);
-		if (rc < 0)
-			return EX_USAGE_;
-		if (!rc)
-			return cli_usage("bench", argv[i][0] == '-' ? "unknown option '%s'" : "unknown mode '%s' (h2d, d2h, "
-					 "d2d, p2p, bidir, latency, all, one2all, all2one, all2host or host2all)", argv[i]);
-	}
+	if ((rc = opts_parse(&opts_bench, c, argc, argv, o)) >= 0)
+		return rc;
+	o->size_set = !!opts_seen(&opts_bench, "--size");
+	o->iters_set = !!opts_seen(&opts_bench, "--iters");
+	o->reps_set = !!opts_seen(&opts_bench, "--reps");
+	o->chase_opt = opts_seen(&opts_bench, "--stride") || opts_seen(&opts_bench, "--random") ||
+		       opts_seen(&opts_bench, "--seed");
 	if ((rc = finish(o)))
 		return rc;
 	if ((rc = xfer_open(c, &s)))

@@ -98,6 +98,9 @@ static int set_value(const char *cmd, const struct opt *o, const char *val, void
 	case OPT_INC:
 		*(int *)field += o->val;
 		return 0;
+	case OPT_BITS:
+		*(int *)field |= o->val;
+		return 0;
 	case OPT_STR:
 		if (!*val)
 			return cli_usage(cmd, "%s needs %s", o->name, o->needs ? o->needs : o->arg);
@@ -121,7 +124,7 @@ static int set_value(const char *cmd, const struct opt *o, const char *val, void
 	case OPT_ENUM:
 		for (k = 0; o->values[k]; k++)
 			if (!strcmp(val, o->values[k])) {
-				*(int *)field = k;
+				*(int *)field = o->ivals ? o->ivals[k] : k;
 				return 0;
 			}
 		{

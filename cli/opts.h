@@ -11,12 +11,13 @@ struct cli;
 
 enum opt_type {
 	OPT_FLAG,   /* no value: stores val in an int */
+	OPT_BITS,   /* no value: ors val into an int */
 	OPT_INC,    /* no value: adds val to an int (-v, -vv) */
 	OPT_STR,    /* a non-empty string: stores the pointer (const char *) */
 	OPT_COUNT,  /* a whole number from 1 to hi: int */
 	OPT_INDEX,  /* a GPU number, 0 and up: int */
 	OPT_SIZE,   /* a size like 4096, 64K, 1G: uint64_t */
-	OPT_ENUM,   /* one of values[]: stores its index in an int */
+	OPT_ENUM,   /* one of values[]: stores its index in an int (or ivals[index]) */
 	OPT_CALL,   /* call(): the command's own parser of the value (or of the flag when arg is NULL) */
 };
 
@@ -45,6 +46,7 @@ struct opt {
 	int val;                     /* OPT_FLAG/OPT_INC: the value stored or added */
 	int hi;                      /* OPT_COUNT: the largest count */
 	const char *const *values;   /* OPT_ENUM: the words accepted; else words completion offers */
+	const int *ivals;            /* OPT_ENUM: the value each word stores, NULL: its index */
 	opt_call_fn call;            /* OPT_CALL */
 	const char *help;            /* help lines, '\n' between them */
 	unsigned flags;              /* OPT_REPEAT ... */

@@ -1,45 +1,11 @@
-/* gpup2p command line — the option tables of bench and bench rdma, for completion:
- * their parsers are still their own (cmd_bench.c, cmd_bench_rdma.c) until
- * they move onto these tables. */
+/* gpup2p command line — the option table of bench rdma, for completion:
+ * its parser is still its own (cmd_bench_rdma.c) until
+ * it moves onto this table. */
 #include <string.h>
 
 #include "cli.h"
 
 static const char *const size_words[] = { "4K", "64K", "1M", "64M", "256M", "1G", NULL };
-static const char *const on_off[] = { "on", "off", "both", NULL };
-static const char *const engines[] = { "ce", "sm", "both", NULL };
-static const char *const dirs[] = { "write", "read", "both", NULL };
-static const char *const strides[] = { "8", "64", "128", "4K", NULL };
-static const char *const bw_words[] = { "h2d=", "d2h=", "d2d=", "p2p=", "bidir=", NULL };
-static const char *const bench_modes[] = { "h2d", "d2h", "d2d", "p2p", "bidir", "latency", "all", "one2all", "all2one",
-					    "all2host", "host2all", "rdma", NULL };
-
-static const struct opt bench_opts[] = {
-	{ "--gpu", NULL, "N", .help = "measure GPU N (repeatable)", .flags = OPT_REPEAT },
-	{ "--size", NULL, "S", .values = size_words, .help = "copy size" },
-	{ "--min", NULL, "S", .values = size_words, .help = "sweep sizes from S" },
-	{ "--max", NULL, "S", .values = size_words, .help = "sweep sizes to S" },
-	{ "--factor", NULL, "F", .help = "sweep step, > 1" },
-	{ "--iters", NULL, "K", .help = "copies per timed batch" },
-	{ "--reps", NULL, "R", .help = "timed batches" },
-	{ "--pinned", .help = "pinned host memory for h2d/d2h" },
-	{ "--pageable", .help = "pageable host memory for h2d/d2h" },
-	{ "--numa", NULL, "N", .help = "put host memory on NUMA node N" },
-	{ "--p2p", NULL, "on|off|both", .values = on_off, .help = "p2p/bidir: with peer access, without" },
-	{ "--engine", NULL, "ce|sm|both", .values = engines, .help = "copy engines, SMs, or both" },
-	{ "--sm", .help = "the GPU's own cores move the data" },
-	{ "--op", NULL, "write|read|both", .values = dirs, .help = "peer copies pushed, pulled or both" },
-	{ "--duplex", .help = "host copies with the opposite direction at the same time" },
-	{ "--stride", NULL, "S", .values = strides, .help = "latency --sm: bytes between chain slots" },
-	{ "--random", .help = "latency --sm: slots in a random order" },
-	{ "--seed", NULL, "N", .help = "latency --sm: the random order's seed" },
-	{ "--min-bw", NULL, "[MODE=]GBPS", .values = bw_words, .flags = OPT_REPEAT, .help = "bandwidth floor" },
-	{ "--verify", .help = "check the data once after the timed batches" },
-	{ "--no-verify", .help = "do not check the data" },
-	{ 0 },
-};
-
-const struct opts_cmd opts_bench = { .name = "bench", .opts = bench_opts, .words = bench_modes, .help = help_bench };
 
 static const char *const ops[] = { "write", "read", "send", "all", NULL };
 static const char *const mems[] = { "host", "gpu", "gpu:0", "auto", NULL };

@@ -86,9 +86,9 @@ expect 64 "--iters wants a whole number from 1" copy h2d --iters 0
 expect 64 "--gpu wants a GPU number" copy h2d --gpu -1
 expect 64 "unknown mode 'fast'" bench fast
 expect 64 "unknown option '--bogus'" bench --bogus
-expect 64 "--size and --min/--max exclude" bench --size 1M --min 1K --max 2K
-expect 64 "a sweep needs both --min and --max" bench --min 1K
-expect 64 "--factor goes with --min and --max" bench --factor 2
+expect 64 "--size and --min exclude each other" bench --size 1M --min 1K --max 2K
+expect 64 "--min goes with --max" bench --min 1K
+expect 64 "--factor goes with --min" bench --factor 2
 expect 64 "--factor wants a number above 1" bench --min 1K --max 8K --factor 1
 expect 64 "--min must not be above --max" bench --min 8K --max 1K
 expect 64 "--min-bw wants GBPS or MODE=GBPS" bench --min-bw latency=5
