@@ -60,18 +60,6 @@ extern const char *const cli_match_words[];
 	{ "--match", NULL, "VENDOR:DEVICE", OPT_CALL, (long)offsetof(type, field), .call = cli_match_opt,      \
 	  .values = cli_match_words, .flags = OPT_REPEAT, .help = text }
 
-/* Parse a global option shared by every subcommand (--json, --csv, --jsonl, --no-header,
- * --color=, --root, -v, -q). Returns 1 if consumed (advancing *i), 0 if not, -1 on error. */
-int cli_global_opt(struct cli *c, int argc, char **argv, int *i);
-
-/* The value of option `name` at argv[*i] ("--name VALUE" or "--name=VALUE", advancing *i past a
- * separate value): NULL when argv[*i] is another option, "" when the value is missing. */
-const char *cli_opt_value(int argc, char **argv, int *i, const char *name);
-
-/* Handle what every subcommand accepts at argv[*i]: the global options and -h/--help.
- * Returns 1 when consumed, 0 when not; sets *done to the exit code (-1 = go on). */
-int cli_common_arg(struct cli *c, void (*help)(FILE *), int argc, char **argv, int *i, int *done);
-
 struct gp_topo;
 
 /* Open the root (--root, GPUP2P_ROOT or live) once; prints the error and returns the exit code. */

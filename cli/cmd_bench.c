@@ -95,7 +95,7 @@ static int gpu_opt(const char *cmd, const struct opt *opt, const char *val, void
 	int n, *g;
 
 	(void)field;
-	if (xfer_index_arg(cmd, opt->name, val, &n))
+	if (opts_index(cmd, opt->name, val, &n))
 		return EX_USAGE_;
 	for (int k = 0; k < o->b.ngpus; k++)
 		if (o->gpus[k] == n)
@@ -146,7 +146,7 @@ static int stride_opt(const char *cmd, const struct opt *opt, const char *val, v
 	uint64_t *stride = field;
 
 	(void)ctx;
-	if (xfer_size_arg(cmd, opt->name, val, stride))
+	if (opts_size(cmd, opt->name, val, stride))
 		return EX_USAGE_;
 	if (*stride % 8 || *stride > (1 << 30))
 		return cli_usage(cmd, "--stride wants a multiple of 8 bytes up to 1G, like 128 or 4K, not '%s'", val);

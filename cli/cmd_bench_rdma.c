@@ -1,6 +1,7 @@
 /* gpup2p bench rdma — GPUDirect RDMA bandwidth and latency: RDMA write, read and send between two RC
  * queue pairs on this host (loopback) or with a server on another host (librdmacm). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,45 +34,10 @@ void help_bench_rdma(FILE *f)
 		"result also as a fraction of what the port carries after IB or RoCE v2 headers\n"
 		"at its MTU, and the PCIe distance between the NIC and the memory (PIX, PXB,\n"
 		"PHB, NODE, SYS; host memory: host), each side's to its own NIC. The data is\n"
-		"checked after timing.\n\n"
-		"  --op OP            write, read, send or all (default all)\n"
-		"  --lat              latency ping-pong instead of bandwidth\n"
-		"  --mem M            this side's buffer: host (default; on the NIC's NUMA\n"
-		"                     node), gpu[:N] (GPU N, default 0) or auto (GPU 0 when CUDA\n"
-		"                     sees one, else host)\n"
-		"  --peer-mem M       loopback: the other queue pair's buffer (default: as\n"
-		"                     --mem)\n"
-		"  --device IBDEV     RDMA device (default: the closest to the GPU with GPU\n"
-		"                     memory, else the first with an ACTIVE port; between hosts:\n"
-		"                     the one the address is on)\n"
-		"  --ib-port N        port (default 1)\n"
-		"  --gid-index N      GID index (default: the port's RoCE v2 GID on RoCE, none\n"
-		"                     on InfiniBand)\n"
-		"  --peer-device IBDEV  loopback: the other queue pair's device (default:\n"
-		"                     --device's); both of one link layer\n"
-		"  --peer-ib-port N   its port (default: --ib-port's)\n"
-		"  --peer-gid-index N its GID index (default: its port's RoCE v2 GID on RoCE,\n"
-		"                     --gid-index's on IB)\n"
-		"  --server           wait for a client, answer it, exit when it is done\n"
-		"                     (buffer: --size or --max, else 64M)\n"
-		"  --bind ADDR        the server's address (default 127.0.0.1: this host only;\n"
-		"                     0.0.0.0 or :: every address). No authentication: any\n"
-		"                     client that reaches it may write and read its buffer.\n"
-		"                     --listen is the same\n"
-		"  --connect HOST     run against the server on HOST\n"
-		"  --rdma-port P      rdma_cm port (default 18515)\n"
-		"  --timeout SEC      a peer silent this long is an error (default 10; the\n"
-		"                     server waits for its client without a limit)\n"
-		"  --size S           message size (default 64K; --lat: 8)\n"
-		"  --min S, --max S   sweep sizes from S to S, multiplying by --factor (default\n"
-		"                     2)\n"
-		"  --iters K          operations per repetition (default 1000)\n"
-		"  --reps R           repetitions (default 5)\n"
-		"  --min-bw [OP=]GBPS a bandwidth (GB/s) below it exits 1; OP=: that operation\n"
-		"                     only (write, read, send); repeatable\n"
-		"  --no-verify        do not check the data\n"
-		"  --json, --csv, --jsonl, --no-header, -q, -v: see gpup2p --help\n\n"
-		"Units: Gb/s = 1e9 bits/s, GB/s = 1e9 bytes/s; sizes K/M/G = powers of 1024.\n"
+		"checked after timing.\n\n");
+	opts_help(f, &opts_bench_rdma);
+	fprintf(f,
+		"\nUnits: Gb/s = 1e9 bits/s, GB/s = 1e9 bytes/s; sizes K/M/G = powers of 1024.\n"
 		"Exit: 0 ok, 1 below --min-bw, 2 wrong data, a port not ACTIVE, a failed verbs\n"
 		"call or a peer that stopped answering, 64 usage, 69 no rdma-core, no RDMA\n"
 		"device or no CUDA for GPU memory, 77 permission denied.\n");
@@ -85,104 +51,132 @@ struct ropts {
 
 static const char *const rdma_threshold_ops[] = { "write", "read", "send", NULL };
 
-static int num_arg(const char *opt, const char *v, long lo, long hi, int *out)
+/* a whole number from opt->val to opt->hi */
+static int num_opt(const char *cmd, const struct opt *opt, const char *val, void *field, void *ctx)
 {
 	char *end;
-	long n = strtol(v, &end, 10);
+	long n = strtol(val, &end, 10);
 
-	if (!*v || *end || n < lo || n > hi)
-		return cli_usage("bench rdma", "%s wants a whole number from %ld to %ld, not '%s'", opt, lo, hi, v);
-	*out = (int)n;
+	(void)ctx;
+	if (!*val || *end || n < opt->val || n > opt->hi)
+		return cli_usage(cmd, "%s wants a whole number from %d to %d, not '%s'", opt->name, opt->val, opt->hi, val);
+	*(int *)field = (int)n;
 	return 0;
 }
 
-static int mem_arg(const char *opt, const char *v, struct gp_rdma_mem *m)
+static int mem_opt(const char *cmd, const struct opt *opt, const char *val, void *field, void *ctx)
 {
-	if (gp_rdma_mem_parse(v, m))
-		return cli_usage("bench rdma", "%s takes host, gpu, gpu:N or auto, not '%s'", opt, v);
+	(void)ctx;
+	if (gp_rdma_mem_parse(val, field))
+		return cli_usage(cmd, "%s takes host, gpu, gpu:N or auto, not '%s'", opt->name, val);
 	return 0;
 }
 
-/* One option at argv[*i]: 1 consumed, 0 unknown, -1 usage error (printed). */
-static int rdma_opt(struct ropts *r, int argc, char **argv, int *i)
+static const char *const op_words[] = { "write", "read", "send", "all", NULL };
+
+static int op_opt(const char *cmd, const struct opt *opt, const char *val, void *field, void *ctx)
 {
-	struct gp_rdma_plan *p = &r->p;
-	const char *v;
+	int k = 0;
 
-	if ((v = cli_opt_value(argc, argv, i, "--op"))) {
-		static const char *const n[] = { "write", "read", "send", "all" };
-		int k = 0;
-
-		while (k < 4 && strcmp(v, n[k]))
-			k++;
-		if (k == 4)
-			return cli_usage("bench rdma", "--op takes write, read, send or all, not '%s'", v), -1;
-		p->ops |= k == 3 ? GP_RDMA_WRITE | GP_RDMA_READ | GP_RDMA_SEND : 1 << k;
-	} else if (!strcmp(argv[*i], "--lat")) {
-		p->lat = 1;
-	} else if ((v = cli_opt_value(argc, argv, i, "--mem"))) {
-		return mem_arg("--mem", v, &p->o.mem) ? -1 : 1;
-	} else if ((v = cli_opt_value(argc, argv, i, "--peer-mem"))) {
-		p->peer_mem_set = 1;
-		return mem_arg("--peer-mem", v, &p->o.peer_mem) ? -1 : 1;
-	} else if ((v = cli_opt_value(argc, argv, i, "--device"))) {
-		if (!*v)
-			return cli_usage("bench rdma", "--device wants an RDMA device name, like mlx5_0 or rxe0"), -1;
-		p->o.device = v;
-	} else if ((v = cli_opt_value(argc, argv, i, "--peer-device"))) {
-		if (!*v)
-			return cli_usage("bench rdma", "--peer-device wants an RDMA device name, like mlx5_1 or rxe1"), -1;
-		p->o.peer_device = v;
-	} else if ((v = cli_opt_value(argc, argv, i, "--ib-port"))) {
-		return num_arg("--ib-port", v, 1, 255, &p->o.ib_port) ? -1 : 1;
-	} else if ((v = cli_opt_value(argc, argv, i, "--peer-ib-port"))) {
-		return num_arg("--peer-ib-port", v, 1, 255, &p->o.peer_ib_port) ? -1 : 1;
-	} else if ((v = cli_opt_value(argc, argv, i, "--gid-index"))) {
-		return num_arg("--gid-index", v, 0, 255, &p->o.gid_index) ? -1 : 1;
-	} else if ((v = cli_opt_value(argc, argv, i, "--peer-gid-index"))) {
-		return num_arg("--peer-gid-index", v, 0, 255, &p->o.peer_gid_index) ? -1 : 1;
-	} else if (!strcmp(argv[*i], "--server")) {
-		p->o.role = GP_RDMA_SERVER;
-	} else if ((v = cli_opt_value(argc, argv, i, "--bind")) || (v = cli_opt_value(argc, argv, i, "--listen"))) {
-		if (!*v)
-			return cli_usage("bench rdma", "--bind wants an address of this host"), -1;
-		p->o.listen = v;
-	} else if ((v = cli_opt_value(argc, argv, i, "--connect"))) {
-		if (!*v)
-			return cli_usage("bench rdma", "--connect wants the server's host name or address"), -1;
-		p->o.host = v;
-	} else if ((v = cli_opt_value(argc, argv, i, "--rdma-port"))) {
-		return num_arg("--rdma-port", v, 1, 65535, &p->o.cm_port) ? -1 : 1;
-	} else if ((v = cli_opt_value(argc, argv, i, "--timeout"))) {
-		return num_arg("--timeout", v, 1, 86400, &p->o.timeout_s) ? -1 : 1;
-	} else if ((v = cli_opt_value(argc, argv, i, "--size"))) {
-		return xfer_size_arg("bench rdma", "--size", v, &p->size) ? -1 : 1;
-	} else if ((v = cli_opt_value(argc, argv, i, "--min"))) {
-		return xfer_size_arg("bench rdma", "--min", v, &p->min) ? -1 : 1;
-	} else if ((v = cli_opt_value(argc, argv, i, "--max"))) {
-		return xfer_size_arg("bench rdma", "--max", v, &p->max) ? -1 : 1;
-	} else if ((v = cli_opt_value(argc, argv, i, "--factor"))) {
-		return xfer_factor_arg("bench rdma", v, &p->factor) ? -1 : 1;
-	} else if ((v = cli_opt_value(argc, argv, i, "--iters"))) {
-		return xfer_count_arg("bench rdma", "--iters", v, 10000000, &p->iters) ? -1 : 1;
-	} else if ((v = cli_opt_value(argc, argv, i, "--reps"))) {
-		return xfer_count_arg("bench rdma", "--reps", v, 10000, &p->reps) ? -1 : 1;
-	} else if ((v = cli_opt_value(argc, argv, i, "--min-bw"))) {
-		if (r->nt == GP_THRESH_MAX)
-			return cli_usage("bench rdma", "at most %d --min-bw", GP_THRESH_MAX), -1;
-		if (gp_threshold_parse(v, rdma_threshold_ops, &r->t[r->nt]))
-			return cli_usage("bench rdma", "--min-bw wants GB/s above 0, for every operation or one (write=, "
-					 "read=, send=), like 10 or write=2.5, not '%s'", v), -1;
-		r->nt++;
-	} else if (!strcmp(argv[*i], "--no-verify")) {
-		p->no_verify = 1;
-	} else if (!strcmp(argv[*i], "--verify")) {
-		p->no_verify = 0;
-	} else {
-		return 0;
-	}
-	return 1;
+	(void)opt, (void)ctx;
+	while (op_words[k] && strcmp(val, op_words[k]))
+		k++;
+	if (!op_words[k])
+		return cli_usage(cmd, "--op takes write, read, send or all, not '%s'", val);
+	*(int *)field |= k == 3 ? GP_RDMA_WRITE | GP_RDMA_READ | GP_RDMA_SEND : 1 << k;
+	return 0;
 }
+
+static int factor_opt(const char *cmd, const struct opt *opt, const char *val, void *field, void *ctx)
+{
+	(void)opt, (void)ctx;
+	return xfer_factor_arg(cmd, val, field) ? EX_USAGE_ : 0;
+}
+
+static int min_bw_opt(const char *cmd, const struct opt *opt, const char *val, void *field, void *ctx)
+{
+	struct ropts *r = ctx;
+
+	(void)opt, (void)field;
+	if (r->nt == GP_THRESH_MAX)
+		return cli_usage(cmd, "at most %d --min-bw", GP_THRESH_MAX);
+	if (gp_threshold_parse(val, rdma_threshold_ops, &r->t[r->nt]))
+		return cli_usage(cmd, "--min-bw wants GB/s above 0, for every operation or one (write=, read=, send=), like "
+				 "10 or write=2.5, not '%s'", val);
+	r->nt++;
+	return 0;
+}
+
+static int no_argument(const char *cmd, const char *arg, void *ctx)
+{
+	(void)ctx;
+	return cli_usage(cmd, "unexpected argument '%s'", arg);
+}
+
+static void ib_devices(const char *cur)
+{
+	(void)cur;
+	opts_suggest_dir("/sys/class/infiniband");
+}
+
+static const char *const size_words[] = { "4K", "64K", "1M", "64M", "256M", "1G", NULL };
+static const char *const mem_words[] = { "host", "gpu", "gpu:0", "auto", NULL };
+static const char *const bw_words[] = { "write=", "read=", "send=", NULL };
+
+#define O(f) (long)offsetof(struct ropts, f)
+static const struct opt rdma_opts[] = {
+	{ "--op", NULL, "OP", OPT_CALL, O(p.ops), .call = op_opt, .values = op_words,
+	  .help = "write, read, send or all (default all)" },
+	{ "--lat", NULL, NULL, OPT_FLAG, O(p.lat), 1, .help = "latency ping-pong instead of bandwidth" },
+	{ "--mem", NULL, "M", OPT_CALL, O(p.o.mem), .call = mem_opt, .values = mem_words,
+	  .help = "this side's buffer: host (default; on the NIC's NUMA\nnode), gpu[:N] (GPU N, default 0) or auto (GPU 0 "
+		  "when CUDA\nsees one, else host)" },
+	{ "--peer-mem", NULL, "M", OPT_CALL, O(p.o.peer_mem), .call = mem_opt, .values = mem_words,
+	  .help = "loopback: the other queue pair's buffer (default: as\n--mem)" },
+	{ "--device", NULL, "IBDEV", OPT_STR, O(p.o.device), .suggest = ib_devices,
+	  .needs = "an RDMA device name, like mlx5_0 or rxe0",
+	  .help = "RDMA device (default: the closest to the GPU with GPU\nmemory, else the first with an ACTIVE port; "
+		  "between hosts:\nthe one the address is on)" },
+	{ "--ib-port", NULL, "N", OPT_CALL, O(p.o.ib_port), 1, 255, .call = num_opt, .help = "port (default 1)" },
+	{ "--gid-index", NULL, "N", OPT_CALL, O(p.o.gid_index), 0, 255, .call = num_opt,
+	  .help = "GID index (default: the port's RoCE v2 GID on RoCE, none\non InfiniBand)" },
+	{ "--peer-device", NULL, "IBDEV", OPT_STR, O(p.o.peer_device), .suggest = ib_devices,
+	  .needs = "an RDMA device name, like mlx5_1 or rxe1",
+	  .help = "loopback: the other queue pair's device (default:\n--device's); both of one link layer" },
+	{ "--peer-ib-port", NULL, "N", OPT_CALL, O(p.o.peer_ib_port), 1, 255, .call = num_opt,
+	  .help = "its port (default: --ib-port's)" },
+	{ "--peer-gid-index", NULL, "N", OPT_CALL, O(p.o.peer_gid_index), 0, 255, .call = num_opt,
+	  .help = "its GID index (default: its port's RoCE v2 GID on RoCE,\n--gid-index's on IB)" },
+	{ "--server", NULL, NULL, OPT_FLAG, O(p.o.role), GP_RDMA_SERVER,
+	  .help = "wait for a client, answer it, exit when it is done\n(buffer: --size or --max, else 64M)" },
+	{ "--bind", "--listen", "ADDR", OPT_STR, O(p.o.listen), .needs = "an address of this host", .label = "--bind ADDR",
+	  .help = "the server's address (default 127.0.0.1: this host only;\n0.0.0.0 or :: every address). No "
+		  "authentication: any\nclient that reaches it may write and read its buffer.\n--listen is the same" },
+	{ "--connect", NULL, "HOST", OPT_STR, O(p.o.host), .needs = "the server's host name or address",
+	  .help = "run against the server on HOST" },
+	{ "--rdma-port", NULL, "P", OPT_CALL, O(p.o.cm_port), 1, 65535, .call = num_opt,
+	  .help = "rdma_cm port (default 18515)" },
+	{ "--timeout", NULL, "SEC", OPT_CALL, O(p.o.timeout_s), 1, 86400, .call = num_opt,
+	  .help = "a peer silent this long is an error (default 10; the\nserver waits for its client without a limit)" },
+	{ "--size", NULL, "S", OPT_SIZE, O(p.size), .values = size_words, .help = "message size (default 64K; --lat: 8)" },
+	{ "--min", NULL, "S", OPT_SIZE, O(p.min), .values = size_words, .label = "--min S, --max S",
+	  .help = "sweep sizes from S to S, multiplying by --factor (default\n2)" },
+	{ "--max", NULL, "S", OPT_SIZE, O(p.max), .values = size_words, .flags = OPT_NOHELP, .help = "sweep sizes up to S" },
+	{ "--factor", NULL, "F", OPT_CALL, O(p.factor), .call = factor_opt, .flags = OPT_NOHELP, .help = "sweep step, > 1" },
+	{ "--iters", NULL, "K", OPT_COUNT, O(p.iters), .hi = 10000000, .help = "operations per repetition (default 1000)" },
+	{ "--reps", NULL, "R", OPT_COUNT, O(p.reps), .hi = 10000, .help = "repetitions (default 5)" },
+	{ "--min-bw", NULL, "[OP=]GBPS", OPT_CALL, -1, .call = min_bw_opt, .values = bw_words, .flags = OPT_REPEAT,
+	  .help = "a bandwidth (GB/s) below it exits 1; OP=: that operation\nonly (write, read, send); repeatable" },
+	{ "--no-verify", NULL, NULL, OPT_FLAG, O(p.no_verify), 1, .help = "do not check the data" },
+	{ "--verify", NULL, NULL, OPT_FLAG, O(p.no_verify), 0, .flags = OPT_NOHELP, .help = "check the data (default)" },
+	{ 0 },
+};
+#undef O
+
+const struct opts_cmd opts_bench_rdma = {
+	.name = "bench rdma", .opts = rdma_opts, .col = 21, .help = help_bench_rdma,
+	.globals = "--json, --csv, --jsonl, --no-header, -q, -v: see gpup2p --help", .positional = no_argument,
+};
 
 static int run_all(struct cli *c, struct ropts *r, struct gp_rdma *s, struct rdma_report *rp, int argc, char **argv)
 {
@@ -231,28 +225,16 @@ int cmd_bench_rdma(struct cli *c, int argc, char **argv)
 	struct gp_topo t = { 0 };
 	struct gp_rdma *s = NULL;
 	struct gp_err e = { 0 };
-	int rc, done, have_topo = 0;
+	int rc, have_topo = 0;
 
 	if (!r) {
 		fprintf(stderr, "gpup2p: bench rdma: out of memory\n");
 		return EX_ERROR;
 	}
 	gp_rdma_plan_init(&r->p);
-	for (int i = 1; i < argc; i++) {
-		if (cli_common_arg(c, help_bench_rdma, argc, argv, &i, &done)) {
-			if (done >= 0) {
-				rc = done;
-				goto out;
-			}
-			continue;
-		}
-		rc = rdma_opt(r, argc, argv, &i);
-		if (rc <= 0) {
-			rc = rc < 0 ? EX_USAGE_ : cli_usage("bench rdma", argv[i][0] == '-' ? "unknown option '%s'" :
-							    "unexpected argument '%s'", argv[i]);
-			goto out;
-		}
-	}
+	if ((rc = opts_parse(&opts_bench_rdma, c, argc, argv, r)) >= 0)
+		goto out;
+	r->p.peer_mem_set = !!opts_seen(&opts_bench_rdma, "--peer-mem");
 	if (gp_rdma_plan(&r->p, &e)) {
 		rc = cli_usage("bench rdma", "%s", e.msg);
 		goto out;

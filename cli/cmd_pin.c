@@ -13,7 +13,7 @@ static int offset_opt(const char *cmd, const struct opt *o, const char *val, voi
 	(void)ctx;
 	if (!strcmp(val, "0"))
 		*off = 0;
-	else if (xfer_size_arg(cmd, o->name, val, off))
+	else if (opts_size(cmd, o->name, val, off))
 		return EX_USAGE_;
 	if (*off % 4096)
 		return cli_usage(cmd, "--offset must be a multiple of 4K, not %s", val);

@@ -47,27 +47,6 @@ int cli_usage(const char *cmd, const char *fmt, ...)
 	return EX_USAGE_;
 }
 
-const char *cli_opt_value(int argc, char **argv, int *i, const char *name)
-{
-	size_t l = strlen(name);
-	const char *a = argv[*i];
-
-	if (strncmp(a, name, l) != 0)
-		return NULL;
-	if (a[l] == '=')
-		return a + l + 1;
-	if (a[l] != '\0')
-		return NULL;
-	if (*i + 1 >= argc)
-		return "";
-	return argv[++*i];
-}
-
-int cli_global_opt(struct cli *c, int argc, char **argv, int *i)
-{
-	return opts_global_arg(c, argc, argv, i);
-}
-
 void cli_json_begin(const struct cli *c, struct gp_json *j, const char *command, int argc, char **argv)
 {
 	cli_json_open(c, j, stdout, 1, command, argc, argv);
@@ -179,25 +158,6 @@ void cli_unload(struct cli *c)
 	free(c->facts);
 	c->facts = NULL;
 	c->loaded = 0;
-}
-
-int cli_common_arg(struct cli *c, void (*help)(FILE *), int argc, char **argv, int *i, int *done)
-{
-	int rc = cli_global_opt(c, argc, argv, i);
-
-	*done = -1;
-	if (rc < 0) {
-		*done = EX_USAGE_;
-		return 1;
-	}
-	if (rc)
-		return 1;
-	if (!strcmp(argv[*i], "-h") || !strcmp(argv[*i], "--help")) {
-		help(stdout);
-		*done = 0;
-		return 1;
-	}
-	return 0;
 }
 
 const char *const cli_match_words[] = { "10de:*", "15b3:*", "1af4:1110", NULL };

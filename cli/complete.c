@@ -58,7 +58,7 @@ static void options(const struct opts_cmd *cmd, int top)
 			if (o->flags & (OPT_HIDDEN | OPT_DOC) || (!top && !strcmp(o->name, "--version")))
 				continue;
 			cand(o->name, o->flags & OPT_EQ ? "=" : "", o->help);
-			if (o->alias)
+			if (o->alias && o->alias[1] != '-')   /* a short spelling; a long one is an old name */
 				cand(o->alias, "", o->help);
 		}
 }

@@ -86,10 +86,28 @@ static int parse_num(const char *val, long lo, long hi, int *out)
 	return 0;
 }
 
+int opts_size(const char *cmd, const char *name, const char *val, uint64_t *v)
+{
+	int rc = gp_size_parse(val, v);
+
+	if (rc == -ERANGE)
+		return cli_usage(cmd, "%s %s is too large (at most 1T)", name, val);
+	if (rc)
+		return cli_usage(cmd, "%s wants a size like 4096, 64K, 256M or 1G, not '%s'", name, val);
+	return 0;
+}
+
+int opts_index(const char *cmd, const char *name, const char *val, int *v)
+{
+	if (parse_num(val, 0, INT_MAX, v))
+		return cli_usage(cmd, "%s wants a GPU number (0, 1, ... in PCI bus order), not '%s'", name, val);
+	return 0;
+}
+
 static int set_value(const char *cmd, const struct opt *o, const char *val, void *ctx)
 {
 	void *field = o->off >= 0 ? (char *)ctx + o->off : NULL;
-	int rc, k;
+	int k;
 
 	switch (o->type) {
 	case OPT_FLAG:
@@ -111,16 +129,9 @@ static int set_value(const char *cmd, const struct opt *o, const char *val, void
 			return cli_usage(cmd, "%s wants a whole number from 1 to %d, not '%s'", o->name, o->hi, val);
 		return 0;
 	case OPT_INDEX:
-		if (parse_num(val, 0, INT_MAX, field))
-			return cli_usage(cmd, "%s wants a GPU number (0, 1, ... in PCI bus order), not '%s'", o->name, val);
-		return 0;
+		return opts_index(cmd, o->name, val, field);
 	case OPT_SIZE:
-		rc = gp_size_parse(val, field);
-		if (rc == -ERANGE)
-			return cli_usage(cmd, "%s %s is too large (at most 1T)", o->name, val);
-		if (rc)
-			return cli_usage(cmd, "%s wants a size like 4096, 64K, 256M or 1G, not '%s'", o->name, val);
-		return 0;
+		return opts_size(cmd, o->name, val, field);
 	case OPT_ENUM:
 		for (k = 0; o->values[k]; k++)
 			if (!strcmp(val, o->values[k])) {
@@ -286,7 +297,7 @@ static void help_entry(FILE *f, const struct opt *o, int col)
 	while (*h) {
 		size_t l = strcspn(h, "\n");
 
-		fprintf(f, "%*s%.*s\n", n + 2 <= col ? col - n : 2, "", (int)l, h);
+		fprintf(f, "%*s%.*s\n", n < col ? col - n : 2, "", (int)l, h);
 		n = 0;
 		h += l + (h[l] == '\n');
 	}

@@ -5,6 +5,7 @@
 #define GPUP2P_CLI_OPTS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct cli;
@@ -100,6 +101,12 @@ void opts_help(FILE *f, const struct opts_cmd *cmd);
 /* `gpup2p __complete WORD...`: print the candidates for the last WORD, one a line ("word\tdescription"),
  * or a directive line ":file", ":file:EXT", ":dir". cmds: the commands' tables, n of them. */
 int opts_complete(const struct opts_cmd *const *cmds, int n, int argc, char **argv);
+
+/* A size option's value ("64K") into *v; 0, or 64 after the usage message. */
+int opts_size(const char *cmd, const char *name, const char *val, uint64_t *v);
+
+/* A GPU number option's value (0, 1, ...) into *v; 0, or 64 after the usage message. */
+int opts_index(const char *cmd, const char *name, const char *val, int *v);
 
 /* Completion: print each entry of the directory dir (PCI functions, RDMA devices), one a line. */
 void opts_suggest_dir(const char *dir);

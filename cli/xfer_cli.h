@@ -25,16 +25,8 @@ int xfer_open(struct cli *c, struct xfer_session *s);
 /* Close what xfer_open opened. */
 void xfer_close(struct cli *c, struct xfer_session *s);
 
-/* Parse a size option's value into *v (usage error printed: returns 64). */
-int xfer_size_arg(const char *cmd, const char *opt, const char *val, uint64_t *v);
-
-/* Parse a positive count option's value. */
-int xfer_count_arg(const char *cmd, const char *opt, const char *val, int max, int *v);
 /* --factor's value: a sweep step above 1 and at most 1024; 0, or a usage message for cmd and -1. */
 int xfer_factor_arg(const char *cmd, const char *val, double *v);
-
-/* Parse a GPU number (0, 1, ...; checked against the GPUs CUDA sees once it is open). */
-int xfer_index_arg(const char *cmd, const char *opt, const char *val, int *v);
 
 /* Print the rows in the chosen format (JSON: with the session header). */
 void xfer_print(const struct cli *c, const struct xfer_session *s, const char *command,

@@ -80,28 +80,6 @@ void xfer_ceilings(const struct cli *c, const struct xfer_session *s, struct gp_
 	free(bdf);
 }
 
-int xfer_size_arg(const char *cmd, const char *opt, const char *val, uint64_t *v)
-{
-	int rc = gp_size_parse(val, v);
-
-	if (rc == -ERANGE)
-		return cli_usage(cmd, "%s %s is too large (at most 1T)", opt, val);
-	if (rc)
-		return cli_usage(cmd, "%s wants a size like 4096, 64K, 256M or 1G, not '%s'", opt, val);
-	return 0;
-}
-
-int xfer_count_arg(const char *cmd, const char *opt, const char *val, int max, int *v)
-{
-	char *end;
-	long n = strtol(val, &end, 10);
-
-	if (!*val || *end || n < 1 || n > max)
-		return cli_usage(cmd, "%s wants a whole number from 1 to %d, not '%s'", opt, max, val);
-	*v = (int)n;
-	return 0;
-}
-
 int xfer_factor_arg(const char *cmd, const char *val, double *v)
 {
 	char *end;
@@ -115,13 +93,3 @@ int xfer_factor_arg(const char *cmd, const char *val, double *v)
 	return 0;
 }
 
-int xfer_index_arg(const char *cmd, const char *opt, const char *val, int *v)
-{
-	char *end;
-	long n = strtol(val, &end, 10);
-
-	if (!*val || *end || n < 0 || n > INT_MAX)
-		return cli_usage(cmd, "%s wants a GPU number (0, 1, ... in PCI bus order), not '%s'", opt, val);
-	*v = (int)n;
-	return 0;
-}

@@ -159,7 +159,7 @@ expect 64 '\-\-server and \-\-connect exclude each other' bench rdma --server --
 expect 64 '\-\-peer-mem is the other queue pair' bench rdma --connect h --peer-mem host
 expect 64 '\-\-bind goes with \-\-server' bench rdma --bind 10.0.0.1
 expect 64 '\-\-bind goes with \-\-server' bench rdma --listen 10.0.0.1
-expect 64 '\-\-bind wants an address' bench rdma --server --bind=
+expect 64 '\-\-bind needs an address' bench rdma --server --bind=
 expect 64 '\-\-timeout wants a whole number' bench rdma --timeout 0
 expect 64 '\-\-size and \-\-min/\-\-max exclude' bench rdma --size 4K --min 1K --max 8K
 expect 64 'unknown option .--frob.' bench rdma --frob
