@@ -173,8 +173,41 @@ static const struct opt rdma_opts[] = {
 };
 #undef O
 
+static const struct opt_rule rdma_rules[] = {
+	{ OPT_EXCLUDES, "--server", "--connect" },
+	{ OPT_NEEDS, "--bind", "--server" },
+	/* the second queue pair's options are loopback's: between hosts each side gives its own */
+	{ OPT_EXCLUDES, "--peer-mem", "--server --connect" },
+	{ OPT_EXCLUDES, "--peer-device", "--server --connect" },
+	{ OPT_EXCLUDES, "--peer-ib-port", "--server --connect" },
+	{ OPT_EXCLUDES, "--peer-gid-index", "--server --connect" },
+	{ OPT_NEEDS, "--peer-gid-index", "--peer-device --peer-ib-port" },
+	{ OPT_EXCLUDES, "--size", "--min --max" },
+	{ OPT_NEEDS, "--min", "--max" },
+	{ OPT_NEEDS, "--max", "--min" },
+	{ OPT_NEEDS, "--factor", "--min" },
+	{ 0, NULL, NULL },
+};
+
+/* What the table cannot say: a GID index of the second queue pair on the first one's own device and
+ * port, which has one GID for both. 0 or 64 (printed). */
+static int check_values(const struct gp_rdma_plan *p)
+{
+	const struct gp_rdma_opts *o = &p->o;
+
+	if (o->peer_gid_index >= 0 && o->peer_gid_index != o->gid_index &&
+	    (!o->peer_device || (o->device && !strcmp(o->peer_device, o->device))) &&
+	    (o->peer_ib_port ? o->peer_ib_port : o->ib_port ? o->ib_port : 1) == (o->ib_port ? o->ib_port : 1))
+		return cli_usage("bench rdma", "--peer-gid-index on the first queue pair's own device and port: both "
+				 "queue pairs of a port use its one GID here; give another --peer-ib-port or "
+				 "--peer-device, or drop it");
+	if (p->min > p->max)
+		return cli_usage("bench rdma", "--min must not be above --max");
+	return 0;
+}
+
 const struct opts_cmd opts_bench_rdma = {
-	.name = "bench rdma", .opts = rdma_opts, .col = 21, .help = help_bench_rdma,
+	.name = "bench rdma", .opts = rdma_opts, .rules = rdma_rules, .col = 21, .help = help_bench_rdma,
 	.globals = "--json, --csv, --jsonl, --no-header, -q, -v: see gpup2p --help", .positional = no_argument,
 };
 
@@ -235,8 +268,10 @@ int cmd_bench_rdma(struct cli *c, int argc, char **argv)
 	if ((rc = opts_parse(&opts_bench_rdma, c, argc, argv, r)) >= 0)
 		goto out;
 	r->p.peer_mem_set = !!opts_seen(&opts_bench_rdma, "--peer-mem");
-	if (gp_rdma_plan(&r->p, &e)) {
-		rc = cli_usage("bench rdma", "%s", e.msg);
+	if ((rc = check_values(&r->p)))
+		goto out;
+	if ((rc = gp_rdma_plan(&r->p, &e))) {
+		rc = rc == -E2BIG ? cli_usage("bench rdma", "%s: use a larger --factor", e.msg) : cli_usage("bench rdma", "%s", e.msg);
 		goto out;
 	}
 	if (!c->loaded && (rc = cli_load(c)))     /* the NICs' NUMA nodes; with GPU memory, the topology */

@@ -1,5 +1,5 @@
-/* gpup2p — what gpup2p bench rdma runs: its defaults, the options that exclude each other, the message
- * sizes and how large the buffers are; and, for GPU memory in loopback, the NIC closest to the GPU. */
+/* gpup2p — what gpup2p bench rdma runs: its defaults (which options exclude each other is cli/'s table), the
+ * message sizes and how large the buffers are; and, for GPU memory in loopback, the NIC closest to the GPU. */
 #include <errno.h>
 #include <string.h>
 
@@ -24,42 +24,17 @@ int gp_rdma_plan(struct gp_rdma_plan *p, struct gp_err *e)
 {
 	struct gp_rdma_opts *o = &p->o;
 
-	if (o->role == GP_RDMA_SERVER && o->host)
-		return usage(e, "--server and --connect exclude each other (one host runs each)");
-	if (o->listen && o->role != GP_RDMA_SERVER)
-		return usage(e, "--bind goes with --server");
 	if (o->host)
 		o->role = GP_RDMA_CLIENT;
-	if (p->peer_mem_set && o->role != GP_RDMA_LOOPBACK)
-		return usage(e, "--peer-mem is the other queue pair's buffer in loopback; between hosts each side gives "
-			     "its own --mem");
-	if ((o->peer_device || o->peer_ib_port || o->peer_gid_index >= 0) && o->role != GP_RDMA_LOOPBACK)
-		return usage(e, "--peer-device, --peer-ib-port and --peer-gid-index are the other queue pair's in "
-			     "loopback; between hosts each side gives its own --device");
-	if (o->peer_gid_index >= 0 && !o->peer_device && !o->peer_ib_port)
-		return usage(e, "--peer-gid-index is the GID of the other queue pair's device or port: give --peer-device "
-			     "or --peer-ib-port");
-	if (o->peer_gid_index >= 0 && o->peer_gid_index != o->gid_index &&
-	    (!o->peer_device || (o->device && !strcmp(o->peer_device, o->device))) &&
-	    (o->peer_ib_port ? o->peer_ib_port : o->ib_port ? o->ib_port : 1) == (o->ib_port ? o->ib_port : 1))
-		return usage(e, "--peer-gid-index on the first queue pair's own device and port: both queue pairs of a "
-			     "port use its one GID here; give another --peer-ib-port or --peer-device, or drop it");
 	if (!p->peer_mem_set)
 		o->peer_mem = o->mem;
-	if (p->size && (p->min || p->max))
-		return usage(e, "--size and --min/--max exclude each other");
-	if (!p->min != !p->max)
-		return usage(e, "a sweep needs both --min and --max");
-	if (p->factor && !p->min)
-		return usage(e, "--factor goes with --min and --max");
 	if (p->min) {
 		int n = gp_size_sweep(p->min, p->max, p->factor ? p->factor : 2, p->sizes, GP_SWEEP_MAX);
 
 		if (n == -E2BIG)
-			return gp_err_set(e, GP_E_USAGE, E2BIG, "this sweep has more than %d sizes: use a larger --factor",
-					  GP_SWEEP_MAX);
+			return gp_err_set(e, GP_E_USAGE, E2BIG, "this sweep has more than %d sizes", GP_SWEEP_MAX);
 		if (n < 0)
-			return usage(e, "--min must not be above --max");
+			return usage(e, "the sweep's smallest size is above its largest");
 		p->nsizes = n;
 	} else {
 		p->sizes[0] = p->size ? p->size : p->lat ? 8 : 64 << 10;

@@ -111,9 +111,17 @@ grep -q '"peer_device": "rxe0", "peer_port": 1' <<<"$out" && [ $rc -eq 0 ] && ok
 expect 64 'no RDMA device mlx5_9 \(there are: rxe0, rxe1\)' bench rdma --peer-device mlx5_9
 FAKEVERBS_LINK_rxe1=ib expect 64 'rxe0 port 1 is RoCE and rxe1 port 1 is InfiniBand: a loopback joins two ports of one link layer' \
 	bench rdma --device rxe0 --peer-device rxe1
-expect 64 '\-\-peer-device, \-\-peer-ib-port and \-\-peer-gid-index are the other queue pair' bench rdma --connect h --peer-device rxe1
+expect 64 '\-\-peer-device and \-\-connect exclude each other' bench rdma --connect h --peer-device rxe1
 FAKEVERBS_DEVICES= expect 69 'no RDMA device' bench rdma --peer-device rxe1
-expect 64 '\-\-peer-gid-index is the GID of the other queue pair.s device or port' bench rdma --peer-gid-index 1
+expect 64 '\-\-peer-gid-index goes with \-\-peer-device or \-\-peer-ib-port' bench rdma --peer-gid-index 1
+# the option checks that were gp_rdma_plan's (libcore) and are the command line's now
+expect 64 "\-\-peer-gid-index on the first queue pair's own device and port" bench rdma --peer-gid-index 3 --peer-ib-port 1
+expect 64 "\-\-peer-gid-index on the first queue pair's own device and port" bench rdma --device rxe0 --peer-device rxe0 --peer-gid-index 3
+expect 64 '\-\-peer-ib-port and \-\-server exclude each other' bench rdma --server --peer-ib-port 2
+expect 64 '\-\-min goes with \-\-max' bench rdma --min 4K
+expect 64 '\-\-factor goes with \-\-min' bench rdma --factor 2
+expect 64 '\-\-min must not be above \-\-max' bench rdma --min 8K --max 4K
+expect 64 'more than [0-9]+ sizes: use a larger \-\-factor' bench rdma --min 1 --max 1G --factor 1.0001
 export FAKEVERBS_DEVICES=rxe0
 
 # refusals: one line each, with the fix
@@ -156,12 +164,12 @@ unset FAKECUDA_GPUS
 expect 64 '\-\-op takes write, read, send or all' bench rdma --op atomic
 expect 64 '\-\-mem takes host, gpu, gpu:N or auto' bench rdma --mem gpu:x
 expect 64 '\-\-server and \-\-connect exclude each other' bench rdma --server --connect h
-expect 64 '\-\-peer-mem is the other queue pair' bench rdma --connect h --peer-mem host
+expect 64 '\-\-peer-mem and \-\-connect exclude each other' bench rdma --connect h --peer-mem host
 expect 64 '\-\-bind goes with \-\-server' bench rdma --bind 10.0.0.1
 expect 64 '\-\-bind goes with \-\-server' bench rdma --listen 10.0.0.1
 expect 64 '\-\-bind needs an address' bench rdma --server --bind=
 expect 64 '\-\-timeout wants a whole number' bench rdma --timeout 0
-expect 64 '\-\-size and \-\-min/\-\-max exclude' bench rdma --size 4K --min 1K --max 8K
+expect 64 '\-\-size and \-\-min exclude each other' bench rdma --size 4K --min 1K --max 8K
 expect 64 'unknown option .--frob.' bench rdma --frob
 out=$("$BIN" bench rdma --help); rc=$?
 [ $rc -eq 0 ] && grep -q 'usage: gpup2p bench rdma' <<<"$out" && ok "bench rdma --help" || nok "help: rc=$rc"

@@ -87,42 +87,14 @@ static void plan(void)
 	p.size = 1ULL << 31;
 	CHECK(!gp_rdma_plan(&p, &e), "2G: the largest message");
 	gp_rdma_plan_init(&p);
-	p.o.role = GP_RDMA_SERVER;
-	p.o.host = "h";
-	CHECK(gp_rdma_plan(&p, &e) && strstr(e.msg, "--server and --connect"), "server and client: refused (%s)", e.msg);
-	gp_rdma_plan_init(&p);
-	p.o.host = "h";
-	p.o.peer_device = "rxe1";
-	CHECK(gp_rdma_plan(&p, &e) && e.cls == GP_E_USAGE && strstr(e.msg, "--peer-device"),
-	      "--peer-device between hosts: refused (%s)", e.msg);
-	gp_rdma_plan_init(&p);
-	p.o.peer_gid_index = 3;
-	CHECK(gp_rdma_plan(&p, &e) && e.cls == GP_E_USAGE && strstr(e.msg, "give --peer-device or --peer-ib-port"),
-	      "--peer-gid-index without another device or port: refused, not ignored (%s)", e.msg);
-	p.o.peer_ib_port = 2;
-	CHECK(!gp_rdma_plan(&p, &e), "--peer-gid-index with --peer-ib-port 2: taken");
-	p.o.peer_ib_port = 1;                        /* the first queue pair's own port (--ib-port's default 1) */
-	CHECK(gp_rdma_plan(&p, &e) == -EINVAL && e.cls == GP_E_USAGE && strstr(e.msg, "first queue pair's own device and port"),
-	      "--peer-gid-index 3 with --peer-ib-port 1 = --ib-port: refused, not ignored (%s)", e.msg);
-	p.o.gid_index = 3;
-	CHECK(!gp_rdma_plan(&p, &e), "the same port with the same GID index as --gid-index: taken (one QP pair, one GID)");
-	gp_rdma_plan_init(&p);
-	p.o.peer_gid_index = 3;
-	p.o.device = "rxe0";
-	p.o.peer_device = "rxe0";
-	CHECK(gp_rdma_plan(&p, &e) == -EINVAL && strstr(e.msg, "own device and port"),
-	      "--peer-device naming --device, its port, another GID index: refused (%s)", e.msg);
-	p.o.peer_device = "rxe1";
-	CHECK(!gp_rdma_plan(&p, &e), "--peer-device rxe1 with --peer-gid-index: taken");
-	gp_rdma_plan_init(&p);
-	p.size = 4096;
-	p.max = 8192;
-	CHECK(gp_rdma_plan(&p, &e) && strstr(e.msg, "--size and --min/--max"), "--size with --max: refused");
-	gp_rdma_plan_init(&p);
 	p.min = 1;
 	p.max = 1ULL << 31;
 	p.factor = 1.0001;
-	CHECK(gp_rdma_plan(&p, &e) == -E2BIG && strstr(e.msg, "larger --factor"), "a sweep too long: refused");
+	CHECK(gp_rdma_plan(&p, &e) == -E2BIG && e.cls == GP_E_USAGE, "a sweep too long: refused");
+	gp_rdma_plan_init(&p);
+	p.min = 8192;
+	p.max = 4096;
+	CHECK(gp_rdma_plan(&p, &e) == -EINVAL && e.cls == GP_E_USAGE, "a sweep with its ends reversed: refused");
 }
 
 int main(void)

@@ -176,8 +176,9 @@ void gp_rdma_plan_init(struct gp_rdma_plan *p);
 
 /* Check a request and fill in its defaults: every operation, 1000 iterations, 5 repetitions, one message
  * of 64K (--lat: 8) or the sweep, each at most 2G; the buffers as large as the largest message (a server
- * given neither --size nor --max: 64M, what a client may ask). A conflict is GP_E_USAGE naming the
- * options. 0 or -EINVAL (-E2BIG: a sweep of more than GP_SWEEP_MAX sizes). */
+ * given neither --size nor --max: 64M, what a client may ask). Which options go together is the command
+ * line's to check; a sweep whose ends are reversed or too far apart is GP_E_USAGE. 0 or -EINVAL (-E2BIG:
+ * a sweep of more than GP_SWEEP_MAX sizes). */
 int gp_rdma_plan(struct gp_rdma_plan *p, struct gp_err *e);
 
 /* Loopback with GPU memory (or auto) on QP 0 and no device given: the RDMA device closest to that GPU in t
