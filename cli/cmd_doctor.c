@@ -329,6 +329,7 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 	struct gp_expect x;
 	struct gp_err e = { 0 };
 	unsigned char *on;
+	const char *bad;
 	int sum[GP_SEV_N], rc;
 	double t0 = (gp_clock_s() * 1e3), ph[4];
 
@@ -353,9 +354,13 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 		gp_err_set(&e, GP_E_FAIL, ENOMEM, "out of memory");
 		return cli_fail(&e);
 	}
-	if (gp_doctor_select(on, o.only, o.skip, &e)) {
+	/* each list alone first, so that the message says which option names the unknown check */
+	bad = o.only && gp_doctor_select(on, o.only, NULL, &e) ? "--only"
+	      : o.skip && gp_doctor_select(on, NULL, o.skip, &e) ? "--skip" : NULL;
+	if (bad || gp_doctor_select(on, o.only, o.skip, &e)) {
 		free(on);
-		r.rc = cli_usage("doctor", "%s", e.msg);
+		r.rc = bad ? cli_usage("doctor", "%s: %s (gpup2p doctor --list shows them)", bad, e.msg)
+			   : cli_usage("doctor", "%s", e.msg);
 		return o.nagios ? finish(c, &o, &r, t0) : r.rc;
 	}
 	if (o.list) {

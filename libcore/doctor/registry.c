@@ -86,7 +86,7 @@ const char *gp_sev_name(enum gp_sev s)
 }
 
 /* Mark the checks a comma list names with val; unknown names are a usage error. */
-static int mark(unsigned char *on, const char *list, unsigned char val, const char *opt, struct gp_err *e)
+static int mark(unsigned char *on, const char *list, unsigned char val, struct gp_err *e)
 {
 	char *dup = strdup(list), *save = NULL, *t;
 	int rc = 0, n = gp_doctor_count();
@@ -107,8 +107,7 @@ static int mark(unsigned char *on, const char *list, unsigned char val, const ch
 			}
 		}
 		if (!hit)
-			rc = gp_err_set(e, GP_E_USAGE, EINVAL, "%s: no check or family '%s' (gpup2p doctor --list shows them)",
-					opt, t);
+			rc = gp_err_set(e, GP_E_USAGE, EINVAL, "no check or family '%s'", t);
 	}
 	free(dup);
 	return rc;
@@ -119,7 +118,7 @@ int gp_doctor_select(unsigned char *on, const char *only, const char *skip, stru
 	int n = gp_doctor_count(), rc;
 
 	memset(on, only ? 0 : 1, (size_t)n);
-	if (only && (rc = mark(on, only, 1, "--only", e)))
+	if (only && (rc = mark(on, only, 1, e)))
 		return rc;
-	return skip ? mark(on, skip, 0, "--skip", e) : 0;
+	return skip ? mark(on, skip, 0, e) : 0;
 }

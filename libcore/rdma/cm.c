@@ -110,8 +110,8 @@ static int peer_of(struct gp_rdma *s, const struct gp_rdma_cm_event *ev, struct 
 }
 
 /* The address of host (NULL: every address; a server gets GP_RDMA_BIND_DEFAULT or --bind) and the
- * rdma_cm port; opt names it in errors. */
-static int address(const struct gp_rdma *s, const char *host, const char *opt, struct addrinfo **ai, struct gp_err *e)
+ * rdma_cm port; what names it in errors ("server", "bind address"). */
+static int address(const struct gp_rdma *s, const char *host, const char *what, struct addrinfo **ai, struct gp_err *e)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = host ? 0 : AI_PASSIVE };
 	char port[16];
@@ -119,7 +119,7 @@ static int address(const struct gp_rdma *s, const char *host, const char *opt, s
 
 	snprintf(port, sizeof(port), "%d", s->o.cm_port ? s->o.cm_port : GP_RDMA_CM_PORT);
 	if ((rc = getaddrinfo(host, port, &hints, ai)))
-		return gp_err_set(e, GP_E_USAGE, EINVAL, "%s %s: %s", opt, host ? host : "*", gai_strerror(rc));
+		return gp_err_set(e, GP_E_USAGE, EINVAL, "%s %s: %s", what, host ? host : "*", gai_strerror(rc));
 	return 0;
 }
 
@@ -131,7 +131,7 @@ static int client_open(struct gp_rdma *s, struct gp_err *e)
 	struct addrinfo *ai = NULL;
 	int rc;
 
-	if ((rc = address(s, s->o.host, "--connect", &ai, e)))
+	if ((rc = address(s, s->o.host, "server", &ai, e)))
 		return rc;
 	rc = s->L->rdma_resolve_addr(s->id, NULL, ai->ai_addr, ms_of(s));
 	freeaddrinfo(ai);
@@ -169,7 +169,7 @@ static int server_open(struct gp_rdma *s, struct gp_err *e)
 	struct addrinfo *ai = NULL;
 	int rc;
 
-	if ((rc = address(s, s->o.listen ? s->o.listen : GP_RDMA_BIND_DEFAULT, "--bind", &ai, e)))
+	if ((rc = address(s, s->o.listen ? s->o.listen : GP_RDMA_BIND_DEFAULT, "bind address", &ai, e)))
 		return rc;
 	rc = s->L->rdma_bind_addr(s->listen_id, ai->ai_addr);
 	freeaddrinfo(ai);
