@@ -61,3 +61,15 @@ n=$("$BIN" --root "$FX/h200x2" bar --all --csv --no-header | wc -l)
 # closed stdout is an error, not silence
 "$BIN" --root "$FX/dgx-h100" topo --json >/dev/full 2>/dev/null
 [ $? -eq 2 ] && echo "ok - write error exits 2" || echo "not ok - write error not reported"
+
+# the option tables: one message per rule kind, values in both spellings, the word printed made safe
+expect 64 "--status and --disable exclude each other" enable --status --disable
+expect 64 "--pinned and --pageable exclude each other" copy h2d --pinned --pageable
+expect 64 "--force goes with --disable \(see" acs --force
+expect 64 "--gpu wants a GPU number .*not 'x'" pin --gpu=x
+expect 64 "--iters wants a whole number from 1 to 100000, not '0'" map --iters 0
+expect 64 "--via takes map or cuda, not 'dma'" copy h2d --via=dma
+expect 64 "--state needs a file name" acs --disable --state=
+expect 64 "unknown option '--\\\\x1b\\[2J'" topo $'--\e[2J'
+out=$("$BIN" --help 2>&1)
+grep -q __complete <<<"$out" && echo "not ok - __complete listed in help" || echo "ok - __complete is not in help"
