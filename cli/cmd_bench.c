@@ -190,7 +190,8 @@ static const struct opt bench_opts[] = {
 	{ "--max", NULL, "S", OPT_SIZE, O(max), .values = size_words, .flags = OPT_NOHELP, .help = "sweep sizes up to S" },
 	{ "--factor", NULL, "F", OPT_CALL, O(factor), .call = factor_opt, .help = "sweep step, > 1" },
 	{ "--iters", NULL, "K", OPT_COUNT, O(b.iters), .hi = 1000000,
-	  .help = "copies per timed batch (default 16; latency alone:\n1000; latency --sm: loads per launch, default 100000)" },
+	  .help = "copies per timed batch (default 16; latency alone:\n"
+		  "1000; latency --sm: loads per launch, default 100000)" },
 	{ "--reps", NULL, "R", OPT_COUNT, O(b.reps), .hi = 10000, .help = "timed batches (default 3; latency: 5)" },
 	{ "--pinned", NULL, NULL, OPT_BITS, O(b.mem), GP_MEM_PINNED, .label = "--pinned, --pageable",
 	  .help = "host memory for h2d/d2h (default both)" },

@@ -271,7 +271,7 @@ int cmd_bench_rdma(struct cli *c, int argc, char **argv)
 	if ((rc = check_values(&r->p)))
 		goto out;
 	if ((rc = gp_rdma_plan(&r->p, &e))) {
-		rc = rc == -E2BIG ? cli_usage("bench rdma", "%s: use a larger --factor", e.msg) : cli_usage("bench rdma", "%s", e.msg);
+		rc = cli_usage("bench rdma", rc == -E2BIG ? "%s: use a larger --factor" : "%s", e.msg);
 		goto out;
 	}
 	if (!c->loaded && (rc = cli_load(c)))     /* the NICs' NUMA nodes; with GPU memory, the topology */
