@@ -82,7 +82,7 @@ int opts_complete(const struct opts_cmd *const *cmds, int n, int argc, char **ar
 		const char *w = argv[i];
 
 		o = lookup2(cmd, w, strlen(w));
-		if (o && o->arg && !(o->flags & OPT_EQ)) {
+		if (o && o->arg) {
 			if (i + 1 == argc - 1) { /* the value of this option */
 				values(o, "");
 				if (o->suggest)

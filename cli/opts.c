@@ -59,10 +59,8 @@ static int match(const struct opt *o, int argc, char **argv, int *i, const char 
 
 	*val = NULL;
 	if ((o->alias && !strcmp(a, o->alias)) || !strcmp(a, o->name)) {
-		if (o->arg && !(o->flags & OPT_EQ))
+		if (o->arg)
 			*val = *i + 1 < argc ? argv[++*i] : "";
-		else if (o->arg)
-			*val = "";
 		return 1;
 	}
 	size_t l = strlen(o->name);

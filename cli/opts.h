@@ -27,7 +27,7 @@ enum {
 	OPT_HIDDEN = 2,    /* parsed, never shown in help nor completed */
 	OPT_FILE = 4,      /* the value is a file (completion) */
 	OPT_DIR = 8,       /* the value is a directory (completion) */
-	OPT_EQ = 16,       /* help writes --name=ARG */
+	OPT_EQ = 16,       /* help writes --name=ARG, completion offers --name= (--name ARG is taken too) */
 	OPT_NOHELP = 32,   /* parsed and completed, not in the help block (said elsewhere in the help) */
 	OPT_MAIN = 64,     /* in help and completion; main() handles it (-h, --version) */
 	OPT_DOC = 128,     /* a global option this command's help describes in its own words */

@@ -73,3 +73,5 @@ expect 64 "--state needs a file name" acs --disable --state=
 expect 64 "unknown option '--\\\\x1b\\[2J'" topo $'--\e[2J'
 out=$("$BIN" --help 2>&1)
 grep -q __complete <<<"$out" && echo "not ok - __complete listed in help" || echo "ok - __complete is not in help"
+"$BIN" --root "$FX/seed4x2" --color always topo | grep -q $'\033\[31mSYS' && echo "ok - --color always (a separate value) colours SYS" ||
+	echo "not ok - --color always as two words"
