@@ -50,15 +50,13 @@ static void print_table(const struct cli *c, const struct acs_opts *o, const str
 }
 
 static void print_json(const struct cli *c, const struct acs_opts *o, const struct gp_topo *t,
-		       const struct gp_acs_plan *pl, const char *state, const char *bp, const char *refused)
+		       const struct gp_acs_plan *pl, const char *state, const char *bp, const char *refused, int rc)
 {
 	int lines = c->fmt == GP_OUT_JSONL;
 	struct gp_json j;
 
 	if (!lines) {
-		gp_json_init(&j, stdout, 1);
-		gp_json_obj(&j, NULL);
-		gp_json_int(&j, "schema", 1);
+		cli_json_begin(c, &j, "acs", c->argc, c->argv);
 		gp_json_str(&j, "action", o->restore ? "restore" : "disable");
 		gp_json_bool(&j, "dry_run", o->dry_run);
 		gp_json_str(&j, "mode", o->restore ? NULL : o->mode == GP_ACS_ZERO ? "zero" : "redirect");
@@ -71,12 +69,11 @@ static void print_json(const struct cli *c, const struct acs_opts *o, const stru
 	for (int i = 0; i < pl->n; i++) {
 		const struct gp_acs_change *ch = &pl->c[i];
 
-		if (lines)
-			gp_json_init(&j, stdout, 0);
-		gp_json_obj(&j, NULL);
 		if (lines) {
-			gp_json_int(&j, "schema", 1);
+			cli_jsonl_record(&j, "acs");
 			gp_json_str(&j, "action", o->restore ? "restore" : "disable");
+		} else {
+			gp_json_obj(&j, NULL);
 		}
 		gp_json_str(&j, "bdf", ch->bdf);
 		gp_json_str(&j, "role", gp_pci_port_name(t->pci->devs[ch->pci].port_type));
@@ -88,7 +85,7 @@ static void print_json(const struct cli *c, const struct acs_opts *o, const stru
 	}
 	if (!lines) {
 		gp_json_end(&j, ']');
-		gp_json_end(&j, '}');
+		cli_json_end(c, &j, rc);
 	}
 }
 
@@ -112,12 +109,13 @@ static void print_csv(const struct cli *c, const struct acs_opts *o, const struc
 	}
 }
 
+/* The plan in the format asked for; rc: the exit status the run ends with (JSON's "exit_status"). */
 static void print_plan(const struct cli *c, const struct acs_opts *o, const struct gp_topo *t,
-		       const struct gp_acs_plan *pl, const char *state, const char *bp, const char *refused)
+		       const struct gp_acs_plan *pl, const char *state, const char *bp, const char *refused, int rc)
 {
 	switch (c->fmt) {
 	case GP_OUT_JSON:
-	case GP_OUT_JSONL: print_json(c, o, t, pl, state, bp, refused); break;
+	case GP_OUT_JSONL: print_json(c, o, t, pl, state, bp, refused, rc); break;
 	case GP_OUT_CSV: print_csv(c, o, t, pl); break;
 	case GP_OUT_TABLE: print_table(c, o, t, pl); break;
 	}
@@ -178,7 +176,7 @@ int acs_change(struct cli *c, const struct acs_opts *o, struct gp_topo *t)
 		rc = gp_acs_plan_restore(t->pci, &io, state, &pl, &e);
 		if (rc && e.cls == GP_E_UNAVAIL) {
 			if (c->fmt != GP_OUT_TABLE) /* an empty plan, in the format asked for */
-				print_plan(c, o, t, &pl, state, "", NULL);
+				print_plan(c, o, t, &pl, state, "", NULL, 0);
 			else if (!c->quiet)
 				printf("Nothing to restore: no state file %s (no 'gpup2p acs --disable' since boot, or it "
 				       "used --state).\n", state);
@@ -204,7 +202,7 @@ int acs_change(struct cli *c, const struct acs_opts *o, struct gp_topo *t)
 		if (!o->force && gp_acs_plan_check(t->pci, &pl, &refusal)) {
 			if (o->dry_run) {
 				gp_acs_plan_boot_param(&pl, o->mode, &bp);
-				print_plan(c, o, t, &pl, state, gp_buf_str(&bp), refusal.msg);
+				print_plan(c, o, t, &pl, state, gp_buf_str(&bp), refusal.msg, gp_err_exit_code(&refusal));
 			}
 			gp_buf_free(&bp);
 			gp_acs_plan_free(&pl);
@@ -217,7 +215,7 @@ int acs_change(struct cli *c, const struct acs_opts *o, struct gp_topo *t)
 				: gp_acs_disable(t->pci, &pl, o->mode, &io, state, &e);
 	if (o->disable && gp_acs_plan_boot_param(&pl, o->mode, &bp)) /* after the run: the values the bridges had */
 		fprintf(stderr, "gpup2p: warning: out of memory: the boot parameter below is incomplete\n");
-	print_plan(c, o, t, &pl, state, gp_buf_str(&bp), NULL);
+	print_plan(c, o, t, &pl, state, gp_buf_str(&bp), NULL, rc ? gp_err_exit_code(&e) : 0);
 	print_notes(c, o, &pl, state, gp_buf_str(&bp), rc != 0);
 	gp_buf_free(&bp);
 	gp_acs_plan_free(&pl);

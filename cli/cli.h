@@ -33,6 +33,8 @@ struct cli {
 	                                  (GP_GPU_HEALTH: doctor) */
 	int loaded;
 	int root_ready;               /* c->root opened (cli_root) */
+	int argc;                      /* the command's own arguments (argv[0] its name), for the envelope */
+	char **argv;
 };
 
 struct cli_cmd {
@@ -103,6 +105,10 @@ void cli_wrapf(FILE *f, int lead, int ind, const char *fmt, ...) __attribute__((
 /* Print a usage error ("gpup2p CMD: msg; see gpup2p help CMD") and return 64. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The number every JSON document and JSON lines record carries as "schema": raised only by a change
+ * gpup2p(1) says breaks a reader (a key renamed or removed, a type or unit changed). */
+#define CLI_JSON_SCHEMA 1
+
 /* Start a JSON document with the envelope every command shares: "schema", "command" and
  * "gpup2p": {version, argv, root, live}. */
 void cli_json_begin(const struct cli *c, struct gp_json *j, const char *command, int argc, char **argv);
@@ -113,6 +119,11 @@ void cli_json_open(const struct cli *c, struct gp_json *j, FILE *f, int pretty, 
 
 /* End it: "messages" (the scan warnings) and "exit_status", then the closing brace. */
 void cli_json_end(const struct cli *c, struct gp_json *j, int exit_status);
+
+/* Start one JSON lines record on stdout: a one-line object whose first keys are "schema" and "command"
+ * (the envelope's version, argv, root, messages and exit status belong to the run: --json has them).
+ * Close it with gp_json_end(j, '}'). */
+void cli_jsonl_record(struct gp_json *j, const char *command);
 
 /* Print the non-fatal scan warnings to stderr unless quiet. */
 void cli_print_warnings(const struct cli *c);

@@ -304,14 +304,13 @@ static void json_bridge(struct gp_json *j, const struct gp_topo *t, const struct
 	gp_json_end(j, ']');
 }
 
-static void print_json(const struct gp_topo *t, const struct gp_acs_audit *a, int lines, struct gp_buf *bp)
+static void print_json(const struct cli *c, const struct gp_topo *t, const struct gp_acs_audit *a, int lines,
+		       struct gp_buf *bp, int rc)
 {
 	struct gp_json j;
 
 	if (!lines) {
-		gp_json_init(&j, stdout, 1);
-		gp_json_obj(&j, NULL);
-		gp_json_int(&j, "schema", 1);
+		cli_json_begin(c, &j, "acs", c->argc, c->argv);
 		gp_json_int(&j, "on_path_redirecting", a->on_path_redirecting);
 		gp_json_int(&j, "on_path_unknown", a->on_path_unknown);
 		gp_json_int(&j, "redirect_high", a->redirect_high);
@@ -323,16 +322,15 @@ static void print_json(const struct gp_topo *t, const struct gp_acs_audit *a, in
 	}
 	for (int i = 0; i < a->n; i++) {
 		if (lines)
-			gp_json_init(&j, stdout, 0);
-		gp_json_obj(&j, NULL);
-		if (lines)
-			gp_json_int(&j, "schema", 1);
+			cli_jsonl_record(&j, "acs");
+		else
+			gp_json_obj(&j, NULL);
 		json_bridge(&j, t, a, &a->b[i]);
 		gp_json_end(&j, '}');
 	}
 	if (!lines) {
 		gp_json_end(&j, ']');
-		gp_json_end(&j, '}');
+		cli_json_end(c, &j, rc);
 	}
 }
 
@@ -387,15 +385,15 @@ int cmd_acs(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "gpup2p: out of memory\n");
 		return EX_ERROR;
 	}
-	switch (c->fmt) {
-	case GP_OUT_JSON: print_json(&t, &a, 0, &buf); break;
-	case GP_OUT_JSONL: print_json(&t, &a, 1, &buf); break;
-	case GP_OUT_CSV: print_csv(c, &t, &a, &buf); break;
-	case GP_OUT_TABLE: print_table(c, &t, &a, &buf); break;
-	}
 	/* a redirect that keeps PIX/PXB traffic from staying below the host bridge is the warning; one on
 	 * pairs that cross the root complex anyway is reported, ranked lower, and does not fail the audit */
 	rc = a.redirect_high ? EX_WARN : a.on_path_unknown ? EX_UNKNOWN : 0;
+	switch (c->fmt) {
+	case GP_OUT_JSON: print_json(c, &t, &a, 0, &buf, rc); break;
+	case GP_OUT_JSONL: print_json(c, &t, &a, 1, &buf, rc); break;
+	case GP_OUT_CSV: print_csv(c, &t, &a, &buf); break;
+	case GP_OUT_TABLE: print_table(c, &t, &a, &buf); break;
+	}
 	if (buf.oom) {
 		fprintf(stderr, "gpup2p: acs: out of memory: a list above is incomplete\n");
 		rc = EX_ERROR;

@@ -273,10 +273,8 @@ static void print_json(struct bar_ctx *b, int lines)
 {
 	struct gp_json j;
 
-	gp_json_init(&j, stdout, !lines);
 	if (!lines) {
-		gp_json_obj(&j, NULL);
-		gp_json_int(&j, "schema", 1);
+		cli_json_begin(b->c, &j, "bar", b->c->argc, b->c->argv);
 		json_iommu(b, &j);
 		gp_json_arr(&j, "devices");
 	}
@@ -284,16 +282,15 @@ static void print_json(struct bar_ctx *b, int lines)
 		if (!selected(b, i))
 			continue;
 		if (lines)
-			gp_json_init(&j, stdout, 0);
-		gp_json_obj(&j, NULL);
-		if (lines)
-			gp_json_int(&j, "schema", 1);
+			cli_jsonl_record(&j, "bar");
+		else
+			gp_json_obj(&j, NULL);
 		json_device(b, &j, i);
 		gp_json_end(&j, '}');
 	}
 	if (!lines) {
 		gp_json_end(&j, ']');
-		gp_json_end(&j, '}');
+		cli_json_end(b->c, &j, 0);
 	}
 }
 

@@ -311,7 +311,7 @@ static int run_rows(struct cli *c, struct xfer_session *s, struct gp_bench_row *
 				fprintf(stderr, "gpup2p: bench %d-%d/%d: %s, %d copies together, %llu bytes each\n", i + 1, k + 1,
 					n, r->mode, k - i, (unsigned long long)r->spec.size);
 			if (gp_bench_pattern_run(&s->cuda, r, k - i + 1, &e)) {
-				xfer_print(c, s, "bench", rows, i);
+				xfer_print(c, s, "bench", rows, i, gp_err_exit_code(&e));
 				return cli_fail(&e);
 			}
 			i = k;
@@ -324,7 +324,7 @@ static int run_rows(struct cli *c, struct xfer_session *s, struct gp_bench_row *
 				r->spec.gpu, r->spec.kind == GP_XFER_PEER ? "->GPU" : "", r->spec.kind == GP_XFER_PEER ?
 				r->spec.peer_gpu : 0, (unsigned long long)r->spec.size);
 		if (gp_xfer_run(&s->cuda, &r->spec, &r->res, &e)) {
-			xfer_print(c, s, "bench", rows, i);
+			xfer_print(c, s, "bench", rows, i, gp_err_exit_code(&e));
 			return cli_fail(&e);
 		}
 		r->done = 1;
@@ -379,7 +379,7 @@ static int bench(struct cli *c, struct opts *o, int argc, char **argv)
 	rc = run_rows(c, &s, rows, n);
 	xfer_ceilings(c, &s, rows, n);
 	if (rc < 0) {
-		xfer_print(c, &s, "bench", rows, n);
+		xfer_print(c, &s, "bench", rows, n, -1);
 		rc = xfer_verdict(c, rows, n);
 	}
 	free(rows);

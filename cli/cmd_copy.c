@@ -199,7 +199,7 @@ int cmd_copy(struct cli *c, int argc, char **argv)
 		else
 			rows[i].done = 1;
 	}
-	xfer_print(c, &s, "copy", rows, n);
+	xfer_print(c, &s, "copy", rows, n, rc >= 0 ? gp_err_exit_code(&e) : -1);
 	if (rc >= 0)
 		rc = cli_fail(&e);
 	else

@@ -142,10 +142,7 @@ static int do_list(struct cli *c, const unsigned char *on)
 	if (c->fmt == GP_OUT_JSON) {
 		struct gp_json j;
 
-		gp_json_init(&j, stdout, 1);
-		gp_json_obj(&j, NULL);
-		gp_json_int(&j, "schema", 1);
-		gp_json_str(&j, "command", "doctor");
+		cli_json_begin(c, &j, "doctor", c->argc, c->argv);
 		gp_json_arr(&j, "checks");
 		for (int i = 0; i < gp_doctor_count(); i++) {
 			const struct gp_doctor_check *k = gp_doctor_at(i);
@@ -163,7 +160,7 @@ static int do_list(struct cli *c, const unsigned char *on)
 			gp_json_end(&j, '}');
 		}
 		gp_json_end(&j, ']');
-		gp_json_end(&j, '}');
+		cli_json_end(c, &j, 0);
 		return 0;
 	}
 	if (gp_table_init(&t, 5))

@@ -119,9 +119,7 @@ static int status(const struct cli *c)
 	if (c->fmt == GP_OUT_JSON || c->fmt == GP_OUT_JSONL) {
 		struct gp_json j;
 
-		gp_json_init(&j, stdout, c->fmt == GP_OUT_JSON);
-		gp_json_obj(&j, NULL);
-		gp_json_int(&j, "schema", 1);
+		cli_json_open(c, &j, stdout, c->fmt == GP_OUT_JSON, "enable", c->argc, c->argv);
 		gp_json_obj(&j, "modules");
 		for (int i = 0; i < 4; i++)
 			gp_json_str(&j, mods[i], gp_kmod_state_name(gp_kmod_state(mods[i])));
@@ -129,7 +127,7 @@ static int status(const struct cli *c)
 		gp_json_str(&j, "device", node);
 		gp_json_str(&j, "pin_backend", name);
 		gp_json_str(&j, "pin_backend_detail", backend);
-		gp_json_end(&j, '}');
+		cli_json_end(c, &j, 0);
 		return 0;
 	}
 	for (int i = 0; i < 4; i++)

@@ -102,10 +102,7 @@ static void print(const struct cli *c, const struct gp_pinmap_spec *s, const str
 	if (c->fmt == GP_OUT_JSON || c->fmt == GP_OUT_JSONL) {
 		struct gp_json j;
 
-		gp_json_init(&j, stdout, c->fmt == GP_OUT_JSON);
-		gp_json_obj(&j, NULL);
-		gp_json_int(&j, "schema", 1);
-		gp_json_str(&j, "command", cmd);
+		cli_json_open(c, &j, stdout, c->fmt == GP_OUT_JSON, cmd, c->argc, c->argv);
 		gp_json_int(&j, "gpu", s->gpu);
 		gp_json_str(&j, "backend", r->backend);
 		gp_json_u64(&j, "va", r->va);
@@ -125,7 +122,7 @@ static void print(const struct cli *c, const struct gp_pinmap_spec *s, const str
 			gp_json_num(&j, "read_gbps", r->read_gbps, 3);
 			gp_json_bool(&j, "verified", r->verified == 1);
 		}
-		gp_json_end(&j, '}');
+		cli_json_end(c, &j, r->verified == 0 ? EX_ERROR : 0);
 		return;
 	}
 	if (!strcmp(r->backend, "dmabuf"))

@@ -338,9 +338,7 @@ static void print_json(const struct cli *c, const struct gp_topo *t)
 	struct gp_json j;
 	char code[16];
 
-	gp_json_init(&j, stdout, 1);
-	gp_json_obj(&j, NULL);
-	gp_json_int(&j, "schema", 1);
+	cli_json_begin(c, &j, "topo", c->argc, c->argv);
 	gp_json_bool(&j, "nvlink_checked", t->nvlink_checked);
 	gp_json_str(&j, "nvlink_unchecked_reason", t->nvlink_checked ? NULL : c->facts->why);
 	gp_json_arr(&j, "devices");
@@ -358,7 +356,7 @@ static void print_json(const struct cli *c, const struct gp_topo *t)
 		gp_json_end(&j, ']');
 	}
 	gp_json_end(&j, ']');
-	gp_json_end(&j, '}');
+	cli_json_end(c, &j, 0);
 }
 
 static void print_jsonl(const struct gp_topo *t)
@@ -368,9 +366,7 @@ static void print_jsonl(const struct gp_topo *t)
 	for (int i = 0; i < t->n; i++) {
 		struct gp_json j;
 
-		gp_json_init(&j, stdout, 0);
-		gp_json_obj(&j, NULL);
-		gp_json_int(&j, "schema", 1);
+		cli_jsonl_record(&j, "topo");
 		json_dev(&j, t, i);
 		gp_json_obj(&j, "links");
 		for (int k = 0; k < t->n; k++)

@@ -57,7 +57,7 @@ void cli_json_open(const struct cli *c, struct gp_json *j, FILE *f, int pretty, 
 {
 	gp_json_init(j, f, pretty);
 	gp_json_obj(j, NULL);
-	gp_json_int(j, "schema", 1);
+	gp_json_int(j, "schema", CLI_JSON_SCHEMA);
 	gp_json_str(j, "command", command);
 	gp_json_obj(j, "gpup2p");
 	gp_json_str(j, "version", GPUP2P_VERSION);
@@ -82,6 +82,14 @@ void cli_json_end(const struct cli *c, struct gp_json *j, int exit_status)
 	gp_json_end(j, ']');
 	gp_json_int(j, "exit_status", exit_status);
 	gp_json_end(j, '}');
+}
+
+void cli_jsonl_record(struct gp_json *j, const char *command)
+{
+	gp_json_init(j, stdout, 0);
+	gp_json_obj(j, NULL);
+	gp_json_int(j, "schema", CLI_JSON_SCHEMA);
+	gp_json_str(j, "command", command);
 }
 
 void cli_print_warnings(const struct cli *c)

@@ -109,6 +109,8 @@ int main(int argc, char **argv)
 	cmd = find_cmd(argv[i]);
 	if (!cmd)
 		return cli_usage(NULL, "unknown command '%s'", argv[i]);
+	c.argc = argc - i;
+	c.argv = argv + i;
 	rc = cmd->run(&c, argc - i, argv + i);
 	cli_unload(&c);
 	if (getenv("GPUP2P_STATS"))

@@ -28,9 +28,10 @@ void xfer_close(struct cli *c, struct xfer_session *s);
 /* --factor's value: a sweep step above 1 and at most 1024; 0, or a usage message for cmd and -1. */
 int xfer_factor_arg(const char *cmd, const char *val, double *v);
 
-/* Print the rows in the chosen format (JSON: with the session header). */
+/* Print the rows in the chosen format (JSON: in the envelope, with the session header); rc is the exit
+ * status the run ends with, -1 when the rows decide it (xfer_verdict's). */
 void xfer_print(const struct cli *c, const struct xfer_session *s, const char *command,
-		const struct gp_bench_row *rows, int n);
+		const struct gp_bench_row *rows, int n, int rc);
 
 /* Each measured row's ceiling (linkcap.h) from the session's PCI model and facts. */
 void xfer_ceilings(const struct cli *c, const struct xfer_session *s, struct gp_bench_row *rows, int n);

@@ -252,16 +252,18 @@ static const char *host_name(void)
 	return h[0] ? h : NULL;
 }
 
-static void json_row(struct gp_json *j, const struct gp_bench_row *r, int schema)
+/* One row: an element of "results", or with command a JSON lines record of that command. */
+static void json_row(struct gp_json *j, const struct gp_bench_row *r, const char *command)
 {
 	char src[16], dst[16];
 	int m = shown(r), lat = is_latency(r);
 
 	ends(r, src, dst, sizeof(src));
-	gp_json_obj(j, NULL);
-	if (schema) {
-		gp_json_int(j, "schema", 1);
+	if (command) {
+		cli_jsonl_record(j, command);
 		gp_json_str(j, "host", host_name());
+	} else {
+		gp_json_obj(j, NULL);
 	}
 	gp_json_str(j, "mode", r->mode);
 	gp_json_str(j, "path", path(r));
@@ -301,15 +303,33 @@ static void json_row(struct gp_json *j, const struct gp_bench_row *r, int schema
 	gp_json_end(j, '}');
 }
 
-static void json_doc(const struct xfer_session *s, const char *command, const struct gp_bench_row *rows, int n)
+/* The exit status the rows give (xfer_verdict's): 2 a copy whose data came back wrong (an aggregate
+ * row's pair says so itself) or a figure its links cannot carry, 1 a rate below --min-bw, 0 none. */
+static int rows_status(const struct gp_bench_row *rows, int n)
+{
+	int wrong = 0, below = 0;
+
+	for (int i = 0; i < n; i++) {
+		const struct gp_bench_row *r = &rows[i];
+
+		if (!r->done || r->skip)
+			continue;
+		wrong += gp_bench_impossible(r, GP_LINKCAP_MARGIN);
+		if (r->res.verified == 0)
+			wrong += !r->aggregate;
+		else
+			below += gp_bench_below(r);
+	}
+	return wrong ? EX_ERROR : below ? EX_WARN : 0;
+}
+
+static void json_doc(const struct cli *c, const struct xfer_session *s, const char *command,
+		     const struct gp_bench_row *rows, int n, int rc)
 {
 	struct gp_json j;
 	char ver[32];
 
-	gp_json_init(&j, stdout, 1);
-	gp_json_obj(&j, NULL);
-	gp_json_int(&j, "schema", 1);
-	gp_json_str(&j, "command", command);
+	cli_json_begin(c, &j, command, c->argc, c->argv);
 	gp_json_str(&j, "host", host_name());
 	gp_json_obj(&j, "units");
 	gp_json_str(&j, "bandwidth", "GB/s (1e9 bytes/s)");
@@ -333,9 +353,9 @@ static void json_doc(const struct xfer_session *s, const char *command, const st
 	gp_json_end(&j, ']');
 	gp_json_arr(&j, "results");
 	for (int i = 0; i < n; i++)
-		json_row(&j, &rows[i], 0);
+		json_row(&j, &rows[i], NULL);
 	gp_json_end(&j, ']');
-	gp_json_end(&j, '}');
+	cli_json_end(c, &j, rc);
 }
 
 static void csv_num(int have, double v, int prec, char sep)
@@ -388,16 +408,15 @@ static void print_csv(const struct cli *c, const struct gp_bench_row *rows, int 
 }
 
 void xfer_print(const struct cli *c, const struct xfer_session *s, const char *command,
-		const struct gp_bench_row *rows, int n)
+		const struct gp_bench_row *rows, int n, int rc)
 {
 	switch (c->fmt) {
-	case GP_OUT_JSON: json_doc(s, command, rows, n); break;
+	case GP_OUT_JSON: json_doc(c, s, command, rows, n, rc < 0 ? rows_status(rows, n) : rc); break;
 	case GP_OUT_JSONL:
 		for (int i = 0; i < n; i++) {
 			struct gp_json j;
 
-			gp_json_init(&j, stdout, 0);
-			json_row(&j, &rows[i], 1);
+			json_row(&j, &rows[i], command);
 		}
 		break;
 	case GP_OUT_CSV: print_csv(c, rows, n); break;
@@ -407,8 +426,6 @@ void xfer_print(const struct cli *c, const struct xfer_session *s, const char *c
 
 int xfer_verdict(const struct cli *c, const struct gp_bench_row *rows, int n)
 {
-	int wrong = 0, below = 0;
-
 	for (int i = 0; i < n; i++) {
 		const struct gp_bench_row *r = &rows[i];
 		char src[16], dst[16];
@@ -416,15 +433,12 @@ int xfer_verdict(const struct cli *c, const struct gp_bench_row *rows, int n)
 		if (!r->done || r->skip)
 			continue;
 		ends(r, src, dst, sizeof(src));
-		if (gp_bench_impossible(r, GP_LINKCAP_MARGIN)) {
-			wrong++;
+		if (gp_bench_impossible(r, GP_LINKCAP_MARGIN))
 			fprintf(stderr, "gpup2p: %s %s->%s: %.1f GB/s, its links carry %.1f: measurement error\n", r->mode,
 				src, dst, r->res.gbps.median, r->ceiling);
-		}
 		if (r->res.verified == 0 && r->aggregate) {
 			continue;               /* the pair that went wrong says so */
 		} else if (r->res.verified == 0 && r->spec.chase) {
-			wrong++;
 			fprintf(stderr, "gpup2p: latency %s->%s: the pointer chase of %s ended at byte %lld of the chain, "
 				"expected byte %lld\n", src, dst, r->res.bad_copy < 0 ? "the warm-up" : "a repetition",
 				(long long)r->res.bad_offset, (long long)r->res.want_offset);
@@ -435,18 +449,14 @@ int xfer_verdict(const struct cli *c, const struct gp_bench_row *rows, int n)
 				snprintf(where, sizeof(where), "of copy %d", r->res.bad_copy + 1);
 			else
 				snprintf(where, sizeof(where), "after the timed copies");
-			wrong++;
 			fprintf(stderr, "gpup2p: %s %s->%s: data wrong at byte %lld %s: expected 0x%02x, got 0x%02x\n",
 				r->mode, r->res.bad_lane ? dst : src, r->res.bad_lane ? src : dst, (long long)r->res.bad_offset,
 				where, r->res.want, r->res.got);
 		} else if (gp_bench_below(r) && !c->quiet) {
-			below++;
 			fprintf(stderr, "gpup2p: %s %s->%s %s: %.1f GB/s is below --min-bw %.1f\n", r->mode, src, dst,
 				memory(r) ? memory(r) : p2p(r) ? (r->spec.p2p ? "p2p on" : "p2p off") : "", r->res.gbps.median,
 				r->floor);
-		} else if (gp_bench_below(r)) {
-			below++;
 		}
 	}
-	return wrong ? EX_ERROR : below ? EX_WARN : 0;
+	return rows_status(rows, n);
 }

@@ -30,3 +30,11 @@ fixture_cases() {
 		if [ "${c%%|*}" = "$1" ]; then FCASES+=("${c#*|}"); fi
 	done
 }
+
+# The JSON envelope names the root (an absolute path) and gpup2p's version: the golden files hold them as
+# "fixtures/NAME" and "VERSION", so they hold on any checkout and across releases; doctor's text names
+# its root too (the repository's path taken out). stdin to stdout.
+golden_norm() {
+	sed -e "s|\"$(cd "$BUILD/fixtures" && pwd -P)/|\"fixtures/|" -e "s|\"version\": \"$(cat VERSION)\"|\"version\": \"VERSION\"|" \
+		-e "s|$PWD/||g"
+}

@@ -4,6 +4,9 @@ nok() { echo "not ok - $*"; }
 # skip REASON: a check that cannot run on this machine; tests/run.sh fails unless tests/expected-skips
 # declares REASON for this script
 skip() { echo "skip - $*"; }
+# sans_root: stdin to stdout without the JSON envelope's "root" line, which names the directory read
+# (two roots holding the same tree print the same otherwise)
+sans_root() { grep -v '^    "root": '; }
 # cli_fail WHAT RC OUTPUT COMMAND...: a failed check of a gpup2p run, with the command, its exit status
 # and its output (indented, at most 20 lines) so that the log alone says what happened
 cli_fail() {

@@ -16,9 +16,9 @@ for fx in $FIXTURES; do
 		name=${c%%|*}
 		args=${c#*|}
 		# shellcheck disable=SC2086
-		"$BIN" --root "$BUILD/fixtures/$fx" $args >"$tmp/out" 2>"$tmp/err"
+		"$BIN" --root "$BUILD/fixtures/$fx" $args >"$tmp/raw" 2>"$tmp/err"
 		rc=$?
-		sed -i "s|$PWD/||g" "$tmp/out" # doctor prints its root
+		golden_norm <"$tmp/raw" >"$tmp/out"
 		want=0
 		[ -f "tests/cli/golden/$fx/$name.rc" ] && want=$(cat "tests/cli/golden/$fx/$name.rc")
 		if [ $rc -ne "$want" ]; then
@@ -37,11 +37,20 @@ for fx in $FIXTURES; do
 		fi
 		case $name in
 		*-json)
-			python3 -m json.tool "$tmp/out" >/dev/null && echo "ok - $fx $name is valid JSON" ||
-				echo "not ok - $fx $name is not valid JSON";;
+			# the envelope: what ran, on what, and how it ended (the exit status this run had)
+			python3 -c 'import json,sys
+d=json.load(open(sys.argv[1])); g=d["gpup2p"]; cmd=sys.argv[3].split()
+assert list(d)[:3]==["schema","command","gpup2p"] and list(d)[-2:]==["messages","exit_status"], list(d)
+assert d["schema"]==1 and d["command"]==cmd[0] and g["argv"]==cmd and g["live"] is False, d
+assert d["exit_status"]==int(sys.argv[2]) and g["root"]==sys.argv[4], d' "$tmp/raw" $rc "$args" \
+				"$(cd "$BUILD/fixtures/$fx" && pwd -P)" && echo "ok - $fx $name: JSON in the envelope" ||
+				echo "not ok - $fx $name: not JSON, or no envelope";;
 		*-jsonl)
-			python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$tmp/out" 2>/dev/null &&
-				echo "ok - $fx $name: every line is JSON" || echo "not ok - $fx $name: bad JSON line";;
+			python3 -c 'import json,sys
+assert all(list(r)[:2]==["schema","command"] and r["command"]==sys.argv[2]
+	   for r in map(json.loads, open(sys.argv[1])))' "$tmp/out" "${args%% *}" 2>/dev/null &&
+				echo "ok - $fx $name: every line is JSON, with schema and command" ||
+				echo "not ok - $fx $name: bad JSON line";;
 		esac
 	done
 done

@@ -7,6 +7,7 @@ FX=$PWD/$BUILD/fixtures
 export GPUP2P_PCI_IDS=$PWD/tests/fixtures/pci.ids NO_COLOR=1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+. tests/cli/lib.sh
 
 for fx in h200x2 dgx-h100 seed4x2 workstation nonroot; do
 	if ! "$BIN" --root "$FX/$fx" -q snapshot "$tmp/$fx-snap.tar.gz" 2>"$tmp/err"; then
@@ -18,9 +19,9 @@ for fx in h200x2 dgx-h100 seed4x2 workstation nonroot; do
 	[ -f "$replay/gpup2p/gpu-facts" ] && echo "ok - $fx: gpu-facts recorded" || echo "not ok - $fx: no gpu-facts"
 	for args in "topo" "topo --tree --all" "topo --json" "topo --csv" "topo --jsonl" "bar" "bar --all --json" "bar --csv" "acs" "acs --json"; do
 		# shellcheck disable=SC2086
-		"$BIN" --root "$FX/$fx" $args >"$tmp/a" 2>&1
+		"$BIN" --root "$FX/$fx" $args 2>&1 | sans_root >"$tmp/a"
 		# shellcheck disable=SC2086
-		"$BIN" --root "$replay" $args >"$tmp/b" 2>&1
+		"$BIN" --root "$replay" $args 2>&1 | sans_root >"$tmp/b"
 		if cmp -s "$tmp/a" "$tmp/b"; then
 			echo "ok - $fx: $args identical on replay"
 		else
@@ -58,7 +59,8 @@ same_replay() { # LABEL ROOT SNAPSHOT
 	local args
 	for args in "topo" "topo --json" "bar --json" "acs"; do
 		# shellcheck disable=SC2086
-		cmp -s <("$BIN" --root "$2" $args 2>&1; echo "rc=$?") <("$BIN" --root "$3" $args 2>&1; echo "rc=$?") &&
+		cmp -s <({ "$BIN" --root "$2" $args 2>&1; echo "rc=$?"; } | sans_root) \
+			<({ "$BIN" --root "$3" $args 2>&1; echo "rc=$?"; } | sans_root) &&
 			ok "$1: $args same on replay" || nok "$1: $args differs on replay"
 	done
 }

@@ -94,8 +94,8 @@ check $? "vmd: topo --match 144d:a80a makes the NVMe drives GPU1 and GPU2"
 "$BIN" --root "$V" snapshot --dir "$T/snap" >/dev/null 2>&1
 check $? "vmd: snapshot --dir"
 for a in "topo --json" "topo --tree" "bar --all --csv"; do
-	# shellcheck disable=SC2086
-	cmp -s <("$BIN" --root "$V" $a 2>&1) <("$BIN" --root "$T/snap" $a 2>&1)
+	# shellcheck disable=SC2086 # the JSON envelope names the root each was read from: all else the same
+	cmp -s <("$BIN" --root "$V" $a 2>&1 | sans_root) <("$BIN" --root "$T/snap" $a 2>&1 | sans_root)
 	check $? "vmd: $a on the snapshot as on the machine"
 done
 

@@ -24,14 +24,14 @@ for fx in $FIXTURES; do
 		name=${c%%|*}
 		args=${c#*|}
 		# shellcheck disable=SC2086
-		"$BUILD/gpup2p" --root "$BUILD/fixtures/$fx" $args >"$new/$fx/$name.out" 2>"$new/err" && rc=0 || rc=$?
-		sed -i "s|$PWD/||g" "$new/$fx/$name.out"
+		"$BUILD/gpup2p" --root "$BUILD/fixtures/$fx" $args >"$new/raw" 2>"$new/err" && rc=0 || rc=$?
+		golden_norm <"$new/raw" >"$new/$fx/$name.out"
 		[ $rc -eq 0 ] || echo $rc >"$new/$fx/$name.rc"
 		sed "s|$PWD/||g" "$new/err" >"$new/$fx/$name.err"
 		[ -s "$new/$fx/$name.err" ] || rm -f "$new/$fx/$name.err"
 	done
 done
-rm -f "$new/err"
+rm -f "$new/err" "$new/raw"
 changed=0
 for fx in $FIXTURES; do
 	diff -ruN "tests/cli/golden/$fx" "$new/$fx" || changed=1
