@@ -125,6 +125,12 @@ void cli_json_end(const struct cli *c, struct gp_json *j, int exit_status);
  * Close it with gp_json_end(j, '}'). */
 void cli_jsonl_record(struct gp_json *j, const char *command);
 
+/* One record printed from its field list in c's format: a CSV line, an object in the open array of a
+ * JSON document (the host's fields left to the document), or a JSON lines record of command (j is
+ * started there). buf: scratch for the getters. */
+void cli_record(const struct cli *c, struct gp_json *j, const char *command, const struct gp_field *f, int n,
+		const void *rec, struct gp_buf *buf);
+
 /* Print the non-fatal scan warnings to stderr unless quiet. */
 void cli_print_warnings(const struct cli *c);
 

@@ -186,31 +186,49 @@ static void print_table(struct bar_ctx *b)
 		cli_wrapf(stdout, 0, 4, "Note: %s", b->io.note);
 }
 
-static void json_u64_or_null(struct gp_json *j, const char *key, uint64_t v)
+/* One device's record: what every format prints of it. */
+struct bar_rec {
+	const struct bar_ctx *b;
+	const struct gp_pci_dev *d;
+	const char *name;              /* "GPU0", NULL when not a GPU (--all) */
+	struct gp_bar_report r;
+	char dname[160];               /* the model's name, "" unknown */
+};
+
+#define REC(x) ((const struct bar_rec *)(x))
+
+static void f_name(const void *x, struct gp_value *v) { v->s = REC(x)->name; v->null = !v->s; }
+static void f_bdf(const void *x, struct gp_value *v) { v->s = REC(x)->d->bdf; }
+static void f_vendor(const void *x, struct gp_value *v) { v->s = v->num; snprintf(v->num, 8, "%04x", REC(x)->d->vendor); }
+static void f_device(const void *x, struct gp_value *v) { v->s = v->num; snprintf(v->num, 8, "%04x", REC(x)->d->device); }
+
+static void f_dname(const void *x, struct gp_value *v)
 {
-	if (v)
-		gp_json_u64(j, key, v);
-	else
-		gp_json_null(j, key);
+	v->s = REC(x)->dname[0] ? REC(x)->dname : NULL;
+	v->null = !v->s;
 }
 
-static void json_device(struct bar_ctx *b, struct gp_json *j, int i)
+/* bars as text: "INDEX:SIZE:TYPE:assigned|UNASSIGNED" for each BAR, ';' between them (the table's words) */
+static void f_bars(const void *x, struct gp_value *v)
 {
-	const struct gp_pci_dev *d = &b->c->pci.devs[i];
-	const char *name = gpu_name(&b->t, i);
-	struct gp_bar_report r;
-	char v[8];
-
-	gp_bar_report(d, b->c->facts, &r);
-	gp_json_str(j, "name", name);
-	gp_json_str(j, "bdf", d->bdf);
-	snprintf(v, sizeof(v), "%04x", d->vendor);
-	gp_json_str(j, "vendor_id", v);
-	snprintf(v, sizeof(v), "%04x", d->device);
-	gp_json_str(j, "device_id", v);
-	gp_json_arr(j, "bars");
 	for (int k = 0; k < 6; k++) {
-		const struct gp_bar *bar = &d->bars[k];
+		const struct gp_bar *bar = &REC(x)->d->bars[k];
+		char type[48];
+
+		if (!bar->size)
+			continue;
+		bar_type(bar, type, sizeof(type));
+		gp_buf_addf(v->buf, "%s%d:%" PRIu64 ":%s:%s", v->buf->len ? ";" : "", k, bar->size, type,
+			    bar->assigned ? "assigned" : "UNASSIGNED");
+	}
+	v->s = gp_buf_str(v->buf);
+}
+
+static void j_bars(const void *x, struct gp_json *j, const char *key)
+{
+	gp_json_arr(j, key);
+	for (int k = 0; k < 6; k++) {
+		const struct gp_bar *bar = &REC(x)->d->bars[k];
 
 		if (!bar->size)
 			continue;
@@ -224,38 +242,147 @@ static void json_device(struct bar_ctx *b, struct gp_json *j, int i)
 		gp_json_end(j, '}');
 	}
 	gp_json_end(j, ']');
-	if (r.aperture_bar >= 0)
-		gp_json_int(j, "aperture_bar", r.aperture_bar);
-	else
-		gp_json_null(j, "aperture_bar");
-	json_u64_or_null(j, "aperture_size", r.aperture);
-	json_u64_or_null(j, "vram", r.vram);
-	json_u64_or_null(j, "driver_bar1", r.driver_bar1);
-	gp_json_str(j, "verdict", gp_bar_verdict_name(r.verdict));
-	gp_json_obj(j, "rebar");
-	gp_json_str(j, "state", r.rebar.known == GP_UNKNOWN ? "unknown" : r.rebar.known == GP_ABSENT ? "absent" : "present");
+}
+
+static void f_aperture_bar(const void *x, struct gp_value *v) { v->i = REC(x)->r.aperture_bar; v->null = v->i < 0; }
+static void f_aperture(const void *x, struct gp_value *v) { v->u = REC(x)->r.aperture; v->null = !v->u; }
+static void f_vram(const void *x, struct gp_value *v) { v->u = REC(x)->r.vram; v->null = !v->u; }
+static void f_bar1(const void *x, struct gp_value *v) { v->u = REC(x)->r.driver_bar1; v->null = !v->u; }
+static void f_verdict(const void *x, struct gp_value *v) { v->s = gp_bar_verdict_name(REC(x)->r.verdict); }
+
+/* why the verdict is unknown, as the table says it; null otherwise */
+static void f_verdict_why(const void *x, struct gp_value *v)
+{
+	const struct gp_gpu_facts *facts = REC(x)->b->c->facts;
+
+	v->s = REC(x)->r.verdict != GP_BAR_UNKNOWN ? NULL : facts->available ? "GPU not in NVML's list" : facts->why;
+	v->null = !v->s;
+}
+
+static const char *rebar_state(const struct gp_bar_report *r)
+{
+	return r->rebar.known == GP_UNKNOWN ? "unknown" : r->rebar.known == GP_ABSENT ? "absent" : "present";
+}
+
+static void f_rebar(const void *x, struct gp_value *v) { v->s = rebar_state(&REC(x)->r); }
+
+static void j_rebar(const void *x, struct gp_json *j, const char *key)
+{
+	const struct gp_bar_report *r = &REC(x)->r;
+
+	gp_json_obj(j, key);
+	gp_json_str(j, "state", rebar_state(r));
 	gp_json_arr(j, "entries");
-	for (int k = 0; k < r.rebar.n; k++) {
+	for (int k = 0; k < r->rebar.n; k++) {
 		gp_json_obj(j, NULL);
-		gp_json_int(j, "bar", r.rebar.e[k].bar);
-		json_u64_or_null(j, "current", r.rebar.e[k].cur_size);
-		if (!r.rebar.e[k].cur_size) /* a reserved encoding: say which */
-			gp_json_int(j, "current_code", r.rebar.e[k].cur_log);
+		gp_json_int(j, "bar", r->rebar.e[k].bar);
+		if (r->rebar.e[k].cur_size)
+			gp_json_u64(j, "current", r->rebar.e[k].cur_size);
+		else /* a reserved encoding: say which */
+			gp_json_null(j, "current"), gp_json_int(j, "current_code", r->rebar.e[k].cur_log);
 		gp_json_arr_flat(j, "supported");
 		for (int s = 0; s <= GP_REBAR_LOG_MAX; s++)
-			if (r.rebar.e[k].sizes & (1ULL << s))
+			if (r->rebar.e[k].sizes & (1ULL << s))
 				gp_json_u64(j, NULL, gp_bar_rebar_size(s));
 		gp_json_end(j, ']');
 		gp_json_end(j, '}');
 	}
 	gp_json_end(j, ']');
 	gp_json_end(j, '}');
-	if (d->iommu_group >= 0)
-		gp_json_int(j, "iommu_group", d->iommu_group);
-	else
-		gp_json_null(j, "iommu_group");
-	gp_json_str(j, "iommu_type", iommu_type(b, d));
-	gp_json_str(j, "advice", r.advice[0] ? r.advice : NULL);
+}
+
+/* the aperture's Resizable BAR entry, or NULL */
+static const struct gp_rebar_entry *aperture_rebar(const struct gp_bar_report *r)
+{
+	for (int k = 0; k < r->rebar.n; k++)
+		if (r->rebar.e[k].bar == r->aperture_bar)
+			return &r->rebar.e[k];
+	return NULL;
+}
+
+static void f_rebar_current(const void *x, struct gp_value *v) /* null: no entry, or a reserved size code */
+{
+	const struct gp_rebar_entry *e = aperture_rebar(&REC(x)->r);
+
+	v->u = e ? e->cur_size : 0;
+	v->null = !v->u;
+}
+
+static void f_rebar_max(const void *x, struct gp_value *v) { v->u = REC(x)->r.rebar_max; v->null = !v->u; }
+
+/* every entry as text: "BAR:CURRENT:SIZE SIZE..." (CURRENT "code N" for a reserved encoding), ';' between */
+static void f_rebar_entries(const void *x, struct gp_value *v)
+{
+	const struct gp_bar_report *r = &REC(x)->r;
+
+	for (int k = 0; k < r->rebar.n; k++) {
+		const struct gp_rebar_entry *e = &r->rebar.e[k];
+
+		gp_buf_addf(v->buf, "%s%d:", k ? ";" : "", e->bar);
+		if (e->cur_size)
+			gp_buf_addf(v->buf, "%" PRIu64 ":", e->cur_size);
+		else
+			gp_buf_addf(v->buf, "code %d:", e->cur_log);
+		for (int s = 0, n = 0; s <= GP_REBAR_LOG_MAX; s++)
+			if (e->sizes & (1ULL << s))
+				gp_buf_addf(v->buf, "%s%" PRIu64, n++ ? " " : "", gp_bar_rebar_size(s));
+	}
+	v->s = gp_buf_str(v->buf);
+}
+
+static void f_iommu_group(const void *x, struct gp_value *v) { v->i = REC(x)->d->iommu_group; v->null = v->i < 0; }
+static void f_iommu_type(const void *x, struct gp_value *v) { v->s = iommu_type(REC(x)->b, REC(x)->d); v->null = !v->s; }
+static void f_advice(const void *x, struct gp_value *v) { v->s = REC(x)->r.advice[0] ? REC(x)->r.advice : NULL; v->null = !v->s; }
+static void f_iommu_mode(const void *x, struct gp_value *v) { v->s = gp_iommu_mode_name(REC(x)->b->io.mode); }
+
+static void f_iommu_units(const void *x, struct gp_value *v)
+{
+	v->s = REC(x)->b->io.units ? REC(x)->b->io.unit_names : NULL;
+	v->null = !v->s;
+}
+
+static void f_iommu_groups(const void *x, struct gp_value *v) { v->i = REC(x)->b->io.groups; }
+static void f_iommu_cmdline(const void *x, struct gp_value *v) { v->s = REC(x)->b->io.cmdline; }
+static void f_iommu_note(const void *x, struct gp_value *v) { v->s = REC(x)->b->io.note[0] ? REC(x)->b->io.note : NULL; v->null = !v->s; }
+
+/* A device's fields, in JSON order; col: the CSV column (a new field takes the next number). The host's
+ * IOMMU (GP_FIELD_HOST) is in each CSV and JSON lines record, once in the JSON document ("iommu"). */
+static const struct gp_field bar_fields[] = {
+	{ "name", "name", 1, NULL, GP_FIELD_STR, 0, f_name, NULL },
+	{ "bdf", "bdf", 2, NULL, GP_FIELD_STR, 0, f_bdf, NULL },
+	{ "vendor_id", "vendor_id", 13, NULL, GP_FIELD_STR, 0, f_vendor, NULL },
+	{ "device_id", "device_id", 14, NULL, GP_FIELD_STR, 0, f_device, NULL },
+	{ "device_name", "device_name", 15, NULL, GP_FIELD_STR, 0, f_dname, NULL },
+	{ "bars", "bars", 16, NULL, GP_FIELD_JSON, 0, f_bars, j_bars },
+	{ "aperture_bar", "aperture_bar", 3, NULL, GP_FIELD_INT, 0, f_aperture_bar, NULL },
+	{ "aperture_size", "aperture_size", 4, NULL, GP_FIELD_U64, 0, f_aperture, NULL },
+	{ "vram", "vram", 5, NULL, GP_FIELD_U64, 0, f_vram, NULL },
+	{ "driver_bar1", "driver_bar1", 17, NULL, GP_FIELD_U64, 0, f_bar1, NULL },
+	{ "verdict", "verdict", 6, NULL, GP_FIELD_STR, 0, f_verdict, NULL },
+	{ "verdict_why", "verdict_why", 18, NULL, GP_FIELD_STR, 0, f_verdict_why, NULL },
+	{ "rebar", "rebar", 7, NULL, GP_FIELD_JSON, 0, f_rebar, j_rebar },
+	{ NULL, "rebar_current", 8, NULL, GP_FIELD_U64, 0, f_rebar_current, NULL },
+	{ NULL, "rebar_max", 9, NULL, GP_FIELD_U64, 0, f_rebar_max, NULL },
+	{ NULL, "rebar_entries", 19, NULL, GP_FIELD_STR, 0, f_rebar_entries, NULL },
+	{ "iommu_group", "iommu_group", 10, NULL, GP_FIELD_INT, 0, f_iommu_group, NULL },
+	{ "iommu_type", "iommu_type", 11, NULL, GP_FIELD_STR, 0, f_iommu_type, NULL },
+	{ "advice", "advice", 20, NULL, GP_FIELD_STR, 0, f_advice, NULL },
+	{ "iommu_mode", "iommu_mode", 12, NULL, GP_FIELD_STR, GP_FIELD_HOST, f_iommu_mode, NULL },
+	{ "iommu_units", "iommu_units", 21, NULL, GP_FIELD_STR, GP_FIELD_HOST, f_iommu_units, NULL },
+	{ "iommu_groups", "iommu_groups", 22, NULL, GP_FIELD_INT, GP_FIELD_HOST, f_iommu_groups, NULL },
+	{ "iommu_cmdline", "iommu_cmdline", 23, NULL, GP_FIELD_STR, GP_FIELD_HOST, f_iommu_cmdline, NULL },
+	{ "iommu_note", "iommu_note", 24, NULL, GP_FIELD_STR, GP_FIELD_HOST, f_iommu_note, NULL },
+};
+
+#define NFIELDS ((int)(sizeof(bar_fields) / sizeof(bar_fields[0])))
+
+static void bar_rec(const struct bar_ctx *b, int i, struct bar_rec *x)
+{
+	x->b = b;
+	x->d = &b->c->pci.devs[i];
+	x->name = gpu_name(&b->t, i);
+	gp_bar_report(x->d, b->c->facts, &x->r);
+	gp_topo_display_name(&b->t, i, x->dname, sizeof(x->dname));
 }
 
 static void json_iommu(struct bar_ctx *b, struct gp_json *j)
@@ -269,68 +396,32 @@ static void json_iommu(struct bar_ctx *b, struct gp_json *j)
 	gp_json_end(j, '}');
 }
 
-static void print_json(struct bar_ctx *b, int lines)
+/* --json, --jsonl and --csv: the devices' records from bar_fields */
+static void print_records(struct bar_ctx *b)
 {
+	struct gp_buf scratch = GP_BUF_INIT;
+	struct bar_rec x;
 	struct gp_json j;
+	int doc = b->c->fmt == GP_OUT_JSON;
 
-	if (!lines) {
+	if (doc) {
 		cli_json_begin(b->c, &j, "bar", b->c->argc, b->c->argv);
 		json_iommu(b, &j);
 		gp_json_arr(&j, "devices");
+	} else if (b->c->fmt == GP_OUT_CSV && !b->c->no_header) {
+		gp_fields_csv_header(stdout, bar_fields, NFIELDS);
 	}
 	for (int i = 0; i < b->c->pci.n; i++) {
 		if (!selected(b, i))
 			continue;
-		if (lines)
-			cli_jsonl_record(&j, "bar");
-		else
-			gp_json_obj(&j, NULL);
-		json_device(b, &j, i);
-		gp_json_end(&j, '}');
+		bar_rec(b, i, &x);
+		cli_record(b->c, &j, "bar", bar_fields, NFIELDS, &x, &scratch);
 	}
-	if (!lines) {
+	if (doc) {
 		gp_json_end(&j, ']');
 		cli_json_end(b->c, &j, 0);
 	}
-}
-
-static void print_csv(struct bar_ctx *b)
-{
-	char num[32];
-
-	if (!b->c->no_header)
-		printf("name,bdf,aperture_bar,aperture_size,vram,verdict,rebar,rebar_current,rebar_max,iommu_group,iommu_type,iommu_mode\n");
-	for (int i = 0; i < b->c->pci.n; i++) {
-		const struct gp_pci_dev *d = &b->c->pci.devs[i];
-		const char *name = gpu_name(&b->t, i), *it = iommu_type(b, d);
-		struct gp_bar_report r;
-		const struct gp_rebar_entry *re = NULL;
-
-		if (!selected(b, i))
-			continue;
-		gp_bar_report(d, b->c->facts, &r);
-		for (int k = 0; k < r.rebar.n; k++)
-			if (r.rebar.e[k].bar == r.aperture_bar)
-				re = &r.rebar.e[k];
-		gp_csv_field(stdout, name, ',');
-		gp_csv_field(stdout, d->bdf, ',');
-		snprintf(num, sizeof(num), "%d", r.aperture_bar);
-		gp_csv_field(stdout, r.aperture_bar >= 0 ? num : "", ',');
-		snprintf(num, sizeof(num), "%" PRIu64, r.aperture);
-		gp_csv_field(stdout, r.aperture ? num : "", ',');
-		snprintf(num, sizeof(num), "%" PRIu64, r.vram);
-		gp_csv_field(stdout, r.vram ? num : "", ',');
-		gp_csv_field(stdout, gp_bar_verdict_name(r.verdict), ',');
-		gp_csv_field(stdout, r.rebar.known == GP_UNKNOWN ? "unknown" : r.rebar.known == GP_ABSENT ? "absent" : "present", ',');
-		snprintf(num, sizeof(num), "%" PRIu64, re ? re->cur_size : 0);
-		gp_csv_field(stdout, re && re->cur_size ? num : "", ','); /* empty: no entry, or a reserved size code */
-		snprintf(num, sizeof(num), "%" PRIu64, r.rebar_max);
-		gp_csv_field(stdout, r.rebar_max ? num : "", ',');
-		snprintf(num, sizeof(num), "%d", d->iommu_group);
-		gp_csv_field(stdout, d->iommu_group >= 0 ? num : "", ',');
-		gp_csv_field(stdout, it, ',');
-		gp_csv_field(stdout, gp_iommu_mode_name(b->io.mode), '\n');
-	}
+	gp_buf_free(&scratch);
 }
 
 int cmd_bar(struct cli *c, int argc, char **argv)
@@ -348,12 +439,10 @@ int cmd_bar(struct cli *c, int argc, char **argv)
 	if (rc)
 		return rc;
 	gp_iommu_read(&c->root, &b.io);
-	switch (c->fmt) {
-	case GP_OUT_JSON: print_json(&b, 0); break;
-	case GP_OUT_JSONL: print_json(&b, 1); break;
-	case GP_OUT_CSV: print_csv(&b); break;
-	case GP_OUT_TABLE: print_table(&b); break;
-	}
+	if (c->fmt == GP_OUT_TABLE)
+		print_table(&b);
+	else
+		print_records(&b);
 	gp_topo_free(&b.t);
 	return 0;
 }

@@ -92,6 +92,21 @@ void cli_jsonl_record(struct gp_json *j, const char *command)
 	gp_json_str(j, "command", command);
 }
 
+void cli_record(const struct cli *c, struct gp_json *j, const char *command, const struct gp_field *f, int n,
+		const void *rec, struct gp_buf *buf)
+{
+	if (c->fmt == GP_OUT_CSV) {
+		gp_fields_csv_row(stdout, f, n, rec, buf);
+		return;
+	}
+	if (c->fmt == GP_OUT_JSON)
+		gp_json_obj(j, NULL);
+	else
+		cli_jsonl_record(j, command);
+	gp_fields_json(j, f, n, rec, c->fmt != GP_OUT_JSON, buf);
+	gp_json_end(j, '}');
+}
+
 void cli_print_warnings(const struct cli *c)
 {
 	if (c->quiet)

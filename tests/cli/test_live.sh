@@ -22,7 +22,11 @@ for d in new["devices"]:
 assert new == old, "the replay differs from the live output"' "$tmp/topo.json" "$LIVE/topo.json" &&
 	echo "ok - replayed topo --json equals the live output" || echo "not ok - replayed topo --json differs"
 "$BIN" --root "$tmp/h200-live" bar --csv >"$tmp/bar.csv" 2>&1
-cmp -s "$tmp/bar.csv" "$LIVE/bar.csv" && echo "ok - replayed bar --csv equals the live output" ||
+# the columns added since (new columns come last: gpup2p(1), JSON OUTPUT) are left out
+python3 -c 'import csv,sys
+new, old = (list(csv.reader(open(f))) for f in sys.argv[1:3])
+assert len(new) == len(old) and all(n[:len(o)] == o for n, o in zip(new, old))' "$tmp/bar.csv" "$LIVE/bar.csv" &&
+	echo "ok - replayed bar --csv equals the live output" ||
 	{ echo "not ok - replayed bar --csv differs"; diff "$LIVE/bar.csv" "$tmp/bar.csv" | head; }
 GPUP2P_PCI_IDS=/dev/null "$BIN" --root "$tmp/h200-live" bar >"$tmp/bar.txt" 2>&1
 cmp -s "$tmp/bar.txt" "$LIVE/bar.txt" && echo "ok - replayed bar equals the live output" ||

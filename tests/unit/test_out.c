@@ -50,6 +50,79 @@ static void json_tests(void)
 	CHECK_STR(json_of("\xe2\x82\"x"), "[\"\\ufffd\\ufffd\\\"x\"]", "cut sequence before a quote: the quote still escaped");
 }
 
+/* A record for the field list: two facts of its own and one of the host. */
+struct frec {
+	const char *name;
+	int ctl;                       /* -1 unknown */
+	const char *pairs;
+};
+
+static void g_name(const void *x, struct gp_value *v) { v->s = ((const struct frec *)x)->name; v->null = !v->s; }
+static void g_ctl(const void *x, struct gp_value *v) { v->i = ((const struct frec *)x)->ctl; v->null = v->i < 0; }
+static void g_pairs(const void *x, struct gp_value *v) { v->s = ((const struct frec *)x)->pairs; }
+static void g_word(const void *x, struct gp_value *v) { v->i = ((const struct frec *)x)->ctl > 0, v->s = v->i ? "yes" : "no"; }
+static void g_host(const void *x, struct gp_value *v) { (void)x; gp_buf_addf(v->buf, "dmar%d", 0); v->s = gp_buf_str(v->buf); }
+
+static char *fields_out(int how, const struct frec *r)
+{
+	static const struct gp_field f[] = {
+		{ "name", "name", 1, "NAME", GP_FIELD_STR, 0, g_name, NULL },
+		{ "pairs", "pairs", 4, NULL, GP_FIELD_WORDS, 0, g_pairs, NULL },
+		{ "ctl", "ctl", 2, "CTL", GP_FIELD_HEX, 0, g_ctl, NULL },
+		{ "redirects", "redirects", 3, "REDIR", GP_FIELD_BOOL, 0, g_word, NULL },
+		{ "unit", "unit", 5, NULL, GP_FIELD_STR, GP_FIELD_HOST, g_host, NULL },
+	};
+	struct gp_buf b = GP_BUF_INIT;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&out, &len);
+	struct gp_json j;
+	struct gp_table t;
+
+	if (how == 0) {
+		gp_fields_csv_header(fp, f, 5);
+		gp_fields_csv_row(fp, f, 5, r, &b);
+	} else if (how == 3) {
+		gp_fields_table_init(&t, f, 5);
+		gp_fields_table_row(&t, f, 5, r, &b);
+		gp_table_print(&t, fp, 0, 2, NULL);
+		gp_table_free(&t);
+	} else {
+		gp_json_init(&j, fp, 0);
+		gp_json_obj(&j, NULL);
+		gp_fields_json(&j, f, 5, r, how == 2, &b);
+		gp_json_end(&j, '}');
+	}
+	fclose(fp);
+	gp_buf_free(&b);
+	return out;
+}
+
+static void fields_tests(void)
+{
+	struct frec a = { "0000:00:01.0", 0x1d, "GPU0-GPU1 GPU0-NIC0" }, u = { NULL, -1, "" };
+	char *s;
+
+	s = fields_out(0, &a);
+	CHECK_STR(s, "name,ctl,redirects,pairs,unit\n0000:00:01.0,0x001d,yes,GPU0-GPU1 GPU0-NIC0,dmar0\n",
+		  "CSV: columns by number, not by declaration; HEX as 0x%%04x, a word replaces the boolean");
+	free(s);
+	s = fields_out(0, &u);
+	CHECK_STR(s, "name,ctl,redirects,pairs,unit\n,,no,,dmar0\n", "CSV: unknown values empty");
+	free(s);
+	s = fields_out(1, &a);
+	CHECK_STR(s, "{\"name\": \"0000:00:01.0\", \"pairs\": [\"GPU0-GPU1\", \"GPU0-NIC0\"], \"ctl\": 29, "
+		  "\"redirects\": true}\n", "JSON: declaration order, words as an array, no host fact in a document's record");
+	free(s);
+	s = fields_out(2, &u);
+	CHECK_STR(s, "{\"name\": null, \"pairs\": [], \"ctl\": null, \"redirects\": false, \"unit\": \"dmar0\"}\n",
+		  "JSON lines: unknown as null, the host's fact in each record");
+	free(s);
+	s = fields_out(3, &a);
+	CHECK_STR(s, "NAME          CTL     REDIR\n0000:00:01.0  0x001d  yes\n", "table: the fields with a header");
+	free(s);
+}
+
 static void buf_tests(void)
 {
 	struct gp_buf b = GP_BUF_INIT;
@@ -213,6 +286,7 @@ int main(void)
 	prom_tests();
 	replace_tests();
 	json_tests();
+	fields_tests();
 	buf_tests();
 	return unit_done();
 }

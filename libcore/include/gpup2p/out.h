@@ -70,6 +70,61 @@ void gp_table_print(const struct gp_table *t, FILE *f, int indent, int gap, cons
 /* Free the table's cells. */
 void gp_table_free(struct gp_table *t);
 
+/* One field list per record (util-linux's column info, systemd's format-table): each field of a record
+ * declared once, with its JSON key, its CSV column and how its value is read, so that the table, CSV,
+ * JSON and JSON lines of a record print the same fields and cannot drift apart. */
+enum gp_field_type {
+	GP_FIELD_STR,                  /* a string */
+	GP_FIELD_INT,                  /* a signed integer (v.i) */
+	GP_FIELD_U64,                  /* an unsigned 64-bit integer (v.u) */
+	GP_FIELD_BOOL,                 /* true or false (v.i) */
+	GP_FIELD_HEX,                  /* an integer (v.i), written 0x%04x in CSV and tables */
+	GP_FIELD_WORDS,                /* words separated by spaces (v.s): a JSON array of strings */
+	GP_FIELD_JSON,                 /* written by the field's own json(); v.s is its text form */
+};
+
+/* A field's value, as get() fills it (zeroed first). */
+struct gp_value {
+	int null;                      /* unknown or absent: JSON null, empty in CSV */
+	const char *s;                 /* STR, WORDS, JSON: the value; other types: a text form that replaces the
+	                                  number in CSV and tables (a word such as "unknown") when set */
+	long long i;                   /* INT, BOOL, HEX */
+	uint64_t u;                    /* U64 */
+	struct gp_buf *buf;            /* scratch get() may build s in (reset before each call) */
+	char num[48];                  /* the text form of a number, filled by gp_field_text */
+};
+
+#define GP_FIELD_HOST 1u               /* a fact of the host, not of the record: in CSV and JSON lines each
+                                          record repeats it; a JSON document states it once, not per record */
+
+struct gp_field {
+	const char *key;               /* JSON key; NULL: not in JSON */
+	const char *csv;               /* CSV column name; NULL: not in CSV */
+	int col;                       /* its CSV column, 1 first: a column never moves, a new one comes last */
+	const char *header;            /* text table header; NULL: not a table column */
+	enum gp_field_type type;
+	unsigned flags;                /* GP_FIELD_HOST */
+	void (*get)(const void *rec, struct gp_value *v);
+	/* GP_FIELD_JSON: write the value under key into j */
+	void (*json)(const void *rec, struct gp_json *j, const char *key);
+};
+
+/* The text of field f of rec (CSV, tables): v->s when set, "" when null, else the number; v is filled
+ * (its buf given by the caller, may be NULL when no getter uses it). */
+const char *gp_field_text(const struct gp_field *f, const void *rec, struct gp_value *v);
+/* Write the JSON members of rec's n fields into the open object of j; GP_FIELD_HOST fields only when
+ * host. buf: scratch for the getters (may be NULL when none needs it). */
+void gp_fields_json(struct gp_json *j, const struct gp_field *f, int n, const void *rec, int host,
+		    struct gp_buf *buf);
+/* The CSV header line: the column names in column order. */
+void gp_fields_csv_header(FILE *out, const struct gp_field *f, int n);
+/* One CSV line of rec, in column order. */
+void gp_fields_csv_row(FILE *out, const struct gp_field *f, int n, const void *rec, struct gp_buf *buf);
+/* Start t with the table's columns (the fields with a header) and the header row. 0 or -ENOMEM. */
+int gp_fields_table_init(struct gp_table *t, const struct gp_field *f, int n);
+/* Append rec's row to a table gp_fields_table_init started. 0 or -ENOMEM. */
+int gp_fields_table_row(struct gp_table *t, const struct gp_field *f, int n, const void *rec, struct gp_buf *buf);
+
 /* Decide whether to colour: mode "always", "never" or "auto" (a TTY and NO_COLOR unset). */
 int gp_out_use_color(const char *mode, FILE *f);
 
