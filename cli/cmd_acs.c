@@ -266,50 +266,78 @@ static void print_table(const struct cli *c, const struct gp_topo *t, const stru
 		printf("No bridge on a GPU/NIC path redirects peer traffic.\n");
 }
 
-static void json_bridge(struct gp_json *j, const struct gp_topo *t, const struct gp_acs_audit *a,
-			const struct gp_acs_bridge *b)
-{
-	const struct gp_pci_dev *d = &t->pci->devs[b->pci];
-	char buf[256], pairs[40];
-	int x = -1, y = -1;
+/* One bridge's record: what every machine format prints of it. */
+struct acs_rec {
+	const struct gp_topo *t;
+	const struct gp_acs_audit *a;
+	const struct gp_acs_bridge *b;
+};
 
-	gp_json_str(j, "bdf", d->bdf);
-	gp_json_str(j, "role", gp_pci_port_name(d->port_type));
-	gp_json_str(j, "state", b->state == GP_PRESENT ? "present" : "unknown");
-	if (b->state == GP_PRESENT) {
-		gp_json_int(j, "cap", b->cap);
-		gp_json_int(j, "ctl", b->ctl);
-		gp_json_int(j, "ctl_offset", b->ctl_off);
-		gp_json_str(j, "cap_decoded", gp_acs_decode(b->cap, buf, sizeof(buf)));
-		gp_json_str(j, "ctl_decoded", gp_acs_decode(b->ctl, buf, sizeof(buf)));
-		gp_json_bool(j, "redirects", b->redirects);
-	} else {
-		gp_json_null(j, "cap");
-		gp_json_null(j, "ctl");
-		gp_json_null(j, "ctl_offset");
-		gp_json_null(j, "cap_decoded");
-		gp_json_null(j, "ctl_decoded");
-		gp_json_null(j, "redirects");
-	}
-	gp_json_str(j, "impact", gp_acs_impact_name(b->impact));
-	gp_json_arr_flat(j, "pairs");
-	while (gp_acs_pair_next(a, b, 0, &x, &y)) {
-		snprintf(pairs, sizeof(pairs), "%s-%s", t->devs[x].name, t->devs[y].name);
-		gp_json_str(j, NULL, pairs);
-	}
-	gp_json_end(j, ']');
-	gp_json_arr_flat(j, "pair_classes");
-	for (x = -1, y = -1; gp_acs_pair_next(a, b, 0, &x, &y);)
-		gp_json_str(j, NULL, gp_topo_code_at(t, x, y, pairs, sizeof(pairs)));
-	gp_json_end(j, ']');
+#define REC(x) ((const struct acs_rec *)(x))
+#define PRESENT(x) (REC(x)->b->state == GP_PRESENT)
+
+static const struct gp_pci_dev *rec_dev(const void *x)
+{
+	return &REC(x)->t->pci->devs[REC(x)->b->pci];
 }
 
-static void print_json(const struct cli *c, const struct gp_topo *t, const struct gp_acs_audit *a, int lines,
-		       struct gp_buf *bp, int rc)
+static void f_bdf(const void *x, struct gp_value *v) { v->s = rec_dev(x)->bdf; }
+static void f_role(const void *x, struct gp_value *v) { v->s = gp_pci_port_name(rec_dev(x)->port_type); }
+static void f_state(const void *x, struct gp_value *v) { v->s = PRESENT(x) ? "present" : "unknown"; }
+static void f_cap(const void *x, struct gp_value *v) { v->i = REC(x)->b->cap; v->null = !PRESENT(x); }
+static void f_ctl(const void *x, struct gp_value *v) { v->i = REC(x)->b->ctl; v->null = !PRESENT(x); }
+static void f_ctl_off(const void *x, struct gp_value *v) { v->i = REC(x)->b->ctl_off; v->null = !PRESENT(x); }
+
+static void decoded(const void *x, struct gp_value *v, unsigned reg)
 {
+	char buf[256];
+
+	v->null = !PRESENT(x);
+	if (!v->null)
+		gp_buf_addf(v->buf, "%s", gp_acs_decode(reg, buf, sizeof(buf)));
+	v->s = v->null ? NULL : gp_buf_str(v->buf);
+}
+
+static void f_cap_dec(const void *x, struct gp_value *v) { decoded(x, v, REC(x)->b->cap); }
+static void f_ctl_dec(const void *x, struct gp_value *v) { decoded(x, v, REC(x)->b->ctl); }
+
+static void f_redirects(const void *x, struct gp_value *v) /* CSV: yes, no or unknown */
+{
+	v->i = REC(x)->b->redirects;
+	v->null = !PRESENT(x);
+	v->s = redirect_word(REC(x)->b);
+}
+
+static void f_impact(const void *x, struct gp_value *v) { v->s = gp_acs_impact_name(REC(x)->b->impact); }
+static void f_pairs(const void *x, struct gp_value *v) { v->s = pair_list(REC(x)->t, REC(x)->a, REC(x)->b, v->buf); }
+static void f_classes(const void *x, struct gp_value *v) { v->s = class_list(REC(x)->t, REC(x)->a, REC(x)->b, v->buf); }
+
+/* A bridge's fields, in JSON order; col: the CSV column (a new field takes the next number). */
+static const struct gp_field acs_fields[] = {
+	{ "bdf", "bdf", 1, NULL, GP_FIELD_STR, 0, f_bdf, NULL },
+	{ "role", "role", 2, NULL, GP_FIELD_STR, 0, f_role, NULL },
+	{ "state", "state", 3, NULL, GP_FIELD_STR, 0, f_state, NULL },
+	{ "cap", "cap", 4, NULL, GP_FIELD_HEX, 0, f_cap, NULL },
+	{ "ctl", "ctl", 5, NULL, GP_FIELD_HEX, 0, f_ctl, NULL },
+	{ "ctl_offset", NULL, 0, NULL, GP_FIELD_INT, 0, f_ctl_off, NULL },
+	{ "cap_decoded", NULL, 0, NULL, GP_FIELD_STR, 0, f_cap_dec, NULL },
+	{ "ctl_decoded", NULL, 0, NULL, GP_FIELD_STR, 0, f_ctl_dec, NULL },
+	{ "redirects", "redirects", 6, NULL, GP_FIELD_BOOL, 0, f_redirects, NULL },
+	{ "impact", "impact", 9, NULL, GP_FIELD_STR, 0, f_impact, NULL },
+	{ "pairs", "pairs", 7, NULL, GP_FIELD_WORDS, 0, f_pairs, NULL },
+	{ "pair_classes", "pair_classes", 8, NULL, GP_FIELD_WORDS, 0, f_classes, NULL },
+};
+
+#define NFIELDS ((int)(sizeof(acs_fields) / sizeof(acs_fields[0])))
+
+/* --json, --jsonl and --csv: the bridges' records from acs_fields */
+static void print_records(const struct cli *c, const struct gp_topo *t, const struct gp_acs_audit *a,
+			  struct gp_buf *bp, int rc)
+{
+	int doc = c->fmt == GP_OUT_JSON;
 	struct gp_json j;
 
-	if (!lines) {
+	if (doc) {
 		cli_json_begin(c, &j, "acs", c->argc, c->argv);
 		gp_json_int(&j, "on_path_redirecting", a->on_path_redirecting);
 		gp_json_int(&j, "on_path_unknown", a->on_path_unknown);
@@ -319,41 +347,17 @@ static void print_json(const struct cli *c, const struct gp_topo *t, const struc
 		gp_acs_boot_param(t, a, bp);
 		gp_json_str(&j, "boot_parameter", bp->len ? gp_buf_str(bp) : NULL);
 		gp_json_arr(&j, "bridges");
+	} else if (c->fmt == GP_OUT_CSV && !c->no_header) {
+		gp_fields_csv_header(stdout, acs_fields, NFIELDS);
 	}
 	for (int i = 0; i < a->n; i++) {
-		if (lines)
-			cli_jsonl_record(&j, "acs");
-		else
-			gp_json_obj(&j, NULL);
-		json_bridge(&j, t, a, &a->b[i]);
-		gp_json_end(&j, '}');
+		struct acs_rec x = { t, a, &a->b[i] };
+
+		cli_record(c, &j, "acs", acs_fields, NFIELDS, &x, bp);
 	}
-	if (!lines) {
+	if (doc) {
 		gp_json_end(&j, ']');
 		cli_json_end(c, &j, rc);
-	}
-}
-
-static void print_csv(const struct cli *c, const struct gp_topo *t, const struct gp_acs_audit *a, struct gp_buf *list)
-{
-	char num[16];
-
-	if (!c->no_header)
-		printf("bdf,role,state,cap,ctl,redirects,pairs,pair_classes,impact\n");
-	for (int i = 0; i < a->n; i++) {
-		const struct gp_acs_bridge *b = &a->b[i];
-
-		gp_csv_field(stdout, t->pci->devs[b->pci].bdf, ',');
-		gp_csv_field(stdout, gp_pci_port_name(t->pci->devs[b->pci].port_type), ',');
-		gp_csv_field(stdout, b->state == GP_PRESENT ? "present" : "unknown", ',');
-		snprintf(num, sizeof(num), "0x%04x", b->cap);
-		gp_csv_field(stdout, b->state == GP_PRESENT ? num : "", ',');
-		snprintf(num, sizeof(num), "0x%04x", b->ctl);
-		gp_csv_field(stdout, b->state == GP_PRESENT ? num : "", ',');
-		gp_csv_field(stdout, redirect_word(b), ',');
-		gp_csv_field(stdout, pair_list(t, a, b, list), ',');
-		gp_csv_field(stdout, class_list(t, a, b, list), ',');
-		gp_csv_field(stdout, gp_acs_impact_name(b->impact), '\n');
 	}
 }
 
@@ -388,12 +392,10 @@ int cmd_acs(struct cli *c, int argc, char **argv)
 	/* a redirect that keeps PIX/PXB traffic from staying below the host bridge is the warning; one on
 	 * pairs that cross the root complex anyway is reported, ranked lower, and does not fail the audit */
 	rc = a.redirect_high ? EX_WARN : a.on_path_unknown ? EX_UNKNOWN : 0;
-	switch (c->fmt) {
-	case GP_OUT_JSON: print_json(c, &t, &a, 0, &buf, rc); break;
-	case GP_OUT_JSONL: print_json(c, &t, &a, 1, &buf, rc); break;
-	case GP_OUT_CSV: print_csv(c, &t, &a, &buf); break;
-	case GP_OUT_TABLE: print_table(c, &t, &a, &buf); break;
-	}
+	if (c->fmt == GP_OUT_TABLE)
+		print_table(c, &t, &a, &buf);
+	else
+		print_records(c, &t, &a, &buf, rc);
 	if (buf.oom) {
 		fprintf(stderr, "gpup2p: acs: out of memory: a list above is incomplete\n");
 		rc = EX_ERROR;
