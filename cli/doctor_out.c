@@ -91,23 +91,55 @@ static void json_facts(struct gp_json *j, struct gp_doctor_ctx *d)
 	gp_expect_free(&x);
 }
 
+#define FND(x) ((const struct gp_finding *)(x))
+
+static void f_id(const void *x, struct gp_value *v) { v->s = FND(x)->check->id; }
+static void f_sev(const void *x, struct gp_value *v) { v->s = gp_sev_name(FND(x)->sev); }
+static void f_subject(const void *x, struct gp_value *v) { v->s = FND(x)->subject; v->null = !v->s; }
+static void f_message(const void *x, struct gp_value *v) { v->s = FND(x)->message; v->null = !v->s; }
+static void f_fix(const void *x, struct gp_value *v) { v->s = FND(x)->fix; v->null = !v->s; }
+
+static void f_bdf(const void *x, struct gp_value *v) /* the functions concerned, space-separated */
+{
+	for (int k = 0; k < FND(x)->nbdf; k++)
+		gp_buf_addf(v->buf, "%s%s", k ? " " : "", FND(x)->bdf[k]);
+	v->s = gp_buf_str(v->buf);
+}
+
+static void f_evidence(const void *x, struct gp_value *v) /* key=value, ';' between */
+{
+	for (int k = 0; k < FND(x)->nev; k++)
+		gp_buf_addf(v->buf, "%s%s=%s", k ? ";" : "", FND(x)->ev[k].key, FND(x)->ev[k].value);
+	v->s = gp_buf_str(v->buf);
+}
+
+static void j_evidence(const void *x, struct gp_json *j, const char *key)
+{
+	gp_json_obj(j, key);
+	for (int k = 0; k < FND(x)->nev; k++)
+		gp_json_str(j, FND(x)->ev[k].key, FND(x)->ev[k].value);
+	gp_json_end(j, '}');
+}
+
+/* A finding's fields (doctor-checks.md's contract), in JSON order. */
+static const struct gp_field finding_fields[] = {
+	{ "id", "id", 1, "CHECK", GP_FIELD_STR, 0, f_id, NULL },
+	{ "severity", "severity", 2, "SEVERITY", GP_FIELD_STR, 0, f_sev, NULL },
+	{ "subject", "subject", 3, "SUBJECT", GP_FIELD_STR, 0, f_subject, NULL },
+	{ "bdf", "bdf", 4, NULL, GP_FIELD_WORDS, 0, f_bdf, NULL },
+	{ "message", "message", 5, "MESSAGE", GP_FIELD_STR, 0, f_message, NULL },
+	{ "fix", "fix", 6, NULL, GP_FIELD_STR, 0, f_fix, NULL },
+	{ "evidence", "evidence", 7, NULL, GP_FIELD_JSON, 0, f_evidence, j_evidence },
+};
+
 static void json_finding(struct gp_json *j, const struct gp_finding *f)
 {
+	struct gp_buf b = GP_BUF_INIT;
+
 	gp_json_obj(j, NULL);
-	gp_json_str(j, "id", f->check->id);
-	gp_json_str(j, "severity", gp_sev_name(f->sev));
-	gp_json_str(j, "subject", f->subject);
-	gp_json_arr_flat(j, "bdf");
-	for (int k = 0; k < f->nbdf; k++)
-		gp_json_str(j, NULL, f->bdf[k]);
-	gp_json_end(j, ']');
-	gp_json_str(j, "message", f->message);
-	gp_json_str(j, "fix", f->fix);
-	gp_json_obj(j, "evidence");
-	for (int k = 0; k < f->nev; k++)
-		gp_json_str(j, f->ev[k].key, f->ev[k].value);
+	gp_fields_json(j, finding_fields, (int)(sizeof(finding_fields) / sizeof(finding_fields[0])), f, 0, &b);
 	gp_json_end(j, '}');
-	gp_json_end(j, '}');
+	gp_buf_free(&b);
 }
 
 /* "2026-11-24T00:41:07Z" */
