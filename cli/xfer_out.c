@@ -90,6 +90,184 @@ static const char *check_word(const struct gp_bench_row *r)
 	return r->res.verified > 0 ? "ok" : r->res.verified == 0 ? "WRONG DATA" : "unchecked";
 }
 
+/* This machine's name, for report to tell whose rows these are (srun --label's task numbers name none). */
+static const char *host_name(void)
+{
+	static char h[256];
+
+	if (!h[0] && gethostname(h, sizeof(h) - 1))
+		h[0] = '\0';
+	return h[0] ? h : NULL;
+}
+
+#define ROW(x) ((const struct gp_bench_row *)(x))
+
+static void f_host(const void *x, struct gp_value *v) { (void)x; v->s = host_name(); v->null = !v->s; }
+
+static void f_mode(const void *x, struct gp_value *v) { v->s = ROW(x)->mode; }
+static void f_path(const void *x, struct gp_value *v) { v->s = path(ROW(x)); }
+static void f_src(const void *x, struct gp_value *v) { ends(ROW(x), v->num, v->num + 24, 24); v->s = v->num; }
+static void f_dst(const void *x, struct gp_value *v) { ends(ROW(x), v->num + 24, v->num, 24); v->s = v->num; }
+static void f_memory(const void *x, struct gp_value *v) { v->s = memory(ROW(x)); v->null = !v->s; }
+static void f_p2p(const void *x, struct gp_value *v) { v->s = p2p(ROW(x)); v->null = !v->s; }
+static void f_op(const void *x, struct gp_value *v) { v->s = op(ROW(x)); v->null = !v->s; }
+static void f_engine(const void *x, struct gp_value *v) { v->s = engine(ROW(x)); }
+static void f_size(const void *x, struct gp_value *v) { v->u = ROW(x)->spec.size; }
+static void f_iters(const void *x, struct gp_value *v) { v->i = ROW(x)->spec.iters; }
+static void f_reps(const void *x, struct gp_value *v) { v->i = ROW(x)->spec.each ? ROW(x)->spec.iters : ROW(x)->spec.reps; }
+
+/* a number that is there when have, with prec decimals */
+static void num(struct gp_value *v, int have, double d, int prec)
+{
+	v->null = !have;
+	v->d = d;
+	v->prec = prec;
+}
+
+#define BW(x) (shown(ROW(x)) && !is_latency(ROW(x)))
+static void f_gbps(const void *x, struct gp_value *v) { num(v, BW(x), ROW(x)->res.gbps.median, 2); }
+static void f_gbps_min(const void *x, struct gp_value *v) { num(v, BW(x), ROW(x)->res.gbps.min, 2); }
+static void f_gbps_max(const void *x, struct gp_value *v) { num(v, BW(x), ROW(x)->res.gbps.max, 2); }
+static void f_us(const void *x, struct gp_value *v) { num(v, shown(ROW(x)), ROW(x)->res.us.median, 3); }
+static void f_us_min(const void *x, struct gp_value *v) { num(v, shown(ROW(x)), ROW(x)->res.us.min, 3); }
+
+static void f_host_us(const void *x, struct gp_value *v)
+{
+	num(v, shown(ROW(x)) && ROW(x)->spec.host_timing, ROW(x)->res.host_us, 3);
+}
+
+#define CHECKED(x) (ROW(x)->done && !ROW(x)->skip) /* its data checked even where the figure is not shown */
+static void f_verified(const void *x, struct gp_value *v) { v->i = ROW(x)->res.verified; v->null = !CHECKED(x) || v->i < 0; }
+static void f_bad_offset(const void *x, struct gp_value *v) { v->i = ROW(x)->res.bad_offset; v->omit = !CHECKED(x) || ROW(x)->res.verified; }
+static void f_stride(const void *x, struct gp_value *v) { v->u = ROW(x)->spec.stride; v->omit = !ROW(x)->spec.chase; }
+static void f_chain(const void *x, struct gp_value *v) { v->s = ROW(x)->spec.random ? "random" : "stride"; v->omit = !ROW(x)->spec.chase; }
+
+static void f_host_numa(const void *x, struct gp_value *v)
+{
+	num(v, shown(ROW(x)) && ROW(x)->res.host_node >= 0 && memory(ROW(x)), ROW(x)->res.host_node, 0);
+}
+
+static void f_min_gbps(const void *x, struct gp_value *v) { num(v, ROW(x)->floor > 0, ROW(x)->floor, 2); }
+static void f_below(const void *x, struct gp_value *v) { v->i = gp_bench_below(ROW(x)); }
+static void f_max_gbps(const void *x, struct gp_value *v) { num(v, ROW(x)->ceiling > 0, ROW(x)->ceiling, 2); }
+static void f_impossible(const void *x, struct gp_value *v) { v->i = gp_bench_impossible(ROW(x), GP_LINKCAP_MARGIN); }
+static void f_gated(const void *x, struct gp_value *v) { v->i = shown(ROW(x)) && ROW(x)->res.gated; }
+static void f_gate_forced(const void *x, struct gp_value *v) { v->i = shown(ROW(x)) && ROW(x)->res.gate_forced; }
+static void f_skipped(const void *x, struct gp_value *v) { v->s = ROW(x)->skip; v->null = !v->s; }
+
+/* The table's own forms: what a person reads beside the numbers of CSV and JSON. */
+static void t_mode(const void *x, struct gp_value *v)
+{
+	const struct gp_bench_row *r = ROW(x);
+	int lat = is_latency(r);
+
+	gp_buf_addf(v->buf, "%s%s%s%s", r->mode, lat ? " " : "", lat ? r->what : "", r->spec.sm || r->spec.chase ? " sm" : "");
+	v->s = gp_buf_str(v->buf);
+}
+
+static void t_size(const void *x, struct gp_value *v) { v->s = gp_size_str(ROW(x)->spec.size, v->num, sizeof(v->num)); }
+
+static void t_gbps(const void *x, struct gp_value *v) /* '<' below --min-bw; error: more than its links carry */
+{
+	const struct gp_bench_row *r = ROW(x);
+
+	if (BW(x))
+		snprintf(v->num, sizeof(v->num), "%.1f%s", r->res.gbps.median, gp_bench_below(r) ? " <" : "");
+	else
+		snprintf(v->num, sizeof(v->num), shown(r) || !r->done || r->skip ? "-" : "error");
+	v->s = v->num;
+}
+
+static void t_bw(const void *x, struct gp_value *v, double gbps)
+{
+	snprintf(v->num, sizeof(v->num), BW(x) ? "%.1f" : "-", gbps);
+	v->s = v->num;
+}
+
+static void t_min(const void *x, struct gp_value *v) { t_bw(x, v, ROW(x)->res.gbps.min); }
+static void t_max(const void *x, struct gp_value *v) { t_bw(x, v, ROW(x)->res.gbps.max); }
+
+static void t_lat(const void *x, struct gp_value *v)
+{
+	const struct gp_bench_row *r = ROW(x);
+
+	if (shown(r) && r->spec.chase)
+		snprintf(v->num, sizeof(v->num), "%.3f (min %.3f)", r->res.us.median, r->res.us.min);
+	else if (shown(r) && is_latency(r))
+		snprintf(v->num, sizeof(v->num), "%.2f (host %.2f)", r->res.us.median, r->res.host_us);
+	else
+		snprintf(v->num, sizeof(v->num), "-");
+	v->s = v->num;
+}
+
+static void t_data(const void *x, struct gp_value *v) { v->s = check_word(ROW(x)); }
+
+/* A measurement row's fields, in JSON order; col: the CSV column (a new field takes the next number);
+ * header: the table's column, in this order. Units: GB/s = 1e9 B/s, microseconds, bytes. The host is
+ * the run's (GP_FIELD_HOST): in each JSON lines record, once in the document. */
+static const struct gp_field row_fields[] = {
+	{ "host", NULL, 0, NULL, GP_FIELD_STR, GP_FIELD_HOST, f_host, NULL },
+	{ "mode", "mode", 1, NULL, GP_FIELD_STR, 0, f_mode, NULL },
+	{ NULL, NULL, 0, "MODE", GP_FIELD_STR, 0, t_mode, NULL },
+	{ "path", "path", 2, NULL, GP_FIELD_STR, 0, f_path, NULL },
+	{ "src", "src", 3, "SRC", GP_FIELD_STR, 0, f_src, NULL },
+	{ "dst", "dst", 4, "DST", GP_FIELD_STR, 0, f_dst, NULL },
+	{ "memory", "memory", 5, "MEMORY", GP_FIELD_STR, 0, f_memory, NULL },
+	{ "p2p", "p2p", 6, "P2P", GP_FIELD_STR, 0, f_p2p, NULL },
+	{ "op", "op", 7, "OP", GP_FIELD_STR, 0, f_op, NULL },
+	{ "engine", "engine", 21, NULL, GP_FIELD_STR, 0, f_engine, NULL },
+	{ "size", "size", 8, NULL, GP_FIELD_U64, 0, f_size, NULL },
+	{ NULL, NULL, 0, "SIZE", GP_FIELD_STR, 0, t_size, NULL },
+	{ "iters", "iters", 9, NULL, GP_FIELD_INT, 0, f_iters, NULL },
+	{ "reps", "reps", 10, NULL, GP_FIELD_INT, 0, f_reps, NULL },
+	{ "gbps", "gbps", 11, NULL, GP_FIELD_NUM, 0, f_gbps, NULL },
+	{ NULL, NULL, 0, "GB/s", GP_FIELD_STR, 0, t_gbps, NULL },
+	{ "gbps_min", "gbps_min", 12, NULL, GP_FIELD_NUM, 0, f_gbps_min, NULL },
+	{ NULL, NULL, 0, "MIN", GP_FIELD_STR, 0, t_min, NULL },
+	{ "gbps_max", "gbps_max", 13, NULL, GP_FIELD_NUM, 0, f_gbps_max, NULL },
+	{ NULL, NULL, 0, "MAX", GP_FIELD_STR, 0, t_max, NULL },
+	{ "us", "us", 14, NULL, GP_FIELD_NUM, 0, f_us, NULL },
+	{ "us_min", "us_min", 15, NULL, GP_FIELD_NUM, 0, f_us_min, NULL },
+	{ "host_us", "host_us", 16, NULL, GP_FIELD_NUM, 0, f_host_us, NULL },
+	{ NULL, NULL, 0, "LAT us", GP_FIELD_STR, 0, t_lat, NULL },
+	{ "verified", "verified", 17, NULL, GP_FIELD_BOOL, 0, f_verified, NULL },
+	{ NULL, NULL, 0, "DATA", GP_FIELD_STR, 0, t_data, NULL },
+	{ "bad_offset", NULL, 0, NULL, GP_FIELD_INT, 0, f_bad_offset, NULL },
+	{ "stride", NULL, 0, NULL, GP_FIELD_U64, 0, f_stride, NULL },
+	{ "chain", NULL, 0, NULL, GP_FIELD_STR, 0, f_chain, NULL },
+	{ "host_numa", "host_numa", 18, NULL, GP_FIELD_NUM, 0, f_host_numa, NULL },
+	{ "min_gbps", "min_gbps", 19, NULL, GP_FIELD_NUM, 0, f_min_gbps, NULL },
+	{ "below_min", "below_min", 20, NULL, GP_FIELD_BOOL, 0, f_below, NULL },
+	{ "max_gbps", NULL, 0, NULL, GP_FIELD_NUM, 0, f_max_gbps, NULL },
+	{ "impossible", NULL, 0, NULL, GP_FIELD_BOOL, 0, f_impossible, NULL },
+	{ "gated", NULL, 0, NULL, GP_FIELD_BOOL, 0, f_gated, NULL },
+	{ "gate_forced", NULL, 0, NULL, GP_FIELD_BOOL, 0, f_gate_forced, NULL },
+	{ "skipped", NULL, 0, NULL, GP_FIELD_STR, 0, f_skipped, NULL },
+};
+
+#define NFIELDS ((int)(sizeof(row_fields) / sizeof(row_fields[0])))
+
+/* --csv and --jsonl: each row a record */
+static void print_records(const struct cli *c, const char *command, const struct gp_bench_row *rows, int n)
+{
+	struct gp_buf scratch = GP_BUF_INIT;
+	struct gp_json j;
+
+	if (c->fmt == GP_OUT_CSV && !c->no_header)
+		gp_fields_csv_header(stdout, row_fields, NFIELDS);
+	for (int i = 0; i < n; i++)
+		cli_record(c, &j, command, row_fields, NFIELDS, &rows[i], &scratch);
+	gp_buf_free(&scratch);
+}
+
+static void num_or_null(struct gp_json *j, const char *key, int have, double v, int prec)
+{
+	if (have)
+		gp_json_num(j, key, v, prec);
+	else
+		gp_json_null(j, key);
+}
+
 /* The p2p rows again as GPU x GPU matrices (rows: source, columns: destination), one per peer
  * setting, direction and size, as p2pBandwidthLatencyTest prints them. */
 static void print_matrices(const struct gp_bench_row *rows, int n)
@@ -163,11 +341,8 @@ static void print_matrices(const struct gp_bench_row *rows, int n)
 
 static void print_table(const struct cli *c, const struct gp_bench_row *rows, int n)
 {
+	struct gp_buf scratch = GP_BUF_INIT;
 	struct gp_table t;
-	char cell[12][48];
-	const char *hdr[12] = { "MODE", "SRC", "DST", "MEMORY", "P2P", "OP", "SIZE", "GB/s", "MIN", "MAX",
-				"LAT us", "DATA" };
-	const char *cells[12];
 	int any_lat = 0, any_bw = 0, any_chase = 0, any_sm = 0, any_group = 0;
 
 	for (int i = 0; i < n; i++) {
@@ -175,35 +350,11 @@ static void print_table(const struct cli *c, const struct gp_bench_row *rows, in
 		any_sm |= rows[i].spec.sm && !rows[i].spec.chase;
 		any_group |= rows[i].group;
 	}
-	if (gp_table_init(&t, 12))
+	if (gp_fields_table_init(&t, row_fields, NFIELDS))
 		return;
-	gp_table_row(&t, hdr);
-	for (int i = 0; i < n; i++) {
-		const struct gp_bench_row *r = &rows[i];
-		int m = shown(r), lat = is_latency(r);
-
-		for (int k = 0; k < 12; k++)
-			cells[k] = cell[k];
-		snprintf(cell[0], 48, "%s%s%s%s", r->mode, lat ? " " : "", lat ? r->what : "",
-			 r->spec.sm || r->spec.chase ? " sm" : "");
-		ends(r, cell[1], cell[2], 48);
-		snprintf(cell[3], 48, "%s", memory(r) ? memory(r) : "-");
-		snprintf(cell[4], 48, "%s", p2p(r) ? p2p(r) : "-");
-		snprintf(cell[5], 48, "%s", op(r) ? op(r) : "-");
-		gp_size_str(r->spec.size, cell[6], 48);
-		snprintf(cell[7], 48, m && !lat ? "%.1f%s" : m || !r->done || r->skip ? "-" : "error", r->res.gbps.median,
-			 gp_bench_below(r) ? " <" : "");
-		snprintf(cell[8], 48, m && !lat ? "%.1f" : "-", r->res.gbps.min);
-		snprintf(cell[9], 48, m && !lat ? "%.1f" : "-", r->res.gbps.max);
-		if (m && r->spec.chase)
-			snprintf(cell[10], 48, "%.3f (min %.3f)", r->res.us.median, r->res.us.min);
-		else if (m && lat)
-			snprintf(cell[10], 48, "%.2f (host %.2f)", r->res.us.median, r->res.host_us);
-		else
-			snprintf(cell[10], 48, "-");
-		snprintf(cell[11], 48, "%s", check_word(r));
-		gp_table_row(&t, cells);
-	}
+	for (int i = 0; i < n; i++)
+		gp_fields_table_row(&t, row_fields, NFIELDS, &rows[i], &scratch);
+	gp_buf_free(&scratch);
 	gp_table_print(&t, stdout, 0, 2, NULL);
 	gp_table_free(&t);
 	if (c->quiet)
@@ -234,75 +385,6 @@ static void print_table(const struct cli *c, const struct gp_bench_row *rows, in
 		}
 }
 
-static void num_or_null(struct gp_json *j, const char *key, int have, double v, int prec)
-{
-	if (have)
-		gp_json_num(j, key, v, prec);
-	else
-		gp_json_null(j, key);
-}
-
-/* This machine's name, for report to tell whose rows these are (srun --label's task numbers name none). */
-static const char *host_name(void)
-{
-	static char h[256];
-
-	if (!h[0] && gethostname(h, sizeof(h) - 1))
-		h[0] = '\0';
-	return h[0] ? h : NULL;
-}
-
-/* One row: an element of "results", or with command a JSON lines record of that command. */
-static void json_row(struct gp_json *j, const struct gp_bench_row *r, const char *command)
-{
-	char src[16], dst[16];
-	int m = shown(r), lat = is_latency(r);
-
-	ends(r, src, dst, sizeof(src));
-	if (command) {
-		cli_jsonl_record(j, command);
-		gp_json_str(j, "host", host_name());
-	} else {
-		gp_json_obj(j, NULL);
-	}
-	gp_json_str(j, "mode", r->mode);
-	gp_json_str(j, "path", path(r));
-	gp_json_str(j, "src", src);
-	gp_json_str(j, "dst", dst);
-	gp_json_str(j, "memory", memory(r));
-	gp_json_str(j, "p2p", p2p(r));
-	gp_json_str(j, "op", op(r));
-	gp_json_str(j, "engine", engine(r));
-	gp_json_u64(j, "size", r->spec.size);
-	gp_json_int(j, "iters", r->spec.iters);
-	gp_json_int(j, "reps", r->spec.each ? r->spec.iters : r->spec.reps);
-	num_or_null(j, "gbps", m && !lat, r->res.gbps.median, 2);
-	num_or_null(j, "gbps_min", m && !lat, r->res.gbps.min, 2);
-	num_or_null(j, "gbps_max", m && !lat, r->res.gbps.max, 2);
-	num_or_null(j, "us", m, r->res.us.median, 3);
-	num_or_null(j, "us_min", m, r->res.us.min, 3);
-	num_or_null(j, "host_us", m && r->spec.host_timing, r->res.host_us, 3);
-	if (r->done && !r->skip && r->res.verified >= 0)   /* checked even where the figure is not shown */
-		gp_json_bool(j, "verified", r->res.verified);
-	else
-		gp_json_null(j, "verified");
-	if (r->done && !r->skip && r->res.verified == 0)
-		gp_json_int(j, "bad_offset", r->res.bad_offset);
-	if (r->spec.chase) {
-		gp_json_u64(j, "stride", r->spec.stride);
-		gp_json_str(j, "chain", r->spec.random ? "random" : "stride");
-	}
-	num_or_null(j, "host_numa", m && r->res.host_node >= 0 && memory(r), r->res.host_node, 0);
-	num_or_null(j, "min_gbps", r->floor > 0, r->floor, 2);
-	gp_json_bool(j, "below_min", gp_bench_below(r));
-	num_or_null(j, "max_gbps", r->ceiling > 0, r->ceiling, 2);
-	gp_json_bool(j, "impossible", gp_bench_impossible(r, GP_LINKCAP_MARGIN));
-	gp_json_bool(j, "gated", m && r->res.gated);
-	gp_json_bool(j, "gate_forced", m && r->res.gate_forced);
-	gp_json_str(j, "skipped", r->skip);
-	gp_json_end(j, '}');
-}
-
 /* The exit status the rows give (xfer_verdict's): 2 a copy whose data came back wrong (an aggregate
  * row's pair says so itself) or a figure its links cannot carry, 1 a rate below --min-bw, 0 none. */
 static int rows_status(const struct gp_bench_row *rows, int n)
@@ -326,6 +408,7 @@ static int rows_status(const struct gp_bench_row *rows, int n)
 static void json_doc(const struct cli *c, const struct xfer_session *s, const char *command,
 		     const struct gp_bench_row *rows, int n, int rc)
 {
+	struct gp_buf scratch = GP_BUF_INIT;
 	struct gp_json j;
 	char ver[32];
 
@@ -353,58 +436,10 @@ static void json_doc(const struct cli *c, const struct xfer_session *s, const ch
 	gp_json_end(&j, ']');
 	gp_json_arr(&j, "results");
 	for (int i = 0; i < n; i++)
-		json_row(&j, &rows[i], NULL);
+		cli_record(c, &j, command, row_fields, NFIELDS, &rows[i], &scratch);
 	gp_json_end(&j, ']');
 	cli_json_end(c, &j, rc);
-}
-
-static void csv_num(int have, double v, int prec, char sep)
-{
-	char buf[48];
-
-	if (have)
-		snprintf(buf, sizeof(buf), "%.*f", prec, v);
-	else
-		buf[0] = '\0';
-	gp_csv_field(stdout, buf, sep);
-}
-
-static void print_csv(const struct cli *c, const struct gp_bench_row *rows, int n)
-{
-	if (!c->no_header)
-		printf("mode,path,src,dst,memory,p2p,op,size,iters,reps,gbps,gbps_min,gbps_max,us,us_min,host_us,"
-		       "verified,host_numa,min_gbps,below_min,engine\n");
-	for (int i = 0; i < n; i++) {
-		const struct gp_bench_row *r = &rows[i];
-		char src[16], dst[16], num[32];
-		int m = shown(r), lat = is_latency(r);
-
-		ends(r, src, dst, sizeof(src));
-		gp_csv_field(stdout, r->mode, ',');
-		gp_csv_field(stdout, path(r), ',');
-		gp_csv_field(stdout, src, ',');
-		gp_csv_field(stdout, dst, ',');
-		gp_csv_field(stdout, memory(r) ? memory(r) : "", ',');
-		gp_csv_field(stdout, p2p(r) ? p2p(r) : "", ',');
-		gp_csv_field(stdout, op(r) ? op(r) : "", ',');
-		snprintf(num, sizeof(num), "%llu", (unsigned long long)r->spec.size);
-		gp_csv_field(stdout, num, ',');
-		snprintf(num, sizeof(num), "%d", r->spec.iters);
-		gp_csv_field(stdout, num, ',');
-		snprintf(num, sizeof(num), "%d", r->spec.each ? r->spec.iters : r->spec.reps);
-		gp_csv_field(stdout, num, ',');
-		csv_num(m && !lat, r->res.gbps.median, 2, ',');
-		csv_num(m && !lat, r->res.gbps.min, 2, ',');
-		csv_num(m && !lat, r->res.gbps.max, 2, ',');
-		csv_num(m, r->res.us.median, 3, ',');
-		csv_num(m, r->res.us.min, 3, ',');
-		csv_num(m && r->spec.host_timing, r->res.host_us, 3, ',');
-		gp_csv_field(stdout, !r->done || r->skip || r->res.verified < 0 ? "" : r->res.verified ? "true" : "false", ',');
-		csv_num(m && r->res.host_node >= 0 && memory(r), r->res.host_node, 0, ',');
-		csv_num(r->floor > 0, r->floor, 2, ',');
-		gp_csv_field(stdout, gp_bench_below(r) ? "true" : "false", ',');
-		gp_csv_field(stdout, engine(r), '\n');
-	}
+	gp_buf_free(&scratch);
 }
 
 void xfer_print(const struct cli *c, const struct xfer_session *s, const char *command,
@@ -413,13 +448,7 @@ void xfer_print(const struct cli *c, const struct xfer_session *s, const char *c
 	switch (c->fmt) {
 	case GP_OUT_JSON: json_doc(c, s, command, rows, n, rc < 0 ? rows_status(rows, n) : rc); break;
 	case GP_OUT_JSONL:
-		for (int i = 0; i < n; i++) {
-			struct gp_json j;
-
-			json_row(&j, &rows[i], command);
-		}
-		break;
-	case GP_OUT_CSV: print_csv(c, rows, n); break;
+	case GP_OUT_CSV: print_records(c, command, rows, n); break;
 	case GP_OUT_TABLE: print_table(c, rows, n); break;
 	}
 }

@@ -21,13 +21,14 @@ const char *gp_field_text(const struct gp_field *f, const void *rec, struct gp_v
 	field_get(f, rec, v, v->buf);
 	if (v->s)
 		return v->s;
-	if (v->null)
+	if (v->null || v->omit)
 		return "";
 	switch (f->type) {
 	case GP_FIELD_INT: snprintf(v->num, sizeof(v->num), "%lld", v->i); break;
 	case GP_FIELD_U64: snprintf(v->num, sizeof(v->num), "%" PRIu64, v->u); break;
 	case GP_FIELD_BOOL: return v->i ? "true" : "false";
 	case GP_FIELD_HEX: snprintf(v->num, sizeof(v->num), "0x%04llx", v->i); break;
+	case GP_FIELD_NUM: snprintf(v->num, sizeof(v->num), "%.*f", v->prec, v->d); break;
 	default: return "";
 	}
 	return v->num;
@@ -63,6 +64,8 @@ void gp_fields_json(struct gp_json *j, const struct gp_field *f, int n, const vo
 			continue;
 		}
 		field_get(&f[k], rec, &v, buf);
+		if (v.omit)
+			continue;
 		if (v.null) {
 			gp_json_null(j, f[k].key);
 			continue;
@@ -72,6 +75,7 @@ void gp_fields_json(struct gp_json *j, const struct gp_field *f, int n, const vo
 		case GP_FIELD_INT:
 		case GP_FIELD_HEX: gp_json_int(j, f[k].key, v.i); break;
 		case GP_FIELD_U64: gp_json_u64(j, f[k].key, v.u); break;
+		case GP_FIELD_NUM: gp_json_num(j, f[k].key, v.d, v.prec); break;
 		case GP_FIELD_BOOL: gp_json_bool(j, f[k].key, (int)v.i); break;
 		case GP_FIELD_WORDS: json_words(j, f[k].key, v.s); break;
 		case GP_FIELD_JSON: break;
@@ -136,7 +140,8 @@ int gp_fields_table_init(struct gp_table *t, const struct gp_field *f, int n)
 		return -ENOMEM;
 	for (int k = 0, c = 0; k < n && c < nc; k++)
 		if (f[k].header)
-			t->right[c++] = f[k].type == GP_FIELD_INT || f[k].type == GP_FIELD_U64;
+			t->right[c++] = f[k].type == GP_FIELD_INT || f[k].type == GP_FIELD_U64 ||
+					  f[k].type == GP_FIELD_NUM;
 	return gp_table_row(t, row);
 }
 
@@ -152,6 +157,10 @@ int gp_fields_table_row(struct gp_table *t, const struct gp_field *f, int n, con
 			continue;
 		v.buf = buf;
 		row[nc] = strdup(gp_field_text(&f[k], rec, &v));
+		if (row[nc] && !row[nc][0] && v.null && !v.s) { /* unknown: "-" */
+			free(row[nc]);
+			row[nc] = strdup("-");
+		}
 		if (!row[nc]) {
 			while (nc--)
 				free(row[nc]);

@@ -62,6 +62,8 @@ static void g_ctl(const void *x, struct gp_value *v) { v->i = ((const struct fre
 static void g_pairs(const void *x, struct gp_value *v) { v->s = ((const struct frec *)x)->pairs; }
 static void g_word(const void *x, struct gp_value *v) { v->i = ((const struct frec *)x)->ctl > 0, v->s = v->i ? "yes" : "no"; }
 static void g_host(const void *x, struct gp_value *v) { (void)x; gp_buf_addf(v->buf, "dmar%d", 0); v->s = gp_buf_str(v->buf); }
+static void g_gbps(const void *x, struct gp_value *v) { v->d = 12.345, v->prec = 2, v->null = !((const struct frec *)x)->name; }
+static void g_off(const void *x, struct gp_value *v) { v->i = 7, v->omit = !((const struct frec *)x)->name; }
 
 static char *fields_out(int how, const struct frec *r)
 {
@@ -71,6 +73,8 @@ static char *fields_out(int how, const struct frec *r)
 		{ "ctl", "ctl", 2, "CTL", GP_FIELD_HEX, 0, g_ctl, NULL },
 		{ "redirects", "redirects", 3, "REDIR", GP_FIELD_BOOL, 0, g_word, NULL },
 		{ "unit", "unit", 5, NULL, GP_FIELD_STR, GP_FIELD_HOST, g_host, NULL },
+		{ "gbps", "gbps", 6, "GB/s", GP_FIELD_NUM, 0, g_gbps, NULL },
+		{ "offset", NULL, 0, NULL, GP_FIELD_INT, 0, g_off, NULL },
 	};
 	struct gp_buf b = GP_BUF_INIT;
 	char *out = NULL;
@@ -80,17 +84,17 @@ static char *fields_out(int how, const struct frec *r)
 	struct gp_table t;
 
 	if (how == 0) {
-		gp_fields_csv_header(fp, f, 5);
-		gp_fields_csv_row(fp, f, 5, r, &b);
+		gp_fields_csv_header(fp, f, 7);
+		gp_fields_csv_row(fp, f, 7, r, &b);
 	} else if (how == 3) {
-		gp_fields_table_init(&t, f, 5);
-		gp_fields_table_row(&t, f, 5, r, &b);
+		gp_fields_table_init(&t, f, 7);
+		gp_fields_table_row(&t, f, 7, r, &b);
 		gp_table_print(&t, fp, 0, 2, NULL);
 		gp_table_free(&t);
 	} else {
 		gp_json_init(&j, fp, 0);
 		gp_json_obj(&j, NULL);
-		gp_fields_json(&j, f, 5, r, how == 2, &b);
+		gp_fields_json(&j, f, 7, r, how == 2, &b);
 		gp_json_end(&j, '}');
 	}
 	fclose(fp);
@@ -104,22 +108,26 @@ static void fields_tests(void)
 	char *s;
 
 	s = fields_out(0, &a);
-	CHECK_STR(s, "name,ctl,redirects,pairs,unit\n0000:00:01.0,0x001d,yes,GPU0-GPU1 GPU0-NIC0,dmar0\n",
+	CHECK_STR(s, "name,ctl,redirects,pairs,unit,gbps\n0000:00:01.0,0x001d,yes,GPU0-GPU1 GPU0-NIC0,dmar0,12.35\n",
 		  "CSV: columns by number, not by declaration; HEX as 0x%%04x, a word replaces the boolean");
 	free(s);
 	s = fields_out(0, &u);
-	CHECK_STR(s, "name,ctl,redirects,pairs,unit\n,,no,,dmar0\n", "CSV: unknown values empty");
+	CHECK_STR(s, "name,ctl,redirects,pairs,unit,gbps\n,,no,,dmar0,\n", "CSV: unknown values empty");
 	free(s);
 	s = fields_out(1, &a);
 	CHECK_STR(s, "{\"name\": \"0000:00:01.0\", \"pairs\": [\"GPU0-GPU1\", \"GPU0-NIC0\"], \"ctl\": 29, "
-		  "\"redirects\": true}\n", "JSON: declaration order, words as an array, no host fact in a document's record");
+		  "\"redirects\": true, \"gbps\": 12.35, \"offset\": 7}\n", "JSON: declaration order, words as an array, no host fact in a document's record");
 	free(s);
 	s = fields_out(2, &u);
-	CHECK_STR(s, "{\"name\": null, \"pairs\": [], \"ctl\": null, \"redirects\": false, \"unit\": \"dmar0\"}\n",
-		  "JSON lines: unknown as null, the host's fact in each record");
+	CHECK_STR(s, "{\"name\": null, \"pairs\": [], \"ctl\": null, \"redirects\": false, \"unit\": \"dmar0\", "
+		  "\"gbps\": null}\n", "JSON lines: unknown as null, an omitted key left out, the host's fact in each record");
 	free(s);
 	s = fields_out(3, &a);
-	CHECK_STR(s, "NAME          CTL     REDIR\n0000:00:01.0  0x001d  yes\n", "table: the fields with a header");
+	CHECK_STR(s, "NAME          CTL     REDIR   GB/s\n0000:00:01.0  0x001d  yes    12.35\n",
+		  "table: the fields with a header, numbers right-aligned");
+	free(s);
+	s = fields_out(3, &u);
+	CHECK_STR(s, "NAME  CTL  REDIR  GB/s\n-     -    no        -\n", "table: an unknown value as -");
 	free(s);
 }
 

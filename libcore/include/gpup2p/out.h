@@ -79,17 +79,21 @@ enum gp_field_type {
 	GP_FIELD_U64,                  /* an unsigned 64-bit integer (v.u) */
 	GP_FIELD_BOOL,                 /* true or false (v.i) */
 	GP_FIELD_HEX,                  /* an integer (v.i), written 0x%04x in CSV and tables */
+	GP_FIELD_NUM,                  /* a number (v.d) with v.prec decimals */
 	GP_FIELD_WORDS,                /* words separated by spaces (v.s): a JSON array of strings */
 	GP_FIELD_JSON,                 /* written by the field's own json(); v.s is its text form */
 };
 
 /* A field's value, as get() fills it (zeroed first). */
 struct gp_value {
-	int null;                      /* unknown or absent: JSON null, empty in CSV */
+	int null;                      /* unknown or absent: JSON null, empty in CSV, "-" in a table */
+	int omit;                      /* not there for this record: no JSON key at all (empty in CSV) */
 	const char *s;                 /* STR, WORDS, JSON: the value; other types: a text form that replaces the
 	                                  number in CSV and tables (a word such as "unknown") when set */
 	long long i;                   /* INT, BOOL, HEX */
 	uint64_t u;                    /* U64 */
+	double d;                      /* NUM */
+	int prec;                      /* NUM: decimals */
 	struct gp_buf *buf;            /* scratch get() may build s in (reset before each call) */
 	char num[48];                  /* the text form of a number, filled by gp_field_text */
 };
@@ -122,7 +126,7 @@ void gp_fields_csv_header(FILE *out, const struct gp_field *f, int n);
 void gp_fields_csv_row(FILE *out, const struct gp_field *f, int n, const void *rec, struct gp_buf *buf);
 /* Start t with the table's columns (the fields with a header) and the header row. 0 or -ENOMEM. */
 int gp_fields_table_init(struct gp_table *t, const struct gp_field *f, int n);
-/* Append rec's row to a table gp_fields_table_init started. 0 or -ENOMEM. */
+/* Append rec's row to a table gp_fields_table_init started (an unknown value shows as "-"). 0 or -ENOMEM. */
 int gp_fields_table_row(struct gp_table *t, const struct gp_field *f, int n, const void *rec, struct gp_buf *buf);
 
 /* Decide whether to colour: mode "always", "never" or "auto" (a TTY and NO_COLOR unset). */
