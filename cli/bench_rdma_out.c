@@ -5,113 +5,105 @@
 
 #include "bench_rdma.h"
 
-enum ftype { F_STR, F_INT, F_NUM, F_BOOL };
-
-struct fval {
-	enum ftype t;
-	int null;
-	const char *s;
-	double v;
-	int prec;
-};
-
-static const char *const keys[] = {
-	"mode", "op", "test", "device", "port", "mem", "mem_path", "gpu", "peer_mem", "peer_mem_path", "peer_gpu",
-	"distance", "bytes", "iters", "reps", "gbps", "gbits_avg", "gbits_peak", "mpps", "port_gbits",
-	"port_fraction", "us_min", "us_median", "us_p99", "verified", "min_gbps", "below_min", "peer_device", "peer_port",
-	"peer_distance",
-};
-#define NKEYS (int)(sizeof(keys) / sizeof(keys[0]))
-
 int rdma_below(const struct rdma_row *w)
 {
 	return !w->r.lat && w->floor > 0 && w->r.gbps < w->floor;
 }
 
-static struct fval S(const char *s) { return (struct fval){ .t = F_STR, .null = !s, .s = s }; }
-static struct fval I(double v, int null) { return (struct fval){ .t = F_INT, .null = null, .v = v }; }
-static struct fval N(double v, int prec, int null) { return (struct fval){ .t = F_NUM, .null = null, .v = v, .prec = prec }; }
-static struct fval B(int v) { return (struct fval){ .t = F_BOOL, .v = v }; }
+/* One result row and the run it belongs to. */
+struct rdma_rec {
+	const struct rdma_report *rp;
+	const struct rdma_row *w;
+};
 
-static struct fval field(const struct rdma_report *rp, const struct rdma_row *w, int k)
+#define RP(x) (((const struct rdma_rec *)(x))->rp)
+#define IN(x) (&RP(x)->info)
+#define R(x) (&((const struct rdma_rec *)(x))->w->r)
+#define BW(x) (!R(x)->lat)
+#define LOOP(x) (RP(x)->loopback)
+
+static void str(struct gp_value *v, const char *s) { v->s = s; v->null = !s; }
+static void num(struct gp_value *v, double d, int prec, int null) { v->d = d, v->prec = prec, v->null = null; }
+
+static void f_mode(const void *x, struct gp_value *v) { (void)x; v->s = "rdma"; }
+static void f_op(const void *x, struct gp_value *v) { v->s = gp_rdma_op_name(R(x)->op); }
+static void f_test(const void *x, struct gp_value *v) { v->s = R(x)->lat ? "lat" : "bw"; }
+static void f_device(const void *x, struct gp_value *v) { str(v, IN(x)->nic.device); }
+static void f_port(const void *x, struct gp_value *v) { v->i = IN(x)->nic.port; }
+static void f_mem(const void *x, struct gp_value *v) { str(v, RP(x)->mem); }
+static void f_mem_path(const void *x, struct gp_value *v) { str(v, IN(x)->mem_path); }
+static void f_gpu(const void *x, struct gp_value *v) { v->i = IN(x)->gpu; v->null = v->i < 0; }
+static void f_peer_mem(const void *x, struct gp_value *v) { str(v, LOOP(x) ? RP(x)->peer_mem : NULL); }
+static void f_peer_mem_path(const void *x, struct gp_value *v) { str(v, LOOP(x) ? IN(x)->peer_mem_path : NULL); }
+static void f_peer_gpu(const void *x, struct gp_value *v) { v->i = IN(x)->peer_gpu; v->null = !LOOP(x) || v->i < 0; }
+static void f_distance(const void *x, struct gp_value *v) { str(v, RP(x)->distance); }
+static void f_bytes(const void *x, struct gp_value *v) { v->u = R(x)->bytes; }
+static void f_iters(const void *x, struct gp_value *v) { v->i = R(x)->iters; }
+static void f_reps(const void *x, struct gp_value *v) { v->i = R(x)->reps; }
+static void f_gbps(const void *x, struct gp_value *v) { num(v, R(x)->gbps, 3, !BW(x)); }
+static void f_gbits_avg(const void *x, struct gp_value *v) { num(v, R(x)->gbits_avg, 3, !BW(x)); }
+static void f_gbits_peak(const void *x, struct gp_value *v) { num(v, R(x)->gbits_peak, 3, !BW(x)); }
+static void f_mpps(const void *x, struct gp_value *v) { num(v, R(x)->mpps, 4, !BW(x)); }
+static void f_port_gbits(const void *x, struct gp_value *v) { num(v, IN(x)->port_gbits, 3, !(IN(x)->port_gbits > 0)); }
+
+static void f_port_fraction(const void *x, struct gp_value *v)
 {
-	const struct gp_rdma_info *in = &rp->info;
-	const struct gp_rdma_result *r = &w->r;
-	int bw = !r->lat;
-
-	switch (k) {
-	case 0: return S("rdma");
-	case 1: return S(gp_rdma_op_name(r->op));
-	case 2: return S(r->lat ? "lat" : "bw");
-	case 3: return S(in->nic.device);
-	case 4: return I(in->nic.port, 0);
-	case 5: return S(rp->mem);
-	case 6: return S(in->mem_path);
-	case 7: return I(in->gpu, in->gpu < 0);
-	case 8: return S(rp->loopback ? rp->peer_mem : NULL);
-	case 9: return S(rp->loopback ? in->peer_mem_path : NULL);
-	case 10: return I(in->peer_gpu, !rp->loopback || in->peer_gpu < 0);
-	case 11: return S(rp->distance);
-	case 12: return I((double)r->bytes, 0);
-	case 13: return I(r->iters, 0);
-	case 14: return I(r->reps, 0);
-	case 15: return N(r->gbps, 3, !bw);
-	case 16: return N(r->gbits_avg, 3, !bw);
-	case 17: return N(r->gbits_peak, 3, !bw);
-	case 18: return N(r->mpps, 4, !bw);
-	case 19: return N(in->port_gbits, 3, !(in->port_gbits > 0));
-	case 20: return N(r->port_fraction, 4, !bw || !(in->port_gbits > 0));
-	case 21: return N(r->us_min, 3, bw);
-	case 22: return N(r->us_median, 3, bw);
-	case 23: return N(r->us_p99, 3, bw);
-	case 24: return B(r->verified);
-	case 25: return N(w->floor, 2, !(w->floor > 0) || !bw);
-	case 26: return B(rdma_below(w));
-	case 27: return S(rp->loopback ? in->peer_nic.device : NULL);
-	case 28: return I(in->peer_nic.port, !rp->loopback);
-	default: return S(rp->loopback ? rp->peer_distance : NULL);
-	}
+	num(v, R(x)->port_fraction, 4, !BW(x) || !(IN(x)->port_gbits > 0));
 }
 
-static void json_row(struct gp_json *j, const struct rdma_report *rp, const struct rdma_row *w)
-{
-	gp_json_obj(j, NULL);
-	for (int k = 0; k < NKEYS; k++) {
-		struct fval f = field(rp, w, k);
+static void f_us_min(const void *x, struct gp_value *v) { num(v, R(x)->us_min, 3, BW(x)); }
+static void f_us_median(const void *x, struct gp_value *v) { num(v, R(x)->us_median, 3, BW(x)); }
+static void f_us_p99(const void *x, struct gp_value *v) { num(v, R(x)->us_p99, 3, BW(x)); }
+static void f_verified(const void *x, struct gp_value *v) { v->i = R(x)->verified; }
 
-		if (f.null)
-			gp_json_null(j, keys[k]);
-		else if (f.t == F_STR)
-			gp_json_str(j, keys[k], f.s);
-		else if (f.t == F_INT)
-			gp_json_int(j, keys[k], (long long)f.v);
-		else if (f.t == F_NUM)
-			gp_json_num(j, keys[k], f.v, f.prec);
-		else
-			gp_json_bool(j, keys[k], (int)f.v);
-	}
-	gp_json_end(j, '}');
+static void f_min_gbps(const void *x, struct gp_value *v)
+{
+	const struct rdma_row *w = ((const struct rdma_rec *)x)->w;
+
+	num(v, w->floor, 2, !(w->floor > 0) || !BW(x));
 }
 
-static void csv_row(const struct rdma_report *rp, const struct rdma_row *w)
-{
-	for (int k = 0; k < NKEYS; k++) {
-		struct fval f = field(rp, w, k);
-		char buf[64] = "";
+static void f_below(const void *x, struct gp_value *v) { v->i = rdma_below(((const struct rdma_rec *)x)->w); }
+static void f_peer_device(const void *x, struct gp_value *v) { str(v, LOOP(x) ? IN(x)->peer_nic.device : NULL); }
+static void f_peer_port(const void *x, struct gp_value *v) { v->i = IN(x)->peer_nic.port; v->null = !LOOP(x); }
+static void f_peer_distance(const void *x, struct gp_value *v) { str(v, LOOP(x) ? RP(x)->peer_distance : NULL); }
 
-		if (f.null)
-			;
-		else if (f.t == F_STR)
-			snprintf(buf, sizeof(buf), "%s", f.s);
-		else if (f.t == F_INT)
-			snprintf(buf, sizeof(buf), "%.0f", f.v);
-		else if (f.t == F_NUM)
-			snprintf(buf, sizeof(buf), "%.*f", f.prec, f.v);
-		else
-			snprintf(buf, sizeof(buf), "%s", f.v ? "true" : "false");
-		gp_csv_field(stdout, buf, k + 1 < NKEYS ? ',' : '\n');
-	}
-}
+/* A result row's fields, in JSON and CSV order (a new field takes the next column). perftest's table
+ * above is for people, in two layouts (bandwidth, latency). */
+static const struct gp_field rdma_fields[] = {
+	{ "mode", "mode", 1, NULL, GP_FIELD_STR, 0, f_mode, NULL },
+	{ "op", "op", 2, NULL, GP_FIELD_STR, 0, f_op, NULL },
+	{ "test", "test", 3, NULL, GP_FIELD_STR, 0, f_test, NULL },
+	{ "device", "device", 4, NULL, GP_FIELD_STR, 0, f_device, NULL },
+	{ "port", "port", 5, NULL, GP_FIELD_INT, 0, f_port, NULL },
+	{ "mem", "mem", 6, NULL, GP_FIELD_STR, 0, f_mem, NULL },
+	{ "mem_path", "mem_path", 7, NULL, GP_FIELD_STR, 0, f_mem_path, NULL },
+	{ "gpu", "gpu", 8, NULL, GP_FIELD_INT, 0, f_gpu, NULL },
+	{ "peer_mem", "peer_mem", 9, NULL, GP_FIELD_STR, 0, f_peer_mem, NULL },
+	{ "peer_mem_path", "peer_mem_path", 10, NULL, GP_FIELD_STR, 0, f_peer_mem_path, NULL },
+	{ "peer_gpu", "peer_gpu", 11, NULL, GP_FIELD_INT, 0, f_peer_gpu, NULL },
+	{ "distance", "distance", 12, NULL, GP_FIELD_STR, 0, f_distance, NULL },
+	{ "bytes", "bytes", 13, NULL, GP_FIELD_U64, 0, f_bytes, NULL },
+	{ "iters", "iters", 14, NULL, GP_FIELD_INT, 0, f_iters, NULL },
+	{ "reps", "reps", 15, NULL, GP_FIELD_INT, 0, f_reps, NULL },
+	{ "gbps", "gbps", 16, NULL, GP_FIELD_NUM, 0, f_gbps, NULL },
+	{ "gbits_avg", "gbits_avg", 17, NULL, GP_FIELD_NUM, 0, f_gbits_avg, NULL },
+	{ "gbits_peak", "gbits_peak", 18, NULL, GP_FIELD_NUM, 0, f_gbits_peak, NULL },
+	{ "mpps", "mpps", 19, NULL, GP_FIELD_NUM, 0, f_mpps, NULL },
+	{ "port_gbits", "port_gbits", 20, NULL, GP_FIELD_NUM, 0, f_port_gbits, NULL },
+	{ "port_fraction", "port_fraction", 21, NULL, GP_FIELD_NUM, 0, f_port_fraction, NULL },
+	{ "us_min", "us_min", 22, NULL, GP_FIELD_NUM, 0, f_us_min, NULL },
+	{ "us_median", "us_median", 23, NULL, GP_FIELD_NUM, 0, f_us_median, NULL },
+	{ "us_p99", "us_p99", 24, NULL, GP_FIELD_NUM, 0, f_us_p99, NULL },
+	{ "verified", "verified", 25, NULL, GP_FIELD_BOOL, 0, f_verified, NULL },
+	{ "min_gbps", "min_gbps", 26, NULL, GP_FIELD_NUM, 0, f_min_gbps, NULL },
+	{ "below_min", "below_min", 27, NULL, GP_FIELD_BOOL, 0, f_below, NULL },
+	{ "peer_device", "peer_device", 28, NULL, GP_FIELD_STR, 0, f_peer_device, NULL },
+	{ "peer_port", "peer_port", 29, NULL, GP_FIELD_INT, 0, f_peer_port, NULL },
+	{ "peer_distance", "peer_distance", 30, NULL, GP_FIELD_STR, 0, f_peer_distance, NULL },
+};
+
+#define NFIELDS ((int)(sizeof(rdma_fields) / sizeof(rdma_fields[0])))
 
 /* "rxe0 port 1 (RoCE v2, MTU 4096, 98.0 Gb/s after headers)" */
 static void port_words(char *buf, size_t n, const struct gp_rdma_nic *p)
@@ -203,30 +195,23 @@ void rdma_print(const struct cli *c, const struct rdma_report *rp, int argc, cha
 {
 	struct gp_json j;
 
-	switch (c->fmt) {
-	case GP_OUT_JSON:
+	if (c->fmt == GP_OUT_TABLE) {
+		table(c, rp);
+		return;
+	}
+	if (c->fmt == GP_OUT_JSON) {
 		cli_json_begin(c, &j, "bench rdma", argc, argv);
 		gp_json_arr(&j, "results");
-		for (int i = 0; i < rp->n; i++)
-			json_row(&j, rp, &rp->rows[i]);
+	} else if (c->fmt == GP_OUT_CSV && !c->no_header) {
+		gp_fields_csv_header(stdout, rdma_fields, NFIELDS);
+	}
+	for (int i = 0; i < rp->n; i++) {
+		struct rdma_rec x = { rp, &rp->rows[i] };
+
+		cli_record(c, &j, "bench rdma", rdma_fields, NFIELDS, &x, NULL);
+	}
+	if (c->fmt == GP_OUT_JSON) {
 		gp_json_end(&j, ']');
 		cli_json_end(c, &j, exit_status);
-		break;
-	case GP_OUT_JSONL:
-		for (int i = 0; i < rp->n; i++) {
-			gp_json_init(&j, stdout, 0);
-			json_row(&j, rp, &rp->rows[i]);
-		}
-		break;
-	case GP_OUT_CSV:
-		if (!c->no_header)
-			for (int k = 0; k < NKEYS; k++)
-				gp_csv_field(stdout, keys[k], k + 1 < NKEYS ? ',' : '\n');
-		for (int i = 0; i < rp->n; i++)
-			csv_row(rp, &rp->rows[i]);
-		break;
-	case GP_OUT_TABLE:
-		table(c, rp);
-		break;
 	}
 }

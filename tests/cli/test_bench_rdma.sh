@@ -54,8 +54,10 @@ out=$("$BIN" bench rdma --lat --op send --jsonl); rc=$?
 py 'import json,sys
 r=[json.loads(l) for l in sys.argv[1].splitlines()]
 assert len(r)==1 and r[0]["test"]=="lat" and r[0]["op"]=="send" and r[0]["bytes"]==8 and r[0]["gbps"] is None
-assert 0<r[0]["us_min"]<=r[0]["us_median"]<=r[0]["us_p99"] and r[0]["verified"] is True' "$out" && [ $rc -eq 0 ] &&
-	ok "bench rdma --lat --jsonl: one line, 8 bytes by default, min <= median <= p99" || nok "--lat --jsonl: rc=$rc $out"
+assert 0<r[0]["us_min"]<=r[0]["us_median"]<=r[0]["us_p99"] and r[0]["verified"] is True
+assert list(r[0])[:3]==["schema","command","mode"] and r[0]["command"]=="bench rdma"' "$out" && [ $rc -eq 0 ] &&
+	ok "bench rdma --lat --jsonl: one line, schema and command first, 8 bytes by default, min <= median <= p99" ||
+	nok "--lat --jsonl: rc=$rc $out"
 
 out=$("$BIN" bench rdma --op read --min 4K --max 16K --iters 5 --csv); rc=$?
 hdr=$(head -1 <<<"$out")
