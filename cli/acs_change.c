@@ -49,13 +49,53 @@ static void print_table(const struct cli *c, const struct acs_opts *o, const str
 	}
 }
 
-static void print_json(const struct cli *c, const struct acs_opts *o, const struct gp_topo *t,
-		       const struct gp_acs_plan *pl, const char *state, const char *bp, const char *refused, int rc)
+/* One bridge of the plan, and what was asked. */
+struct change_rec {
+	const struct acs_opts *o;
+	const struct gp_topo *t;
+	const struct gp_acs_change *ch;
+};
+
+#define CH(x) (((const struct change_rec *)(x))->ch)
+
+static void f_action(const void *x, struct gp_value *v)
 {
-	int lines = c->fmt == GP_OUT_JSONL;
+	v->s = ((const struct change_rec *)x)->o->restore ? "restore" : "disable";
+}
+
+static void f_bdf(const void *x, struct gp_value *v) { v->s = CH(x)->bdf; }
+
+static void f_role(const void *x, struct gp_value *v)
+{
+	v->s = gp_pci_port_name(((const struct change_rec *)x)->t->pci->devs[CH(x)->pci].port_type);
+}
+
+static void f_offset(const void *x, struct gp_value *v) { v->i = CH(x)->off; }
+static void f_before(const void *x, struct gp_value *v) { v->i = CH(x)->before; }
+static void f_after(const void *x, struct gp_value *v) { v->i = CH(x)->after; }
+static void f_result(const void *x, struct gp_value *v) { v->s = result_word(((const struct change_rec *)x)->o, CH(x)); }
+
+/* A bridge's change, in JSON order; col: the CSV column. The action is the run's: once in a JSON
+ * document, in each JSON lines record (GP_FIELD_HOST). */
+static const struct gp_field change_fields[] = {
+	{ "action", NULL, 0, NULL, GP_FIELD_STR, GP_FIELD_HOST, f_action, NULL },
+	{ "bdf", "bdf", 1, NULL, GP_FIELD_STR, 0, f_bdf, NULL },
+	{ "role", "role", 2, NULL, GP_FIELD_STR, 0, f_role, NULL },
+	{ "offset", NULL, 0, NULL, GP_FIELD_INT, 0, f_offset, NULL },
+	{ "before", "before", 3, NULL, GP_FIELD_HEX, 0, f_before, NULL },
+	{ "after", "after", 4, NULL, GP_FIELD_HEX, 0, f_after, NULL },
+	{ "result", "result", 5, NULL, GP_FIELD_STR, 0, f_result, NULL },
+};
+
+#define NFIELDS ((int)(sizeof(change_fields) / sizeof(change_fields[0])))
+
+/* --json, --jsonl and --csv: the plan's records from change_fields */
+static void print_records(const struct cli *c, const struct acs_opts *o, const struct gp_topo *t,
+			  const struct gp_acs_plan *pl, const char *state, const char *bp, const char *refused, int rc)
+{
 	struct gp_json j;
 
-	if (!lines) {
+	if (c->fmt == GP_OUT_JSON) {
 		cli_json_begin(c, &j, "acs", c->argc, c->argv);
 		gp_json_str(&j, "action", o->restore ? "restore" : "disable");
 		gp_json_bool(&j, "dry_run", o->dry_run);
@@ -65,47 +105,17 @@ static void print_json(const struct cli *c, const struct acs_opts *o, const stru
 		gp_json_int(&j, "to_write", pl->nwrite);
 		gp_json_str(&j, "refused", refused);
 		gp_json_arr(&j, "bridges");
+	} else if (c->fmt == GP_OUT_CSV && !c->no_header) {
+		gp_fields_csv_header(stdout, change_fields, NFIELDS);
 	}
 	for (int i = 0; i < pl->n; i++) {
-		const struct gp_acs_change *ch = &pl->c[i];
+		struct change_rec x = { o, t, &pl->c[i] };
 
-		if (lines) {
-			cli_jsonl_record(&j, "acs");
-			gp_json_str(&j, "action", o->restore ? "restore" : "disable");
-		} else {
-			gp_json_obj(&j, NULL);
-		}
-		gp_json_str(&j, "bdf", ch->bdf);
-		gp_json_str(&j, "role", gp_pci_port_name(t->pci->devs[ch->pci].port_type));
-		gp_json_int(&j, "offset", ch->off);
-		gp_json_int(&j, "before", ch->before);
-		gp_json_int(&j, "after", ch->after);
-		gp_json_str(&j, "result", result_word(o, ch));
-		gp_json_end(&j, '}');
+		cli_record(c, &j, "acs", change_fields, NFIELDS, &x, NULL);
 	}
-	if (!lines) {
+	if (c->fmt == GP_OUT_JSON) {
 		gp_json_end(&j, ']');
 		cli_json_end(c, &j, rc);
-	}
-}
-
-static void print_csv(const struct cli *c, const struct acs_opts *o, const struct gp_topo *t,
-		      const struct gp_acs_plan *pl)
-{
-	char num[16];
-
-	if (!c->no_header)
-		printf("bdf,role,before,after,result\n");
-	for (int i = 0; i < pl->n; i++) {
-		const struct gp_acs_change *ch = &pl->c[i];
-
-		gp_csv_field(stdout, ch->bdf, ',');
-		gp_csv_field(stdout, gp_pci_port_name(t->pci->devs[ch->pci].port_type), ',');
-		snprintf(num, sizeof(num), "0x%04x", ch->before);
-		gp_csv_field(stdout, num, ',');
-		snprintf(num, sizeof(num), "0x%04x", ch->after);
-		gp_csv_field(stdout, num, ',');
-		gp_csv_field(stdout, result_word(o, ch), '\n');
 	}
 }
 
@@ -113,12 +123,10 @@ static void print_csv(const struct cli *c, const struct acs_opts *o, const struc
 static void print_plan(const struct cli *c, const struct acs_opts *o, const struct gp_topo *t,
 		       const struct gp_acs_plan *pl, const char *state, const char *bp, const char *refused, int rc)
 {
-	switch (c->fmt) {
-	case GP_OUT_JSON:
-	case GP_OUT_JSONL: print_json(c, o, t, pl, state, bp, refused, rc); break;
-	case GP_OUT_CSV: print_csv(c, o, t, pl); break;
-	case GP_OUT_TABLE: print_table(c, o, t, pl); break;
-	}
+	if (c->fmt == GP_OUT_TABLE)
+		print_table(c, o, t, pl);
+	else
+		print_records(c, o, t, pl, state, bp, refused, rc);
 }
 
 /* What a table reader needs after the list: outcome, where the state is, and what stays true. */
