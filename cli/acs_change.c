@@ -73,7 +73,11 @@ static void f_role(const void *x, struct gp_value *v)
 static void f_offset(const void *x, struct gp_value *v) { v->i = CH(x)->off; }
 static void f_before(const void *x, struct gp_value *v) { v->i = CH(x)->before; }
 static void f_after(const void *x, struct gp_value *v) { v->i = CH(x)->after; }
-static void f_result(const void *x, struct gp_value *v) { v->s = result_word(((const struct change_rec *)x)->o, CH(x)); }
+
+static void f_result(const void *x, struct gp_value *v)
+{
+	v->s = result_word(((const struct change_rec *)x)->o, CH(x));
+}
 
 /* A bridge's change, in JSON order; col: the CSV column. The action is the run's: once in a JSON
  * document, in each JSON lines record (GP_FIELD_HOST). */
@@ -210,7 +214,8 @@ int acs_change(struct cli *c, const struct acs_opts *o, struct gp_topo *t)
 		if (!o->force && gp_acs_plan_check(t->pci, &pl, &refusal)) {
 			if (o->dry_run) {
 				gp_acs_plan_boot_param(&pl, o->mode, &bp);
-				print_plan(c, o, t, &pl, state, gp_buf_str(&bp), refusal.msg, gp_err_exit_code(&refusal));
+				print_plan(c, o, t, &pl, state, gp_buf_str(&bp), refusal.msg,
+					   gp_err_exit_code(&refusal));
 			}
 			gp_buf_free(&bp);
 			gp_acs_plan_free(&pl);

@@ -199,8 +199,18 @@ struct bar_rec {
 
 static void f_name(const void *x, struct gp_value *v) { v->s = REC(x)->name; v->null = !v->s; }
 static void f_bdf(const void *x, struct gp_value *v) { v->s = REC(x)->d->bdf; }
-static void f_vendor(const void *x, struct gp_value *v) { v->s = v->num; snprintf(v->num, 8, "%04x", REC(x)->d->vendor); }
-static void f_device(const void *x, struct gp_value *v) { v->s = v->num; snprintf(v->num, 8, "%04x", REC(x)->d->device); }
+
+static void f_vendor(const void *x, struct gp_value *v)
+{
+	v->s = v->num;
+	snprintf(v->num, 8, "%04x", REC(x)->d->vendor);
+}
+
+static void f_device(const void *x, struct gp_value *v)
+{
+	v->s = v->num;
+	snprintf(v->num, 8, "%04x", REC(x)->d->device);
+}
 
 static void f_dname(const void *x, struct gp_value *v)
 {
@@ -331,8 +341,19 @@ static void f_rebar_entries(const void *x, struct gp_value *v)
 }
 
 static void f_iommu_group(const void *x, struct gp_value *v) { v->i = REC(x)->d->iommu_group; v->null = v->i < 0; }
-static void f_iommu_type(const void *x, struct gp_value *v) { v->s = iommu_type(REC(x)->b, REC(x)->d); v->null = !v->s; }
-static void f_advice(const void *x, struct gp_value *v) { v->s = REC(x)->r.advice[0] ? REC(x)->r.advice : NULL; v->null = !v->s; }
+
+static void f_iommu_type(const void *x, struct gp_value *v)
+{
+	v->s = iommu_type(REC(x)->b, REC(x)->d);
+	v->null = !v->s;
+}
+
+static void f_advice(const void *x, struct gp_value *v)
+{
+	v->s = REC(x)->r.advice[0] ? REC(x)->r.advice : NULL;
+	v->null = !v->s;
+}
+
 static void f_iommu_mode(const void *x, struct gp_value *v) { v->s = gp_iommu_mode_name(REC(x)->b->io.mode); }
 
 static void f_iommu_units(const void *x, struct gp_value *v)
@@ -343,7 +364,12 @@ static void f_iommu_units(const void *x, struct gp_value *v)
 
 static void f_iommu_groups(const void *x, struct gp_value *v) { v->i = REC(x)->b->io.groups; }
 static void f_iommu_cmdline(const void *x, struct gp_value *v) { v->s = REC(x)->b->io.cmdline; }
-static void f_iommu_note(const void *x, struct gp_value *v) { v->s = REC(x)->b->io.note[0] ? REC(x)->b->io.note : NULL; v->null = !v->s; }
+
+static void f_iommu_note(const void *x, struct gp_value *v)
+{
+	v->s = REC(x)->b->io.note[0] ? REC(x)->b->io.note : NULL;
+	v->null = !v->s;
+}
 
 /* A device's fields, in JSON order; col: the CSV column (a new field takes the next number). The host's
  * IOMMU (GP_FIELD_HOST) is in each CSV and JSON lines record, once in the JSON document ("iommu"). */

@@ -114,7 +114,11 @@ static void f_op(const void *x, struct gp_value *v) { v->s = op(ROW(x)); v->null
 static void f_engine(const void *x, struct gp_value *v) { v->s = engine(ROW(x)); }
 static void f_size(const void *x, struct gp_value *v) { v->u = ROW(x)->spec.size; }
 static void f_iters(const void *x, struct gp_value *v) { v->i = ROW(x)->spec.iters; }
-static void f_reps(const void *x, struct gp_value *v) { v->i = ROW(x)->spec.each ? ROW(x)->spec.iters : ROW(x)->spec.reps; }
+
+static void f_reps(const void *x, struct gp_value *v)
+{
+	v->i = ROW(x)->spec.each ? ROW(x)->spec.iters : ROW(x)->spec.reps;
+}
 
 /* a number that is there when have, with prec decimals */
 static void num(struct gp_value *v, int have, double d, int prec)
@@ -137,10 +141,26 @@ static void f_host_us(const void *x, struct gp_value *v)
 }
 
 #define CHECKED(x) (ROW(x)->done && !ROW(x)->skip) /* its data checked even where the figure is not shown */
-static void f_verified(const void *x, struct gp_value *v) { v->i = ROW(x)->res.verified; v->null = !CHECKED(x) || v->i < 0; }
-static void f_bad_offset(const void *x, struct gp_value *v) { v->i = ROW(x)->res.bad_offset; v->omit = !CHECKED(x) || ROW(x)->res.verified; }
+
+static void f_verified(const void *x, struct gp_value *v)
+{
+	v->i = ROW(x)->res.verified;
+	v->null = !CHECKED(x) || v->i < 0;
+}
+
+static void f_bad_offset(const void *x, struct gp_value *v)
+{
+	v->i = ROW(x)->res.bad_offset;
+	v->omit = !CHECKED(x) || ROW(x)->res.verified;
+}
+
 static void f_stride(const void *x, struct gp_value *v) { v->u = ROW(x)->spec.stride; v->omit = !ROW(x)->spec.chase; }
-static void f_chain(const void *x, struct gp_value *v) { v->s = ROW(x)->spec.random ? "random" : "stride"; v->omit = !ROW(x)->spec.chase; }
+
+static void f_chain(const void *x, struct gp_value *v)
+{
+	v->s = ROW(x)->spec.random ? "random" : "stride";
+	v->omit = !ROW(x)->spec.chase;
+}
 
 static void f_host_numa(const void *x, struct gp_value *v)
 {
@@ -161,7 +181,8 @@ static void t_mode(const void *x, struct gp_value *v)
 	const struct gp_bench_row *r = ROW(x);
 	int lat = is_latency(r);
 
-	gp_buf_addf(v->buf, "%s%s%s%s", r->mode, lat ? " " : "", lat ? r->what : "", r->spec.sm || r->spec.chase ? " sm" : "");
+	gp_buf_addf(v->buf, "%s%s%s%s", r->mode, lat ? " " : "", lat ? r->what : "",
+		    r->spec.sm || r->spec.chase ? " sm" : "");
 	v->s = gp_buf_str(v->buf);
 }
 

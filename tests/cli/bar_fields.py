@@ -48,7 +48,8 @@ def check(block, tail, c, j):
         b[1] == x[0] and same_size(b[2], x[1]) and b[3] == x[2] and b[4] == x[3] and int(x[0]) == y["index"]
         and int(x[1]) == y["size"] and y["assigned"] == (b[4] == "assigned") for b, x, y in zip(bars, cb, j["bars"])))
     for l in block:
-        if (m := re.match(r"  VRAM (\S+), aperture (\S+)(?: \(BAR (\d+)\))?: (.+?)(?: \(VRAM size unknown: (.*)\))?$", l)):
+        if (m := re.match(r"  VRAM (\S+), aperture (\S+)(?: \(BAR (\d+)\))?: (.+?)"
+                          r"(?: \(VRAM size unknown: (.*)\))?$", l)):
             want("vram", (m[1] == "unknown") == (c["vram"] == "") and (m[1] == "unknown" or same_size(m[1], c["vram"])))
             want("aperture", m[2] == "none" or same_size(m[2], c["aperture_size"]))
             want("aperture_bar", (m[3] or "") == c["aperture_bar"])
@@ -83,7 +84,8 @@ def main():
     rows = list(csv.DictReader(open(sys.argv[2])))
     recs = [json.loads(l) for l in open(sys.argv[3])]
     fail = len(devs) != len(rows) or len(rows) != len(recs)
-    print(("not ok" if fail else "ok") + f" - {len(devs)} devices in the table, {len(rows)} CSV rows, {len(recs)} JSON lines")
+    print(("not ok" if fail else "ok") +
+          f" - {len(devs)} devices in the table, {len(rows)} CSV rows, {len(recs)} JSON lines")
     for block, c, j in zip(devs, rows, recs):
         try:
             bad = check(block, tail, c, j)

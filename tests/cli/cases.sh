@@ -35,6 +35,6 @@ fixture_cases() {
 # "fixtures/NAME" and "VERSION", so they hold on any checkout and across releases; doctor's text names
 # its root too (the repository's path taken out). stdin to stdout.
 golden_norm() {
-	sed -e "s|\"$(cd "$BUILD/fixtures" && pwd -P)/|\"fixtures/|" -e "s|\"version\": \"$(cat VERSION)\"|\"version\": \"VERSION\"|" \
-		-e "s|$PWD/||g"
+	sed -e "s|\"$(cd "$BUILD/fixtures" && pwd -P)/|\"fixtures/|" \
+		-e "s|\"version\": \"$(cat VERSION)\"|\"version\": \"VERSION\"|" -e "s|$PWD/||g"
 }

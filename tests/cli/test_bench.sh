@@ -147,10 +147,12 @@ py 'import json,sys
 d=json.load(open(sys.argv[1])); g=d["gpup2p"]
 assert d["command"]=="bench" and d["exit_status"]==1 and d["messages"]==[] and g["root"] is None, d
 assert g["argv"]==["bench","h2d","--pinned","--size","1M","--iters","2","--reps","2","--min-bw","30","--json"], g' \
-	"$T/env.json" && [ $rc -eq 1 ] && ok "bench --json below --min-bw: envelope, exit_status 1" || nok "bench envelope: rc=$rc"
+	"$T/env.json" && [ $rc -eq 1 ] && ok "bench --json below --min-bw: envelope, exit_status 1" ||
+	nok "bench envelope: rc=$rc"
 FAKECUDA_CORRUPT=h2d "$BIN" copy h2d --size 8K --iters 2 --json >"$T/env.json" 2>/dev/null; rc=$?
 py 'import json,sys; d=json.load(open(sys.argv[1])); assert d["command"]=="copy" and d["exit_status"]==2, d' \
-	"$T/env.json" && [ $rc -eq 2 ] && ok "copy --json with a wrong byte: exit_status 2" || nok "copy envelope: rc=$rc"
+	"$T/env.json" && [ $rc -eq 2 ] && ok "copy --json with a wrong byte: exit_status 2" ||
+	nok "copy envelope: rc=$rc"
 "$BIN" copy h2d --size 8K --iters 2 --jsonl | py 'import json,sys
 r=[json.loads(l) for l in sys.stdin]; assert r and all(x["schema"]==1 and x["command"]=="copy" for x in r), r' &&
 	ok "copy --jsonl: schema and command in each line" || nok "copy --jsonl lines"

@@ -44,7 +44,8 @@ d=json.load(open(sys.argv[1])); g=d["gpup2p"]; cmd=sys.argv[3].split()
 assert list(d)[:3]==["schema","command","gpup2p"] and list(d)[-2:]==["messages","exit_status"], list(d)
 assert d["schema"]==1 and d["command"]==cmd[0] and g["argv"]==cmd and g["live"] is False, d
 assert d["exit_status"]==int(sys.argv[2]) and g["root"]==sys.argv[4], d' "$tmp/raw" $rc "$args" \
-				"$(cd "$BUILD/fixtures/$fx" && pwd -P)" && echo "ok - $fx $name: JSON in the envelope" ||
+				"$(cd "$BUILD/fixtures/$fx" && pwd -P)" &&
+				echo "ok - $fx $name: JSON in the envelope" ||
 				echo "not ok - $fx $name: not JSON, or no envelope";;
 		*-jsonl)
 			python3 -c 'import json,sys
@@ -55,7 +56,8 @@ assert all(list(r)[:2]==["schema","command"] and r["command"]==sys.argv[2]
 		esac
 	done
 	# one field list per record: every fact bar's table shows is in its CSV row and JSON lines record
-	python3 tests/cli/bar_fields.py "$tmp/bar" "$tmp/bar-csv" "$tmp/bar-jsonl" | sed "s/^\(ok\|not ok\) - /&$fx bar: /"
+	python3 tests/cli/bar_fields.py "$tmp/bar" "$tmp/bar-csv" "$tmp/bar-jsonl" |
+		sed "s/^\(ok\|not ok\) - /&$fx bar: /"
 done
 
 # The golden files are output of the code they test: their key facts are checked independently, against

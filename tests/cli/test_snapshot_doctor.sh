@@ -126,7 +126,8 @@ done
 pair "an unbound virtual function" "$R" "$E"
 [ -f "$E/dev/infiniband/uverbs0" ] && [ ! -e "$E/dev/zero" ] && [ ! -e "$E/dev/nvidia-caps" ] &&
 	ok "device nodes: doctor's recorded, others not" || nok "device nodes: $(cd "$E/dev" && find . | tr '\n' ' ')"
-cmp -s <("$BIN" --root "$R" topo --json | sans_root) <("$BIN" --root "$E" topo --json | sans_root) && ok "extended fixture: topo same on replay" ||
+cmp -s <("$BIN" --root "$R" topo --json | sans_root) <("$BIN" --root "$E" topo --json | sans_root) &&
+	ok "extended fixture: topo same on replay" ||
 	nok "extended fixture: topo differs"
 
 # a node its taker could not open, and nvidia-modprobe: what doctor says about them survives the snapshot

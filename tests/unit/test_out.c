@@ -60,9 +60,24 @@ struct frec {
 static void g_name(const void *x, struct gp_value *v) { v->s = ((const struct frec *)x)->name; v->null = !v->s; }
 static void g_ctl(const void *x, struct gp_value *v) { v->i = ((const struct frec *)x)->ctl; v->null = v->i < 0; }
 static void g_pairs(const void *x, struct gp_value *v) { v->s = ((const struct frec *)x)->pairs; }
-static void g_word(const void *x, struct gp_value *v) { v->i = ((const struct frec *)x)->ctl > 0, v->s = v->i ? "yes" : "no"; }
-static void g_host(const void *x, struct gp_value *v) { (void)x; gp_buf_addf(v->buf, "dmar%d", 0); v->s = gp_buf_str(v->buf); }
-static void g_gbps(const void *x, struct gp_value *v) { v->d = 12.345, v->prec = 2, v->null = !((const struct frec *)x)->name; }
+
+static void g_word(const void *x, struct gp_value *v)
+{
+	v->i = ((const struct frec *)x)->ctl > 0, v->s = v->i ? "yes" : "no";
+}
+
+static void g_host(const void *x, struct gp_value *v)
+{
+	(void)x;
+	gp_buf_addf(v->buf, "dmar%d", 0);
+	v->s = gp_buf_str(v->buf);
+}
+
+static void g_gbps(const void *x, struct gp_value *v)
+{
+	v->d = 12.345, v->prec = 2, v->null = !((const struct frec *)x)->name;
+}
+
 static void g_off(const void *x, struct gp_value *v) { v->i = 7, v->omit = !((const struct frec *)x)->name; }
 
 static char *fields_out(int how, const struct frec *r)
@@ -116,11 +131,13 @@ static void fields_tests(void)
 	free(s);
 	s = fields_out(1, &a);
 	CHECK_STR(s, "{\"name\": \"0000:00:01.0\", \"pairs\": [\"GPU0-GPU1\", \"GPU0-NIC0\"], \"ctl\": 29, "
-		  "\"redirects\": true, \"gbps\": 12.35, \"offset\": 7}\n", "JSON: declaration order, words as an array, no host fact in a document's record");
+		  "\"redirects\": true, \"gbps\": 12.35, \"offset\": 7}\n",
+		  "JSON: declaration order, words as an array, no host fact in a document's record");
 	free(s);
 	s = fields_out(2, &u);
 	CHECK_STR(s, "{\"name\": null, \"pairs\": [], \"ctl\": null, \"redirects\": false, \"unit\": \"dmar0\", "
-		  "\"gbps\": null}\n", "JSON lines: unknown as null, an omitted key left out, the host's fact in each record");
+		  "\"gbps\": null}\n",
+		  "JSON lines: unknown as null, an omitted key left out, the host's fact in each record");
 	free(s);
 	s = fields_out(3, &a);
 	CHECK_STR(s, "NAME          CTL     REDIR   GB/s\n0000:00:01.0  0x001d  yes    12.35\n",
