@@ -105,9 +105,10 @@ EOF
 	nok "report on srun's output: exit $rc: $(head -c 600 "$T/report.json")"
 
 # --- srun --label: bench --jsonl over the CUDA test double, rows over 1 KiB -----------------------
-# bench's rows are about 400 bytes (414 at most, 8 GPUs, every pattern) and name no host; srun's labels
-# are task numbers, which name none either. Each task adds its host and a 1,200-byte member to every
-# real row, as a longer row would be, so that srun cuts each one; report must read every row.
+# bench's rows are about 400 bytes (414 at most, 8 GPUs, every pattern); srun's labels are task numbers,
+# which name no host, so each row carries its own. Each task names its row's host as a node of its own
+# (gpnN: four hosts from one machine) and adds a 1,200-byte member, as a longer row would be, so that
+# srun cuts each one; report must read every row.
 FAKE=$PWD/$BUILD/tests/fakecuda/libcuda.so.1
 BENCH=(bench --size 64K --iters 2 --reps 3 --jsonl)
 cat >"$T/widen.py" <<'EOF'
