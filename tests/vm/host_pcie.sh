@@ -10,7 +10,9 @@ if tar xzf "$ws/guest.tar.gz" -C "$t" 2>/dev/null; then
 	r=$(ls -d "$t"/*/ | head -1)
 	for c in "topo topo.json" "bar bar.json" "acs acs.json"; do
 		set -- $c
-		"$B" --root "$r" "$1" --match 1af4:1110 --json 2>/dev/null | cmp -s - "$ws/$2" &&
+		# the envelope says where it read: the guest live, the host its snapshot (root, live)
+		"$B" --root "$r" "$1" --match 1af4:1110 --json 2>/dev/null | grep -v '^    "\(root\|live\)": ' >"$t/$2"
+		grep -v '^    "\(root\|live\)": ' "$ws/$2" | cmp -s - "$t/$2" &&
 			echo "ok - replay of the guest snapshot: $1 --json identical" ||
 			echo "not ok - replay of the guest snapshot: $1 --json differs"
 	done
