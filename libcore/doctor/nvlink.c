@@ -128,7 +128,7 @@ static void errors_one(struct gp_doctor_ctx *c, int i, const struct gp_gpu_info 
 		if (!gp_gpu_nvl_counter_counts(s->arch, k))
 			continue;
 		snprintf(key, sizeof(key), "nvlink %s errors", gp_gpu_nvl_counter_name(k));
-		if (s->nvl_err_rise[k] >= 0)
+		if (s->nvl_err_rise[k] >= 0 && s->nvl_err[k] > 0) /* none: read once (gp_gpu_nvml_recount) */
 			gp_finding_ev(f, key, "%lld (+%lld between two reads)", s->nvl_err[k], s->nvl_err_rise[k]);
 		else
 			gp_finding_ev(f, key, "%lld", s->nvl_err[k]);

@@ -236,7 +236,7 @@ static void *query_one(void *p)
 		return NULL;
 	/* the counters first (GP_GPU_HEALTH), then every other fact of this GPU, then the counters again:
 	 * the longer the window, the likelier a link erring now shows (no pause: doctor --active reads them
-	 * once more, gp_gpu_nvml_recount_facts) */
+	 * once more, gp_gpu_nvml_recount_facts); NVLink counters again only where one counted (gpu.h) */
 	gp_gpu_nvml_state(q->a->lib, q->dev, q->flags, &g->st); /* BAR1 too (state.c) */
 	if (q->a->name(q->dev, g->name, sizeof(g->name)) != NVML_OK)
 		g->name[0] = '\0';
@@ -248,7 +248,7 @@ static void *query_one(void *p)
 		g->bar1_free = g->bar1 > (uint64_t)g->st.bar1_used ? g->bar1 - (uint64_t)g->st.bar1_used : 0;
 	}
 	if (q->flags & GP_GPU_HEALTH)
-		gp_gpu_nvml_recount(q->a->lib, q->dev, &g->st);
+		gp_gpu_nvml_recount(q->a->lib, q->dev, &g->st, 0);
 	q->ok = 1;
 	return NULL;
 }
@@ -310,7 +310,7 @@ static void *recount_one(void *p)
 	nvml_dev dev;
 
 	if (r->a->handle_bus(r->bdf, &dev) == NVML_OK)
-		gp_gpu_nvml_recount(r->a->lib, dev, r->st);
+		gp_gpu_nvml_recount(r->a->lib, dev, r->st, 1);
 	return NULL;
 }
 

@@ -441,7 +441,7 @@ static void recount(long long now, long long *v, long long *rise)
 	*v = now;
 }
 
-void gp_gpu_nvml_recount(void *lib, void *dev, struct gp_gpu_state *s)
+void gp_gpu_nvml_recount(void *lib, void *dev, struct gp_gpu_state *s, int from_zero)
 {
 	struct api a;
 	struct gp_gpu_state links;
@@ -451,7 +451,7 @@ void gp_gpu_nvml_recount(void *lib, void *dev, struct gp_gpu_state *s)
 	load(lib, &a);
 	recount(read_replay(&a, dev), &s->replay, &s->replay_rise);
 	for (int k = 0; k < GP_NVL_COUNTERS; k++)
-		any |= s->nvl_err[k] >= 0; /* also from 0: 0 -> N is a rise */
+		any |= from_zero ? s->nvl_err[k] >= 0 : s->nvl_err[k] > 0; /* from 0: 0 -> N is a rise */
 	if (!any)
 		return;
 	read_links(&a, dev, &links, active);

@@ -57,8 +57,8 @@ static void nvml_state(void)
 	CHECK(a.replay == 7 && a.replay_rise == 0 && a.nvl_err[GP_NVL_REPLAY] == 1 && a.nvl_err_rise[GP_NVL_REPLAY] == 0,
 	      "the counters read once: replays 7, NVLink errors 1, no rise yet (%lld %lld %lld %lld)", a.replay,
 	      a.replay_rise, a.nvl_err[GP_NVL_REPLAY], a.nvl_err_rise[GP_NVL_REPLAY]);
-	gp_gpu_nvml_recount(lib, (void *)1, &a);
-	gp_gpu_nvml_recount(lib, (void *)2, &b);
+	gp_gpu_nvml_recount(lib, (void *)1, &a, 1);
+	gp_gpu_nvml_recount(lib, (void *)2, &b, 1);
 	CHECK(a.persistence == 1 && a.virt == 2 && a.compute == 3, "persistence 1, virtualization 2, compute mode 3 "
 	      "(%d, %d, %d)", a.persistence, a.virt, a.compute);
 	CHECK(a.mig == GP_GPU_NA && a.retired_pending == GP_GPU_NA, "MIG not supported, retired pages call missing: NA "
@@ -75,12 +75,12 @@ static void nvml_state(void)
 	CHECK(a.nvl_err[GP_NVL_REPLAY] == 2 && a.nvl_err_rise[GP_NVL_REPLAY] == 1, "NVLink errors read twice: 2, rose by 1 (%lld, %lld)",
 	      a.nvl_err[GP_NVL_REPLAY], a.nvl_err_rise[GP_NVL_REPLAY]);
 	CHECK(a.fabric == 3 && a.fabric_status == 0, "fabric completed, success");
-	gp_gpu_nvml_recount(lib, (void *)1, &a);
+	gp_gpu_nvml_recount(lib, (void *)1, &a, 1);
 	CHECK(a.replay == 11 && a.replay_rise == 4 && a.nvl_err[GP_NVL_REPLAY] == 3 && a.nvl_err_rise[GP_NVL_REPLAY] == 2,
 	      "read a third time: the rises count from the first read: replays 11 (+4), NVLink errors 3 (+2) "
 	      "(%lld %lld %lld %lld)", a.replay, a.replay_rise, a.nvl_err[GP_NVL_REPLAY], a.nvl_err_rise[GP_NVL_REPLAY]);
 	setenv("FAKENVML_REPLAY_FAIL", "1", 1);
-	gp_gpu_nvml_recount(lib, (void *)1, &a);
+	gp_gpu_nvml_recount(lib, (void *)1, &a, 1);
 	unsetenv("FAKENVML_REPLAY_FAIL");
 	CHECK(a.replay == 11 && a.replay_rise == 4, "a failed read keeps the last count and rise, never the count as a "
 	      "rise (%lld, %lld)", a.replay, a.replay_rise);
@@ -94,13 +94,32 @@ static void nvml_state(void)
 	setenv("FAKENVML_LINKS_UP", "3", 1);
 	gp_gpu_nvml_state(lib, (void *)1, GP_GPU_HEALTH, &a);
 	unsetenv("FAKENVML_LINKS_UP");
-	gp_gpu_nvml_recount(lib, (void *)1, &a);
+	gp_gpu_nvml_recount(lib, (void *)1, &a, 1);
 	CHECK(a.nvl_active == 3 && a.nvl_err[GP_NVL_REPLAY] == 0 && a.nvl_err_rise[GP_NVL_REPLAY] == 0, "links 0-2 up, then 0-11: link 3's count "
 	      "is no rise, the first read stands (%d, %lld, %lld)", a.nvl_active, a.nvl_err[GP_NVL_REPLAY], a.nvl_err_rise[GP_NVL_REPLAY]);
 	CHECK(b.persistence == GP_GPU_UNKNOWN && b.virt == GP_GPU_NA && b.compute == GP_GPU_NA && b.replay == GP_GPU_NA &&
 	      b.nvl_active == GP_GPU_NA && b.nvl_err[GP_NVL_REPLAY] == GP_GPU_NA && b.fabric == GP_GPU_NA && b.remap_failed == GP_GPU_NA &&
 	      b.bar1_total == GP_GPU_NA && b.bar1_used == GP_GPU_NA,
 	      "a GPU that supports nothing: NA; a failing call: unknown");
+	/* doctor's own second read (from_zero 0): NVLink counters again only where one counted */
+	{
+		struct gp_gpu_state z, y;
+
+		gp_gpu_nvml_state(lib, (void *)1, GP_GPU_HEALTH, &y);
+		z = y;
+		for (int k = 0; k < GP_NVL_COUNTERS; k++)
+			z.nvl_err[k] = z.nvl_err_rise[k] = 0;
+		gp_gpu_nvml_recount(lib, (void *)1, &z, 0);
+		CHECK(z.nvl_err[GP_NVL_REPLAY] == 0 && z.nvl_err_rise[GP_NVL_REPLAY] == 0 && z.replay_rise >= 0,
+		      "no NVLink error in the first read: not read again (%lld, +%lld)", z.nvl_err[GP_NVL_REPLAY],
+		      z.nvl_err_rise[GP_NVL_REPLAY]);
+		a = y;
+		gp_gpu_nvml_recount(lib, (void *)1, &y, 0);
+		CHECK(a.nvl_err[GP_NVL_REPLAY] > 0 && y.nvl_err[GP_NVL_REPLAY] > a.nvl_err[GP_NVL_REPLAY] &&
+		      y.nvl_err_rise[GP_NVL_REPLAY] > 0, "errors counted at the first read: read again, the rise shows "
+		      "(%lld -> %lld, +%lld)", a.nvl_err[GP_NVL_REPLAY], y.nvl_err[GP_NVL_REPLAY],
+		      y.nvl_err_rise[GP_NVL_REPLAY]);
+	}
 	dlclose(lib);
 }
 

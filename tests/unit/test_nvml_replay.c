@@ -137,21 +137,27 @@ static void doctor_reads(void)
 			 s->nvl_err[GP_NVL_CRC_FLIT] == 0 && s->nvl_err[GP_NVL_CRC_DATA] == GP_GPU_UNKNOWN;
 	}
 	CHECK(up == NGPU * LINKS, "72 links up (%lld)", up);
-	CHECK(calls("GetFieldValues") == 2 * NGPU && calls("GetNvLinkErrorCounter") == 0,
-	      "one nvmlDeviceGetFieldValues per GPU and read, two reads, no counter asked link by link (%llu, %llu "
-	      "calls)", calls("GetFieldValues"), calls("GetNvLinkErrorCounter"));
-	CHECK(calls("GetFieldValuesRun") == (unsigned long long)up * 2, "... each asking the driver once per link up "
-	      "(the fields link by link: %llu runs for %lld links up, two reads; counter by counter would be 3x)",
+	CHECK(calls("GetFieldValues") == NGPU && calls("GetNvLinkErrorCounter") == 0,
+	      "one nvmlDeviceGetFieldValues per GPU, one read (replay, recovery and CRC flit 0 in the links' life: "
+	      "nothing to rise from), no counter asked link by link (%llu, %llu calls)", calls("GetFieldValues"),
+	      calls("GetNvLinkErrorCounter"));
+	CHECK(calls("GetFieldValuesRun") == (unsigned long long)up, "... asking the driver once per link up "
+	      "(the fields link by link: %llu runs for %lld links up; counter by counter would be 3x)",
 	      calls("GetFieldValuesRun"), up);
-	CHECK(counter_reads(0) == (unsigned long long)up * 2 && counter_reads(2) == (unsigned long long)up * 2,
-	      "... each of them the links up x 3 counters (replay %llu, CRC flit %llu reads of %lld links up, twice)",
+	CHECK(counter_reads(0) == (unsigned long long)up && counter_reads(2) == (unsigned long long)up,
+	      "... each of them the links up x 3 counters (replay %llu, CRC flit %llu reads of %lld links up, once)",
 	      counter_reads(0), counter_reads(2), up);
+	CHECK(calls("GetPcieReplayCounter") == 2 * NGPU, "the PCIe replay counter read twice per GPU (%llu calls)",
+	      calls("GetPcieReplayCounter"));
 	CHECK(counter_reads(3) == 0 && counter_reads(4) == 0, "CRC data and ECC data never read on Hopper (%llu, %llu)",
 	      counter_reads(3), counter_reads(4));
 	CHECK(quiet, "every GPU: Hopper, replay, recovery and CRC flit 0 and not rising, CRC data not read");
 	wall = wall_ms(&serial);
-	CHECK(wall < 150, "doctor's NVML time on the recorded costs: %.1f ms with a thread per GPU (%.1f ms one after "
-	      "the other)", wall, serial);
+	/* On the 4x H200 (2026-11-26, a probe, figures in the closing note of issue 24) NVML calls on four
+	 * threads took as long as one after the other (200 vs 180 ms) and all of them lengthen cuInit by
+	 * their own time: the driver serialises them. doctor's budget over cuInit is 150 ms, so the sum counts. */
+	CHECK(wall < 150 && serial < 150, "doctor's NVML time on the recorded costs: %.1f ms one after the other "
+	      "(%.1f ms with a thread per GPU)", serial, wall);
 }
 
 /* p2p.nvml_status: every ordered pair, 4 capabilities, one thread per source GPU (nvmlInit 21 ms, then
@@ -206,7 +212,7 @@ static void nvlink_errors(void)
 		v = ev_of(&c, "nvlink.errors", bus[0], "nvlink CRC flit errors");
 		CHECK(count_sev(&c, GP_SEV_OK) == NGPU && c.out.n == NGPU, "live: no NVLink error on any GPU (%d ok of %d)",
 		      count_sev(&c, GP_SEV_OK), c.out.n);
-		CHECK(v && !strcmp(v, "0 (+0 between two reads)"), "the evidence names each counter (%s)", v ? v : "none");
+		CHECK(v && !strcmp(v, "0"), "the evidence names each counter: 0, read once (%s)", v ? v : "none");
 		CHECK(!ev_of(&c, "nvlink.errors", bus[0], "nvlink CRC data errors"), "CRC data is no evidence on Hopper");
 		done(&x, &c);
 	}

@@ -218,8 +218,12 @@ int gp_gpu_nvl_counter_counts(int arch, int k);
 const char *gp_gpu_nvl_counter_name(int k);
 
 /* Read the PCIe replay and NVLink error counters of s (filled by gp_gpu_nvml_state) again: the rises
- * count from gp_gpu_nvml_state's read; a counter unreadable now keeps its last value and rise. */
-void gp_gpu_nvml_recount(void *lib, void *dev, struct gp_gpu_state *s);
+ * count from gp_gpu_nvml_state's read; a counter unreadable now keeps its last value and rise. The
+ * NVLink counters are read again only when one of them counted an error at the first read, or always
+ * with from_zero (after traffic, doctor --active): on Hopper a read costs ~15 ms a GPU (18 links, all
+ * serialised with cuInit in the driver), and a link with no error in its life has nothing to rise from
+ * but the seconds between the reads. */
+void gp_gpu_nvml_recount(void *lib, void *dev, struct gp_gpu_state *s, int from_zero);
 
 /* Live facts: read every GPU's counters again into st[i] (a copy of f->gpus[i].st first), once at
  * least window_s seconds have passed since f->counted_at (the pause is what is left of it, at most
