@@ -6,14 +6,24 @@
  *   Grid-stride: thread t of T copies words t, t+T, t+2T, ...; eight of them at a time (eight 16-byte
  *   loads in flight before the eight stores), then one at a time, then threads 0..tail-1 one byte each.
  *   src and dst must be 16-byte aligned (the caller checks).
+ * gp_copy_duplex(a, b, n16, tail): both directions at once between two buffers of n16 16-byte words and
+ *   `tail` bytes (< 16), as one kernel: the buffers are cut into stripes of 512 bytes (32 words); even
+ *   stripes are copied from a to b, odd stripes from b to a, so that after the copy both hold what each
+ *   held in the stripes it gives. Warp w of the grid copies stripes of w's parity only: thread t copies
+ *   words t, t+T, ... (eight at a time, then one at a time), and with T a multiple of 64 (the caller's
+ *   block is) word t + kT is in a stripe of the same parity as warp t / 32. The tail bytes go the way
+ *   of the stripe they are in (threads 0..tail-1, one byte each). Loads and stores cache in L2 only
+ *   (.cg): each SM's accesses never come back. a and b 16-byte aligned.
  * gp_chase(start, hops, out): one thread follows a chain of 64-bit pointers `hops` times (each load's
  *   address is the value the previous one returned), reading %globaltimer (ns) before and after;
  *   out[0] = the last pointer, out[1] = the nanoseconds.
  * gp_copy_bulk (its own module, gp_ptx_bulk_text: PTX ISA 8.0 / sm_90, Hopper onwards): see below. */
 #include "gpup2p/smcopy.h"
+#include "cuda/ptx.h"
 
 const char gp_ptx_copy_name[] = "gp_copy16";
 const char gp_ptx_chase_name[] = "gp_chase";
+const char gp_ptx_duplex_name[] = "gp_copy_duplex";
 const char gp_ptx_bulk_name[] = "gp_copy_bulk";
 
 /* the copy's loads and stores (cache operators: tests/perf/sm_compare.sh compared them) */
@@ -23,6 +33,108 @@ const char gp_ptx_bulk_name[] = "gp_copy_bulk";
 #ifndef GP_PTX_ST
 #define GP_PTX_ST "st.global"
 #endif
+#ifndef GP_PTX_DLD
+#define GP_PTX_DLD "ld.global.cg"
+#endif
+#ifndef GP_PTX_DST
+#define GP_PTX_DST "st.global.cg"
+#endif
+
+/* The copy kernels' common parts. HEAD(p1, p2): rd1, rd2 the first two parameters (global), rd3 n16,
+ * r1 tail; rd4 = t, rd6 = T, rd7 = step (16 T bytes), rd8 = off (16 t), rd9 = end (16 n16), rd10 = 7
+ * steps, rd11 = 8 steps. */
+#define HEAD(p1, p2) \
+	"\tld.param.u64 %rd1, [" p1 "];\n" \
+	"\tld.param.u64 %rd2, [" p2 "];\n" \
+	"\tld.param.u64 %rd3, [p_n16];\n" \
+	"\tld.param.u32 %r1, [p_tail];\n" \
+	"\tcvta.to.global.u64 %rd1, %rd1;\n" \
+	"\tcvta.to.global.u64 %rd2, %rd2;\n" \
+	GP_PTX_THREAD \
+	"\tshl.b64 %rd7, %rd6, 4;\n" \
+	"\tshl.b64 %rd8, %rd4, 4;\n" \
+	"\tshl.b64 %rd9, %rd3, 4;\n" \
+	"\tmul.lo.u64 %rd10, %rd7, 7;\n" \
+	"\tshl.b64 %rd11, %rd7, 3;\n"
+
+/* four loads of 16 bytes, a step apart from the address in rd13, into v[a..a+15] (rd15-rd17 scratch) */
+#define LD4(ld, a, b, c, d) \
+	"\tadd.u64 %rd15, %rd13, %rd7;\n" \
+	"\tadd.u64 %rd16, %rd15, %rd7;\n" \
+	"\tadd.u64 %rd17, %rd16, %rd7;\n" \
+	"\t" ld ".v4.u32 {" a "}, [%rd13];\n" \
+	"\t" ld ".v4.u32 {" b "}, [%rd15];\n" \
+	"\t" ld ".v4.u32 {" c "}, [%rd16];\n" \
+	"\t" ld ".v4.u32 {" d "}, [%rd17];\n"
+/* four stores, a step apart from the address in rd14 (rd18-rd20 scratch) */
+#define ST4(st, a, b, c, d) \
+	"\tadd.u64 %rd18, %rd14, %rd7;\n" \
+	"\tadd.u64 %rd19, %rd18, %rd7;\n" \
+	"\tadd.u64 %rd20, %rd19, %rd7;\n" \
+	"\t" st ".v4.u32 [%rd14], {" a "};\n" \
+	"\t" st ".v4.u32 [%rd18], {" b "};\n" \
+	"\t" st ".v4.u32 [%rd19], {" c "};\n" \
+	"\t" st ".v4.u32 [%rd20], {" d "};\n"
+#define V0 "%v0, %v1, %v2, %v3"
+#define V1 "%v4, %v5, %v6, %v7"
+#define V2 "%v8, %v9, %v10, %v11"
+#define V3 "%v12, %v13, %v14, %v15"
+#define V4 "%v16, %v17, %v18, %v19"
+#define V5 "%v20, %v21, %v22, %v23"
+#define V6 "%v24, %v25, %v26, %v27"
+#define V7 "%v28, %v29, %v30, %v31"
+
+/* The grid-stride loops from src to dst (registers): label L8 eight words at a time while the eighth is
+ * inside, then L1 one at a time, then on to `next`. */
+#define LOOPS(L8, L1, next, ld, st, src, dst) \
+	L8 ":\n" \
+	"\tadd.u64 %rd12, %rd8, %rd10;\n" \
+	"\tsetp.ge.u64 %p1, %rd12, %rd9;\n" \
+	"\t@%p1 bra " L1 ";\n" \
+	"\tadd.u64 %rd13, " src ", %rd8;\n" \
+	"\tadd.u64 %rd14, " dst ", %rd8;\n" \
+	LD4(ld, V0, V1, V2, V3) \
+	"\tadd.u64 %rd13, %rd17, %rd7;\n" \
+	LD4(ld, V4, V5, V6, V7) \
+	ST4(st, V0, V1, V2, V3) \
+	"\tadd.u64 %rd14, %rd20, %rd7;\n" \
+	ST4(st, V4, V5, V6, V7) \
+	"\tadd.u64 %rd8, %rd8, %rd11;\n" \
+	"\tbra.uni " L8 ";\n" \
+	L1 ":\n" \
+	"\tsetp.ge.u64 %p2, %rd8, %rd9;\n" \
+	"\t@%p2 bra " next ";\n" \
+	"\tadd.u64 %rd13, " src ", %rd8;\n" \
+	"\tadd.u64 %rd14, " dst ", %rd8;\n" \
+	"\t" ld ".v4.u32 {" V0 "}, [%rd13];\n" \
+	"\t" st ".v4.u32 [%rd14], {" V0 "};\n" \
+	"\tadd.u64 %rd8, %rd8, %rd7;\n" \
+	"\tbra.uni " L1 ";\n"
+
+/* the tail: thread t < tail copies byte 16 n16 + t from src to dst (registers), else on to `skip` */
+#define TAIL(skip, src, dst) \
+	"\tcvt.u64.u32 %rd21, %r1;\n" \
+	"\tsetp.ge.u64 %p3, %rd4, %rd21;\n" \
+	"\t@%p3 bra " skip ";\n" \
+	"\tadd.u64 %rd22, %rd9, %rd4;\n" \
+	"\tadd.u64 %rd13, " src ", %rd22;\n" \
+	"\tadd.u64 %rd14, " dst ", %rd22;\n" \
+	"\tld.global.u8 %h1, [%rd13];\n" \
+	"\tst.global.u8 [%rd14], %h1;\n"
+
+#define COPY_PARAMS(p1, p2) \
+	"\t.param .u64 " p1 ",\n" \
+	"\t.param .u64 " p2 ",\n" \
+	"\t.param .u64 p_n16,\n" \
+	"\t.param .u32 p_tail\n" \
+	")\n" \
+	"{\n" \
+	"\t.reg .pred %p<4>;\n" \
+	"\t.reg .b16 %h<2>;\n" \
+	"\t.reg .b32 %r<8>;\n" \
+	"\t.reg .b32 %v<32>;\n" \
+	"\t.reg .b64 %rd<28>;\n" \
+	"\n"
 
 const char gp_ptx_text[] =
 	".version 7.0\n"
@@ -30,94 +142,32 @@ const char gp_ptx_text[] =
 	".address_size 64\n"
 	"\n"
 	".visible .entry gp_copy16(\n"
-	"\t.param .u64 p_dst,\n"
-	"\t.param .u64 p_src,\n"
-	"\t.param .u64 p_n16,\n"
-	"\t.param .u32 p_tail\n"
-	")\n"
-	"{\n"
-	"\t.reg .pred %p<4>;\n"
-	"\t.reg .b16 %h<2>;\n"
-	"\t.reg .b32 %r<8>;\n"
-	"\t.reg .b32 %v<32>;\n"
-	"\t.reg .b64 %rd<24>;\n"
-	"\n"
-	"\tld.param.u64 %rd1, [p_dst];\n"
-	"\tld.param.u64 %rd2, [p_src];\n"
-	"\tld.param.u64 %rd3, [p_n16];\n"
-	"\tld.param.u32 %r1, [p_tail];\n"
-	"\tcvta.to.global.u64 %rd1, %rd1;\n"
-	"\tcvta.to.global.u64 %rd2, %rd2;\n"
-	"\tmov.u32 %r2, %ctaid.x;\n"
-	"\tmov.u32 %r3, %ntid.x;\n"
-	"\tmov.u32 %r4, %tid.x;\n"
-	"\tmov.u32 %r5, %nctaid.x;\n"
-	"\tmul.wide.u32 %rd4, %r2, %r3;\n"
-	"\tcvt.u64.u32 %rd5, %r4;\n"
-	"\tadd.u64 %rd4, %rd4, %rd5;\n"          /* rd4 = t, this thread's index */
-	"\tmul.wide.u32 %rd6, %r5, %r3;\n"       /* rd6 = T, threads in the grid */
-	"\tshl.b64 %rd7, %rd6, 4;\n"             /* rd7 = step: 16 T bytes */
-	"\tshl.b64 %rd8, %rd4, 4;\n"             /* rd8 = off: 16 t */
-	"\tshl.b64 %rd9, %rd3, 4;\n"             /* rd9 = end: 16 n16 */
-	"\tmul.lo.u64 %rd10, %rd7, 7;\n"         /* rd10 = 7 steps */
-	"\tshl.b64 %rd11, %rd7, 3;\n"            /* rd11 = 8 steps */
-	"LOOP8:\n"
-	"\tadd.u64 %rd12, %rd8, %rd10;\n"
-	"\tsetp.ge.u64 %p1, %rd12, %rd9;\n"
-	"\t@%p1 bra LOOP1;\n"
-	"\tadd.u64 %rd13, %rd2, %rd8;\n"
-	"\tadd.u64 %rd14, %rd1, %rd8;\n"
-	"\tadd.u64 %rd15, %rd13, %rd7;\n"
-	"\tadd.u64 %rd16, %rd15, %rd7;\n"
-	"\tadd.u64 %rd17, %rd16, %rd7;\n"
-	"\t" GP_PTX_LD ".v4.u32 {%v0, %v1, %v2, %v3}, [%rd13];\n"
-	"\t" GP_PTX_LD ".v4.u32 {%v4, %v5, %v6, %v7}, [%rd15];\n"
-	"\t" GP_PTX_LD ".v4.u32 {%v8, %v9, %v10, %v11}, [%rd16];\n"
-	"\t" GP_PTX_LD ".v4.u32 {%v12, %v13, %v14, %v15}, [%rd17];\n"
-	"\tadd.u64 %rd13, %rd17, %rd7;\n"
-	"\tadd.u64 %rd15, %rd13, %rd7;\n"
-	"\tadd.u64 %rd16, %rd15, %rd7;\n"
-	"\tadd.u64 %rd17, %rd16, %rd7;\n"
-	"\t" GP_PTX_LD ".v4.u32 {%v16, %v17, %v18, %v19}, [%rd13];\n"
-	"\t" GP_PTX_LD ".v4.u32 {%v20, %v21, %v22, %v23}, [%rd15];\n"
-	"\t" GP_PTX_LD ".v4.u32 {%v24, %v25, %v26, %v27}, [%rd16];\n"
-	"\t" GP_PTX_LD ".v4.u32 {%v28, %v29, %v30, %v31}, [%rd17];\n"
-	"\tadd.u64 %rd18, %rd14, %rd7;\n"
-	"\tadd.u64 %rd19, %rd18, %rd7;\n"
-	"\tadd.u64 %rd20, %rd19, %rd7;\n"
-	"\t" GP_PTX_ST ".v4.u32 [%rd14], {%v0, %v1, %v2, %v3};\n"
-	"\t" GP_PTX_ST ".v4.u32 [%rd18], {%v4, %v5, %v6, %v7};\n"
-	"\t" GP_PTX_ST ".v4.u32 [%rd19], {%v8, %v9, %v10, %v11};\n"
-	"\t" GP_PTX_ST ".v4.u32 [%rd20], {%v12, %v13, %v14, %v15};\n"
-	"\tadd.u64 %rd14, %rd20, %rd7;\n"
-	"\tadd.u64 %rd18, %rd14, %rd7;\n"
-	"\tadd.u64 %rd19, %rd18, %rd7;\n"
-	"\tadd.u64 %rd20, %rd19, %rd7;\n"
-	"\t" GP_PTX_ST ".v4.u32 [%rd14], {%v16, %v17, %v18, %v19};\n"
-	"\t" GP_PTX_ST ".v4.u32 [%rd18], {%v20, %v21, %v22, %v23};\n"
-	"\t" GP_PTX_ST ".v4.u32 [%rd19], {%v24, %v25, %v26, %v27};\n"
-	"\t" GP_PTX_ST ".v4.u32 [%rd20], {%v28, %v29, %v30, %v31};\n"
-	"\tadd.u64 %rd8, %rd8, %rd11;\n"
-	"\tbra.uni LOOP8;\n"
-	"LOOP1:\n"
-	"\tsetp.ge.u64 %p2, %rd8, %rd9;\n"
-	"\t@%p2 bra BYTES;\n"
-	"\tadd.u64 %rd13, %rd2, %rd8;\n"
-	"\tadd.u64 %rd14, %rd1, %rd8;\n"
-	"\t" GP_PTX_LD ".v4.u32 {%v0, %v1, %v2, %v3}, [%rd13];\n"
-	"\t" GP_PTX_ST ".v4.u32 [%rd14], {%v0, %v1, %v2, %v3};\n"
-	"\tadd.u64 %rd8, %rd8, %rd7;\n"
-	"\tbra.uni LOOP1;\n"
+	COPY_PARAMS("p_dst", "p_src")
+	HEAD("p_dst", "p_src")
+	LOOPS("LOOP8", "LOOP1", "BYTES", GP_PTX_LD, GP_PTX_ST, "%rd2", "%rd1")
 	"BYTES:\n"
-	"\tcvt.u64.u32 %rd21, %r1;\n"
-	"\tsetp.ge.u64 %p3, %rd4, %rd21;\n"
-	"\t@%p3 bra DONE;\n"
-	"\tadd.u64 %rd22, %rd9, %rd4;\n"
-	"\tadd.u64 %rd13, %rd2, %rd22;\n"
-	"\tadd.u64 %rd14, %rd1, %rd22;\n"
-	"\tld.global.u8 %h1, [%rd13];\n"
-	"\tst.global.u8 [%rd14], %h1;\n"
+	TAIL("DONE", "%rd2", "%rd1")
 	"DONE:\n"
+	"\tret;\n"
+	"}\n"
+	"\n"
+	".visible .entry gp_copy_duplex(\n"
+	COPY_PARAMS("p_a", "p_b")
+	HEAD("p_a", "p_b")
+	"\tshr.u64 %rd5, %rd4, 5;\n"
+	"\tand.b64 %rd5, %rd5, 1;\n"
+	"\tsetp.ne.u64 %p3, %rd5, 0;\n"          /* p3: an odd warp, b to a */
+	"\tselp.b64 %rd24, %rd2, %rd1, %p3;\n"   /* rd24 = its source */
+	"\tselp.b64 %rd25, %rd1, %rd2, %p3;\n"   /* rd25 = its destination */
+	LOOPS("DLOOP8", "DLOOP1", "DBYTES", GP_PTX_DLD, GP_PTX_DST, "%rd24", "%rd25")
+	"DBYTES:\n"                              /* the tail: the way of word n16's stripe */
+	"\tshr.u64 %rd26, %rd3, 5;\n"
+	"\tand.b64 %rd26, %rd26, 1;\n"
+	"\tsetp.ne.u64 %p3, %rd26, 0;\n"
+	"\tselp.b64 %rd24, %rd2, %rd1, %p3;\n"
+	"\tselp.b64 %rd25, %rd1, %rd2, %p3;\n"
+	TAIL("DDONE", "%rd24", "%rd25")
+	"DDONE:\n"
 	"\tret;\n"
 	"}\n"
 	"\n"

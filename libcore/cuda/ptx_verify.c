@@ -3,14 +3,17 @@
  * checking a copy never moves it to the host. PTX ISA 6.0 / sm_50: copies on any GPU a driver of CUDA 9.0
  * or later runs can be verified. tests/cli/test_ptx.sh assembles it with ptxas.
  *
- * gp_fill(buf, nw, tail, key): the nw 8-byte words at buf get word i = mix(i ^ key), then `tail` bytes
- *   (< 8) the first bytes of word nw. Grid-stride over the words; threads 0..tail-1 one tail byte each.
+ * gp_fill(buf, nw, tail, key, key2): the nw 8-byte words at buf get word i = mix(i ^ k), then `tail`
+ *   bytes (< 8) the first bytes of word nw; k is key in the even stripes of 512 bytes (64 words), key2 in
+ *   the odd ones (gp_copy_duplex's halves; key2 = key: one pattern). Grid-stride over the words; threads
+ *   0..tail-1 one tail byte each.
  * gp_check(buf, nw, tail, key, out): the same bytes compared; every thread counts the words (and tail
  *   bytes) that differ and remembers the index of its first; then, where it found any, one atom.add of
  *   its count into out[0] and one atom.min of its index into out[1] (a tail byte counts as word nw).
  *   out (16 bytes of the checking GPU's memory) must hold 0 and ~0 before.
  * mix is splitmix64's finaliser (measure.c). buf 8-byte aligned: GPU memory, or mapped pinned host memory. */
 #include "gpup2p/smcopy.h"
+#include "cuda/ptx.h"
 
 const char gp_ptx_fill_name[] = "gp_fill";
 const char gp_ptx_check_name[] = "gp_check";
@@ -34,15 +37,8 @@ const char gp_ptx_check_name[] = "gp_check";
 	"\tld.param.u32 %r1, [p_tail];\n" \
 	"\tld.param.u64 %rd3, [p_key];\n" \
 	"\tcvta.to.global.u64 %rd1, %rd1;\n" \
-	"\tmov.u32 %r2, %ctaid.x;\n" \
-	"\tmov.u32 %r3, %ntid.x;\n" \
-	"\tmov.u32 %r4, %tid.x;\n" \
-	"\tmov.u32 %r5, %nctaid.x;\n" \
-	"\tmul.wide.u32 %rd4, %r2, %r3;\n" \
-	"\tcvt.u64.u32 %rd5, %r4;\n" \
-	"\tadd.u64 %rd4, %rd4, %rd5;\n" \
-	"\tmov.u64 %rd7, %rd4;\n" \
-	"\tmul.wide.u32 %rd6, %r5, %r3;\n"
+	GP_PTX_THREAD \
+	"\tmov.u64 %rd7, %rd4;\n"
 
 /* the tail byte of thread t (t < tail): rd12 its address, h1 its expected value */
 #define TAIL_BYTE(skip) \
@@ -60,6 +56,13 @@ const char gp_ptx_check_name[] = "gp_check";
 	"\tadd.u64 %rd12, %rd12, %rd7;\n" \
 	"\tadd.u64 %rd12, %rd1, %rd12;\n"
 
+/* k = the key of word w's stripe: rd3 (key) when w / 64 is even, rd15 (key2) when odd */
+#define STRIPE_KEY(w, k) \
+	"\tshr.u64 %rd13, " w ", 6;\n" \
+	"\tand.b64 %rd13, %rd13, 1;\n" \
+	"\tsetp.ne.u64 %p3, %rd13, 0;\n" \
+	"\tselp.b64 " k ", %rd15, %rd3, %p3;\n"
+
 const char gp_ptx_verify_text[] =
 	".version 6.0\n"
 	".target sm_50\n"
@@ -69,7 +72,8 @@ const char gp_ptx_verify_text[] =
 	"\t.param .u64 p_buf,\n"
 	"\t.param .u64 p_nw,\n"
 	"\t.param .u32 p_tail,\n"
-	"\t.param .u64 p_key\n"
+	"\t.param .u64 p_key,\n"
+	"\t.param .u64 p_key2\n"
 	")\n"
 	"{\n"
 	"\t.reg .pred %p<4>;\n"
@@ -78,10 +82,12 @@ const char gp_ptx_verify_text[] =
 	"\t.reg .b64 %rd<16>;\n"
 	"\n"
 	HEAD
+	"\tld.param.u64 %rd15, [p_key2];\n"
 	"FLOOP:\n"
 	"\tsetp.ge.u64 %p1, %rd4, %rd2;\n"
 	"\t@%p1 bra FTAIL;\n"
-	"\txor.b64 %rd8, %rd4, %rd3;\n"
+	STRIPE_KEY("%rd4", "%rd14")
+	"\txor.b64 %rd8, %rd4, %rd14;\n"
 	MIX("%rd8", "%rd9")
 	"\tshl.b64 %rd11, %rd4, 3;\n"
 	"\tadd.u64 %rd11, %rd1, %rd11;\n"
@@ -89,6 +95,7 @@ const char gp_ptx_verify_text[] =
 	"\tadd.u64 %rd4, %rd4, %rd6;\n"
 	"\tbra.uni FLOOP;\n"
 	"FTAIL:\n"
+	STRIPE_KEY("%rd2", "%rd3")
 	TAIL_BYTE("FDONE")
 	"\tst.global.u8 [%rd12], %h1;\n"
 	"FDONE:\n"

@@ -20,6 +20,12 @@ void gp_sm_geometry(int sms, uint64_t size, struct gp_sm_geom *g)
 	g->grid = (unsigned)(grid < max_grid ? grid : max_grid);
 }
 
+void gp_sm_duplex_geometry(int sms, uint64_t size, struct gp_sm_geom *g)
+{
+	gp_sm_geometry(sms, size, g);
+	g->block = (g->block + 63) / 64 * 64;
+}
+
 int gp_sm_use_bulk(int cc_major, int sms, uint64_t l2, uint64_t n, enum gp_sm_where where)
 {
 	return cc_major >= 9 && sms > 0 && where == GP_SM_LOCAL && n > l2 / 2 && n / GP_SM_BULK_CHUNK >= (uint64_t)sms;
@@ -47,6 +53,7 @@ int gp_sm_prepare(struct gp_cuda *c, gp_cuda_stream *s, struct gp_err *e)
 	void *fn;
 
 	if (gp_cuda_kernel(c, g, gp_ptx_text, gp_ptx_copy_name, &fn, e) ||
+	    gp_cuda_kernel(c, g, gp_ptx_text, gp_ptx_duplex_name, &fn, e) ||
 	    gp_cuda_kernel(c, g, gp_ptx_text, gp_ptx_chase_name, &fn, e) ||
 	    gp_cuda_attr(c, g, GP_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &cc, e))
 		return -EIO;
@@ -78,6 +85,23 @@ int gp_sm_copy(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr dst, gp_dptr src, s
 	if (gp_cuda_kernel(c, g, gp_ptx_text, gp_ptx_copy_name, &fn, e))
 		return -EIO;
 	gp_sm_geometry(sms, n, &geo);
+	return gp_cuda_launch(c, s, fn, geo.grid, geo.block, 0, params, e) ? -EIO : 0;
+}
+
+int gp_sm_copy_duplex(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr a, gp_dptr b, size_t n, struct gp_err *e)
+{
+	int g = gp_cuda_stream_gpu(s), sms;
+	struct gp_sm_geom geo;
+	uint64_t words = n / 16;
+	unsigned tail = (unsigned)(n % 16);
+	void *fn, *params[] = { &a, &b, &words, &tail };
+
+	if ((a | b) & 15)
+		return gp_err_set(e, GP_E_USAGE, EINVAL, "SM copy: buffers must be 16-byte aligned");
+	if (gp_cuda_attr(c, g, GP_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &sms, e) ||
+	    gp_cuda_kernel(c, g, gp_ptx_text, gp_ptx_duplex_name, &fn, e))
+		return -EIO;
+	gp_sm_duplex_geometry(sms, n, &geo);
 	return gp_cuda_launch(c, s, fn, geo.grid, geo.block, 0, params, e) ? -EIO : 0;
 }
 

@@ -25,9 +25,15 @@ static int vkernel(struct gp_cuda *c, gp_cuda_stream *s, const char *name, gp_dp
 
 int gp_sm_fill(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr buf, size_t n, uint64_t seed, struct gp_err *e)
 {
-	uint64_t nw = n / 8, key = gp_pattern_key(seed);
+	return gp_sm_fill_split(c, s, buf, n, seed, seed, e);
+}
+
+int gp_sm_fill_split(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr buf, size_t n, uint64_t seed_even, uint64_t seed_odd,
+		     struct gp_err *e)
+{
+	uint64_t nw = n / 8, key = gp_pattern_key(seed_even), key2 = gp_pattern_key(seed_odd);
 	unsigned tail = (unsigned)(n % 8);
-	void *fn, *params[] = { &buf, &nw, &tail, &key };
+	void *fn, *params[] = { &buf, &nw, &tail, &key, &key2 };
 
 	if (vkernel(c, s, gp_ptx_fill_name, buf, &fn, e))
 		return -EIO;

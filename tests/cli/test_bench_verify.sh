@@ -98,7 +98,7 @@ CC=${CC:-cc}
 if $CC -std=c11 -D_GNU_SOURCE -Ilibcore/include -o "$T/pk" tests/device/pattern_kernels.c "$BUILD/libgpup2p.a" \
 	$(pkg-config --libs libpci libkmod 2>/dev/null || echo -lpci -lkmod) -ldl -lpthread -lm 2>"$T/cc"; then
 	out=$("$T/pk" 1); rc=$?
-	[ $rc -eq 0 ] && [ "$(grep -c '^ok - ' <<<"$out")" = 9 ] && ok "device/pattern_kernels on the double: 9 checks pass" ||
+	[ $rc -eq 0 ] && [ "$(grep -c '^ok - ' <<<"$out")" = 11 ] && ok "device/pattern_kernels on the double: 11 checks pass" ||
 		nok "pattern_kernels: rc=$rc $out"
 else
 	nok "pattern_kernels does not build: $(head -3 "$T/cc")"

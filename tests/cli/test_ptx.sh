@@ -20,7 +20,7 @@ int main(int argc, char **argv)
 	return fputs(t, stdout) < 0;
 }
 C
-if $CC -std=c11 -Ilibcore/include -o "$T/dump" "$T/dump.c" libcore/cuda/ptx_kernels.c libcore/cuda/ptx_verify.c &&
+if $CC -std=c11 -Ilibcore/include -Ilibcore -o "$T/dump" "$T/dump.c" libcore/cuda/ptx_kernels.c libcore/cuda/ptx_verify.c &&
 	"$T/dump" >"$T/k.ptx" && "$T/dump" bulk >"$T/b.ptx" && "$T/dump" verify >"$T/v.ptx"; then
 	ok "PTX texts extracted ($(wc -l <"$T/k.ptx"), $(wc -l <"$T/b.ptx") and $(wc -l <"$T/v.ptx") lines)"
 else
@@ -28,7 +28,8 @@ else
 	exit 0
 fi
 grep -q '^\.visible \.entry gp_copy16($' "$T/k.ptx" && grep -q '^\.visible \.entry gp_chase($' "$T/k.ptx" &&
-	ok "both kernels declared (gp_copy16, gp_chase)" || nok "kernel entries missing"
+	grep -q '^\.visible \.entry gp_copy_duplex($' "$T/k.ptx" &&
+	ok "the kernels declared (gp_copy16, gp_copy_duplex, gp_chase)" || nok "kernel entries missing"
 grep -q '^\.visible \.entry gp_copy_bulk($' "$T/b.ptx" && grep -q '^\.target sm_90$' "$T/b.ptx" &&
 	ok "the bulk copy's module: gp_copy_bulk, target sm_90" || nok "bulk module: entry or target missing"
 grep -q '^\.visible \.entry gp_fill($' "$T/v.ptx" && grep -q '^\.visible \.entry gp_check($' "$T/v.ptx" &&

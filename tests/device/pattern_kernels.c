@@ -1,7 +1,8 @@
 /* Device-only check of the verification kernels (libcore/cuda/ptx_verify.c) on a real GPU, against the
  * CPU's pattern (gp_pattern_fill / gp_pattern_check): GPU 0 fills its memory and page-locked host
  * memory, the CPU and the GPU check each other's patterns, planted wrong bytes (in a word and in the
- * tail) are found to the byte, a wrong seed from byte 0. Prints one line per check and the fill/check
+ * tail) are found to the byte, a wrong seed from byte 0; a fill in halves and the duplex SM copy
+ * (gp_copy_duplex) between the two leave both buffers whole. Prints one line per check and the fill/check
  * rates; exit 0 when all hold, 1 otherwise, 69 without a GPU. Argument: the buffer in MiB (default 512;
  * tests/cli/test_bench_verify.sh runs it with 1 on the test double).
  * Build (repository root, after make): cc -std=c11 -D_GNU_SOURCE -Ilibcore/include -o pattern_kernels
@@ -89,6 +90,17 @@ int main(int argc, char **argv)
 	expect(gcheck(&c, s, hd, h, small, 9, &want, &got) == 4097, "a wrong tail byte of pinned host memory: 4097");
 	expect(!gp_sm_fill(&c, s, hd, small, 11, &e) && !gp_cuda_sync(&c, s, &e) &&
 	       gp_pattern_check(h, small, 11, &want, &got) == -1, "the GPU fills pinned host memory, the CPU agrees");
+	/* the duplex copy (gp_copy_duplex): each buffer filled in halves (13 in the stripes it gives, 17 or 19
+	 * in those it gets), then one kernel both ways between pinned host memory and the GPU's: both whole */
+	gp_pattern_fill(back, small, 13);
+	gp_pattern_fill(back + small, small, 17);
+	for (size_t i = GP_SM_STRIPE; i < small; i += 2 * GP_SM_STRIPE)
+		memcpy(back + i, back + small + i, small - i < GP_SM_STRIPE ? small - i : GP_SM_STRIPE);
+	expect(!gp_sm_fill_split(&c, s, hd, small, 13, 17, &e) && !gp_cuda_sync(&c, s, &e) && !memcmp(h, back, small),
+	       "a split fill: 13 in the even 512-byte stripes, 17 in the odd ones, as the CPU puts them");
+	expect(!gp_sm_fill_split(&c, s, d, small, 19, 13, &e) && !gp_sm_copy_duplex(&c, s, hd, d, small, &e) &&
+	       gcheck(&c, s, hd, h, small, 13, &want, &got) == -1 && gcheck(&c, s, d, NULL, small, 13, &want, &got) == -1,
+	       "the duplex copy: host to GPU in the even stripes, GPU to host in the odd, both buffers whole");
 	gp_cuda_free(&c, 0, d);
 	gp_cuda_host_free(&c, h);
 	gp_cuda_stream_free(&c, s);

@@ -23,7 +23,8 @@
  *                          to the stub (2: pinning fails with -ENOMEM, as when BAR1 is exhausted)
  *   FAKECUDA_SMS=N         SMs per GPU (default 132); FAKECUDA_L2=BYTES L2 size (default 1 MiB)
  *   FAKECUDA_CORRUPT=sm    flip byte 4097 (or the last) of SM copies; =chase: a chase stops one load short;
- *                          =bulkreset: the bulk copy never puts its chunk counter back to 0
+ *                          =bulkreset: the bulk copy never puts its chunk counter back to 0;
+ *                          =duplex, =duplexback, =duplexhalf: the duplex SM copy (kernels.c)
  *   FAKECUDA_HOST_GBPS=R   one host link of R GB/s shared by every copy to or from host memory (below)
  *   FAKECUDA_NVLINK_GBPS=R each GPU's NVLinks carry R GB/s out and R in, shared by every peer copy
  *                          through them, and the copy engines of a GPU serve one stream at a time, as

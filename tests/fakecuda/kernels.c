@@ -8,12 +8,15 @@
 #include "fakecuda.h"
 #include "gpup2p/smcopy.h"
 
-/* kind: 1 copy, 2 chase, 3 bulk, 4 fill, 5 check; smem_max: the dynamic shared memory a launch may ask for (48 KiB less the
+/* kind: 1 copy, 2 chase, 3 bulk, 4 fill, 5 check, 6 duplex copy; smem_max: the dynamic shared memory a launch may ask for (48 KiB less the
  * kernel's static shared memory until cuFuncSetAttribute raises it, as in CUDA: gp_copy_bulk's is 128
  * bytes, as ptxas counts it) */
 struct ffunc { int kind; int smem_max; };
 /* a module's kernels, each its own function (an attribute set on one module's is not another's) */
-struct fmodule { int copy, chase, bulk, fill, check; struct ffunc fn_copy, fn_chase, fn_bulk, fn_fill, fn_check; };
+struct fmodule {
+	int copy, chase, bulk, fill, check, duplex;
+	struct ffunc fn_copy, fn_chase, fn_bulk, fn_fill, fn_check, fn_duplex;
+};
 
 EXPORT gp_cu_result cuModuleLoadData(gp_cu_module *m, const void *image)
 {
@@ -36,6 +39,8 @@ EXPORT gp_cu_result cuModuleLoadData(gp_cu_module *m, const void *image)
 	f->bulk = bulk;
 	f->fill = strstr(image, ".entry gp_fill(") != NULL;
 	f->check = strstr(image, ".entry gp_check(") != NULL;
+	f->duplex = strstr(image, ".entry gp_copy_duplex(") != NULL;
+	f->fn_duplex = (struct ffunc){ 6, 49152 };
 	f->fn_fill = (struct ffunc){ 4, 49152 };
 	f->fn_check = (struct ffunc){ 5, 49152 };
 	f->fn_copy = (struct ffunc){ 1, 49152 };
@@ -61,6 +66,8 @@ EXPORT gp_cu_result cuModuleGetFunction(gp_cu_function *fn, gp_cu_module m, cons
 		*fn = (gp_cu_function)&f->fn_fill;
 	else if (!strcmp(name, "gp_check") && f->check)
 		*fn = (gp_cu_function)&f->fn_check;
+	else if (!strcmp(name, "gp_copy_duplex") && f->duplex)
+		*fn = (gp_cu_function)&f->fn_duplex;
 	else
 		return GP_CUDA_ERROR_NOT_FOUND;
 	return GP_CUDA_SUCCESS;
@@ -85,13 +92,20 @@ static int reachable(struct fstream *s, gp_cu_dptr d)
 
 /* An SM copy's time on s's clock: 3 us plus n bytes at the rate of where src and dst are (h2d 27, d2h
  * 28, within a GPU 1500, to a peer 350 GB/s); host copies also take their turn on the host link. */
+/* The SM rate (GB/s) of a copy from src to dst. */
+static double sm_rate(gp_cu_dptr src, gp_cu_dptr dst)
+{
+	int ds = dev_of(src), dd = dev_of(dst);
+
+	return ds < 0 ? 27 : dd < 0 ? 28 : ds == dd ? 1500 : 350;
+}
+
 static void sm_time(struct fstream *s, gp_cu_dptr src, gp_cu_dptr dst, size_t n)
 {
 	int ds = dev_of(src), dd = dev_of(dst);
-	double rate = ds < 0 ? 27 : dd < 0 ? 28 : ds == dd ? 1500 : 350;
 	int peer = ds >= 0 && dd >= 0 && ds != dd;
 
-	sched_copy(s, 3e-6 + (double)n / (rate * 1e9), n, ds < 0 || dd < 0, peer ? ds : -1, peer ? dd : -1, 0);
+	sched_copy(s, 3e-6 + (double)n / (sm_rate(src, dst) * 1e9), n, ds < 0 || dd < 0, peer ? ds : -1, peer ? dd : -1, 0);
 }
 
 static gp_cu_result run_copy(struct fstream *s, unsigned threads, void **p)
@@ -104,6 +118,50 @@ static gp_cu_result run_copy(struct fstream *s, unsigned threads, void **p)
 		return GP_CUDA_ERROR_INVALID_VALUE;
 	copy(host_of(dst), host_of(src), n, "sm");
 	sm_time(s, src, dst, n);
+	return GP_CUDA_SUCCESS;
+}
+
+/* Each direction of a duplex SM copy at this share of its one-way rate: the H100s of
+ * tests/perf/results/oracle-bench-h100x2-2026-11-26.log moved 42.3 GB/s each way in nvbandwidth's
+ * bidirectional SM host tests, against 50.6 (h2d) and 52.3 (d2h) one way. */
+#define DUPLEX_SHARE (42.3 / 51.45)
+
+/* gp_copy_duplex as the GPU runs it (ptx_kernels.c): the even GP_SM_STRIPE-byte stripes from a to b, the
+ * odd ones from b to a, the tail the way of its stripe; a block that is not a multiple of 64 threads is
+ * refused (its warps would meet stripes of both parities). FAKECUDA_CORRUPT=duplex flips byte 4097 of b
+ * (an even stripe: a's copy), =duplexback byte 4609 of a (an odd stripe: b's), =duplexhalf leaves the
+ * odd stripes uncopied. Its time: 3 us plus the slower direction's bytes at DUPLEX_SHARE of its SM
+ * rate; all n bytes take their turn on the host link. */
+static gp_cu_result run_duplex(struct fstream *s, unsigned block, unsigned threads, void **p)
+{
+	gp_cu_dptr a = *(gp_cu_dptr *)p[0], b = *(gp_cu_dptr *)p[1];
+	uint64_t words = *(uint64_t *)p[2];
+	unsigned tail = *(unsigned *)p[3];
+	size_t n = words * 16 + tail, ab = 0, ba = 0;
+	const char *bad = getenv("FAKECUDA_CORRUPT");
+	unsigned char *pa, *pb;
+	double t;
+
+	if (!reachable(s, a) || !reachable(s, b) || tail > 15 || tail > threads || ((a | b) & 15) || block % 64)
+		return GP_CUDA_ERROR_INVALID_VALUE;
+	pa = host_of(a);
+	pb = host_of(b);
+	for (size_t o = 0; o < n; o += GP_SM_STRIPE) {
+		size_t len = n - o < GP_SM_STRIPE ? n - o : GP_SM_STRIPE;
+
+		if (!(o / GP_SM_STRIPE % 2))
+			memcpy(pb + o, pa + o, len), ab += len;
+		else if (!(bad && !strcmp(bad, "duplexhalf")))
+			memcpy(pa + o, pb + o, len), ba += len;
+	}
+	if (bad && !strcmp(bad, "duplex") && n > 4097)
+		pb[4097] ^= 0xff;
+	if (bad && !strcmp(bad, "duplexback") && n > 4609)
+		pa[4609] ^= 0xff;
+	t = (double)ab / (DUPLEX_SHARE * sm_rate(a, b) * 1e9);
+	if ((double)ba / (DUPLEX_SHARE * sm_rate(b, a) * 1e9) > t)
+		t = (double)ba / (DUPLEX_SHARE * sm_rate(b, a) * 1e9);
+	sched_copy(s, 3e-6 + t, n, dev_of(a) < 0 || dev_of(b) < 0, -1, -1, 0);
 	return GP_CUDA_SUCCESS;
 }
 
@@ -161,20 +219,22 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-/* gp_fill and gp_check: the nw words, then the tail bytes of word nw. check: count the wrong words (and
+/* gp_fill and gp_check: the nw words, then the tail bytes of word nw (fill: with key2 in place of key
+ * in the odd stripes of GP_SM_STRIPE bytes, gp_sm_fill_split's halves). check: count the wrong words (and
  * tail bytes) into out[0] and put the first one's index into out[1] when it is below (the atomics). They
  * run on the stream's clock: 3 us plus their bytes at the rate of where buf is, as an SM copy. */
 static gp_cu_result run_pattern(struct fstream *s, int check, unsigned threads, void **p)
 {
 	gp_cu_dptr buf = *(gp_cu_dptr *)p[0], out = check ? *(gp_cu_dptr *)p[4] : 0;
-	uint64_t nw = *(uint64_t *)p[1], key = *(uint64_t *)p[3], bad = 0, first = ~0ULL, res[2];
+	uint64_t nw = *(uint64_t *)p[1], key = *(uint64_t *)p[3], key2 = check ? key : *(uint64_t *)p[4];
+	uint64_t bad = 0, first = ~0ULL, res[2];
 	unsigned tail = *(unsigned *)p[2];
 	unsigned char *b = host_of(buf);
 
 	if (!reachable(s, buf) || (buf & 7) || tail > 7 || tail > threads || (check && (dev_of(out) != s->dev || (out & 7))))
 		return GP_CUDA_ERROR_INVALID_VALUE;
 	for (uint64_t i = 0; i <= nw; i++) {
-		uint64_t w = mix(i ^ key);
+		uint64_t w = mix(i ^ (i * 8 / GP_SM_STRIPE % 2 ? key2 : key));
 		int wrong = 0;
 
 		for (unsigned k = 0; k < (i < nw ? 8 : tail); k++) {
@@ -211,10 +271,13 @@ EXPORT gp_cu_result cuLaunchKernel(gp_cu_function f, unsigned gx, unsigned gy, u
 		return GP_CUDA_ERROR_INVALID_VALUE;
 	work(s);
 	if (((struct ffunc *)f)->kind != 2) {
-		static const char *const names[] = { "", "gp_copy16", "", "gp_copy_bulk", "gp_fill", "gp_check" };
+		static const char *const names[] = { "", "gp_copy16", "", "gp_copy_bulk", "gp_fill", "gp_check",
+						     "gp_copy_duplex" };
 
 		marker(names[((struct ffunc *)f)->kind]);
 	}
+	if (((struct ffunc *)f)->kind == 6)
+		return shmem ? GP_CUDA_ERROR_INVALID_VALUE : run_duplex(s, bx, gx * bx, params);
 	if (((struct ffunc *)f)->kind >= 4)
 		return shmem ? GP_CUDA_ERROR_INVALID_VALUE : run_pattern(s, ((struct ffunc *)f)->kind == 5, gx * bx, params);
 	if (((struct ffunc *)f)->kind == 1)

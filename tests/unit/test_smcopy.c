@@ -105,6 +105,43 @@ static int model_covers(struct gp_sm_geom g, uint64_t size)
 	return ok;
 }
 
+/* gp_copy_duplex's indexing (ptx_kernels.c) in C: as model_covers, and every word a thread copies is in
+ * a GP_SM_STRIPE-byte stripe of its warp's parity (even warps copy a to b, odd ones b to a). */
+static int model_duplex(struct gp_sm_geom g, uint64_t size)
+{
+	uint64_t T = (uint64_t)g.grid * g.block, words = size / 16;
+	int ok = model_covers(g, size);
+
+	for (uint64_t t = 0; t < T && ok; t++)
+		for (uint64_t w = t; w < words && ok; w += T)
+			ok = (w * 16 / GP_SM_STRIPE) % 2 == (t / 32) % 2;
+	return ok;
+}
+
+static void duplex_geometry_tests(void)
+{
+	static const uint64_t sizes[] = { 1, 17, 512, 513, 12288, 100003, 1 << 20, (1 << 20) + 9, 3 << 20 };
+	struct gp_sm_geom g;
+	int all = 1;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		for (int sms = 1; sms <= 132; sms += 131) {
+			gp_sm_duplex_geometry(sms, sizes[i], &g);
+			if (g.block % 64 || !model_duplex(g, sizes[i])) {
+				all = 0;
+				printf("# duplex: size %llu on %d SMs (%u x %u): a byte twice, never or the wrong way\n",
+				       (unsigned long long)sizes[i], sms, g.grid, g.block);
+			}
+		}
+	CHECK(all, "duplex copy: 9 sizes on 1 and 132 SMs, every byte once, each warp in stripes of its parity");
+	gp_sm_geometry(132, 12288, &g);
+	CHECK(g.block == 96 && !model_duplex(g, 12288),
+	      "the duplex model can fail: gp_copy16's block of 96 for 12288 bytes puts warps in both parities");
+	gp_sm_duplex_geometry(132, 12288, &g);
+	CHECK(g.block == 128 && g.grid == 1, "12288 bytes duplex: the block of 96 rounded up to 128 (%u x %u)", g.grid,
+	      g.block);
+}
+
 /* Which copies take the bulk copy: Hopper onwards, within one GPU, source and destination beyond the L2,
  * a chunk for every SM at least. */
 static void bulk_policy_tests(void)
@@ -266,6 +303,7 @@ int main(void)
 {
 	chain_tests();
 	geometry_tests();
+	duplex_geometry_tests();
 	bulk_policy_tests();
 	plan_tests();
 	plan_chain_default();

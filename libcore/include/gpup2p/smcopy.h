@@ -24,10 +24,14 @@
 #define GP_SM_BULK_SMEM (GP_SM_BULK_CHUNK * GP_SM_BULK_STAGES)
 #define GP_SM_BULK_BLOCK 64
 
-/* The PTX modules (NUL-terminated) and their kernels' names: gp_ptx_text (gp_copy16, gp_chase; sm_70)
- * and gp_ptx_bulk_text (gp_copy_bulk; sm_90). */
+/* The duplex copy (gp_copy_duplex): bytes per stripe; even stripes go one way, odd ones the other. */
+#define GP_SM_STRIPE 512
+
+/* The PTX modules (NUL-terminated) and their kernels' names: gp_ptx_text (gp_copy16, gp_copy_duplex,
+ * gp_chase; sm_70) and gp_ptx_bulk_text (gp_copy_bulk; sm_90). */
 extern const char gp_ptx_text[];
 extern const char gp_ptx_copy_name[];
+extern const char gp_ptx_duplex_name[];
 extern const char gp_ptx_chase_name[];
 extern const char gp_ptx_bulk_text[];
 extern const char gp_ptx_bulk_name[];
@@ -39,6 +43,10 @@ struct gp_sm_geom {
 	unsigned grid, block;
 };
 void gp_sm_geometry(int sms, uint64_t size, struct gp_sm_geom *g);
+
+/* The duplex copy's grid and block: gp_sm_geometry's, the block rounded up to a multiple of 64 threads so
+ * that every warp's words stay in stripes of its warp's parity (gp_copy_duplex). */
+void gp_sm_duplex_geometry(int sms, uint64_t size, struct gp_sm_geom *g);
 
 /* Where an SM copy's ends are, seen from the GPU that runs it: both in its memory, one in host memory,
  * one in a peer GPU's memory. */
@@ -66,6 +74,12 @@ int gp_sm_prepare(struct gp_cuda *c, gp_cuda_stream *s, struct gp_err *e);
 int gp_sm_copy(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr dst, gp_dptr src, size_t n, enum gp_sm_where where,
 	       struct gp_err *e);
 
+/* Queue a duplex SM copy on the stream: one kernel (gp_copy_duplex) whose even warps copy the even
+ * GP_SM_STRIPE-byte stripes of n bytes from a to b and whose odd warps copy the odd stripes from b to a,
+ * at the same time (nvbandwidth's bidirectional SM tests): n bytes move in all, about half each way.
+ * a and b as for gp_sm_copy, both 16-byte aligned, else -EINVAL. */
+int gp_sm_copy_duplex(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr a, gp_dptr b, size_t n, struct gp_err *e);
+
 /* Queue a pointer chase of `hops` loads from `start` on the stream; the last pointer and the
  * nanoseconds (GPU global timer) go to out[0] and out[1] (out: a device address of 16 bytes). */
 int gp_sm_chase(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr start, uint64_t hops, gp_dptr out, struct gp_err *e);
@@ -78,6 +92,11 @@ extern const char gp_ptx_check_name[];
 /* Queue on stream s the pattern of `seed` (gp_pattern_fill's bytes) into n bytes at buf, written by the
  * stream's GPU: its memory, or mapped pinned host memory (8-byte aligned, else -EINVAL). */
 int gp_sm_fill(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr buf, size_t n, uint64_t seed, struct gp_err *e);
+
+/* As gp_sm_fill, the pattern of seed_even in buf's even GP_SM_STRIPE-byte stripes (by offset from buf)
+ * and seed_odd's in the odd ones: a duplex copy's buffer, each half its own. */
+int gp_sm_fill_split(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr buf, size_t n, uint64_t seed_even, uint64_t seed_odd,
+		     struct gp_err *e);
 
 /* Check n bytes at buf (as gp_sm_fill's) against the pattern of `seed` on the stream's GPU, after the
  * stream's earlier work, and wait for the answer: *bad = -1 when every byte matches, else the offset
