@@ -208,7 +208,8 @@ static const struct opt bench_opts[] = {
 		  "(default: p2p both, the others write)" },
 	{ "--duplex", NULL, NULL, OPT_FLAG, O(b.duplex), 1,
 	  .help = "h2d, d2h, all2host, host2all: the opposite direction\nruns at the same time on each GPU; the figure is\n"
-		  "the named direction's (nvbandwidth's bidirectional)" },
+		  "the named direction's (--sm: one kernel copies both\nways, the figure is half the bytes moved both ways\n"
+		  "per second), as nvbandwidth's bidirectional tests" },
 	{ "--stride", NULL, "S", OPT_CALL, O(b.chain_stride), .call = stride_opt, .values = stride_words,
 	  .help = "latency --sm: bytes between chain slots (default 128)" },
 	{ "--random", NULL, NULL, OPT_FLAG, O(b.chain_random), 1, .label = "--random, --seed N",

@@ -6,6 +6,8 @@
 
 int gp_xfer_lane_copy(struct gp_xfer_io *io, const struct gp_xfer_lane *l)
 {
+	if (io->sm && l->duplex)
+		return gp_sm_copy_duplex(io->c, l->st, l->dsrc, l->ddst, io->size, io->e);
 	if (io->sm)
 		return gp_sm_copy(io->c, l->st, l->ddst, l->dsrc, io->size,
 				  l->sgpu < 0 || l->dgpu < 0 ? GP_SM_HOST : l->sgpu == l->dgpu ? GP_SM_LOCAL : GP_SM_PEER,
@@ -30,11 +32,26 @@ static gp_cuda_stream *side(struct gp_xfer_io *io, const struct gp_xfer_lane *l,
 	return *d ? io->stream(io, g) : NULL;
 }
 
+/* A duplex lane's two buffers: seed's pattern in the stripes each gives (src the even, dst the odd),
+ * another in the stripes each gets, so that only both directions' copies make both whole. */
+static int put_duplex(struct gp_xfer_io *io, const struct gp_xfer_lane *l, uint64_t seed)
+{
+	uint64_t other = seed ^ 0xa5a5a5a5ULL;
+	gp_dptr s, d;
+	gp_cuda_stream *ss = side(io, l, 0, &s), *sd = side(io, l, 1, &d);
+
+	return !ss || !sd || gp_sm_fill_split(io->c, ss, s, io->size, seed, other, io->e) ||
+	       gp_sm_fill_split(io->c, sd, d, io->size, other, seed, io->e) || gp_cuda_sync(io->c, ss, io->e) ||
+	       gp_cuda_sync(io->c, sd, io->e) ? -EIO : 0;
+}
+
 int gp_xfer_lane_put(struct gp_xfer_io *io, const struct gp_xfer_lane *l, int dst_side, uint64_t seed)
 {
 	gp_dptr d;
 	gp_cuda_stream *st = side(io, l, dst_side, &d);
 
+	if (l->duplex && !dst_side)
+		return put_duplex(io, l, seed);
 	if (!d) {
 		gp_pattern_fill(dst_side ? l->hdst : l->hsrc, io->size, seed);
 		return 0;
@@ -42,21 +59,35 @@ int gp_xfer_lane_put(struct gp_xfer_io *io, const struct gp_xfer_lane *l, int ds
 	return !st || gp_sm_fill(io->c, st, d, io->size, seed, io->e) || gp_cuda_sync(io->c, st, io->e) ? -EIO : 0;
 }
 
-int gp_xfer_lane_check(struct gp_xfer_io *io, const struct gp_xfer_lane *l, uint64_t seed, struct gp_xfer_result *r)
+/* Check one side of the lane (dst_side as for side()): 1 right, 0 wrong, -EIO. */
+static int check_side(struct gp_xfer_io *io, const struct gp_xfer_lane *l, int dst_side, uint64_t seed,
+		      struct gp_xfer_result *r)
 {
 	gp_dptr d;
-	gp_cuda_stream *st = side(io, l, 1, &d);
-	const void *host = l->dgpu < 0 ? l->hdst : NULL;     /* the wrong word is read there */
+	gp_cuda_stream *st = side(io, l, dst_side, &d);
+	const void *h = dst_side ? l->hdst : l->hsrc;
+	const void *host = (dst_side ? l->dgpu : l->sgpu) < 0 ? h : NULL;     /* the wrong word is read there */
 	int64_t bad;
 
 	if (!d)
-		bad = gp_pattern_check(l->hdst, io->size, seed, &r->want, &r->got);
+		bad = gp_pattern_check(h, io->size, seed, &r->want, &r->got);
 	else if (!st || gp_sm_check(io->c, st, d, host, io->size, seed, &bad, &r->want, &r->got, io->e))
 		return -EIO;
 	if (bad < 0)
 		return 1;
 	r->bad_offset = bad;
 	return 0;
+}
+
+int gp_xfer_lane_check(struct gp_xfer_io *io, const struct gp_xfer_lane *l, uint64_t seed, struct gp_xfer_result *r)
+{
+	int ok = check_side(io, l, 1, seed, r);
+
+	if (ok != 1 || !l->duplex)
+		return ok;
+	if ((ok = check_side(io, l, 0, seed, r)) == 0)
+		r->bad_lane = 1;
+	return ok;
 }
 
 /* Queue the batch's copies and its events; the gate is still shut. */

@@ -21,6 +21,9 @@ struct gp_xfer_lane {
 	int mult;                       /* copies per round (0 counts as 1): the interfering direction of a
 	                                   duplex copy runs twice as many, so that it lasts the whole time */
 	int noise;                      /* 1: copies only to load the links (duplex): not in *slow */
+	int duplex;                     /* 1: SM duplex (gp_sm_copy_duplex): one kernel copies the even
+	                                   stripes src -> dst and the odd ones dst -> src; both buffers are
+	                                   written with halves of the pattern and both are checked */
 };
 
 /* What the lane calls share: the session, the copy size and engine, and stream(io, g): a stream of GPU g
@@ -40,11 +43,13 @@ int gp_xfer_lane_copy(struct gp_xfer_io *io, const struct gp_xfer_lane *l);
 
 /* Write seed's pattern into the lane's source (dst_side 0) or destination (1) and wait: by a kernel
  * (gp_sm_fill) of the GPU that holds it, or of the lane's GPU for pinned host memory; pageable host
- * memory by the CPU. 0 or -EIO. */
+ * memory by the CPU. A duplex lane's source side is both buffers, each with seed's pattern in the
+ * stripes it gives and another in those it gets (gp_sm_fill_split). 0 or -EIO. */
 int gp_xfer_lane_put(struct gp_xfer_io *io, const struct gp_xfer_lane *l, int dst_side, uint64_t seed);
 
 /* Check the lane's destination against seed's pattern, where it is (gp_sm_check, as for put; pageable
- * host memory: the CPU): 1 right, 0 wrong (r's want, got and bad_offset filled), -EIO. */
+ * host memory: the CPU): 1 right, 0 wrong (r's want, got and bad_offset filled), -EIO. A duplex lane's
+ * source too, after its destination: wrong there sets r->bad_lane to 1 (the reverse direction). */
 int gp_xfer_lane_check(struct gp_xfer_io *io, const struct gp_xfer_lane *l, uint64_t seed, struct gp_xfer_result *r);
 
 /* One timed batch: iters copies on each of the n lanes, queued round robin, held behind the gate

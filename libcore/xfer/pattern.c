@@ -73,12 +73,18 @@ static int lane_setup(struct prun *P, int i)
 	return lane_bufs(P, l);
 }
 
-/* Duplex (all2host, host2all): the opposite copy of pair i's on its GPU, twice as many copies, its own
- * stream; it loads the link and is not counted. */
+/* Duplex (all2host, host2all). SM: pair i's kernel copies both ways between its buffers (lane.h's
+ * duplex). CE: the opposite copy of pair i's on its GPU, twice as many copies, its own stream; it loads
+ * the link and is not counted. */
 static int noise_setup(struct prun *P, int i)
 {
-	struct gp_xfer_lane *m = &P->x[i], *l = &P->x[P->nx++];
+	struct gp_xfer_lane *m = &P->x[i], *l;
 
+	if (P->s->sm) {
+		m->duplex = 1;
+		return 0;
+	}
+	l = &P->x[P->nx++];
 	l->sgpu = m->dgpu;
 	l->dgpu = m->sgpu;
 	l->q = m->q;
@@ -124,6 +130,7 @@ static int measure(struct prun *P, struct gp_bench_row *agg)
 	double *ms = calloc((size_t)P->nx, sizeof(double)), *tot = calloc((size_t)n, sizeof(double));
 	double *us = calloc((size_t)n, sizeof(double)), slow = 0;
 	uint64_t bytes = s->size * (uint64_t)s->iters;
+	double scale = P->nl && P->x[0].duplex ? 0.5 : 1;     /* duplex SM: both ways' bytes, per direction */
 
 	if (!ms || !tot || !us) {
 		free(ms);
@@ -141,12 +148,12 @@ static int measure(struct prun *P, struct gp_bench_row *agg)
 			rc = gp_xfer_lane_put(&P->io, &P->x[i], 0, P->l[i].r->spec.seed + 2);
 		if (rc || (rc = gp_xfer_lanes_batch(&P->io, P->x, P->nx, s->iters, 1, ms, &slow, &forced)))
 			break;
-		tot[k] = gp_gbps(bytes * (uint64_t)P->nl, slow);
+		tot[k] = gp_gbps(bytes * (uint64_t)P->nl, slow) * scale;
 		us[k] = slow * 1e3 / s->iters;
 		for (int i = 0; i < P->nl && !rc; i++) {
 			struct gp_xfer_result *r = &P->l[i].r->res;
 
-			P->l[i].bw[k] = gp_gbps(bytes, ms[i]);
+			P->l[i].bw[k] = gp_gbps(bytes, ms[i]) * scale;
 			P->l[i].us[k] = ms[i] * 1e3 / s->iters;
 			if (verify && r->verified && k == n - 1) {
 				int ok = gp_xfer_lane_check(&P->io, &P->x[i], P->l[i].r->spec.seed + 2, r);

@@ -154,13 +154,18 @@ static int sm_setup(struct run *R)
 	return 0;
 }
 
-/* Duplex h2d/d2h: lane 1 is the opposite copy on the same GPU, on a stream of its own, twice as many
+/* Duplex h2d/d2h. SM: lane 0 is one kernel that copies both ways between its two buffers (lane.h's
+ * duplex). CE: lane 1 is the opposite copy on the same GPU, on a stream of its own, twice as many
  * copies so that it lasts the whole batch; it loads the link and is not counted. */
 static int duplex(struct run *R)
 {
 	struct gp_xfer_lane *l = &R->l[1];
 	void *h;
 
+	if (R->s->sm) {
+		R->l[0].duplex = 1;
+		return 0;
+	}
 	R->nl = 2;
 	l->sgpu = R->l[0].dgpu;
 	l->dgpu = R->l[0].sgpu;
@@ -287,12 +292,13 @@ static int put_sources(struct run *R, uint64_t pat)
 static int check_lanes(struct run *R, uint64_t pat, int k, struct gp_xfer_result *r)
 {
 	for (int i = 0; i < R->nl && r->verified; i++) {
-		int ok = gp_xfer_lane_check(&R->io, &R->l[i], R->seed[i] + pat, r);
+		int ok;
 
-		if (ok < 0)
+		r->bad_lane = i;             /* a duplex lane's check says 1 where its reverse copy went wrong */
+		if ((ok = gp_xfer_lane_check(&R->io, &R->l[i], R->seed[i] + pat, r)) < 0)
 			return ok;
 		if (!ok)
-			r->verified = 0, r->bad_copy = k, r->bad_lane = i;
+			r->verified = 0, r->bad_copy = k;
 	}
 	return 0;
 }
@@ -304,6 +310,7 @@ static int measure(struct run *R, struct gp_xfer_result *r)
 	int n = s->each ? s->iters : s->reps, per = s->each ? 1 : s->iters, verify = s->each || !s->no_verify, rc;
 	double *bw = calloc((size_t)n, sizeof(double)), *us = calloc((size_t)n, sizeof(double)), ms;
 	uint64_t bytes = s->size * (uint64_t)per * (uint64_t)(R->nl - R->l[R->nl - 1].noise);
+	double scale = R->l[0].duplex ? 0.5 : 1;     /* duplex SM: both ways' bytes, per direction */
 
 	if (!bw || !us) {
 		free(bw);
@@ -329,7 +336,7 @@ static int measure(struct run *R, struct gp_xfer_result *r)
 			rc = gp_xfer_lanes_batch(&R->io, R->l, R->nl, per, r->gated, NULL, &ms, &r->gate_forced);
 		if (rc)
 			break;
-		bw[k] = gp_gbps(bytes, ms);
+		bw[k] = gp_gbps(bytes, ms) * scale;
 		us[k] = ms * 1e3 / per;
 		if (verify && (s->each || k == n - 1) && (rc = check_lanes(R, pat, k, r)) == 0 && !r->verified)
 			n = k + 1;

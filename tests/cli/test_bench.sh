@@ -239,6 +239,33 @@ out=$(FAKECUDA_GPUS=70 "$BIN" bench p2p --gpu 66 --gpu 69 --size 4K --iters 1 --
 out=$(FAKECUDA_GPUS=1 FAKECUDA_HOST_GBPS=30 "$BIN" bench h2d --pinned --duplex --size 1M --iters 2 --reps 2 --csv --no-header); rc=$?
 [ $rc -eq 0 ] && grep -q '^h2d,h2d,host,GPU0,pinned,,duplex,1048576,2,2,15.00,' <<<"$out" &&
 	ok "h2d --duplex, host link 30 GB/s: op duplex, 15.00 GB/s (the d2h shares the link)" || nok "h2d duplex: rc=$rc $out"
+# --duplex --sm (host_to_device_bidirectional_memcpy_sm, device_to_host_...): one kernel per copy,
+# gp_copy_duplex, its even warps copying one way and its odd warps the other; the figure is the mean of
+# the two directions, both ways' bytes over the window's time / 2 (nvbandwidth's): computed here from
+# the double's own timed windows (FAKECUDA_WINDOWS, those of 2 copies), 1 MiB x 2 copies / 2 / ms
+rm -f "$T/m" "$T/w"
+out=$(FAKECUDA_GPUS=1 FAKECUDA_MARKER="$T/m" FAKECUDA_WINDOWS="$T/w" "$BIN" bench h2d d2h --pinned --duplex --sm --size 1M \
+	--iters 2 --reps 2 --jsonl); rc=$?
+py 'import json,statistics,sys
+r=[json.loads(l) for l in sys.argv[1].splitlines()]
+ms=[float(l.split()[0][3:]) for l in open(sys.argv[2]) if " copies=2 " in l]
+assert len(r)==2 and len(ms)==4 and all(x["op"]=="duplex" and x["engine"]=="sm" and x["verified"] for x in r), (r, ms)
+for x, w in zip(r, (ms[:2], ms[2:])):
+    want=statistics.median([1048576*2/2/(m*1e-3)/1e9 for m in w])
+    assert abs(x["gbps"]-want) < 0.01, (x["gbps"], want)
+m=open(sys.argv[3]).read().split()
+assert m.count("gp_copy_duplex")==10 and "gp_copy16" not in m, m' "$out" "$T/w" "$T/m" && [ $rc -eq 0 ] &&
+	ok "h2d/d2h --duplex --sm: one split-warp kernel a copy, the figure both ways' bytes / time / 2" ||
+	nok "duplex sm: rc=$rc $out $(cat "$T/w")"
+# both buffers checked: a byte wrong in either direction's copy, or the odd stripes (GPU to host) never
+# copied, is caught and named by its direction
+for c in "duplex 4097 host->GPU0" "duplexback 4609 GPU0->host" "duplexhalf 512 GPU0->host"; do
+	read -r kind at dir <<<"$c"
+	err=$(FAKECUDA_GPUS=1 FAKECUDA_CORRUPT=$kind "$BIN" bench h2d --pinned --duplex --sm --size 1M --iters 2 --reps 2 -q 2>&1 \
+		>/dev/null); rc=$?
+	[ $rc -eq 2 ] && grep -q "^gpup2p: h2d $dir: data wrong at byte $at after the timed copies" <<<"$err" &&
+		ok "h2d --duplex --sm, FAKECUDA_CORRUPT=$kind: exit 2, $dir wrong at byte $at" || nok "duplex sm $kind: rc=$rc $err"
+done
 out=$(FAKECUDA_GPUS=2 "$BIN" bench bidir --op read --engine both --p2p on --size 64K --iters 1 --reps 2 --csv --no-header); rc=$?
 [ $rc -eq 0 ] && [ "$(grep -c '^bidir,bidir,GPU0,GPU1,,on,read,65536,.*,true,' <<<"$out")" = 2 ] && ! grep -q ',write,' <<<"$out" &&
 	ok "bidir --op read (device_to_device_bidirectional read): read rows, both engines" || nok "bidir read: rc=$rc $out"

@@ -202,6 +202,25 @@ r=[json.loads(l) for l in sys.argv[1].splitlines()]
 assert len(r)==3 and all(x["op"]=="duplex" and x["memory"]=="pinned" and x["verified"] for x in r), r
 assert 0 < r[2]["gbps"] < 30 and r[2]["dst"]=="host" and r[2]["src"]=="all", r[2]' "$out" && [ $rc -eq 0 ] &&
 	ok "all2host --duplex: op duplex, the aggregate below the host link (the other way shares it)" || nok "duplex: rc=$rc $out"
+# --duplex --sm (all_to_host_bidirectional_memcpy_sm, host_to_all_...): each GPU one split-warp kernel a
+# copy; with one host link of 30 GB/s both ways' bytes share it, so the per-direction figures (both ways'
+# bytes / time / 2) of the two GPUs add up to 15; a wrong byte of the reverse copy is caught
+rm -f "$T/m"
+out=$(FAKECUDA_GPUS=2 FAKECUDA_HOST_GBPS=30 FAKECUDA_MARKER="$T/m" "$BIN" bench all2host host2all --duplex --sm --size 1M \
+	--iters 2 --reps 2 --jsonl); rc=$?
+py 'import json,sys
+r=[json.loads(l) for l in sys.argv[1].splitlines()]
+assert len(r)==6 and all(x["op"]=="duplex" and x["engine"]=="sm" and x["verified"] for x in r), r
+agg=[x for x in r if x["path"]=="aggregate"]
+assert len(agg)==2 and all(abs(x["gbps"]-15)<0.01 for x in agg), agg
+m=open(sys.argv[2]).read().split()
+assert m.count("gp_copy_duplex")==20 and "gp_copy16" not in m, m' "$out" "$T/m" && [ $rc -eq 0 ] &&
+	ok "all2host/host2all --duplex --sm: split-warp kernels, host link 30: aggregate 15 per direction" ||
+	nok "pattern duplex sm: rc=$rc $out"
+err=$(FAKECUDA_GPUS=2 FAKECUDA_CORRUPT=duplexback "$BIN" bench host2all --duplex --sm --size 1M --iters 2 --reps 2 -q \
+	2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && grep -q "^gpup2p: host2all GPU1->host: data wrong at byte 4609 after the timed copies" <<<"$err" &&
+	ok "host2all --duplex --sm, the reverse copy corrupted: exit 2, GPU->host named" || nok "pattern duplexback: rc=$rc $err"
 
 # the wait for the shared start failing: one line naming the call, exit 2, nothing hangs
 err=$(FAKECUDA_GPUS=3 FAKECUDA_FAIL=cuStreamWaitEvent "$BIN" bench one2all --size 64K --iters 1 --reps 1 2>&1 >/dev/null); rc=$?
