@@ -1,5 +1,5 @@
 /* gpup2p bench rdma — the result rows as a table (perftest's columns), JSON, CSV and JSON lines. Every
- * machine format is written from one field list, so that they carry the same keys. */
+ * format is written from one field list, so that they carry the same fields. */
 #include <stdio.h>
 #include <string.h>
 
@@ -68,39 +68,71 @@ static void f_peer_device(const void *x, struct gp_value *v) { str(v, LOOP(x) ? 
 static void f_peer_port(const void *x, struct gp_value *v) { v->i = IN(x)->peer_nic.port; v->null = !LOOP(x); }
 static void f_peer_distance(const void *x, struct gp_value *v) { str(v, LOOP(x) ? RP(x)->peer_distance : NULL); }
 
-/* A result row's fields, in JSON and CSV order (a new field takes the next column). perftest's table
- * above is for people, in two layouts (bandwidth, latency). */
+/* The table's forms (perftest's): two decimals, the port's share in per cent, yes or no. */
+static void t2(struct gp_value *v, double d)
+{
+	snprintf(v->num, sizeof(v->num), "%.2f", d);
+	v->s = v->num;
+}
+
+static void t_iterations(const void *x, struct gp_value *v)
+{
+	snprintf(v->num, sizeof(v->num), "%d", R(x)->iters * R(x)->reps);
+	v->s = v->num;
+}
+
+static void t_gbps(const void *x, struct gp_value *v) { t2(v, R(x)->gbps); }
+static void t_gbits_avg(const void *x, struct gp_value *v) { t2(v, R(x)->gbits_avg); }
+static void t_gbits_peak(const void *x, struct gp_value *v) { t2(v, R(x)->gbits_peak); }
+static void t_us_min(const void *x, struct gp_value *v) { t2(v, R(x)->us_min); }
+static void t_us_median(const void *x, struct gp_value *v) { t2(v, R(x)->us_median); }
+static void t_us_p99(const void *x, struct gp_value *v) { t2(v, R(x)->us_p99); }
+
+static void t_port_fraction(const void *x, struct gp_value *v)
+{
+	snprintf(v->num, sizeof(v->num), IN(x)->port_gbits > 0 ? "%.0f%%" : "-", R(x)->port_fraction * 100);
+	v->s = v->num;
+}
+
+static void t_verified(const void *x, struct gp_value *v) { v->s = R(x)->verified ? "yes" : "no"; }
+
+#define BWV (GP_FIELD_VIEW(0) | GP_FIELD_RIGHT) /* the bandwidth table's columns */
+#define LATV (GP_FIELD_VIEW(1) | GP_FIELD_RIGHT) /* the latency table's */
+
+/* A result row's fields, in JSON order; col: the CSV column (a new field takes the next number); header:
+ * perftest's column in the table, at pos, in the bandwidth view (BWV), the latency view (LATV) or both,
+ * text: its form there. */
 static const struct gp_field rdma_fields[] = {
-	{ "mode", "mode", 1, NULL, GP_FIELD_STR, 0, f_mode, NULL },
-	{ "op", "op", 2, NULL, GP_FIELD_STR, 0, f_op, NULL },
-	{ "test", "test", 3, NULL, GP_FIELD_STR, 0, f_test, NULL },
-	{ "device", "device", 4, NULL, GP_FIELD_STR, 0, f_device, NULL },
-	{ "port", "port", 5, NULL, GP_FIELD_INT, 0, f_port, NULL },
-	{ "mem", "mem", 6, NULL, GP_FIELD_STR, 0, f_mem, NULL },
-	{ "mem_path", "mem_path", 7, NULL, GP_FIELD_STR, 0, f_mem_path, NULL },
-	{ "gpu", "gpu", 8, NULL, GP_FIELD_INT, 0, f_gpu, NULL },
-	{ "peer_mem", "peer_mem", 9, NULL, GP_FIELD_STR, 0, f_peer_mem, NULL },
-	{ "peer_mem_path", "peer_mem_path", 10, NULL, GP_FIELD_STR, 0, f_peer_mem_path, NULL },
-	{ "peer_gpu", "peer_gpu", 11, NULL, GP_FIELD_INT, 0, f_peer_gpu, NULL },
-	{ "distance", "distance", 12, NULL, GP_FIELD_STR, 0, f_distance, NULL },
-	{ "bytes", "bytes", 13, NULL, GP_FIELD_U64, 0, f_bytes, NULL },
-	{ "iters", "iters", 14, NULL, GP_FIELD_INT, 0, f_iters, NULL },
-	{ "reps", "reps", 15, NULL, GP_FIELD_INT, 0, f_reps, NULL },
-	{ "gbps", "gbps", 16, NULL, GP_FIELD_NUM, 0, f_gbps, NULL },
-	{ "gbits_avg", "gbits_avg", 17, NULL, GP_FIELD_NUM, 0, f_gbits_avg, NULL },
-	{ "gbits_peak", "gbits_peak", 18, NULL, GP_FIELD_NUM, 0, f_gbits_peak, NULL },
-	{ "mpps", "mpps", 19, NULL, GP_FIELD_NUM, 0, f_mpps, NULL },
-	{ "port_gbits", "port_gbits", 20, NULL, GP_FIELD_NUM, 0, f_port_gbits, NULL },
-	{ "port_fraction", "port_fraction", 21, NULL, GP_FIELD_NUM, 0, f_port_fraction, NULL },
-	{ "us_min", "us_min", 22, NULL, GP_FIELD_NUM, 0, f_us_min, NULL },
-	{ "us_median", "us_median", 23, NULL, GP_FIELD_NUM, 0, f_us_median, NULL },
-	{ "us_p99", "us_p99", 24, NULL, GP_FIELD_NUM, 0, f_us_p99, NULL },
-	{ "verified", "verified", 25, NULL, GP_FIELD_BOOL, 0, f_verified, NULL },
-	{ "min_gbps", "min_gbps", 26, NULL, GP_FIELD_NUM, 0, f_min_gbps, NULL },
-	{ "below_min", "below_min", 27, NULL, GP_FIELD_BOOL, 0, f_below, NULL },
-	{ "peer_device", "peer_device", 28, NULL, GP_FIELD_STR, 0, f_peer_device, NULL },
-	{ "peer_port", "peer_port", 29, NULL, GP_FIELD_INT, 0, f_peer_port, NULL },
-	{ "peer_distance", "peer_distance", 30, NULL, GP_FIELD_STR, 0, f_peer_distance, NULL },
+	{ "mode", "mode", 1, NULL, GP_FIELD_STR, 0, f_mode, NULL, 0, NULL },
+	{ "op", "op", 2, "op", GP_FIELD_STR, 0, f_op, NULL, 1, NULL },
+	{ "test", "test", 3, "test", GP_FIELD_STR, 0, f_test, NULL, 2, NULL },
+	{ "device", "device", 4, NULL, GP_FIELD_STR, 0, f_device, NULL, 0, NULL },
+	{ "port", "port", 5, NULL, GP_FIELD_INT, 0, f_port, NULL, 0, NULL },
+	{ "mem", "mem", 6, NULL, GP_FIELD_STR, 0, f_mem, NULL, 0, NULL },
+	{ "mem_path", "mem_path", 7, NULL, GP_FIELD_STR, 0, f_mem_path, NULL, 0, NULL },
+	{ "gpu", "gpu", 8, NULL, GP_FIELD_INT, 0, f_gpu, NULL, 0, NULL },
+	{ "peer_mem", "peer_mem", 9, NULL, GP_FIELD_STR, 0, f_peer_mem, NULL, 0, NULL },
+	{ "peer_mem_path", "peer_mem_path", 10, NULL, GP_FIELD_STR, 0, f_peer_mem_path, NULL, 0, NULL },
+	{ "peer_gpu", "peer_gpu", 11, NULL, GP_FIELD_INT, 0, f_peer_gpu, NULL, 0, NULL },
+	{ "distance", "distance", 12, NULL, GP_FIELD_STR, 0, f_distance, NULL, 0, NULL },
+	{ "bytes", "bytes", 13, "#bytes", GP_FIELD_U64, 0, f_bytes, NULL, 3, NULL },
+	{ "iters", "iters", 14, "#iterations", GP_FIELD_INT, 0, f_iters, NULL, 4, t_iterations },
+	{ "reps", "reps", 15, NULL, GP_FIELD_INT, 0, f_reps, NULL, 0, NULL },
+	{ "gbps", "gbps", 16, "[GB/s]", GP_FIELD_NUM, BWV, f_gbps, NULL, 7, t_gbps },
+	{ "gbits_avg", "gbits_avg", 17, "BW average[Gb/s]", GP_FIELD_NUM, BWV, f_gbits_avg, NULL, 6, t_gbits_avg },
+	{ "gbits_peak", "gbits_peak", 18, "BW peak[Gb/s]", GP_FIELD_NUM, BWV, f_gbits_peak, NULL, 5, t_gbits_peak },
+	{ "mpps", "mpps", 19, "MsgRate[Mpps]", GP_FIELD_NUM, BWV, f_mpps, NULL, 8, NULL },
+	{ "port_gbits", "port_gbits", 20, NULL, GP_FIELD_NUM, 0, f_port_gbits, NULL, 0, NULL },
+	{ "port_fraction", "port_fraction", 21, "of port", GP_FIELD_NUM, BWV, f_port_fraction, NULL, 9, t_port_fraction },
+	{ "us_min", "us_min", 22, "t_min[us]", GP_FIELD_NUM, LATV, f_us_min, NULL, 5, t_us_min },
+	{ "us_median", "us_median", 23, "t_median[us]", GP_FIELD_NUM, LATV, f_us_median, NULL, 6, t_us_median },
+	{ "us_p99", "us_p99", 24, "t_p99[us]", GP_FIELD_NUM, LATV, f_us_p99, NULL, 7, t_us_p99 },
+	{ "verified", "verified", 25, "verified", GP_FIELD_BOOL, GP_FIELD_RIGHT, f_verified, NULL, 10, t_verified },
+	{ "min_gbps", "min_gbps", 26, NULL, GP_FIELD_NUM, 0, f_min_gbps, NULL, 0, NULL },
+	{ "below_min", "below_min", 27, NULL, GP_FIELD_BOOL, 0, f_below, NULL, 0, NULL },
+	{ "peer_device", "peer_device", 28, NULL, GP_FIELD_STR, 0, f_peer_device, NULL, 0, NULL },
+	{ "peer_port", "peer_port", 29, NULL, GP_FIELD_INT, 0, f_peer_port, NULL, 0, NULL },
+	{ "peer_distance", "peer_distance", 30, NULL, GP_FIELD_STR, 0, f_peer_distance, NULL, 0, NULL },
 };
 
 #define NFIELDS ((int)(sizeof(rdma_fields) / sizeof(rdma_fields[0])))
@@ -136,56 +168,20 @@ static void head_line(const struct rdma_report *rp)
 		       mem, rp->loopback ? ", peer " : "", rp->loopback ? peer : "", rp->distance);
 }
 
+/* perftest's table, from rdma_fields: the bandwidth or the latency view */
 static void table(const struct cli *c, const struct rdma_report *rp)
 {
-	const struct gp_rdma_info *in = &rp->info;
+	unsigned view = rp->n && rp->rows[0].r.lat ? GP_FIELD_VIEW(1) : GP_FIELD_VIEW(0);
 	struct gp_table tb;
-	int lat = rp->n && rp->rows[0].r.lat;
 
 	if (!c->quiet)
 		head_line(rp);
-	if (gp_table_init(&tb, lat ? 8 : 10))
+	if (gp_fields_table_init(&tb, rdma_fields, NFIELDS, view))
 		return;
-	tb.right[0] = tb.right[1] = 0;
-	for (int i = 2; i < tb.ncol; i++)
-		tb.right[i] = 1;
-	if (lat) {
-		const char *h[] = { "op", "test", "#bytes", "#iterations", "t_min[us]", "t_median[us]", "t_p99[us]", "verified" };
-
-		gp_table_row(&tb, h);
-	} else {
-		const char *h[] = { "op", "test", "#bytes", "#iterations", "BW peak[Gb/s]", "BW average[Gb/s]", "[GB/s]",
-			"MsgRate[Mpps]", "of port", "verified" };
-
-		gp_table_row(&tb, h);
-	}
 	for (int i = 0; i < rp->n; i++) {
-		const struct gp_rdma_result *r = &rp->rows[i].r;
-		char b[8][32];
+		struct rdma_rec x = { rp, &rp->rows[i] };
 
-		snprintf(b[0], 32, "%llu", (unsigned long long)r->bytes);
-		snprintf(b[1], 32, "%d", r->iters * r->reps);
-		if (lat) {
-			snprintf(b[2], 32, "%.2f", r->us_min);
-			snprintf(b[3], 32, "%.2f", r->us_median);
-			snprintf(b[4], 32, "%.2f", r->us_p99);
-			const char *row[] = { gp_rdma_op_name(r->op), "lat", b[0], b[1], b[2], b[3], b[4], r->verified ? "yes" : "no" };
-
-			gp_table_row(&tb, row);
-			continue;
-		}
-		snprintf(b[2], 32, "%.2f", r->gbits_peak);
-		snprintf(b[3], 32, "%.2f", r->gbits_avg);
-		snprintf(b[4], 32, "%.2f", r->gbps);
-		snprintf(b[5], 32, "%.4f", r->mpps);
-		if (in->port_gbits > 0)
-			snprintf(b[6], 32, "%.0f%%", r->port_fraction * 100);
-		else
-			snprintf(b[6], 32, "-");
-		const char *row[] = { gp_rdma_op_name(r->op), "bw", b[0], b[1], b[2], b[3], b[4], b[5], b[6],
-			r->verified ? "yes" : "no" };
-
-		gp_table_row(&tb, row);
+		gp_fields_table_row(&tb, rdma_fields, NFIELDS, view, &x, NULL);
 	}
 	gp_table_print(&tb, stdout, 0, 2, NULL);
 	gp_table_free(&tb);

@@ -314,18 +314,18 @@ static void f_classes(const void *x, struct gp_value *v) { v->s = class_list(REC
 
 /* A bridge's fields, in JSON order; col: the CSV column (a new field takes the next number). */
 static const struct gp_field acs_fields[] = {
-	{ "bdf", "bdf", 1, NULL, GP_FIELD_STR, 0, f_bdf, NULL },
-	{ "role", "role", 2, NULL, GP_FIELD_STR, 0, f_role, NULL },
-	{ "state", "state", 3, NULL, GP_FIELD_STR, 0, f_state, NULL },
-	{ "cap", "cap", 4, NULL, GP_FIELD_HEX, 0, f_cap, NULL },
-	{ "ctl", "ctl", 5, NULL, GP_FIELD_HEX, 0, f_ctl, NULL },
-	{ "ctl_offset", NULL, 0, NULL, GP_FIELD_INT, 0, f_ctl_off, NULL },
-	{ "cap_decoded", NULL, 0, NULL, GP_FIELD_STR, 0, f_cap_dec, NULL },
-	{ "ctl_decoded", NULL, 0, NULL, GP_FIELD_STR, 0, f_ctl_dec, NULL },
-	{ "redirects", "redirects", 6, NULL, GP_FIELD_BOOL, 0, f_redirects, NULL },
-	{ "impact", "impact", 9, NULL, GP_FIELD_STR, 0, f_impact, NULL },
-	{ "pairs", "pairs", 7, NULL, GP_FIELD_WORDS, 0, f_pairs, NULL },
-	{ "pair_classes", "pair_classes", 8, NULL, GP_FIELD_WORDS, 0, f_classes, NULL },
+	{ "bdf", "bdf", 1, NULL, GP_FIELD_STR, 0, f_bdf, NULL, 0, NULL },
+	{ "role", "role", 2, NULL, GP_FIELD_STR, 0, f_role, NULL, 0, NULL },
+	{ "state", "state", 3, NULL, GP_FIELD_STR, 0, f_state, NULL, 0, NULL },
+	{ "cap", "cap", 4, NULL, GP_FIELD_HEX, 0, f_cap, NULL, 0, NULL },
+	{ "ctl", "ctl", 5, NULL, GP_FIELD_HEX, 0, f_ctl, NULL, 0, NULL },
+	{ "ctl_offset", NULL, 0, NULL, GP_FIELD_INT, 0, f_ctl_off, NULL, 0, NULL },
+	{ "cap_decoded", NULL, 0, NULL, GP_FIELD_STR, 0, f_cap_dec, NULL, 0, NULL },
+	{ "ctl_decoded", NULL, 0, NULL, GP_FIELD_STR, 0, f_ctl_dec, NULL, 0, NULL },
+	{ "redirects", "redirects", 6, NULL, GP_FIELD_BOOL, 0, f_redirects, NULL, 0, NULL },
+	{ "impact", "impact", 9, NULL, GP_FIELD_STR, 0, f_impact, NULL, 0, NULL },
+	{ "pairs", "pairs", 7, NULL, GP_FIELD_WORDS, 0, f_pairs, NULL, 0, NULL },
+	{ "pair_classes", "pair_classes", 8, NULL, GP_FIELD_WORDS, 0, f_classes, NULL, 0, NULL },
 };
 
 #define NFIELDS ((int)(sizeof(acs_fields) / sizeof(acs_fields[0])))

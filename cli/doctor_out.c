@@ -123,13 +123,13 @@ static void j_evidence(const void *x, struct gp_json *j, const char *key)
 
 /* A finding's fields (doctor-checks.md's contract), in JSON order. */
 static const struct gp_field finding_fields[] = {
-	{ "id", "id", 1, "CHECK", GP_FIELD_STR, 0, f_id, NULL },
-	{ "severity", "severity", 2, "SEVERITY", GP_FIELD_STR, 0, f_sev, NULL },
-	{ "subject", "subject", 3, "SUBJECT", GP_FIELD_STR, 0, f_subject, NULL },
-	{ "bdf", "bdf", 4, NULL, GP_FIELD_WORDS, 0, f_bdf, NULL },
-	{ "message", "message", 5, "MESSAGE", GP_FIELD_STR, 0, f_message, NULL },
-	{ "fix", "fix", 6, NULL, GP_FIELD_STR, 0, f_fix, NULL },
-	{ "evidence", "evidence", 7, NULL, GP_FIELD_JSON, 0, f_evidence, j_evidence },
+	{ "id", "id", 1, "CHECK", GP_FIELD_STR, 0, f_id, NULL, 0, NULL },
+	{ "severity", "severity", 2, "SEVERITY", GP_FIELD_STR, 0, f_sev, NULL, 0, NULL },
+	{ "subject", "subject", 3, "SUBJECT", GP_FIELD_STR, 0, f_subject, NULL, 0, NULL },
+	{ "bdf", "bdf", 4, NULL, GP_FIELD_WORDS, 0, f_bdf, NULL, 0, NULL },
+	{ "message", "message", 5, "MESSAGE", GP_FIELD_STR, 0, f_message, NULL, 0, NULL },
+	{ "fix", "fix", 6, NULL, GP_FIELD_STR, 0, f_fix, NULL, 0, NULL },
+	{ "evidence", "evidence", 7, NULL, GP_FIELD_JSON, 0, f_evidence, j_evidence, 0, NULL },
 };
 
 static void json_finding(struct gp_json *j, const struct gp_finding *f)

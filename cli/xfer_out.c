@@ -175,7 +175,7 @@ static void f_gated(const void *x, struct gp_value *v) { v->i = shown(ROW(x)) &&
 static void f_gate_forced(const void *x, struct gp_value *v) { v->i = shown(ROW(x)) && ROW(x)->res.gate_forced; }
 static void f_skipped(const void *x, struct gp_value *v) { v->s = ROW(x)->skip; v->null = !v->s; }
 
-/* The table's own forms: what a person reads beside the numbers of CSV and JSON. */
+/* The table's forms of the fields (their text()): what a person reads beside the numbers of CSV and JSON. */
 static void t_mode(const void *x, struct gp_value *v)
 {
 	const struct gp_bench_row *r = ROW(x);
@@ -224,46 +224,40 @@ static void t_lat(const void *x, struct gp_value *v)
 static void t_data(const void *x, struct gp_value *v) { v->s = check_word(ROW(x)); }
 
 /* A measurement row's fields, in JSON order; col: the CSV column (a new field takes the next number);
- * header: the table's column, in this order. Units: GB/s = 1e9 B/s, microseconds, bytes. The host is
- * the run's (GP_FIELD_HOST): in each JSON lines record, once in the document. */
+ * header: the table's column, in this order, text: its form there (what a person reads beside the numbers
+ * of CSV and JSON). Units: GB/s = 1e9 B/s, microseconds, bytes. The host is the run's (GP_FIELD_HOST): in
+ * each CSV and JSON lines record, once in the document. */
 static const struct gp_field row_fields[] = {
-	{ "host", NULL, 0, NULL, GP_FIELD_STR, GP_FIELD_HOST, f_host, NULL },
-	{ "mode", "mode", 1, NULL, GP_FIELD_STR, 0, f_mode, NULL },
-	{ NULL, NULL, 0, "MODE", GP_FIELD_STR, 0, t_mode, NULL },
-	{ "path", "path", 2, NULL, GP_FIELD_STR, 0, f_path, NULL },
-	{ "src", "src", 3, "SRC", GP_FIELD_STR, 0, f_src, NULL },
-	{ "dst", "dst", 4, "DST", GP_FIELD_STR, 0, f_dst, NULL },
-	{ "memory", "memory", 5, "MEMORY", GP_FIELD_STR, 0, f_memory, NULL },
-	{ "p2p", "p2p", 6, "P2P", GP_FIELD_STR, 0, f_p2p, NULL },
-	{ "op", "op", 7, "OP", GP_FIELD_STR, 0, f_op, NULL },
-	{ "engine", "engine", 21, NULL, GP_FIELD_STR, 0, f_engine, NULL },
-	{ "size", "size", 8, NULL, GP_FIELD_U64, 0, f_size, NULL },
-	{ NULL, NULL, 0, "SIZE", GP_FIELD_STR, 0, t_size, NULL },
-	{ "iters", "iters", 9, NULL, GP_FIELD_INT, 0, f_iters, NULL },
-	{ "reps", "reps", 10, NULL, GP_FIELD_INT, 0, f_reps, NULL },
-	{ "gbps", "gbps", 11, NULL, GP_FIELD_NUM, 0, f_gbps, NULL },
-	{ NULL, NULL, 0, "GB/s", GP_FIELD_STR, 0, t_gbps, NULL },
-	{ "gbps_min", "gbps_min", 12, NULL, GP_FIELD_NUM, 0, f_gbps_min, NULL },
-	{ NULL, NULL, 0, "MIN", GP_FIELD_STR, 0, t_min, NULL },
-	{ "gbps_max", "gbps_max", 13, NULL, GP_FIELD_NUM, 0, f_gbps_max, NULL },
-	{ NULL, NULL, 0, "MAX", GP_FIELD_STR, 0, t_max, NULL },
-	{ "us", "us", 14, NULL, GP_FIELD_NUM, 0, f_us, NULL },
-	{ "us_min", "us_min", 15, NULL, GP_FIELD_NUM, 0, f_us_min, NULL },
-	{ "host_us", "host_us", 16, NULL, GP_FIELD_NUM, 0, f_host_us, NULL },
-	{ NULL, NULL, 0, "LAT us", GP_FIELD_STR, 0, t_lat, NULL },
-	{ "verified", "verified", 17, NULL, GP_FIELD_BOOL, 0, f_verified, NULL },
-	{ NULL, NULL, 0, "DATA", GP_FIELD_STR, 0, t_data, NULL },
-	{ "bad_offset", NULL, 0, NULL, GP_FIELD_INT, 0, f_bad_offset, NULL },
-	{ "stride", NULL, 0, NULL, GP_FIELD_U64, 0, f_stride, NULL },
-	{ "chain", NULL, 0, NULL, GP_FIELD_STR, 0, f_chain, NULL },
-	{ "host_numa", "host_numa", 18, NULL, GP_FIELD_NUM, 0, f_host_numa, NULL },
-	{ "min_gbps", "min_gbps", 19, NULL, GP_FIELD_NUM, 0, f_min_gbps, NULL },
-	{ "below_min", "below_min", 20, NULL, GP_FIELD_BOOL, 0, f_below, NULL },
-	{ "max_gbps", NULL, 0, NULL, GP_FIELD_NUM, 0, f_max_gbps, NULL },
-	{ "impossible", NULL, 0, NULL, GP_FIELD_BOOL, 0, f_impossible, NULL },
-	{ "gated", NULL, 0, NULL, GP_FIELD_BOOL, 0, f_gated, NULL },
-	{ "gate_forced", NULL, 0, NULL, GP_FIELD_BOOL, 0, f_gate_forced, NULL },
-	{ "skipped", NULL, 0, NULL, GP_FIELD_STR, 0, f_skipped, NULL },
+	{ "host", "host", 22, NULL, GP_FIELD_STR, GP_FIELD_HOST, f_host, NULL, 0, NULL },
+	{ "mode", "mode", 1, "MODE", GP_FIELD_STR, 0, f_mode, NULL, 0, t_mode },
+	{ "path", "path", 2, NULL, GP_FIELD_STR, 0, f_path, NULL, 0, NULL },
+	{ "src", "src", 3, "SRC", GP_FIELD_STR, 0, f_src, NULL, 0, NULL },
+	{ "dst", "dst", 4, "DST", GP_FIELD_STR, 0, f_dst, NULL, 0, NULL },
+	{ "memory", "memory", 5, "MEMORY", GP_FIELD_STR, 0, f_memory, NULL, 0, NULL },
+	{ "p2p", "p2p", 6, "P2P", GP_FIELD_STR, 0, f_p2p, NULL, 0, NULL },
+	{ "op", "op", 7, "OP", GP_FIELD_STR, 0, f_op, NULL, 0, NULL },
+	{ "engine", "engine", 21, NULL, GP_FIELD_STR, 0, f_engine, NULL, 0, NULL },
+	{ "size", "size", 8, "SIZE", GP_FIELD_U64, GP_FIELD_LEFT, f_size, NULL, 0, t_size },
+	{ "iters", "iters", 9, NULL, GP_FIELD_INT, 0, f_iters, NULL, 0, NULL },
+	{ "reps", "reps", 10, NULL, GP_FIELD_INT, 0, f_reps, NULL, 0, NULL },
+	{ "gbps", "gbps", 11, "GB/s", GP_FIELD_NUM, GP_FIELD_LEFT, f_gbps, NULL, 0, t_gbps },
+	{ "gbps_min", "gbps_min", 12, "MIN", GP_FIELD_NUM, GP_FIELD_LEFT, f_gbps_min, NULL, 0, t_min },
+	{ "gbps_max", "gbps_max", 13, "MAX", GP_FIELD_NUM, GP_FIELD_LEFT, f_gbps_max, NULL, 0, t_max },
+	{ "us", "us", 14, "LAT us", GP_FIELD_NUM, GP_FIELD_LEFT, f_us, NULL, 0, t_lat },
+	{ "us_min", "us_min", 15, NULL, GP_FIELD_NUM, 0, f_us_min, NULL, 0, NULL },
+	{ "host_us", "host_us", 16, NULL, GP_FIELD_NUM, 0, f_host_us, NULL, 0, NULL },
+	{ "verified", "verified", 17, "DATA", GP_FIELD_BOOL, 0, f_verified, NULL, 0, t_data },
+	{ "bad_offset", "bad_offset", 28, NULL, GP_FIELD_INT, 0, f_bad_offset, NULL, 0, NULL },
+	{ "stride", "stride", 29, NULL, GP_FIELD_U64, 0, f_stride, NULL, 0, NULL },
+	{ "chain", "chain", 30, NULL, GP_FIELD_STR, 0, f_chain, NULL, 0, NULL },
+	{ "host_numa", "host_numa", 18, NULL, GP_FIELD_NUM, 0, f_host_numa, NULL, 0, NULL },
+	{ "min_gbps", "min_gbps", 19, NULL, GP_FIELD_NUM, 0, f_min_gbps, NULL, 0, NULL },
+	{ "below_min", "below_min", 20, NULL, GP_FIELD_BOOL, 0, f_below, NULL, 0, NULL },
+	{ "max_gbps", "max_gbps", 23, NULL, GP_FIELD_NUM, 0, f_max_gbps, NULL, 0, NULL },
+	{ "impossible", "impossible", 24, NULL, GP_FIELD_BOOL, 0, f_impossible, NULL, 0, NULL },
+	{ "gated", "gated", 25, NULL, GP_FIELD_BOOL, 0, f_gated, NULL, 0, NULL },
+	{ "gate_forced", "gate_forced", 26, NULL, GP_FIELD_BOOL, 0, f_gate_forced, NULL, 0, NULL },
+	{ "skipped", "skipped", 27, NULL, GP_FIELD_STR, 0, f_skipped, NULL, 0, NULL },
 };
 
 #define NFIELDS ((int)(sizeof(row_fields) / sizeof(row_fields[0])))
@@ -371,10 +365,10 @@ static void print_table(const struct cli *c, const struct gp_bench_row *rows, in
 		any_sm |= rows[i].spec.sm && !rows[i].spec.chase;
 		any_group |= rows[i].group;
 	}
-	if (gp_fields_table_init(&t, row_fields, NFIELDS))
+	if (gp_fields_table_init(&t, row_fields, NFIELDS, 0))
 		return;
 	for (int i = 0; i < n; i++)
-		gp_fields_table_row(&t, row_fields, NFIELDS, &rows[i], &scratch);
+		gp_fields_table_row(&t, row_fields, NFIELDS, 0, &rows[i], &scratch);
 	gp_buf_free(&scratch);
 	gp_table_print(&t, stdout, 0, 2, NULL);
 	gp_table_free(&t);

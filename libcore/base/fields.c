@@ -19,9 +19,11 @@ static void field_get(const struct gp_field *f, const void *rec, struct gp_value
 const char *gp_field_text(const struct gp_field *f, const void *rec, struct gp_value *v)
 {
 	field_get(f, rec, v, v->buf);
+	if (v->omit)
+		return "";
 	if (v->s)
 		return v->s;
-	if (v->null || v->omit)
+	if (v->null)
 		return "";
 	switch (f->type) {
 	case GP_FIELD_INT: snprintf(v->num, sizeof(v->num), "%lld", v->i); break;
@@ -126,50 +128,86 @@ void gp_fields_csv_row(FILE *out, const struct gp_field *f, int n, const void *r
 	}
 }
 
-int gp_fields_table_init(struct gp_table *t, const struct gp_field *f, int n)
+int gp_field_in_view(const struct gp_field *f, unsigned view)
 {
-	const char *row[64];
+	return f->header && (!(f->flags & GP_FIELD_VIEWS) || (f->flags & view & GP_FIELD_VIEWS));
+}
+
+#define GP_TABLE_MAXCOL 64
+
+/* The fields of view's columns, left to right: by pos, list order among equals (0 first). Their count. */
+static int table_cols(const struct gp_field *f, int n, unsigned view, int *col)
+{
 	int nc = 0;
 
-	for (int k = 0; k < n && nc < 64; k++)
-		if (f[k].header) {
-			row[nc] = f[k].header;
-			nc++;
+	for (int k = 0; k < n && nc < GP_TABLE_MAXCOL; k++) {
+		int at = nc;
+
+		if (!gp_field_in_view(&f[k], view))
+			continue;
+		while (at > 0 && f[col[at - 1]].pos > f[k].pos) {
+			col[at] = col[at - 1];
+			at--;
 		}
+		col[at] = k;
+		nc++;
+	}
+	return nc;
+}
+
+static int right_aligned(const struct gp_field *f)
+{
+	if (f->flags & (GP_FIELD_LEFT | GP_FIELD_RIGHT))
+		return !!(f->flags & GP_FIELD_RIGHT);
+	return f->type == GP_FIELD_INT || f->type == GP_FIELD_U64 || f->type == GP_FIELD_NUM;
+}
+
+int gp_fields_table_init(struct gp_table *t, const struct gp_field *f, int n, unsigned view)
+{
+	const char *row[GP_TABLE_MAXCOL];
+	int col[GP_TABLE_MAXCOL], nc = table_cols(f, n, view, col);
+
 	if (gp_table_init(t, nc))
 		return -ENOMEM;
-	for (int k = 0, c = 0; k < n && c < nc; k++)
-		if (f[k].header)
-			t->right[c++] = f[k].type == GP_FIELD_INT || f[k].type == GP_FIELD_U64 ||
-					  f[k].type == GP_FIELD_NUM;
+	for (int c = 0; c < nc; c++) {
+		row[c] = f[col[c]].header;
+		t->right[c] = right_aligned(&f[col[c]]);
+	}
 	return gp_table_row(t, row);
 }
 
-int gp_fields_table_row(struct gp_table *t, const struct gp_field *f, int n, const void *rec, struct gp_buf *buf)
+/* The table's text of field f of rec, in v. */
+static const char *table_text(const struct gp_field *f, const void *rec, struct gp_value *v)
 {
-	char *row[64];
-	const char *crow[64] = { 0 };
-	int nc = 0, rc;
+	const char *s;
+
+	if (!f->text) {
+		s = gp_field_text(f, rec, v);
+		return !s[0] && v->null && !v->s ? "-" : s; /* unknown: "-" */
+	}
+	field_get(&(struct gp_field){ .get = f->text }, rec, v, v->buf);
+	return v->s ? v->s : "";
+}
+
+int gp_fields_table_row(struct gp_table *t, const struct gp_field *f, int n, unsigned view, const void *rec,
+			struct gp_buf *buf)
+{
+	char *row[GP_TABLE_MAXCOL];
+	int col[GP_TABLE_MAXCOL], nc = table_cols(f, n, view, col), rc;
 	struct gp_value v;
 
-	for (int k = 0; k < n && nc < 64 && nc < t->ncol; k++) {
-		if (!f[k].header)
-			continue;
+	if (nc != t->ncol)
+		return -EINVAL;
+	for (int c = 0; c < nc; c++) {
 		v.buf = buf;
-		row[nc] = strdup(gp_field_text(&f[k], rec, &v));
-		if (row[nc] && !row[nc][0] && v.null && !v.s) { /* unknown: "-" */
-			free(row[nc]);
-			row[nc] = strdup("-");
-		}
-		if (!row[nc]) {
-			while (nc--)
-				free(row[nc]);
+		row[c] = strdup(table_text(&f[col[c]], rec, &v));
+		if (!row[c]) {
+			while (c--)
+				free(row[c]);
 			return -ENOMEM;
 		}
-		crow[nc] = row[nc];
-		nc++;
 	}
-	rc = gp_table_row(t, crow);
+	rc = gp_table_row(t, (const char *const *)row);
 	while (nc--)
 		free(row[nc]);
 	return rc;

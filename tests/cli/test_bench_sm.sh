@@ -31,8 +31,8 @@ for x in r:
 	ok "bench --sm: h2d/d2h/d2d/p2p/bidir rows, pinned and peer-on only, rates of the SM model, verified" ||
 	nok "bench --sm json: rc=$rc $(head -c 600 "$T/s.json")"
 out=$("$BIN" bench h2d --engine both --size 64K --iters 2 --reps 2 --csv); rc=$?
-[ $rc -eq 0 ] && head -1 <<<"$out" | grep -q ',below_min,engine$' && [ "$(grep -c ',ce$' <<<"$out")" = 4 ] &&
-	[ "$(grep -c ',pinned,.*,sm$' <<<"$out")" = 2 ] && ok "--engine both --csv: 4 copy-engine rows, 2 SM rows, engine column last" ||
+[ $rc -eq 0 ] && head -1 <<<"$out" | grep -q ',below_min,engine,' && [ "$(grep -c ',ce,' <<<"$out")" = 4 ] &&
+	[ "$(grep -c ',pinned,.*,sm,' <<<"$out")" = 2 ] && ok "--engine both --csv: 4 copy-engine rows, 2 SM rows, engine in column 21" ||
 	nok "engine both csv: rc=$rc $out"
 out=$("$BIN" bench d2d --sm --size 64K --iters 2 --reps 2); rc=$?
 [ $rc -eq 0 ] && grep -q "^d2d sm  *GPU0  *GPU0 " <<<"$out" && grep -q "copied by the GPU's cores" <<<"$out" &&
@@ -99,7 +99,7 @@ for x in r:
 	[ $rc -eq 0 ] && ok "latency --sm: host and peer chases, us per load from the model, 64M chain (twice a 1M L2, 64M floor)" ||
 	nok "latency --sm: rc=$rc $(head -c 600 "$T/l.json")"
 out=$(FAKECUDA_L2=50331648 "$BIN" bench latency --sm --gpu 0 --random --seed 5 --iters 500 --reps 2 --csv --no-header); rc=$?
-[ $rc -eq 0 ] && [ "$(cut -d, -f8 <<<"$out")" = 100663296 ] && grep -q ',1.000,1.000,,true,.*,sm$' <<<"$out" &&
+[ $rc -eq 0 ] && [ "$(cut -d, -f8 <<<"$out")" = 100663296 ] && grep -q ',1.000,1.000,,true,.*,sm,' <<<"$out" &&
 	ok "latency --sm --random: chain = twice a 48 MiB L2 (96 MiB), walked and checked" || nok "random chase: rc=$rc $out"
 # the double stops one load short: the warm-up (1000 loads, 128-byte stride) ends at slot 999, not 1000
 err=$(FAKECUDA_CORRUPT=chase "$BIN" bench latency --sm --gpu 0 --iters 500 --reps 2 2>&1 >/dev/null); rc=$?

@@ -83,13 +83,13 @@ static void g_off(const void *x, struct gp_value *v) { v->i = 7, v->omit = !((co
 static char *fields_out(int how, const struct frec *r)
 {
 	static const struct gp_field f[] = {
-		{ "name", "name", 1, "NAME", GP_FIELD_STR, 0, g_name, NULL },
-		{ "pairs", "pairs", 4, NULL, GP_FIELD_WORDS, 0, g_pairs, NULL },
-		{ "ctl", "ctl", 2, "CTL", GP_FIELD_HEX, 0, g_ctl, NULL },
-		{ "redirects", "redirects", 3, "REDIR", GP_FIELD_BOOL, 0, g_word, NULL },
-		{ "unit", "unit", 5, NULL, GP_FIELD_STR, GP_FIELD_HOST, g_host, NULL },
-		{ "gbps", "gbps", 6, "GB/s", GP_FIELD_NUM, 0, g_gbps, NULL },
-		{ "offset", NULL, 0, NULL, GP_FIELD_INT, 0, g_off, NULL },
+		{ "name", "name", 1, "NAME", GP_FIELD_STR, 0, g_name, NULL, 0, NULL },
+		{ "pairs", "pairs", 4, NULL, GP_FIELD_WORDS, 0, g_pairs, NULL, 0, NULL },
+		{ "ctl", "ctl", 2, "CTL", GP_FIELD_HEX, 0, g_ctl, NULL, 0, NULL },
+		{ "redirects", "redirects", 3, "REDIR", GP_FIELD_BOOL, 0, g_word, NULL, 0, NULL },
+		{ "unit", "unit", 5, NULL, GP_FIELD_STR, GP_FIELD_HOST, g_host, NULL, 0, NULL },
+		{ "gbps", "gbps", 6, "GB/s", GP_FIELD_NUM, 0, g_gbps, NULL, 0, NULL },
+		{ "offset", NULL, 0, NULL, GP_FIELD_INT, 0, g_off, NULL, 0, NULL },
 	};
 	struct gp_buf b = GP_BUF_INIT;
 	char *out = NULL;
@@ -102,8 +102,8 @@ static char *fields_out(int how, const struct frec *r)
 		gp_fields_csv_header(fp, f, 7);
 		gp_fields_csv_row(fp, f, 7, r, &b);
 	} else if (how == 3) {
-		gp_fields_table_init(&t, f, 7);
-		gp_fields_table_row(&t, f, 7, r, &b);
+		gp_fields_table_init(&t, f, 7, 0);
+		gp_fields_table_row(&t, f, 7, 0, r, &b);
 		gp_table_print(&t, fp, 0, 2, NULL);
 		gp_table_free(&t);
 	} else {
@@ -115,6 +115,55 @@ static char *fields_out(int how, const struct frec *r)
 	fclose(fp);
 	gp_buf_free(&b);
 	return out;
+}
+
+static void t_gbps(const void *x, struct gp_value *v)
+{
+	v->s = ((const struct frec *)x)->name ? "12.3 <" : "error";
+}
+
+/* The table of view (0: a list's columns without views) of a list whose columns are placed, aligned and
+ * worded by the list: 1 bandwidth, 2 latency. */
+static char *views_out(unsigned view, const struct frec *r)
+{
+	static const struct gp_field f[] = {
+		{ "gbps", "gbps", 1, "GB/s", GP_FIELD_NUM, GP_FIELD_LEFT | GP_FIELD_VIEW(1), g_gbps, NULL, 3, t_gbps },
+		{ "name", "name", 2, "NAME", GP_FIELD_STR, 0, g_name, NULL, 1, NULL },
+		{ "ctl", "ctl", 3, "CTL", GP_FIELD_HEX, GP_FIELD_RIGHT | GP_FIELD_VIEW(2), g_ctl, NULL, 2, NULL },
+		{ "pairs", "pairs", 4, "PAIRS", GP_FIELD_WORDS, GP_FIELD_VIEW(1) | GP_FIELD_VIEW(2), g_pairs, NULL, 0, NULL },
+		{ "offset", NULL, 0, NULL, GP_FIELD_INT, 0, g_off, NULL, 0, NULL },
+	};
+	struct gp_buf b = GP_BUF_INIT;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&out, &len);
+	struct gp_table t;
+
+	gp_fields_table_init(&t, f, 5, view);
+	gp_fields_table_row(&t, f, 5, view, r, &b);
+	gp_table_print(&t, fp, 0, 2, NULL);
+	gp_table_free(&t);
+	fclose(fp);
+	gp_buf_free(&b);
+	return out;
+}
+
+static void views_tests(void)
+{
+	struct frec a = { "0000:00:01.0", 0x1d, "GPU0-GPU1 GPU0-NIC0" }, u = { NULL, -1, "" };
+	char *s;
+
+	s = views_out(GP_FIELD_VIEW(1), &a);
+	CHECK_STR(s, "PAIRS                NAME          GB/s\nGPU0-GPU1 GPU0-NIC0  0000:00:01.0  12.3 <\n",
+		  "view 1: its fields and those of every view, by pos (0 first); text() replaces the number, left");
+	free(s);
+	s = views_out(GP_FIELD_VIEW(2), &u);
+	CHECK_STR(s, "PAIRS  NAME  CTL\n       -       -\n",
+		  "view 2: the latency columns; a text field right-aligned by its flag; unknown as -");
+	free(s);
+	s = views_out(0, &a);
+	CHECK_STR(s, "NAME\n0000:00:01.0\n", "no view: only the fields in every view");
+	free(s);
 }
 
 static void fields_tests(void)
@@ -312,6 +361,7 @@ int main(void)
 	replace_tests();
 	json_tests();
 	fields_tests();
+	views_tests();
 	buf_tests();
 	return unit_done();
 }

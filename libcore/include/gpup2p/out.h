@@ -100,6 +100,11 @@ struct gp_value {
 
 #define GP_FIELD_HOST 1u               /* a fact of the host, not of the record: in CSV and JSON lines each
                                           record repeats it; a JSON document states it once, not per record */
+#define GP_FIELD_LEFT 2u               /* the text table's column aligned left (default: numbers right) */
+#define GP_FIELD_RIGHT 4u              /* the text table's column aligned right (default: text left) */
+#define GP_FIELD_VIEW(k) (1u << (8 + (k))) /* shown only in the text table's view k (0-7) and others named
+                                          so; a field with a header and no view bit is in every view */
+#define GP_FIELD_VIEWS 0xff00u
 
 struct gp_field {
 	const char *key;               /* JSON key; NULL: not in JSON */
@@ -111,6 +116,10 @@ struct gp_field {
 	void (*get)(const void *rec, struct gp_value *v);
 	/* GP_FIELD_JSON: write the value under key into j */
 	void (*json)(const void *rec, struct gp_json *j, const char *key);
+	/* The text table's column, when header is set: */
+	int pos;                       /* its place, left to right (0: in list order, before those placed) */
+	void (*text)(const void *rec, struct gp_value *v); /* the value as the table shows it (v.s); NULL: as
+	                                                      in CSV, an unknown value as "-" */
 };
 
 /* The text of field f of rec (CSV, tables): v->s when set, "" when null, else the number; v is filled
@@ -124,10 +133,15 @@ void gp_fields_json(struct gp_json *j, const struct gp_field *f, int n, const vo
 void gp_fields_csv_header(FILE *out, const struct gp_field *f, int n);
 /* One CSV line of rec, in column order. */
 void gp_fields_csv_row(FILE *out, const struct gp_field *f, int n, const void *rec, struct gp_buf *buf);
-/* Start t with the table's columns (the fields with a header) and the header row. 0 or -ENOMEM. */
-int gp_fields_table_init(struct gp_table *t, const struct gp_field *f, int n);
-/* Append rec's row to a table gp_fields_table_init started (an unknown value shows as "-"). 0 or -ENOMEM. */
-int gp_fields_table_row(struct gp_table *t, const struct gp_field *f, int n, const void *rec, struct gp_buf *buf);
+/* Whether field f is a column of the text table's view (a GP_FIELD_VIEW(k), or 0 for a list without views). */
+int gp_field_in_view(const struct gp_field *f, unsigned view);
+/* Start t with the columns of view (the fields with a header in it, ordered by pos, aligned as their flags
+ * or type say) and the header row. 0 or -ENOMEM. */
+int gp_fields_table_init(struct gp_table *t, const struct gp_field *f, int n, unsigned view);
+/* Append rec's row to a table gp_fields_table_init started with the same view: each column's text() or, without
+ * one, its CSV text (an unknown value as "-"). 0 or -ENOMEM. */
+int gp_fields_table_row(struct gp_table *t, const struct gp_field *f, int n, unsigned view, const void *rec,
+			struct gp_buf *buf);
 
 /* Decide whether to colour: mode "always", "never" or "auto" (a TTY and NO_COLOR unset). */
 int gp_out_use_color(const char *mode, FILE *f);
