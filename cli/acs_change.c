@@ -79,13 +79,13 @@ static void f_result(const void *x, struct gp_value *v)
 	v->s = result_word(((const struct change_rec *)x)->o, CH(x));
 }
 
-/* A bridge's change, in JSON order; col: the CSV column. The action is the run's: once in a JSON
- * document, in each JSON lines record (GP_FIELD_HOST). */
+/* A bridge's change, in JSON order; col: the CSV column (a new field takes the next number). The action is
+ * the run's: once in a JSON document, in each CSV and JSON lines record (GP_FIELD_HOST). */
 static const struct gp_field change_fields[] = {
-	{ "action", NULL, 0, NULL, GP_FIELD_STR, GP_FIELD_HOST, f_action, NULL, 0, NULL },
+	{ "action", "action", 7, NULL, GP_FIELD_STR, GP_FIELD_HOST, f_action, NULL, 0, NULL },
 	{ "bdf", "bdf", 1, NULL, GP_FIELD_STR, 0, f_bdf, NULL, 0, NULL },
 	{ "role", "role", 2, NULL, GP_FIELD_STR, 0, f_role, NULL, 0, NULL },
-	{ "offset", NULL, 0, NULL, GP_FIELD_INT, 0, f_offset, NULL, 0, NULL },
+	{ "offset", "offset", 6, NULL, GP_FIELD_INT, 0, f_offset, NULL, 0, NULL },
 	{ "before", "before", 3, NULL, GP_FIELD_HEX, 0, f_before, NULL, 0, NULL },
 	{ "after", "after", 4, NULL, GP_FIELD_HEX, 0, f_after, NULL, 0, NULL },
 	{ "result", "result", 5, NULL, GP_FIELD_STR, 0, f_result, NULL, 0, NULL },

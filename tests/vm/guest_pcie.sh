@@ -124,7 +124,7 @@ chk "restore after zero mode: 001d" [ "$(ctl 0000:00:04.0)" = 001d ]
 # a bridge off every GPU/NIC path: not in the default scope. With --all, every ACS bridge.
 out=$("$B" acs --disable --all --force --dry-run --csv --no-header); rc=$?
 chk "--all --dry-run: the four root ports would change, nothing written" \
-	bash -c "[ $rc -eq 0 ] && [ \$(grep -c ',would change$' <<<'$out') = 4 ] && [ \"\$(setpci -s 00:03.0 ECAP0d+6.w)\" = 001d ]"
+	bash -c "[ $rc -eq 0 ] && [ \$(grep -c ',would change,' <<<'$out') = 4 ] && [ \"\$(setpci -s 00:03.0 ECAP0d+6.w)\" = 001d ]"
 
 # the kernel had nothing to say about any of these writes (no AER, no error, no warning)
 new=$(dmesg | tail -n +$((dmesg_before + 1)) | grep -iE "error|warn|aer|acs|fail|bug" || true)
