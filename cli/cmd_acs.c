@@ -208,69 +208,12 @@ static const char *redirect_word(const struct gp_acs_bridge *b)
 	return b->redirects < 0 ? "unknown" : b->redirects ? "yes" : "no";
 }
 
-static void print_bridge(const struct cli *c, const struct gp_topo *t, const struct gp_acs_audit *a,
-			 const struct gp_acs_bridge *b, struct gp_buf *list)
-{
-	const struct gp_pci_dev *d = &t->pci->devs[b->pci];
-	const char *sgr = !c->color ? "" : b->impact == GP_ACS_IMPACT_HIGH ? "\033[31m" : b->impact == GP_ACS_IMPACT_LOW ?
-			  "\033[33m" : b->redirects == 0 ? "\033[32m" : "";
-	char buf[256];
-
-	printf("%s %s [%04x:%04x]  redirects peer traffic: %s%s%s\n", d->bdf, gp_pci_port_name(d->port_type),
-	       d->vendor, d->device, sgr, redirect_word(b), *sgr ? "\033[0m" : "");
-	if (b->state == GP_PRESENT) {
-		cli_wrapf(stdout, 2, 10, "ACSCap: %s", gp_acs_decode(b->cap, buf, sizeof(buf)));
-		cli_wrapf(stdout, 2, 10, "ACSCtl: %s  (0x%04x%s)", gp_acs_decode(b->ctl, buf, sizeof(buf)), b->ctl,
-			  gp_acs_intel_pch_quirk(d) ? "; Intel PCH quirk: at capability+8, where lspci does not look" : "");
-	} else {
-		printf("  ACS: unknown (extended config space not readable: run as root)\n");
-	}
-	cli_wrapf(stdout, 2, 4, "on the path of: %s", b->npairs ? pairs_by_class(t, a, b, list) : "no GPU/NIC pair");
-	if (b->impact == GP_ACS_IMPACT_HIGH) {
-		cli_wrapf(stdout, 2, 4, "impact: high: %s would stay below the host bridge without the redirect",
-			  local_pairs(t, a, b, list));
-	} else if (b->impact == GP_ACS_IMPACT_LOW) {
-		cli_wrapf(stdout, 2, 4, "impact: low: these pairs cross the root complex anyway (PHB/NODE/SYS) or use "
-			  "NVLink");
-	}
-}
-
-static void print_table(const struct cli *c, const struct gp_topo *t, const struct gp_acs_audit *a,
-			struct gp_buf *buf)
-{
-	for (int i = 0; i < a->n; i++)
-		print_bridge(c, t, a, &a->b[i], buf);
-	if (!a->n)
-		printf("No bridge with an ACS capability.\n");
-	if (c->quiet)
-		return;
-	printf("\n");
-	if (a->redirect_high)
-		cli_wrapf(stdout, 0, 0, "%d bridge(s) send traffic of PIX/PXB pairs, which would otherwise stay below "
-			  "the host bridge, up to the root complex: slow P2P, or a hang.", a->redirect_high);
-	if (a->redirect_low)
-		cli_wrapf(stdout, 0, 0, "%d bridge(s) redirect only pairs whose traffic crosses the root complex anyway "
-			  "(PHB/NODE/SYS) or uses NVLink: lower impact.", a->redirect_low);
-	if (a->on_path_redirecting) {
-		struct gp_buf line = GP_BUF_INIT;
-
-		gp_buf_reset(buf);
-		gp_acs_boot_param(t, a, buf);
-		cli_wrapf(stdout, 0, 0, "Boot parameter that clears the redirection: %s", gp_buf_str(buf));
-		if (!gp_acs_grub_line(gp_buf_str(buf), &line)) /* ';' escaped: grub.cfg would end the line there */
-			printf("In /etc/default/grub (then update-grub):\n  %s\n", gp_buf_str(&line));
-		gp_buf_free(&line);
-	} else if (a->on_path_unknown)
-		printf("ACS of %d bridge(s) on GPU/NIC paths could not be read: run as root.\n", a->on_path_unknown);
-	else
-		printf("No bridge on a GPU/NIC path redirects peer traffic.\n");
-}
-
-/* One bridge's record: what every machine format prints of it. */
+/* One bridge's record: what every format prints of it. */
 struct acs_rec {
 	const struct gp_topo *t;
 	const struct gp_acs_audit *a;
 	const struct gp_acs_bridge *b;
+	int color;                     /* the text's redirect word coloured */
 };
 
 #define REC(x) ((const struct acs_rec *)(x))
@@ -312,23 +255,108 @@ static void f_impact(const void *x, struct gp_value *v) { v->s = gp_acs_impact_n
 static void f_pairs(const void *x, struct gp_value *v) { v->s = pair_list(REC(x)->t, REC(x)->a, REC(x)->b, v->buf); }
 static void f_classes(const void *x, struct gp_value *v) { v->s = class_list(REC(x)->t, REC(x)->a, REC(x)->b, v->buf); }
 
-/* A bridge's fields, in JSON order; col: the CSV column (a new field takes the next number). */
+/* The text's forms: the block's first line, the registers as lspci decodes them, the pairs by class. */
+static void t_title(const void *x, struct gp_value *v)
+{
+	const struct gp_pci_dev *d = rec_dev(x);
+	const struct gp_acs_bridge *b = REC(x)->b;
+	const char *sgr = !REC(x)->color ? "" : b->impact == GP_ACS_IMPACT_HIGH ? "\033[31m" :
+			  b->impact == GP_ACS_IMPACT_LOW ? "\033[33m" : b->redirects == 0 ? "\033[32m" : "";
+
+	gp_buf_addf(v->buf, "%s %s [%04x:%04x]  redirects peer traffic: %s%s%s", d->bdf, gp_pci_port_name(d->port_type),
+		    d->vendor, d->device, sgr, redirect_word(b), *sgr ? "\033[0m" : "");
+	v->s = gp_buf_str(v->buf);
+}
+
+static void t_state(const void *x, struct gp_value *v)
+{
+	v->s = "unknown (extended config space not readable: run as root)";
+	v->omit = PRESENT(x);
+}
+
+static void t_ctl_dec(const void *x, struct gp_value *v)
+{
+	char buf[256];
+
+	v->omit = !PRESENT(x);
+	gp_buf_addf(v->buf, "%s  (0x%04x%s)", gp_acs_decode(REC(x)->b->ctl, buf, sizeof(buf)), REC(x)->b->ctl,
+		    gp_acs_intel_pch_quirk(rec_dev(x)) ? "; Intel PCH quirk: at capability+8, where lspci does not look" : "");
+	v->s = gp_buf_str(v->buf);
+}
+
+static void t_pairs(const void *x, struct gp_value *v)
+{
+	v->s = REC(x)->b->npairs ? pairs_by_class(REC(x)->t, REC(x)->a, REC(x)->b, v->buf) : "no GPU/NIC pair";
+}
+
+static void t_impact(const void *x, struct gp_value *v)
+{
+	const struct gp_acs_bridge *b = REC(x)->b;
+	struct gp_buf local = GP_BUF_INIT;
+
+	if (b->impact == GP_ACS_IMPACT_HIGH) {
+		gp_buf_addf(v->buf, "high: %s would stay below the host bridge without the redirect",
+			    local_pairs(REC(x)->t, REC(x)->a, b, &local));
+		v->buf->oom |= local.oom;
+	}
+	gp_buf_free(&local);
+	v->s = b->impact == GP_ACS_IMPACT_HIGH ? gp_buf_str(v->buf) : b->impact == GP_ACS_IMPACT_LOW ?
+	       "low: these pairs cross the root complex anyway (PHB/NODE/SYS) or use NVLink" : NULL;
+}
+
+/* A bridge's fields, in JSON order; col: the CSV column (a new field takes the next number); header: the
+ * text block's line (label), at pos, text: its form there. */
 static const struct gp_field acs_fields[] = {
-	{ "bdf", "bdf", 1, NULL, GP_FIELD_STR, 0, f_bdf, NULL, 0, NULL },
+	{ "bdf", "bdf", 1, "", GP_FIELD_STR, 0, f_bdf, NULL, 1, t_title },
 	{ "role", "role", 2, NULL, GP_FIELD_STR, 0, f_role, NULL, 0, NULL },
-	{ "state", "state", 3, NULL, GP_FIELD_STR, 0, f_state, NULL, 0, NULL },
+	{ "state", "state", 3, "ACS", GP_FIELD_STR, 0, f_state, NULL, 2, t_state },
 	{ "cap", "cap", 4, NULL, GP_FIELD_HEX, 0, f_cap, NULL, 0, NULL },
 	{ "ctl", "ctl", 5, NULL, GP_FIELD_HEX, 0, f_ctl, NULL, 0, NULL },
 	{ "ctl_offset", "ctl_offset", 10, NULL, GP_FIELD_INT, 0, f_ctl_off, NULL, 0, NULL },
-	{ "cap_decoded", "cap_decoded", 11, NULL, GP_FIELD_STR, 0, f_cap_dec, NULL, 0, NULL },
-	{ "ctl_decoded", "ctl_decoded", 12, NULL, GP_FIELD_STR, 0, f_ctl_dec, NULL, 0, NULL },
+	{ "cap_decoded", "cap_decoded", 11, "ACSCap", GP_FIELD_STR, GP_FIELD_HANG, f_cap_dec, NULL, 3, NULL },
+	{ "ctl_decoded", "ctl_decoded", 12, "ACSCtl", GP_FIELD_STR, GP_FIELD_HANG, f_ctl_dec, NULL, 4, t_ctl_dec },
 	{ "redirects", "redirects", 6, NULL, GP_FIELD_BOOL, 0, f_redirects, NULL, 0, NULL },
-	{ "impact", "impact", 9, NULL, GP_FIELD_STR, 0, f_impact, NULL, 0, NULL },
-	{ "pairs", "pairs", 7, NULL, GP_FIELD_WORDS, 0, f_pairs, NULL, 0, NULL },
+	{ "impact", "impact", 9, "impact", GP_FIELD_STR, 0, f_impact, NULL, 6, t_impact },
+	{ "pairs", "pairs", 7, "on the path of", GP_FIELD_WORDS, 0, f_pairs, NULL, 5, t_pairs },
 	{ "pair_classes", "pair_classes", 8, NULL, GP_FIELD_WORDS, 0, f_classes, NULL, 0, NULL },
 };
 
 #define NFIELDS ((int)(sizeof(acs_fields) / sizeof(acs_fields[0])))
+
+/* The text: each bridge's block from acs_fields, then what the audit means. */
+static void print_table(const struct cli *c, const struct gp_topo *t, const struct gp_acs_audit *a,
+			struct gp_buf *buf)
+{
+	for (int i = 0; i < a->n; i++) {
+		struct acs_rec x = { t, a, &a->b[i], c->color };
+
+		cli_record_block(acs_fields, NFIELDS, 0, &x, buf);
+	}
+	if (!a->n)
+		printf("No bridge with an ACS capability.\n");
+	if (c->quiet)
+		return;
+	printf("\n");
+	if (a->redirect_high)
+		cli_wrapf(stdout, 0, 0, "%d bridge(s) send traffic of PIX/PXB pairs, which would otherwise stay below "
+			  "the host bridge, up to the root complex: slow P2P, or a hang.", a->redirect_high);
+	if (a->redirect_low)
+		cli_wrapf(stdout, 0, 0, "%d bridge(s) redirect only pairs whose traffic crosses the root complex anyway "
+			  "(PHB/NODE/SYS) or uses NVLink: lower impact.", a->redirect_low);
+	if (a->on_path_redirecting) {
+		struct gp_buf line = GP_BUF_INIT;
+
+		gp_buf_reset(buf);
+		gp_acs_boot_param(t, a, buf);
+		cli_wrapf(stdout, 0, 0, "Boot parameter that clears the redirection: %s", gp_buf_str(buf));
+		if (!gp_acs_grub_line(gp_buf_str(buf), &line)) /* ';' escaped: grub.cfg would end the line there */
+			printf("In /etc/default/grub (then update-grub):\n  %s\n", gp_buf_str(&line));
+		gp_buf_free(&line);
+	} else if (a->on_path_unknown)
+		printf("ACS of %d bridge(s) on GPU/NIC paths could not be read: run as root.\n", a->on_path_unknown);
+	else
+		printf("No bridge on a GPU/NIC path redirects peer traffic.\n");
+}
 
 /* --json, --jsonl and --csv: the bridges' records from acs_fields */
 static void print_records(const struct cli *c, const struct gp_topo *t, const struct gp_acs_audit *a,
@@ -351,7 +379,7 @@ static void print_records(const struct cli *c, const struct gp_topo *t, const st
 		gp_fields_csv_header(stdout, acs_fields, NFIELDS);
 	}
 	for (int i = 0; i < a->n; i++) {
-		struct acs_rec x = { t, a, &a->b[i] };
+		struct acs_rec x = { t, a, &a->b[i], 0 };
 
 		cli_record(c, &j, "acs", acs_fields, NFIELDS, &x, bp);
 	}

@@ -107,6 +107,24 @@ void cli_record(const struct cli *c, struct gp_json *j, const char *command, con
 	gp_json_end(j, '}');
 }
 
+void cli_record_block(const struct gp_field *f, int n, unsigned view, const void *rec, struct gp_buf *buf)
+{
+	int line[64], nl = gp_fields_view(f, n, view, line, 64);
+
+	for (int k = 0; k < nl; k++) {
+		const struct gp_field *x = &f[line[k]];
+		struct gp_value v = { .buf = buf };
+		const char *s = gp_field_table_text(x, rec, &v);
+
+		if (v.omit || !*s || (v.null && !x->text))
+			continue;
+		if (!x->header[0])
+			printf("%s\n", s);
+		else
+			cli_wrapf(stdout, 2, x->flags & GP_FIELD_HANG ? 4 + (int)strlen(x->header) : 4, "%s: %s", x->header, s);
+	}
+}
+
 void cli_print_warnings(const struct cli *c)
 {
 	if (c->quiet)

@@ -135,12 +135,11 @@ int gp_field_in_view(const struct gp_field *f, unsigned view)
 
 #define GP_TABLE_MAXCOL 64
 
-/* The fields of view's columns, left to right: by pos, list order among equals (0 first). Their count. */
-static int table_cols(const struct gp_field *f, int n, unsigned view, int *col)
+int gp_fields_view(const struct gp_field *f, int n, unsigned view, int *col, int max)
 {
 	int nc = 0;
 
-	for (int k = 0; k < n && nc < GP_TABLE_MAXCOL; k++) {
+	for (int k = 0; k < n && nc < max; k++) {
 		int at = nc;
 
 		if (!gp_field_in_view(&f[k], view))
@@ -165,7 +164,7 @@ static int right_aligned(const struct gp_field *f)
 int gp_fields_table_init(struct gp_table *t, const struct gp_field *f, int n, unsigned view)
 {
 	const char *row[GP_TABLE_MAXCOL];
-	int col[GP_TABLE_MAXCOL], nc = table_cols(f, n, view, col);
+	int col[GP_TABLE_MAXCOL], nc = gp_fields_view(f, n, view, col, GP_TABLE_MAXCOL);
 
 	if (gp_table_init(t, nc))
 		return -ENOMEM;
@@ -176,8 +175,7 @@ int gp_fields_table_init(struct gp_table *t, const struct gp_field *f, int n, un
 	return gp_table_row(t, row);
 }
 
-/* The table's text of field f of rec, in v. */
-static const char *table_text(const struct gp_field *f, const void *rec, struct gp_value *v)
+const char *gp_field_table_text(const struct gp_field *f, const void *rec, struct gp_value *v)
 {
 	const char *s;
 
@@ -192,15 +190,15 @@ static const char *table_text(const struct gp_field *f, const void *rec, struct 
 int gp_fields_table_row(struct gp_table *t, const struct gp_field *f, int n, unsigned view, const void *rec,
 			struct gp_buf *buf)
 {
-	char *row[GP_TABLE_MAXCOL];
-	int col[GP_TABLE_MAXCOL], nc = table_cols(f, n, view, col), rc;
+	char *row[GP_TABLE_MAXCOL] = { 0 };
+	int col[GP_TABLE_MAXCOL], nc = gp_fields_view(f, n, view, col, GP_TABLE_MAXCOL), rc;
 	struct gp_value v;
 
 	if (nc != t->ncol)
 		return -EINVAL;
 	for (int c = 0; c < nc; c++) {
 		v.buf = buf;
-		row[c] = strdup(table_text(&f[col[c]], rec, &v));
+		row[c] = strdup(gp_field_table_text(&f[col[c]], rec, &v));
 		if (!row[c]) {
 			while (c--)
 				free(row[c]);

@@ -105,12 +105,14 @@ struct gp_value {
 #define GP_FIELD_VIEW(k) (1u << (8 + (k))) /* shown only in the text table's view k (0-7) and others named
                                           so; a field with a header and no view bit is in every view */
 #define GP_FIELD_VIEWS 0xff00u
+#define GP_FIELD_HANG 8u               /* a text block's line: continued under its value, not 4 columns in */
 
 struct gp_field {
 	const char *key;               /* JSON key; NULL: not in JSON */
 	const char *csv;               /* CSV column name; NULL: not in CSV */
 	int col;                       /* its CSV column, 1 first: a column never moves, a new one comes last */
-	const char *header;            /* text table header; NULL: not a table column */
+	const char *header;            /* text table header, or a text block's label ("": the record's first line);
+	                                  NULL: not in the text */
 	enum gp_field_type type;
 	unsigned flags;                /* GP_FIELD_HOST */
 	void (*get)(const void *rec, struct gp_value *v);
@@ -135,6 +137,12 @@ void gp_fields_csv_header(FILE *out, const struct gp_field *f, int n);
 void gp_fields_csv_row(FILE *out, const struct gp_field *f, int n, const void *rec, struct gp_buf *buf);
 /* Whether field f is a column of the text table's view (a GP_FIELD_VIEW(k), or 0 for a list without views). */
 int gp_field_in_view(const struct gp_field *f, unsigned view);
+/* The fields of view's columns (or a text block's lines), left to right: their indices into f in col[], by
+ * pos (list order among equals, 0 first). Their count, at most max. */
+int gp_fields_view(const struct gp_field *f, int n, unsigned view, int *col, int max);
+/* Field f of rec as the text shows it: its text() (NULL: "") or, without one, its CSV text with an unknown
+ * value as "-". v->buf: the getters' scratch (may be NULL when none needs it). */
+const char *gp_field_table_text(const struct gp_field *f, const void *rec, struct gp_value *v);
 /* Start t with the columns of view (the fields with a header in it, ordered by pos, aligned as their flags
  * or type say) and the header row. 0 or -ENOMEM. */
 int gp_fields_table_init(struct gp_table *t, const struct gp_field *f, int n, unsigned view);
