@@ -126,8 +126,9 @@ void cli_json_end(const struct cli *c, struct gp_json *j, int exit_status);
 void cli_jsonl_record(struct gp_json *j, const char *command);
 
 /* One record as a text block from its field list: each field of view with a header, by pos, one line
- * "LABEL: TEXT" (its gp_field_table_text) indented by 2 and wrapped to the terminal 4 columns in (under the
- * text: GP_FIELD_HANG); a label "" is the record's first line, TEXT alone; a line whose text is empty,
+ * "LABEL: TEXT" (its gp_field_table_text; "LABELTEXT" with GP_FIELD_NOSEP) indented by 2 and wrapped to the
+ * terminal 4 columns in (under the text: GP_FIELD_HANG); a label "" prints TEXT as it is (the record's first
+ * line, a table of its own); a line whose text is empty,
  * omitted or (without a text()) unknown is left out. buf: the getters' scratch. */
 void cli_record_block(const struct gp_field *f, int n, unsigned view, const void *rec, struct gp_buf *buf);
 /* One record printed from its field list in c's format: a CSV line, an object in the open array of a

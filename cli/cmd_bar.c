@@ -101,91 +101,6 @@ static const char *iommu_type(const struct bar_ctx *b, const struct gp_pci_dev *
 	return gp_iommu_mode_name(gp_iommu_group_mode(&b->c->root, d->iommu_group));
 }
 
-static void print_table(struct bar_ctx *b)
-{
-	const struct gp_pci *p = &b->c->pci;
-	struct gp_buf txt = GP_BUF_INIT;
-	char s1[32], s2[32], nbuf[160], units[320];
-	int shown = 0;
-
-	for (int i = 0; i < p->n; i++) {
-		const struct gp_pci_dev *d = &p->devs[i];
-		const char *name = gpu_name(&b->t, i);
-		const char *dname;
-		struct gp_bar_report r;
-		struct gp_table tab;
-		const char *hdr[] = { "BAR", "size", "type", "address", "" };
-
-		if (!selected(b, i))
-			continue;
-		gp_bar_report(d, b->c->facts, &r);
-		dname = gp_topo_display_name(&b->t, i, nbuf, sizeof(nbuf));
-		printf("%s%s%s %s [%04x:%04x]%s%s\n", shown++ ? "\n" : "", name ? name : "", name ? " " : "", d->bdf,
-		       d->vendor, d->device, dname[0] ? " " : "", dname);
-		if (gp_table_init(&tab, 5))
-			continue;
-		tab.right[1] = 1;
-		gp_table_row(&tab, hdr);
-		for (int k = 0; k < 6; k++) {
-			const struct gp_bar *bar = &d->bars[k];
-			char idx[8], type[48];
-			const char *row[5];
-
-			if (!bar->size)
-				continue;
-			snprintf(idx, sizeof(idx), "%d", k);
-			bar_type(bar, type, sizeof(type));
-			row[0] = idx;
-			row[1] = gp_bar_size_str(bar->size, s1, sizeof(s1));
-			row[2] = type;
-			row[3] = bar->assigned ? "assigned" : "UNASSIGNED";
-			row[4] = k == r.aperture_bar ? "<- VRAM aperture" : "";
-			gp_table_row(&tab, row);
-		}
-		gp_table_print(&tab, stdout, 2, 2, NULL);
-		gp_table_free(&tab);
-		if (name || r.vram) {
-			const char *sgr = !b->c->color ? "" : r.verdict == GP_BAR_LARGE ? "\033[32m" :
-					  r.verdict == GP_BAR_SMALL ? "\033[31m" : "";
-
-			struct gp_buf line = GP_BUF_INIT;
-
-			gp_buf_addf(&line, "VRAM %s, aperture %s", r.vram ? gp_bar_size_str(r.vram, s1, sizeof(s1)) : "unknown",
-				    r.aperture_bar >= 0 ? gp_bar_size_str(r.aperture, s2, sizeof(s2)) : "none");
-			if (r.aperture_bar >= 0)
-				gp_buf_addf(&line, " (BAR %d)", r.aperture_bar);
-			gp_buf_addf(&line, ": %s%s%s", sgr, gp_bar_verdict_name(r.verdict), *sgr ? "\033[0m" : "");
-			if (r.verdict == GP_BAR_UNKNOWN)
-				gp_buf_addf(&line, " (VRAM size unknown: %s)",
-					    b->c->facts->available ? "GPU not in NVML's list" : b->c->facts->why);
-			cli_wrapf(stdout, 2, 4, "%s", gp_buf_str(&line));
-			gp_buf_free(&line);
-			if (r.driver_bar1)
-				printf("  driver BAR1 %s\n", gp_bar_size_str(r.driver_bar1, s1, sizeof(s1)));
-		}
-		cli_wrapf(stdout, 2, 4, "Resizable BAR: %s", rebar_text(&r, &txt));
-		if (d->iommu_group >= 0)
-			printf("  IOMMU group %d, type %s\n", d->iommu_group, iommu_type(b, d));
-		else
-			printf("  IOMMU group: none\n");
-		if (r.advice[0] && !b->c->quiet)
-			cli_wrapf(stdout, 2, 4, "advice: %s", r.advice);
-	}
-	gp_buf_free(&txt);
-	if (!shown && !b->c->quiet)
-		printf("No GPU found (NVIDIA class 03xx or --match); --all lists every function.\n");
-	if (shown)
-		putchar('\n');
-	if (b->io.units)
-		snprintf(units, sizeof(units), "units %s, %d groups", b->io.unit_names, b->io.groups);
-	else
-		snprintf(units, sizeof(units), "no units in /sys/class/iommu, %d groups", b->io.groups);
-	cli_wrapf(stdout, 0, 4, "IOMMU: %s (%s); kernel command line: %s", gp_iommu_mode_name(b->io.mode), units,
-		  b->io.cmdline[0] ? b->io.cmdline : "no IOMMU options");
-	if (b->io.note[0] && !b->c->quiet)
-		cli_wrapf(stdout, 0, 4, "Note: %s", b->io.note);
-}
-
 /* One device's record: what every format prints of it. */
 struct bar_rec {
 	const struct bar_ctx *b;
@@ -371,28 +286,128 @@ static void f_iommu_note(const void *x, struct gp_value *v)
 	v->null = !v->s;
 }
 
-/* A device's fields, in JSON order; col: the CSV column (a new field takes the next number). The host's
+/* The text's forms: the block's first line, the BARs as a table, the verdict's line (coloured), and
+ * the rest of the lines as people read them. */
+static void t_title(const void *x, struct gp_value *v)
+{
+	const char *name = REC(x)->name, *dname = REC(x)->dname;
+	const struct gp_pci_dev *d = REC(x)->d;
+
+	gp_buf_addf(v->buf, "%s%s %s [%04x:%04x]%s%s", name ? name : "", name ? " " : "", d->bdf, d->vendor, d->device,
+		    dname[0] ? " " : "", dname);
+	v->s = gp_buf_str(v->buf);
+}
+
+static void t_bars(const void *x, struct gp_value *v)
+{
+	const struct gp_pci_dev *d = REC(x)->d;
+	const char *hdr[] = { "BAR", "size", "type", "address", "" };
+	struct gp_table tab;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (gp_table_init(&tab, 5))
+		return;
+	tab.right[1] = 1;
+	gp_table_row(&tab, hdr);
+	for (int k = 0; k < 6; k++) {
+		const struct gp_bar *bar = &d->bars[k];
+		char idx[8], type[48], size[32];
+		const char *row[5] = { idx, size, type, bar->assigned ? "assigned" : "UNASSIGNED",
+				       k == REC(x)->r.aperture_bar ? "<- VRAM aperture" : "" };
+
+		if (!bar->size)
+			continue;
+		snprintf(idx, sizeof(idx), "%d", k);
+		bar_type(bar, type, sizeof(type));
+		gp_bar_size_str(bar->size, size, sizeof(size));
+		gp_table_row(&tab, row);
+	}
+	if ((f = open_memstream(&text, &len))) {
+		gp_table_print(&tab, f, 2, 2, NULL);
+		fclose(f);
+	}
+	gp_table_free(&tab);
+	if (text && len && text[len - 1] == '\n')
+		text[len - 1] = '\0';
+	gp_buf_addf(v->buf, "%s", text ? text : "");
+	free(text);
+	v->s = gp_buf_str(v->buf);
+}
+
+/* the VRAM line: shown for a GPU, or a device whose VRAM is known */
+#define VRAM_LINE(x) (REC(x)->name || REC(x)->r.vram)
+
+static void t_verdict(const void *x, struct gp_value *v)
+{
+	const struct gp_bar_report *r = &REC(x)->r;
+	const struct cli *c = REC(x)->b->c;
+	const char *sgr = !c->color ? "" : r->verdict == GP_BAR_LARGE ? "\033[32m" :
+			  r->verdict == GP_BAR_SMALL ? "\033[31m" : "";
+	char s1[32], s2[32];
+
+	v->omit = !VRAM_LINE(x);
+	gp_buf_addf(v->buf, " %s, aperture %s", r->vram ? gp_bar_size_str(r->vram, s1, sizeof(s1)) : "unknown",
+		    r->aperture_bar >= 0 ? gp_bar_size_str(r->aperture, s2, sizeof(s2)) : "none");
+	if (r->aperture_bar >= 0)
+		gp_buf_addf(v->buf, " (BAR %d)", r->aperture_bar);
+	gp_buf_addf(v->buf, ": %s%s%s", sgr, gp_bar_verdict_name(r->verdict), *sgr ? "\033[0m" : "");
+	if (r->verdict == GP_BAR_UNKNOWN)
+		gp_buf_addf(v->buf, " (VRAM size unknown: %s)", c->facts->available ? "GPU not in NVML's list" : c->facts->why);
+	v->s = gp_buf_str(v->buf);
+}
+
+static void t_bar1(const void *x, struct gp_value *v)
+{
+	v->omit = !VRAM_LINE(x) || !REC(x)->r.driver_bar1;
+	v->s = gp_bar_size_str(REC(x)->r.driver_bar1, v->num, sizeof(v->num));
+}
+
+static void t_rebar(const void *x, struct gp_value *v) { v->s = rebar_text(&REC(x)->r, v->buf); }
+
+static void t_iommu_group(const void *x, struct gp_value *v)
+{
+	const struct gp_pci_dev *d = REC(x)->d;
+
+	if (d->iommu_group >= 0)
+		gp_buf_addf(v->buf, " %d, type %s", d->iommu_group, iommu_type(REC(x)->b, d));
+	else
+		gp_buf_addf(v->buf, ": none");
+	v->s = gp_buf_str(v->buf);
+}
+
+static void t_advice(const void *x, struct gp_value *v)
+{
+	v->s = REC(x)->r.advice;
+	v->omit = REC(x)->b->c->quiet;
+}
+
+#define NS GP_FIELD_NOSEP
+
+/* A device's fields, in JSON order; col: the CSV column (a new field takes the next number); header: the
+ * text block's line (label), at pos, text: its form there. The host's
  * IOMMU (GP_FIELD_HOST) is in each CSV and JSON lines record, once in the JSON document ("iommu"). */
 static const struct gp_field bar_fields[] = {
 	{ "name", "name", 1, NULL, GP_FIELD_STR, 0, f_name, NULL, 0, NULL },
-	{ "bdf", "bdf", 2, NULL, GP_FIELD_STR, 0, f_bdf, NULL, 0, NULL },
+	{ "bdf", "bdf", 2, "", GP_FIELD_STR, 0, f_bdf, NULL, 1, t_title },
 	{ "vendor_id", "vendor_id", 13, NULL, GP_FIELD_STR, 0, f_vendor, NULL, 0, NULL },
 	{ "device_id", "device_id", 14, NULL, GP_FIELD_STR, 0, f_device, NULL, 0, NULL },
 	{ "device_name", "device_name", 15, NULL, GP_FIELD_STR, 0, f_dname, NULL, 0, NULL },
-	{ "bars", "bars", 16, NULL, GP_FIELD_JSON, 0, f_bars, j_bars, 0, NULL },
+	{ "bars", "bars", 16, "", GP_FIELD_JSON, 0, f_bars, j_bars, 2, t_bars },
 	{ "aperture_bar", "aperture_bar", 3, NULL, GP_FIELD_INT, 0, f_aperture_bar, NULL, 0, NULL },
 	{ "aperture_size", "aperture_size", 4, NULL, GP_FIELD_U64, 0, f_aperture, NULL, 0, NULL },
 	{ "vram", "vram", 5, NULL, GP_FIELD_U64, 0, f_vram, NULL, 0, NULL },
-	{ "driver_bar1", "driver_bar1", 17, NULL, GP_FIELD_U64, 0, f_bar1, NULL, 0, NULL },
-	{ "verdict", "verdict", 6, NULL, GP_FIELD_STR, 0, f_verdict, NULL, 0, NULL },
+	{ "driver_bar1", "driver_bar1", 17, "driver BAR1 ", GP_FIELD_U64, NS, f_bar1, NULL, 4, t_bar1 },
+	{ "verdict", "verdict", 6, "VRAM", GP_FIELD_STR, NS, f_verdict, NULL, 3, t_verdict },
 	{ "verdict_why", "verdict_why", 18, NULL, GP_FIELD_STR, 0, f_verdict_why, NULL, 0, NULL },
-	{ "rebar", "rebar", 7, NULL, GP_FIELD_JSON, 0, f_rebar, j_rebar, 0, NULL },
+	{ "rebar", "rebar", 7, "Resizable BAR", GP_FIELD_JSON, 0, f_rebar, j_rebar, 5, t_rebar },
 	{ NULL, "rebar_current", 8, NULL, GP_FIELD_U64, 0, f_rebar_current, NULL, 0, NULL },
 	{ NULL, "rebar_max", 9, NULL, GP_FIELD_U64, 0, f_rebar_max, NULL, 0, NULL },
 	{ NULL, "rebar_entries", 19, NULL, GP_FIELD_STR, 0, f_rebar_entries, NULL, 0, NULL },
-	{ "iommu_group", "iommu_group", 10, NULL, GP_FIELD_INT, 0, f_iommu_group, NULL, 0, NULL },
+	{ "iommu_group", "iommu_group", 10, "IOMMU group", GP_FIELD_INT, NS, f_iommu_group, NULL, 6, t_iommu_group },
 	{ "iommu_type", "iommu_type", 11, NULL, GP_FIELD_STR, 0, f_iommu_type, NULL, 0, NULL },
-	{ "advice", "advice", 20, NULL, GP_FIELD_STR, 0, f_advice, NULL, 0, NULL },
+	{ "advice", "advice", 20, "advice", GP_FIELD_STR, 0, f_advice, NULL, 7, t_advice },
 	{ "iommu_mode", "iommu_mode", 12, NULL, GP_FIELD_STR, GP_FIELD_HOST, f_iommu_mode, NULL, 0, NULL },
 	{ "iommu_units", "iommu_units", 21, NULL, GP_FIELD_STR, GP_FIELD_HOST, f_iommu_units, NULL, 0, NULL },
 	{ "iommu_groups", "iommu_groups", 22, NULL, GP_FIELD_INT, GP_FIELD_HOST, f_iommu_groups, NULL, 0, NULL },
@@ -410,6 +425,38 @@ static void bar_rec(const struct bar_ctx *b, int i, struct bar_rec *x)
 	gp_bar_report(x->d, b->c->facts, &x->r);
 	gp_topo_display_name(&b->t, i, x->dname, sizeof(x->dname));
 }
+
+/* The text: each device's block from bar_fields, then the host's IOMMU. */
+static void print_table(struct bar_ctx *b)
+{
+	struct gp_buf scratch = GP_BUF_INIT;
+	struct bar_rec x;
+	char units[320];
+	int shown = 0;
+
+	for (int i = 0; i < b->c->pci.n; i++) {
+		if (!selected(b, i))
+			continue;
+		bar_rec(b, i, &x);
+		if (shown++)
+			putchar('\n');
+		cli_record_block(bar_fields, NFIELDS, 0, &x, &scratch);
+	}
+	gp_buf_free(&scratch);
+	if (!shown && !b->c->quiet)
+		printf("No GPU found (NVIDIA class 03xx or --match); --all lists every function.\n");
+	if (shown)
+		putchar('\n');
+	if (b->io.units)
+		snprintf(units, sizeof(units), "units %s, %d groups", b->io.unit_names, b->io.groups);
+	else
+		snprintf(units, sizeof(units), "no units in /sys/class/iommu, %d groups", b->io.groups);
+	cli_wrapf(stdout, 0, 4, "IOMMU: %s (%s); kernel command line: %s", gp_iommu_mode_name(b->io.mode), units,
+		  b->io.cmdline[0] ? b->io.cmdline : "no IOMMU options");
+	if (b->io.note[0] && !b->c->quiet)
+		cli_wrapf(stdout, 0, 4, "Note: %s", b->io.note);
+}
+
 
 static void json_iommu(struct bar_ctx *b, struct gp_json *j)
 {

@@ -121,7 +121,8 @@ void cli_record_block(const struct gp_field *f, int n, unsigned view, const void
 		if (!x->header[0])
 			printf("%s\n", s);
 		else
-			cli_wrapf(stdout, 2, x->flags & GP_FIELD_HANG ? 4 + (int)strlen(x->header) : 4, "%s: %s", x->header, s);
+			cli_wrapf(stdout, 2, x->flags & GP_FIELD_HANG ? 4 + (int)strlen(x->header) : 4, "%s%s%s", x->header,
+				  x->flags & GP_FIELD_NOSEP ? "" : ": ", s);
 	}
 }
 

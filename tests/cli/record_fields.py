@@ -5,7 +5,9 @@ against what the binary printed from it. usage:
   record_fields.py SOURCE LIST CSV JSONL [TEXT VIEW]  and the outputs of one command run in each format
 CSV: the --csv output (with its header); JSONL: the --jsonl output of the same run; TEXT: the text output
 (-q) whose first line is the table's header, VIEW the view it shows (none: a list without views, k: the
-list's GP_FIELD_VIEW(k)). Checks: the CSV header is the list's CSV columns in column order; each JSON
+list's GP_FIELD_VIEW(k)); VIEW block: TEXT (without -q) is a block per record, then after an empty line
+what the command concludes: each record's first line unindented, the others "  LABEL..." with a label of
+the list (or a list's table of its own, right after the first line). Checks: the CSV header is the list's CSV columns in column order; each JSON
 lines record has only the list's keys (and the envelope's schema and command), its values the same as
 its CSV row's; every field with a key has a CSV column; the text table's header is the list's headers
 of that view in their order. RECORD_FIELDS_WALL: keys timed by the CPU's clock (space-separated), whose
@@ -32,6 +34,7 @@ def parse(source, name):
     if not m:
         sys.exit(f"record_fields.py: no list {name} in {source}")
     macros = dict(re.findall(r"^#define (\w+) \(((?:[^()]|\([^()]*\))*)\)", text, re.M))
+    macros.update(re.findall(r"^#define (\w+) (GP_FIELD_\w+)$", text, re.M))
     fields = []
     for n, line in enumerate(m[1].splitlines()):
         e = ENTRY.match(line)
@@ -40,7 +43,7 @@ def parse(source, name):
         flags = " ".join(macros.get(w, w) for w in re.split(r"\s*\|\s*", e[6]))
         fields.append(dict(key=string(e[1]), csv=string(e[2]), col=int(e[3]), header=string(e[4]),
                            type=e[5], views={int(v) for v in re.findall(r"GP_FIELD_VIEW\((\d)\)", flags)},
-                           pos=int(e[9]), order=n))
+                           pos=int(e[9]), order=n, nosep="GP_FIELD_NOSEP" in flags))
     return fields
 
 
@@ -93,7 +96,20 @@ def main():
             elif f["csv"] and f["csv"] in header and not same(v, row[header.index(f["csv"])], f) and \
                     not (k in wall and (v is None) == (row[header.index(f["csv"])] == "")):
                 bad.append(f"record {i + 1}: {k} is {v!r} in JSON, {row[header.index(f['csv'])]!r} in CSV")
-    if len(sys.argv) > 5:
+    if len(sys.argv) > 5 and sys.argv[6] == "block":
+        labels = [f["header"] + ("" if f["nosep"] else ": ") for f in fields if f["header"]]
+        nested = sum(f["header"] == "" for f in fields) > 1  # a table of its own, right after the first line
+        text = [line for line in open(sys.argv[5]).read().rsplit("\n\n", 1)[0].splitlines() if line]
+        titles = [line for line in text if not line.startswith(" ")]
+        if len(titles) != len(rows):
+            bad.append(f"{len(titles)} text blocks, {len(rows)} CSV rows")
+        table = False
+        for line in text:
+            labelled = any(line[2:].startswith(x) for x in labels)
+            table = not line.startswith(" ") or (table and not labelled)
+            if line.startswith("  ") and not labelled and not (nested and table):
+                bad.append(f"text line {line!r} is no field's label")
+    elif len(sys.argv) > 5:
         view = None if sys.argv[6] == "none" else int(sys.argv[6])
         shown = sorted((f for f in fields if f["header"] and (not f["views"] or view in f["views"])),
                        key=lambda f: (f["pos"], f["order"]))

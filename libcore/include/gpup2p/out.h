@@ -106,6 +106,8 @@ struct gp_value {
                                           so; a field with a header and no view bit is in every view */
 #define GP_FIELD_VIEWS 0xff00u
 #define GP_FIELD_HANG 8u               /* a text block's line: continued under its value, not 4 columns in */
+#define GP_FIELD_NOSEP 16u             /* a text block's line: the label, then the text with its own separator
+                                          ("IOMMU group" " 5, type DMA"), not "LABEL: TEXT" */
 
 struct gp_field {
 	const char *key;               /* JSON key; NULL: not in JSON */
