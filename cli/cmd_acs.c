@@ -67,16 +67,16 @@ static const struct opt acs_opts_table[] = {
 
 /* the combinations that make no sense */
 static const struct opt_rule acs_rules[] = {
-	{ OPT_EXCLUDES, "--disable", "--restore" },
-	{ OPT_NEEDS, "--dry-run", "--disable --restore" },
-	{ OPT_NEEDS, "--all", "--disable --restore" },
-	{ OPT_NEEDS, "--device", "--disable --restore" },
-	{ OPT_NEEDS, "--mode", "--disable --restore" },
-	{ OPT_NEEDS, "--state", "--disable --restore" },
-	{ OPT_EXCLUDES, "--restore", "--all --device --mode" },
-	{ OPT_NEEDS, "--force", "--disable" },
-	{ OPT_EXCLUDES, "--all", "--device" },
-	{ 0, NULL, NULL },
+	{ OPT_EXCLUDES, "--disable", "--restore", NULL, NULL },
+	{ OPT_NEEDS, "--dry-run", "--disable --restore", NULL, NULL },
+	{ OPT_NEEDS, "--all", "--disable --restore", NULL, NULL },
+	{ OPT_NEEDS, "--device", "--disable --restore", NULL, NULL },
+	{ OPT_NEEDS, "--mode", "--disable --restore", NULL, NULL },
+	{ OPT_NEEDS, "--state", "--disable --restore", NULL, NULL },
+	{ OPT_EXCLUDES, "--restore", "--all --device --mode", NULL, NULL },
+	{ OPT_NEEDS, "--force", "--disable", NULL, NULL },
+	{ OPT_EXCLUDES, "--all", "--device", NULL, NULL },
+	{ 0 },
 };
 
 const struct opts_cmd opts_acs = {

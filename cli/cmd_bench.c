@@ -59,7 +59,7 @@ struct opts {
 	int nt;
 	uint64_t size, min, max, sizes[GP_SWEEP_MAX];
 	double factor;
-	int size_set, iters_set, reps_set, chase_opt;
+	int size_set, iters_set, reps_set;
 };
 
 static int parse_mode(const char *a, int *modes)
@@ -227,17 +227,29 @@ static const struct opt bench_opts[] = {
 #undef O
 
 static const struct opt_rule bench_rules[] = {
-	{ OPT_EXCLUDES, "--size", "--min --max" },
-	{ OPT_NEEDS, "--min", "--max" },
-	{ OPT_NEEDS, "--max", "--min" },
-	{ OPT_NEEDS, "--factor", "--min" },
-	{ 0, NULL, NULL },
+	{ OPT_EXCLUDES, "--size", "--min --max", NULL, NULL },
+	{ OPT_NEEDS, "--min", "--max", NULL, NULL },
+	{ OPT_NEEDS, "--max", "--min", NULL, NULL },
+	{ OPT_NEEDS, "--factor", "--min", NULL, NULL },
+	{ OPT_NOT_ABOVE, "--min", "--max", NULL, NULL },
+	{ OPT_NEEDS, "--op", "p2p bidir one2all all2one", NULL, NULL },
+	{ OPT_NEEDS, "--duplex", "h2d d2h all2host host2all", NULL, NULL },
+	{ OPT_NEEDS, "--stride --random --seed", "latency", NULL, NULL },
+	{ OPT_NEEDS, "--stride --random --seed", "--engine=sm --engine=both", NULL, NULL },
+	{ OPT_EXCLUDES, "--engine=sm", "--pageable", .when = "h2d|d2h !--pinned",
+	  .why = "SM copies need pinned host memory; use --engine both" },
+	{ OPT_EXCLUDES, "--engine=sm", "--p2p=off", .when = "p2p|bidir",
+	  .why = "SM copies between GPUs need peer access; use --engine both" },
+	{ 0 },
 };
+
+/* with no MODE, all; all is these */
+static const char *const bench_implies[] = { "all: h2d d2h d2d p2p bidir latency", NULL };
 
 const struct opts_cmd opts_bench = {
 	.name = "bench", .opts = bench_opts, .rules = bench_rules, .col = 25, .help = help_bench,
 	.globals = "--json, --csv, --jsonl, --no-header, -q, -v: see gpup2p --help", .positional = mode_word,
-	.words = bench_modes,
+	.words = bench_modes, .word_default = "all", .word_implies = bench_implies,
 };
 
 /* Sizes and defaults once everything is parsed. 0 or 64 (printed). */
@@ -250,24 +262,14 @@ static int finish(struct opts *o)
 	lat_only = o->b.modes == GP_BENCH_LATENCY;
 	if (!o->b.mem)
 		o->b.mem = GP_MEM_PINNED | GP_MEM_PAGEABLE;
-	if (o->b.op && !(o->b.modes & (GP_BENCH_P2P | GP_BENCH_BIDIR | GP_BENCH_ONE2ALL | GP_BENCH_ALL2ONE)))
-		return cli_usage("bench", "--op goes with p2p, bidir, one2all or all2one");
-	if (o->b.duplex && !(o->b.modes & (GP_BENCH_H2D | GP_BENCH_D2H | GP_BENCH_ALL2HOST | GP_BENCH_HOST2ALL)))
-		return cli_usage("bench", "--duplex goes with h2d, d2h, all2host or host2all");
-	if (o->chase_opt && (!(o->b.engine & GP_ENGINE_SM) || !(o->b.modes & GP_BENCH_LATENCY)))
-		return cli_usage("bench", "--stride, --random and --seed go with latency --sm");
-	if (o->b.engine == GP_ENGINE_SM && o->b.mem == GP_MEM_PAGEABLE && (o->b.modes & (GP_BENCH_H2D | GP_BENCH_D2H)))
-		return cli_usage("bench", "SM copies need pinned host memory: drop --pageable or use --engine both");
-	if (o->b.engine == GP_ENGINE_SM && o->b.peer == 2 && (o->b.modes & (GP_BENCH_P2P | GP_BENCH_BIDIR)))
-		return cli_usage("bench", "SM copies between GPUs need peer access: drop --p2p off or use --engine both");
 	if (o->min) {
 		int n = gp_size_sweep(o->min, o->max, o->factor ? o->factor : 2, o->sizes, GP_SWEEP_MAX);
 
 		if (n == -E2BIG)
 			return cli_usage("bench", "this sweep has more than %d sizes: use a larger --factor or a narrower "
 					 "--min/--max", GP_SWEEP_MAX);
-		if (n < 0)
-			return cli_usage("bench", "--min must not be above --max");
+		if (n < 0)                      /* the rules and --factor's parser leave none */
+			return cli_usage("bench", "no sweep from --min to --max by --factor");
 		o->b.nsizes = n;
 	} else {
 		o->sizes[0] = o->size_set && !lat_only ? o->size : BENCH_SIZE;
@@ -345,8 +347,6 @@ static int bench(struct cli *c, struct opts *o, int argc, char **argv)
 	o->size_set = !!opts_seen(&opts_bench, "--size");
 	o->iters_set = !!opts_seen(&opts_bench, "--iters");
 	o->reps_set = !!opts_seen(&opts_bench, "--reps");
-	o->chase_opt = opts_seen(&opts_bench, "--stride") || opts_seen(&opts_bench, "--random") ||
-		       opts_seen(&opts_bench, "--seed");
 	if ((rc = finish(o)))
 		return rc;
 	if ((rc = xfer_open(c, &s)))

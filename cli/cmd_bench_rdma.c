@@ -174,19 +174,20 @@ static const struct opt rdma_opts[] = {
 #undef O
 
 static const struct opt_rule rdma_rules[] = {
-	{ OPT_EXCLUDES, "--server", "--connect" },
-	{ OPT_NEEDS, "--bind", "--server" },
+	{ OPT_EXCLUDES, "--server", "--connect", NULL, NULL },
+	{ OPT_NEEDS, "--bind", "--server", NULL, NULL },
 	/* the second queue pair's options are loopback's: between hosts each side gives its own */
-	{ OPT_EXCLUDES, "--peer-mem", "--server --connect" },
-	{ OPT_EXCLUDES, "--peer-device", "--server --connect" },
-	{ OPT_EXCLUDES, "--peer-ib-port", "--server --connect" },
-	{ OPT_EXCLUDES, "--peer-gid-index", "--server --connect" },
-	{ OPT_NEEDS, "--peer-gid-index", "--peer-device --peer-ib-port" },
-	{ OPT_EXCLUDES, "--size", "--min --max" },
-	{ OPT_NEEDS, "--min", "--max" },
-	{ OPT_NEEDS, "--max", "--min" },
-	{ OPT_NEEDS, "--factor", "--min" },
-	{ 0, NULL, NULL },
+	{ OPT_EXCLUDES, "--peer-mem", "--server --connect", NULL, NULL },
+	{ OPT_EXCLUDES, "--peer-device", "--server --connect", NULL, NULL },
+	{ OPT_EXCLUDES, "--peer-ib-port", "--server --connect", NULL, NULL },
+	{ OPT_EXCLUDES, "--peer-gid-index", "--server --connect", NULL, NULL },
+	{ OPT_NEEDS, "--peer-gid-index", "--peer-device --peer-ib-port", NULL, NULL },
+	{ OPT_EXCLUDES, "--size", "--min --max", NULL, NULL },
+	{ OPT_NEEDS, "--min", "--max", NULL, NULL },
+	{ OPT_NEEDS, "--max", "--min", NULL, NULL },
+	{ OPT_NEEDS, "--factor", "--min", NULL, NULL },
+	{ OPT_NOT_ABOVE, "--min", "--max", NULL, NULL },
+	{ 0 },
 };
 
 /* What the table cannot say: a GID index of the second queue pair on the first one's own device and
@@ -201,8 +202,6 @@ static int check_values(const struct gp_rdma_plan *p)
 		return cli_usage("bench rdma", "--peer-gid-index on the first queue pair's own device and port: both "
 				 "queue pairs of a port use its one GID here; give another --peer-ib-port or "
 				 "--peer-device, or drop it");
-	if (p->min > p->max)
-		return cli_usage("bench rdma", "--min must not be above --max");
 	return 0;
 }
 

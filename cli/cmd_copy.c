@@ -73,8 +73,14 @@ static const struct opt copy_opts[] = {
 #undef O
 
 static const struct opt_rule copy_rules[] = {
-	{ OPT_EXCLUDES, "--pinned", "--pageable" },
-	{ 0, NULL, NULL },
+	{ OPT_ONE_OF, "h2d d2h d2d peer --all-pairs", NULL, NULL, NULL },
+	{ OPT_EXCLUDES, "--all-pairs", "h2d d2h d2d peer", NULL, NULL },
+	{ OPT_EXCLUDES, "--pinned", "--pageable", NULL, NULL },
+	{ OPT_NEEDS, "--pinned --pageable", "h2d d2h", NULL, NULL },
+	{ OPT_NEEDS, "--to", "peer", NULL, NULL },
+	{ OPT_NEEDS, "--via=map", "h2d d2h", NULL, NULL },
+	{ OPT_EXCLUDES, "--via=map", "--pinned --pageable --numa", .why = "map copies from the CPU's own buffer" },
+	{ 0 },
 };
 
 const struct opts_cmd opts_copy = {
@@ -107,16 +113,6 @@ int cmd_copy(struct cli *c, int argc, char **argv)
 	if ((rc = opts_parse(&opts_copy, c, argc, argv, &o)) >= 0)
 		return rc;
 	o.via_map = o.via == 0;
-	if (o.all == (o.kind >= 0))
-		return cli_usage("copy", o.all ? "--all-pairs takes no path" : "say which path: h2d, d2h, d2d, peer, or --all-pairs");
-	if ((o.pinned || o.pageable) && o.kind != GP_XFER_H2D && o.kind != GP_XFER_D2H)
-		return cli_usage("copy", "--pinned/--pageable go with h2d and d2h");
-	if (o.to >= 0 && o.kind != GP_XFER_PEER)
-		return cli_usage("copy", "--to goes with peer");
-	if (o.via_map && o.kind != GP_XFER_H2D && o.kind != GP_XFER_D2H)
-		return cli_usage("copy", "--via map goes with h2d and d2h");
-	if (o.via_map && (o.pinned || o.pageable || o.numa >= 0))
-		return cli_usage("copy", "--via map copies from the CPU's own buffer: no --pinned, --pageable or --numa");
 	if ((rc = xfer_open(c, &s)))
 		return rc;
 	if (o.gpu >= s.cuda.n || o.to >= s.cuda.n || (o.kind == GP_XFER_PEER && s.cuda.n < 2) ||

@@ -110,14 +110,17 @@ static const struct opt doctor_opts[] = {
 #undef O
 
 static const struct opt_rule doctor_rules[] = {
-	{ OPT_EXCLUDES, "--active", "--no-cuda" },
-	{ OPT_EXCLUDES, "--list", "--explain" },
-	{ OPT_EXCLUDES, "--prometheus", "--nagios" },
-	{ OPT_NEEDS, "--textfile", "--prometheus" },
-	{ OPT_NEEDS, "--alarms-only", "--prometheus" },
-	{ OPT_EXCLUDES, "--prometheus", "--list --explain" },
-	{ OPT_EXCLUDES, "--nagios", "--list --explain" },
-	{ 0, NULL, NULL },
+	{ OPT_EXCLUDES, "--active", "--no-cuda", NULL, NULL },
+	{ OPT_EXCLUDES, "--list", "--explain", NULL, NULL },
+	{ OPT_EXCLUDES, "--prometheus", "--nagios", NULL, NULL },
+	{ OPT_NEEDS, "--textfile", "--prometheus", NULL, NULL },
+	{ OPT_NEEDS, "--alarms-only", "--prometheus", NULL, NULL },
+	{ OPT_EXCLUDES, "--prometheus", "--list --explain", NULL, NULL },
+	{ OPT_EXCLUDES, "--nagios", "--list --explain", NULL, NULL },
+	{ OPT_REFUSES, "--csv --jsonl", .why = "it prints text or --json" },
+	{ OPT_EXCLUDES, "--json", "--prometheus --nagios", NULL, NULL },
+	{ OPT_NEEDS, "--pretty", "--json", NULL, NULL },
+	{ 0 },
 };
 
 const struct opts_cmd opts_doctor = {
@@ -211,21 +214,6 @@ static int do_explain(const char *name)
 		explain_one(&fam->checks[i]);
 	}
 	return 0;
-}
-
-static int parse(struct cli *c, struct doc_opts *o, int argc, char **argv)
-{
-	int rc = opts_parse(&opts_doctor, c, argc, argv, o);
-
-	if (rc >= 0)
-		return rc;
-	if (c->fmt == GP_OUT_CSV || c->fmt == GP_OUT_JSONL)
-		return cli_usage("doctor", "prints text or --json (not --csv or --jsonl)");
-	if (c->fmt == GP_OUT_JSON && (o->prom || o->nagios))
-		return cli_usage("doctor", "--json and %s exclude each other", o->prom ? "--prometheus" : "--nagios");
-	if (o->pretty && c->fmt != GP_OUT_JSON)
-		return cli_usage("doctor", "--pretty goes with --json");
-	return -1;
 }
 
 /* GPUP2P_DOCTOR_TIMING set: where the run's wall time went, on stderr (phases, then each check). */
@@ -333,7 +321,7 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
 		if (!strcmp(argv[i], "--nagios"))
 			quiet_stderr(c);
-	rc = parse(c, &o, argc, argv);
+	rc = opts_parse(&opts_doctor, c, argc, argv, &o);
 	for (int i = 1; i < argc && rc > 0; i++)
 		if (!strcmp(argv[i], "--nagios")) {
 			/* a usage error still gives Nagios its one line, as UNKNOWN */

@@ -59,9 +59,9 @@ static const struct opt enable_opts[] = {
 #undef O
 
 static const struct opt_rule enable_rules[] = {
-	{ OPT_EXCLUDES, "--status", "--disable --module --peermem --dry-run" },
-	{ OPT_EXCLUDES, "--disable", "--module" },
-	{ 0, NULL, NULL },
+	{ OPT_EXCLUDES, "--status", "--disable --module --peermem --dry-run", NULL, NULL },
+	{ OPT_EXCLUDES, "--disable", "--module", NULL, NULL },
+	{ 0 },
 };
 
 const struct opts_cmd opts_enable = {

@@ -92,23 +92,16 @@ static const struct opt report_opts[] = {
 };
 #undef O
 
-const struct opts_cmd opts_report = {
-	.name = "report", .opts = report_opts, .col = 21, .help = help_report,
-	.globals = "--json, --csv, --no-header, -q: see gpup2p --help", .positional = input, .word_flags = OPT_FILE,
+static const struct opt_rule report_rules[] = {
+	{ OPT_REFUSES, "--jsonl", .why = "it prints text, --json or --csv" },
+	{ OPT_EXCLUDES, "--baseline", "--json --csv", .why = "--baseline prints doctor --expect's format" },
+	{ 0 },
 };
 
-static int parse(struct cli *c, struct rep_opts *o, int argc, char **argv)
-{
-	int rc = opts_parse(&opts_report, c, argc, argv, o);
-
-	if (rc >= 0)
-		return rc;
-	if (c->fmt == GP_OUT_JSONL)
-		return cli_usage("report", "prints text, --json or --csv (not --jsonl)");
-	if (o->baseline && c->fmt != GP_OUT_TABLE)
-		return cli_usage("report", "--baseline prints doctor --expect's format (not --json or --csv)");
-	return -1;
-}
+const struct opts_cmd opts_report = {
+	.name = "report", .opts = report_opts, .rules = report_rules, .col = 21, .help = help_report,
+	.globals = "--json, --csv, --no-header, -q: see gpup2p --help", .positional = input, .word_flags = OPT_FILE,
+};
 
 /* safe(s), or "-" for NULL. */
 static const char *nz(const char *s)
@@ -435,7 +428,7 @@ int cmd_report(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "gpup2p: out of memory\n");
 		return EX_ERROR;
 	}
-	if ((rc = parse(c, &o, argc, argv)) >= 0) {
+	if ((rc = opts_parse(&opts_report, c, argc, argv, &o)) >= 0) {
 		free(o.in);
 		return rc;
 	}

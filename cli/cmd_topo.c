@@ -24,8 +24,8 @@ static const struct opt topo_opts[] = {
 #undef O
 
 static const struct opt_rule topo_rules[] = {
-	{ OPT_NEEDS, "--all", "--tree" },
-	{ 0, NULL, NULL },
+	{ OPT_NEEDS, "--all", "--tree", NULL, NULL },
+	{ 0 },
 };
 
 const struct opts_cmd opts_topo = {

@@ -15,6 +15,7 @@
 /* what the last opts_parse saw: how often each option of last_cmd was given */
 static const struct opts_cmd *last_cmd;
 static int seen[OPTS_MAX];
+static unsigned long words_given;      /* the positional words of cmd->words given, a bit each */
 
 static const char *const color_words[] = { "auto", "always", "never", NULL };
 
@@ -179,54 +180,6 @@ int opts_seen(const struct opts_cmd *cmd, const char *name)
 	return cmd == last_cmd && find(cmd, name, &k) ? seen[k] : 0;
 }
 
-/* the first option of the space-separated list that was given, copied into out; "" none */
-static const char *first_seen(const struct opts_cmd *cmd, const char *list, char *out, size_t n)
-{
-	while (*list) {
-		size_t l = strcspn(list, " ");
-
-		snprintf(out, n, "%.*s", (int)l, list);
-		if (opts_seen(cmd, out))
-			return out;
-		list += l + (list[l] == ' ');
-	}
-	out[0] = '\0';
-	return out;
-}
-
-/* "--disable or --restore" from "--disable --restore" */
-static void or_list(const char *list, char *out, size_t n)
-{
-	size_t used = 0;
-
-	while (*list && used < n) {
-		size_t l = strcspn(list, " ");
-		int last = !list[l] || !list[l + 1];
-
-		used += (size_t)snprintf(out + used, n - used, "%s%.*s", !used ? "" : last ? " or " : ", ", (int)l, list);
-		list += l + (list[l] == ' ');
-	}
-	if (!used)
-		out[0] = '\0';
-}
-
-static int check_rules(const struct opts_cmd *cmd)
-{
-	char other[64], list[256];
-
-	for (const struct opt_rule *r = cmd->rules; r && r->a; r++) {
-		if (!opts_seen(cmd, r->a))
-			continue;
-		if (r->kind == OPT_EXCLUDES && *first_seen(cmd, r->b, other, sizeof(other)))
-			return cli_usage(cmd->name, "%s and %s exclude each other", r->a, other);
-		if (r->kind == OPT_NEEDS && !*first_seen(cmd, r->b, other, sizeof(other))) {
-			or_list(r->b, list, sizeof(list));
-			return cli_usage(cmd->name, "%s goes with %s", r->a, list);
-		}
-	}
-	return 0;
-}
-
 /* the word is printed made safe (it may be anything: report reads what other hosts sent) */
 static int unknown(const char *cmd, const char *a)
 {
@@ -244,6 +197,7 @@ int opts_parse(const struct opts_cmd *cmd, struct cli *c, int argc, char **argv,
 
 	last_cmd = cmd;
 	memset(seen, 0, sizeof(seen));
+	words_given = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
@@ -270,8 +224,9 @@ int opts_parse(const struct opts_cmd *cmd, struct cli *c, int argc, char **argv,
 			return unknown(cmd->name, a);
 		if ((rc = cmd->positional(cmd->name, a, ctx)))
 			return rc;
+		opts_word_bits(cmd, a, &words_given);
 	}
-	rc = check_rules(cmd);
+	rc = opts_check_rules(cmd, c, ctx, seen, words_given);
 	return rc ? rc : -1;
 }
 

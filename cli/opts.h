@@ -56,25 +56,39 @@ struct opt {
 	void (*suggest)(const char *cur);  /* completion: print the candidates for the value cur */
 };
 
-/* A rule between options, checked after parsing: "A excludes B" or "A needs one of B". */
-enum opt_rule_kind { OPT_EXCLUDES, OPT_NEEDS };
+/* A rule between options, checked after parsing, worded by one checker (git's parse-options and
+ * util-linux's exclusive groups, with values and words): the message names the options as written here.
+ * A term is "--opt" (given; a flag: its value is the one it sets), "--opt=VALUE" (an enum option's value,
+ * the default included; printed "--opt VALUE"), a positional WORD of cmd->words (given, or implied through
+ * word_default and word_implies), "A|B" (either) or "!A" (not: printed "without A"). */
+enum opt_rule_kind {
+	OPT_EXCLUDES = 1,  /* any term of a, and any of b: "A and B exclude each other[ with WHEN]" */
+	OPT_NEEDS,         /* any term of a, and none of b: "A goes with B1, B2 or B3" */
+	OPT_ONE_OF,        /* none of a: "give A1, A2 or A3" */
+	OPT_REFUSES,       /* any term of a: "no A" (a global option the command has no use for) */
+	OPT_NOT_ABOVE,     /* options a and b both given, a's value above b's: "A must not be above B" */
+};
 
 struct opt_rule {
 	enum opt_rule_kind kind;
-	const char *a;               /* an option's name */
-	const char *b;               /* EXCLUDES: the options A excludes; NEEDS: A needs one of them;
-	                                names separated by spaces */
+	const char *a;               /* terms separated by spaces */
+	const char *b;               /* terms separated by spaces */
+	const char *when;            /* NULL, or terms that must all hold for the rule to apply (printed
+	                                after "with", the negated ones left out) */
+	const char *why;             /* NULL, or the reason and what to do, after ": " */
 };
 
 struct opts_cmd {
 	const char *name;                   /* "topo", "bench rdma" (messages) */
 	const struct opt *opts;             /* ends with a { NULL } entry */
-	const struct opt_rule *rules;       /* ends with a { 0, NULL } entry, or NULL */
+	const struct opt_rule *rules;       /* ends with a { 0 } entry, or NULL */
 	int col;                            /* help: the column the descriptions start at */
 	const char *globals;                /* help: the line about the global options, or NULL */
 	/* a word that is no option: 0 or an exit code (printed); NULL: every such word is refused */
 	int (*positional)(const char *cmd, const char *arg, void *ctx);
-	const char *const *words;           /* completion: the positional words */
+	const char *const *words;           /* completion and rules: the positional words */
+	const char *word_default;           /* rules: the word in force when none is given, or NULL */
+	const char *const *word_implies;    /* rules: "WORD: W1 W2" (WORD brings W1, W2), NULL-ended */
 	unsigned word_flags;                /* completion: OPT_FILE or OPT_DIR for positional words */
 	const char *word_ext;               /* completion: with OPT_FILE, the suffix of the files */
 	void (*help)(FILE *f);              /* the whole --help */
@@ -101,6 +115,16 @@ void opts_help(FILE *f, const struct opts_cmd *cmd);
 /* `gpup2p __complete WORD...`: print the candidates for the last WORD, one a line ("word\tdescription"),
  * or a directive line ":file", ":file:EXT", ":dir". cmds: the commands' tables, n of them. */
 int opts_complete(const struct opts_cmd *const *cmds, int n, int argc, char **argv);
+
+/* The words of the space-separated list that are positional words of cmd (cmd->words), as bits into
+ * *bits (bit k: cmd->words[k]). */
+void opts_word_bits(const struct opts_cmd *cmd, const char *list, unsigned long *bits);
+
+/* Check cmd->rules after parsing: ctx the command's context, c the global options, seen how often each
+ * option of cmd->opts was given, words the positional words given (opts_word_bits). 0, or 64 after the
+ * message of the first rule broken. */
+int opts_check_rules(const struct opts_cmd *cmd, const struct cli *c, const void *ctx, const int *seen,
+		     unsigned long words);
 
 /* A size option's value ("64K") into *v; 0, or 64 after the usage message. */
 int opts_size(const char *cmd, const char *name, const char *val, uint64_t *v);

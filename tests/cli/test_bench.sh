@@ -74,11 +74,11 @@ expect 64 "no GPU7: CUDA sees 2 GPU" copy h2d --gpu 7
 expect 64 "no GPU3: CUDA sees 2 GPU" bench --gpu 3
 
 # usage errors (before CUDA is touched)
-expect 64 "say which path" copy
+expect 64 "give h2d, d2h, d2d, peer or --all-pairs" copy
 expect 64 "unknown path 'sideways'" copy sideways
-expect 64 "--all-pairs takes no path" copy h2d --all-pairs
+expect 64 "--all-pairs and h2d exclude each other" copy h2d --all-pairs
 expect 64 "--pinned and --pageable exclude" copy h2d --pinned --pageable
-expect 64 "--pinned/--pageable go with h2d and d2h" copy peer --pinned
+expect 64 "--pinned goes with h2d or d2h" copy peer --pinned
 expect 64 "--to goes with peer" copy h2d --to 1
 expect 64 "--size wants a size like" copy h2d --size 12Q
 expect 64 "--size 4T is too large" bench --size 4T
@@ -180,9 +180,9 @@ expect 64 "--isa takes memcpy, sse4.1, avx2, avx512 or movdir64b" map --isa mmx
 expect 64 "unknown option '--offset'" pin --offset 4K
 expect 64 "unknown option '--persistent'" map --persistent
 GPUP2P_LIBCUDA=/nonexistent/libcuda.so.1 expect 69 "CUDA not available" map
-expect 64 "--via map goes with h2d and d2h" copy peer --via map
+expect 64 "--via map goes with h2d or d2h" copy peer --via map
 expect 64 "--via takes map or cuda" copy h2d --via dma
-expect 64 "--via map copies from the CPU's own buffer" copy h2d --via map --pageable
+expect 64 "--via map and --pageable exclude each other: map copies from the CPU's own buffer" copy h2d --via map --pageable
 GPUP2P_DEVICE=/nonexistent/gpup2p expect 69 "no pin backend: .*gpup2p.ko is not loaded" copy d2h --via map -q
 
 # the table repeats p2p as matrices (row: source, column: destination). Every direction has its own

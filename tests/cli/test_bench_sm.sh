@@ -112,8 +112,8 @@ out=$(FAKECUDA_NOPEER=1 "$BIN" bench latency --sm --iters 100 --reps 2 --jsonl);
 # usage errors
 expect 64 "--engine takes ce, sm or both" bench --engine gpu
 expect 64 "--stride wants a multiple of 8" bench latency --sm --stride 12
-expect 64 "--stride, --random and --seed go with latency --sm" bench latency --random
-expect 64 "--stride, --random and --seed go with latency --sm" bench h2d --sm --seed 3
+expect 64 "--random goes with --engine sm or --engine both" bench latency --random
+expect 64 "--seed goes with latency" bench h2d --sm --seed 3
 expect 64 "--seed wants a whole number" bench latency --sm --seed x
 expect 64 "SM copies need pinned host memory" bench h2d --sm --pageable
 expect 64 "SM copies between GPUs need peer access" bench p2p --sm --p2p off

@@ -33,7 +33,7 @@ echo "something else" >"$tmp/odd/proc/driver/nvidia/version"
 expect 64 "no check or family 'bar.nosuch'" --root "$D/healthy" doctor --only bar.nosuch
 expect 64 "no check or family 'nosuch'" --root "$D/healthy" doctor --skip driver,nosuch
 expect 64 "--explain: no check or family 'nope'" doctor --explain nope
-expect 64 "not --csv or --jsonl" --root "$D/healthy" doctor --csv
+expect 64 "no --csv: it prints text or --json" --root "$D/healthy" doctor --csv
 expect 64 "unknown option '--bogus'" doctor --bogus
 expect 64 "exclude each other" doctor --list --explain bar.small
 expect 64 "needs a value" doctor --only

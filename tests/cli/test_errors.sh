@@ -75,3 +75,18 @@ out=$("$BIN" --help 2>&1)
 grep -q __complete <<<"$out" && echo "not ok - __complete listed in help" || echo "ok - __complete is not in help"
 "$BIN" --root "$FX/seed4x2" --color always topo | grep -q $'\033\[31mSYS' && echo "ok - --color always (a separate value) colours SYS" ||
 	echo "not ok - --color always as two words"
+
+# rules on values and words, worded by the one checker (the default MODE all brings h2d and p2p)
+expect 64 "--engine sm and --pageable exclude each other with h2d or d2h: SM copies need pinned" bench --sm --pageable
+expect 64 "--engine sm and --p2p off exclude each other with p2p or bidir: SM copies between GPUs" bench p2p --engine=sm --p2p off
+expect 64 "--op goes with p2p, bidir, one2all or all2one" bench d2d --op write
+expect 64 "--min must not be above --max" bench rdma --min 1M --max 64K
+expect 64 "no --csv: it prints text or --json" doctor --csv
+expect 64 "--baseline and --json exclude each other: --baseline prints doctor --expect's format" --json report --baseline
+expect 64 "no --jsonl: it prints text or --json" --jsonl doctor
+# and what they let through: the rule stops at the option's value, the words given, what --pinned adds
+for a in "bench h2d --sm --pinned --pageable" "bench p2p --sm --pageable" "bench --op read" "bench --engine both latency --seed 2" \
+	"copy h2d --via cuda --numa 0" "bench --min 64K --max 64K"; do
+	# shellcheck disable=SC2086
+	GPUP2P_LIBCUDA=/nonexistent expect 69 "CUDA not available" $a
+done

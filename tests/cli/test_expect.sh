@@ -175,7 +175,7 @@ expect 3 'no doctor facts' report --baseline "$T/old.json"
 out=$("$BIN" report --baseline "$T/fleet-hgx/node1" "$T/old.json" 2>&1)
 grep -qx '# no facts: n1 (doctor could not run, or is older than --baseline)' <<<"$out" &&
 	ok "a host whose doctor sent no facts is named, not judged" || nok "no facts: $out"
-expect 64 'not --json' report --baseline --json "$T/old.json"
+expect 64 '--baseline and --json exclude each other' report --baseline --json "$T/old.json"
 
 # --- malformed expect files: exit 64, FILE:LINE ----------------------------------------------------------
 bad() { # WHAT LINE TEXT (TEXT on line LINE, after a valid first line)

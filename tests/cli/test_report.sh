@@ -113,7 +113,7 @@ expect 64 'below' report --below 1.5
 expect 64 'below' report --below x
 expect 64 'expect.*backwards' report --expect 'n[5-1]'
 expect 64 'expect.*without' report --expect 'n[1-5'
-expect 64 'not --jsonl' report --jsonl
+expect 64 'no --jsonl: it prints text, --json or --csv' report --jsonl
 expect 64 'unknown option' report --frobnicate
 
 # a bench row whose strings pass 1 KiB together: the release build once overflowed its stack (exit 139)
