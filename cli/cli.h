@@ -25,6 +25,7 @@ struct cli {
 	int color;                     /* decided for stdout */
 	int verbose, quiet;
 	int no_header;                 /* --no-header (CSV) */
+	int help, version;             /* -h/--help, --version given (the global table's OPT_MAIN entries) */
 
 	struct gp_root root;
 	struct gp_pci pci;

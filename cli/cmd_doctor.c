@@ -318,17 +318,15 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 	int sum[GP_SEV_N], rc;
 	double t0 = (gp_clock_s() * 1e3), ph[4];
 
-	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strcmp(argv[i], "--nagios"))
-			quiet_stderr(c);
+	if (opts_argv_has(&opts_doctor, argc, argv, "--nagios"))
+		quiet_stderr(c);
 	rc = opts_parse(&opts_doctor, c, argc, argv, &o);
-	for (int i = 1; i < argc && rc > 0; i++)
-		if (!strcmp(argv[i], "--nagios")) {
-			/* a usage error still gives Nagios its one line, as UNKNOWN */
-			o.nagios = 1;
-			r.rc = rc;
-			return finish(c, &o, &r, t0);
-		}
+	if (rc > 0 && opts_argv_has(&opts_doctor, argc, argv, "--nagios")) {
+		/* a usage error still gives Nagios its one line, as UNKNOWN */
+		o.nagios = 1;
+		r.rc = rc;
+		return finish(c, &o, &r, t0);
+	}
 	if (rc >= 0)
 		return rc;
 	r.pretty = o.pretty;

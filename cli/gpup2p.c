@@ -77,19 +77,19 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "__complete"))
 		return complete(argc - 2, argv + 2);
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			return 0;
-		}
-		if (!strcmp(argv[i], "--version")) {
-			printf("gpup2p %s\n", GPUP2P_VERSION);
-			return 0;
-		}
 		rc = opts_global_arg(&c, argc, argv, &i);
 		if (rc < 0)
 			return EX_USAGE_;
 		if (rc == 0)
 			return cli_usage(NULL, "unknown option '%s'", argv[i]);
+		if (c.help) {
+			usage(stdout);
+			return 0;
+		}
+		if (c.version) {
+			printf("gpup2p %s\n", GPUP2P_VERSION);
+			return 0;
+		}
 	}
 	if (i >= argc) {
 		usage(stderr);

@@ -45,8 +45,8 @@ static const struct opt global_opts[] = {
 	  .help = "more detail; -vv (or twice) also each path read, on stderr" },
 	{ "-vv", NULL, NULL, OPT_INC, G(verbose), 2, .flags = OPT_NOHELP, .help = "also each path read, on stderr" },
 	{ "--quiet", "-q", NULL, OPT_FLAG, G(quiet), 1, .help = "only the result: no legend, notes or warnings" },
-	{ "--help", "-h", NULL, OPT_FLAG, -1, .flags = OPT_MAIN, .help = "this help" },
-	{ "--version", NULL, NULL, OPT_FLAG, -1, .flags = OPT_MAIN, .help = "print the version" },
+	{ "--help", "-h", NULL, OPT_FLAG, G(help), 1, .flags = OPT_MAIN, .help = "this help" },
+	{ "--version", NULL, NULL, OPT_FLAG, G(version), 1, .flags = OPT_MAIN, .help = "print the version" },
 	{ 0 },
 };
 #undef G
@@ -158,7 +158,7 @@ int opts_global_arg(struct cli *c, int argc, char **argv, int *i)
 	const char *val;
 
 	for (const struct opt *o = global_opts; o->name; o++)
-		if (!(o->flags & OPT_MAIN) && match(o, argc, argv, i, &val))
+		if (match(o, argc, argv, i, &val))
 			return set_value(NULL, o, val, c) ? -1 : 1;
 	return 0;
 }
@@ -171,6 +171,21 @@ static const struct opt *find(const struct opts_cmd *cmd, const char *name, int 
 			return &cmd->opts[k];
 		}
 	return NULL;
+}
+
+int opts_argv_has(const struct opts_cmd *cmd, int argc, char **argv, const char *name)
+{
+	const char *val;
+	int k;
+	const struct opt *o = find(cmd, name, &k);
+
+	for (int i = 1; o && i < argc && strcmp(argv[i], "--"); i++) {
+		int j = i;
+
+		if (match(o, argc, argv, &j, &val))
+			return 1;
+	}
+	return 0;
 }
 
 int opts_seen(const struct opts_cmd *cmd, const char *name)
@@ -204,11 +219,13 @@ int opts_parse(const struct opts_cmd *cmd, struct cli *c, int argc, char **argv,
 		if ((rc = opts_global_arg(c, argc, argv, &i))) {
 			if (rc < 0)
 				return EX_USAGE_;
+			if (c->version)         /* the program's, not a command's */
+				return unknown(cmd->name, a);
+			if (c->help) {
+				cmd->help(stdout);
+				return 0;
+			}
 			continue;
-		}
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			cmd->help(stdout);
-			return 0;
 		}
 		for (k = 0; cmd->opts[k].name; k++)
 			if (!(cmd->opts[k].flags & OPT_DOC) && match(&cmd->opts[k], argc, argv, &i, &val))

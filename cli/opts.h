@@ -29,7 +29,7 @@ enum {
 	OPT_DIR = 8,       /* the value is a directory (completion) */
 	OPT_EQ = 16,       /* help writes --name=ARG, completion offers --name= (--name ARG is taken too) */
 	OPT_NOHELP = 32,   /* parsed and completed, not in the help block (said elsewhere in the help) */
-	OPT_MAIN = 64,     /* in help and completion; main() handles it (-h, --version) */
+	OPT_MAIN = 64,     /* in help and completion; sets a field main() acts on (-h, --version) */
 	OPT_DOC = 128,     /* a global option this command's help describes in its own words */
 };
 
@@ -101,9 +101,13 @@ extern const struct opts_cmd opts_global;
  * Returns -1 to go on, or the exit code to leave with (0 after --help, 64 after a usage message). */
 int opts_parse(const struct opts_cmd *cmd, struct cli *c, int argc, char **argv, void *ctx);
 
-/* Parse the global option at argv[*i] into c. 1 consumed (advancing *i past a separate value), 0 not a
+/* Parse the global option at argv[*i] into c (-h/--help and --version set c->help, c->version). 1 consumed (advancing *i past a separate value), 0 not a
  * global option, -1 usage error (printed). */
 int opts_global_arg(struct cli *c, int argc, char **argv, int *i);
+
+/* Whether argv[1..] (up to a "--") spells cmd's option name, before or without parsing: a command that
+ * must know it even when parsing fails (doctor --nagios answers a usage error in its own format). */
+int opts_argv_has(const struct opts_cmd *cmd, int argc, char **argv, const char *name);
 
 /* Whether the option named name was given in the last opts_parse of cmd (1 or the times given). */
 int opts_seen(const struct opts_cmd *cmd, const char *name);
