@@ -216,6 +216,21 @@ static int do_explain(const char *name)
 	return 0;
 }
 
+/* --expect FILE into x: 0, or the exit code after the message (the file unreadable, or what libcore's
+ * parser found wrong, naming FILE:LINE) */
+static int load_expect(struct gp_expect *x, const char *path)
+{
+	struct gp_err e = { 0 };
+	FILE *f = fopen(path, "r");
+	int rc;
+
+	if (!f)
+		return cli_error(EX_USAGE_, NULL, "--expect %s: %s", path, strerror(errno));
+	rc = gp_expect_parse(x, f, path, &e);
+	fclose(f);
+	return rc ? cli_fail(&e) : 0;
+}
+
 /* GPUP2P_DOCTOR_TIMING set: where the run's wall time went, on stderr (phases, then each check). */
 static void print_timing(const struct gp_doctor_ctx *d, const unsigned char *on, const double ph[4])
 {
@@ -352,9 +367,8 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 		return rc;
 	}
 	gp_expect_init(&x);
-	if (o.expect && gp_expect_load(&x, o.expect, &e)) {
+	if (o.expect && (r.rc = load_expect(&x, o.expect))) {
 		free(on);
-		r.rc = cli_fail(&e);
 		return finish(c, &o, &r, t0);
 	}
 	r.expect = o.expect ? &x : NULL;

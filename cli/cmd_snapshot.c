@@ -1,4 +1,5 @@
 /* gpup2p snapshot — capture this machine's state into an archive that --root replays. */
+#include <errno.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -61,6 +62,17 @@ void help_snapshot(FILE *f)
 		"may not be replaced, 69 tar or PCI unavailable, 77 permission denied.\n");
 }
 
+/* libcore says what stands in the way (its errnum which); the option that would change it is ours */
+static int write_failed(const struct gp_err *e)
+{
+	const char *hint = e->cls != GP_E_USAGE ? NULL
+			   : e->errnum == EEXIST ? "; use --force to replace it"
+			   : e->errnum == EISDIR ? " (a snapshot directory is replaced with --dir)"
+			   : e->errnum == ENOTDIR ? " (without --dir an archive is written)" : NULL;
+
+	return hint ? cli_error(EX_USAGE_, NULL, "%s%s", e->msg, hint) : cli_fail(e);
+}
+
 int cmd_snapshot(struct cli *c, int argc, char **argv)
 {
 	struct gp_err e = { 0 };
@@ -77,8 +89,10 @@ int cmd_snapshot(struct cli *c, int argc, char **argv)
 	flags = (o.force ? GP_SNAP_FORCE : 0) | (o.dir ? GP_SNAP_DIR : 0) | (o.no_host ? GP_SNAP_NO_HOST : 0);
 	if (!file)
 		return cli_usage("snapshot", "give the archive to write, e.g. gpup2p snapshot myhost.tar.gz");
-	if (gp_root_init(&c->root, c->root_dir, &e) || gp_snapshot_write(&c->root, file, flags, &st, &e))
+	if (gp_root_init(&c->root, c->root_dir, &e))
 		return cli_fail(&e);
+	if (gp_snapshot_write(&c->root, file, flags, &st, &e))
+		return write_failed(&e);
 	if (!c->quiet) {
 		fprintf(stderr, "gpup2p: wrote %s: %d PCI functions, %d files, NVML facts %s\n", file, st.devices,
 			st.files, st.gpu_facts ? "recorded" : "unavailable (recorded as such)");

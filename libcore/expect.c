@@ -423,18 +423,6 @@ int gp_expect_parse(struct gp_expect *x, FILE *in, const char *name, struct gp_e
 	return rc;
 }
 
-int gp_expect_load(struct gp_expect *x, const char *path, struct gp_err *e)
-{
-	FILE *f = fopen(path, "r");
-	int rc;
-
-	if (!f)
-		return gp_err_set(e, GP_E_USAGE, errno, "--expect %s: %s", path, strerror(errno));
-	rc = gp_expect_parse(x, f, path, e);
-	fclose(f);
-	return rc;
-}
-
 /* --- writing ------------------------------------------------------------------------------------ */
 
 static void write_dev(const struct gp_expect_dev *d, FILE *out)

@@ -114,26 +114,25 @@ static int check_dest(const char *path, int as_dir, int force, int *exists, stru
 							strerror(errno));
 	*exists = 1;
 	if (!force)
-		return gp_err_set(e, GP_E_USAGE, EEXIST, "%s exists; use --force to replace it", path);
+		return gp_err_set(e, GP_E_USAGE, EEXIST, "%s exists", path);
 	if (S_ISLNK(st.st_mode))
-		return gp_err_set(e, GP_E_USAGE, EEXIST, "refusing to replace %s: it is a symbolic link (give the path "
+		return gp_err_set(e, GP_E_USAGE, ELOOP, "refusing to replace %s: it is a symbolic link (give the path "
 				  "it points to)", path);
 	if (S_ISDIR(st.st_mode)) {
 		if ((rc = refuse_special(path, e)))
 			return rc;
 		if (!as_dir)
-			return gp_err_set(e, GP_E_USAGE, EISDIR, "refusing to replace %s: it is a directory (a snapshot "
-					  "directory is replaced with --dir)", path);
+			return gp_err_set(e, GP_E_USAGE, EISDIR, "refusing to replace %s: it is a directory", path);
 		if (!is_snapshot_dir(path))
-			return gp_err_set(e, GP_E_USAGE, EEXIST, "refusing to replace %s: not a gpup2p snapshot (it has no "
+			return gp_err_set(e, GP_E_USAGE, ENOTEMPTY, "refusing to replace %s: not a gpup2p snapshot (it has no "
 					  "gpup2p/snapshot-info): remove it yourself or choose another name", path);
 		return 0;
 	}
 	if (as_dir)
-		return gp_err_set(e, GP_E_USAGE, ENOTDIR, "refusing to replace %s with a directory: it is not one "
-				  "(without --dir an archive is written)", path);
+		return gp_err_set(e, GP_E_USAGE, ENOTDIR, "refusing to replace %s with a directory: it is not one",
+				  path);
 	if (!S_ISREG(st.st_mode) || !is_archive(path))
-		return gp_err_set(e, GP_E_USAGE, EEXIST, "refusing to replace %s: not a gzip'ed snapshot archive: "
+		return gp_err_set(e, GP_E_USAGE, EINVAL, "refusing to replace %s: not a gzip'ed snapshot archive: "
 				  "remove it yourself or choose another name", path);
 	return 0;
 }

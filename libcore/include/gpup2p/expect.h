@@ -68,9 +68,6 @@ void gp_expect_free(struct gp_expect *x);
  * one-line message "NAME:LINE: what is wrong"; x is left empty then. 0, or -EINVAL / -ENOMEM. */
 int gp_expect_parse(struct gp_expect *x, FILE *in, const char *name, struct gp_err *e);
 
-/* Open path and parse it (an unreadable file: GP_E_USAGE naming it). */
-int gp_expect_load(struct gp_expect *x, const char *path, struct gp_err *e);
-
 /* A new device entry of kind (fields unknown) appended to x->dev; NULL when out of memory. */
 struct gp_expect_dev *gp_expect_add(struct gp_expect *x, int kind, const char *bdf);
 

@@ -71,7 +71,8 @@ int gp_snapshot_capture(const struct gp_root *r, const char *dir, unsigned flags
  * written beside path (a hidden temporary sibling) and renamed into place. An existing path is
  * replaced only with GP_SNAP_FORCE and only when it is a snapshot of the same kind (a directory
  * holding the marker, or a regular file); ".", "/", $HOME and folders holding them never are:
- * GP_E_USAGE. */
+ * GP_E_USAGE. Its errnum says which, for the caller's advice: EEXIST path exists (no GP_SNAP_FORCE),
+ * EISDIR a directory where an archive goes, ENOTDIR no directory where one goes (GP_SNAP_DIR). */
 int gp_snapshot_write(const struct gp_root *r, const char *path, unsigned flags, struct gp_snapshot_stats *st,
 		      struct gp_err *e);
 
