@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Every `gpup2p CMD --opt` named in the given files is an option of CMD's table.
+
+Usage: advice.py GPUP2P FILE...  Prints one line per spelling CMD does not take ("FILE: gpup2p CMD
+--opt") and exits 1 when there is one. The options come from `gpup2p __complete CMD --` (the table
+itself, global options included), so advice in libcore's strings, the man pages and README cannot
+drift from the parser. C sources: adjacent string literals are joined first ("... gpup2p doctor "
+"--active"); man pages: roff's \\- and font escapes removed."""
+import re
+import subprocess
+import sys
+
+COMMANDS = {"doctor", "topo", "bar", "acs", "enable", "pin", "map", "copy", "bench", "report", "snapshot"}
+GLOBAL_WITH_VALUE = {"--root", "--color"}
+cache = {}
+
+
+def options(binary, cmd):
+    if cmd not in cache:
+        out = subprocess.run([binary, "__complete"] + cmd.split() + ["--"], capture_output=True, text=True).stdout
+        cache[cmd] = {line.split("\t")[0].rstrip("=") for line in out.splitlines() if line.startswith("-")}
+    return cache[cmd]
+
+
+def text_of(path):
+    s = open(path, encoding="utf-8", errors="replace").read()
+    if path.endswith((".c", ".h")):
+        s = re.sub(r'"\s*\n\s*"', "", s)
+    if re.search(r"\.[1-8]$", path):
+        s = re.sub(r"\\f[BIRP]|\\f\(..", "", s).replace("\\-", "-").replace("\\(em", " ")
+    return s
+
+
+def named(s):
+    """(cmd, option) for each gpup2p CMD ... --opt in s"""
+    for m in re.finditer(r"(?<![\w./-])gpup2p[ \t]+([^\n\"'`(),;|]*)", s):
+        words = m.group(1).split()
+        i = 0
+        while i < len(words) and words[i].startswith("-"):
+            i += 1 + (words[i] in GLOBAL_WITH_VALUE)
+        if i >= len(words) or words[i] not in COMMANDS:
+            continue
+        cmd = words[i]
+        if cmd == "bench" and i + 1 < len(words) and words[i + 1] == "rdma":
+            cmd, i = "bench rdma", i + 1
+        for w in words[i + 1:]:
+            o = re.match(r"--[a-z][a-z0-9-]*", w)
+            if o:
+                yield cmd, o.group(0)
+
+
+def main():
+    binary, files = sys.argv[1], sys.argv[2:]
+    bad = n = 0
+    for f in files:
+        for cmd, opt in named(text_of(f)):
+            n += 1
+            if opt not in options(binary, cmd):
+                print(f"{f}: gpup2p {cmd} {opt}: {cmd} has no {opt}")
+                bad += 1
+    print(f"# {n} spellings read, {bad} unknown")
+    return 1 if bad or not n else 0
+
+
+sys.exit(main())

@@ -1,0 +1,30 @@
+#!/bin/bash
+# Advice cannot drift from the parser: every `gpup2p CMD --opt` that libcore's strings (fix texts,
+# explanations), the man pages, README and HACKING name is an option in CMD's table (tests/cli/advice.py
+# asks `gpup2p __complete`); a planted bad spelling is caught; and cli/ parses no option by hand outside
+# the tables (cli/opts*.c; complete.c reads the tables).
+set -u
+BUILD=${BUILD:-build}
+BIN=$BUILD/gpup2p
+. tests/cli/lib.sh
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+mapfile -t files < <(git ls-files 'libcore/*.c' 'libcore/*.h' 'man/*.1' README.md HACKING.md)
+[ "${#files[@]}" -gt 50 ] || nok "only ${#files[@]} files to read (not a git checkout?)"
+out=$(python3 tests/cli/advice.py "$BIN" "${files[@]}"); rc=$?
+[ $rc -eq 0 ] && ok "every gpup2p CMD --opt named in libcore, man, README, HACKING exists (${out##*# })" ||
+	cli_fail "advice names options the tables lack" $rc "$out" __complete
+
+# planted: a fix text split over two C literals, a roff spelling, a sub-command, a global option first
+printf 'f(c, "then run gpup2p acs "\n\t"--disabel --all");\n' >"$T/fix.c"
+printf '.B gpup2p \\-\\-root DIR bench rdma \\-\\-server \\-\\-bnd ADDR\n' >"$T/page.1"
+printf 'run `gpup2p doctor --actve` and `gpup2p bench --engine sm` (fine)\n' >"$T/README.md"
+out=$(python3 tests/cli/advice.py "$BIN" "$T/fix.c" "$T/page.1" "$T/README.md"); rc=$?
+[ $rc -eq 1 ] && grep -q 'gpup2p acs --disabel' <<<"$out" && grep -q 'gpup2p bench rdma --bnd' <<<"$out" &&
+	grep -q 'gpup2p doctor --actve' <<<"$out" && [ "$(grep -c 'has no' <<<"$out")" -eq 3 ] &&
+	ok "planted bad spellings caught, the right ones let through" || cli_fail "planted spellings" $rc "$out" __complete
+
+# no option spelled by hand in cli/: strcmp against "-x..." outside the option tables
+hand=$(grep -nE 'str(n)?cmp\([^;]*"-[-a-zA-Z]' cli/*.c | grep -vE '^cli/(opts[a-z_]*|complete)\.c:')
+[ -z "$hand" ] && ok "cli/ parses no option outside the tables" || nok "options parsed by hand: $hand"
