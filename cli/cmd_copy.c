@@ -78,6 +78,7 @@ static const struct opt_rule copy_rules[] = {
 	{ OPT_EXCLUDES, "--pinned", "--pageable", NULL, NULL },
 	{ OPT_NEEDS, "--pinned --pageable", "h2d d2h", NULL, NULL },
 	{ OPT_NEEDS, "--to", "peer", NULL, NULL },
+	{ OPT_NOT_EQUAL, "--to", "--gpu", .why = "d2d copies within one GPU" },
 	{ OPT_NEEDS, "--via=map", "h2d d2h", NULL, NULL },
 	{ OPT_EXCLUDES, "--via=map", "--pinned --pageable --numa", .why = "map copies from the CPU's own buffer" },
 	{ 0 },
@@ -115,15 +116,12 @@ int cmd_copy(struct cli *c, int argc, char **argv)
 	o.via_map = o.via == 0;
 	if ((rc = xfer_open(c, &s)))
 		return rc;
-	if (o.gpu >= s.cuda.n || o.to >= s.cuda.n || (o.kind == GP_XFER_PEER && s.cuda.n < 2) ||
-	    (o.kind == GP_XFER_PEER && o.to == o.gpu)) {
+	if (o.gpu >= s.cuda.n || o.to >= s.cuda.n || (o.kind == GP_XFER_PEER && s.cuda.n < 2)) {
 		int g = o.gpu >= s.cuda.n ? o.gpu : o.to, ng = s.cuda.n;
 
 		xfer_close(c, &s);
 		if (ng < 2 && o.kind == GP_XFER_PEER)
 			return cli_usage("copy", "a peer copy needs two GPUs; CUDA sees %d", ng);
-		if (o.to == o.gpu)
-			return cli_usage("copy", "--to must name another GPU than --gpu (d2d copies within one)");
 		return cli_usage("copy", "no GPU%d: CUDA sees %d GPU(s), numbered 0 to %d", g, ng, ng - 1);
 	}
 	rows = calloc((size_t)(s.cuda.n * s.cuda.n + 1), sizeof(*rows));

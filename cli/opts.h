@@ -67,6 +67,7 @@ enum opt_rule_kind {
 	OPT_ONE_OF,        /* none of a: "give A1, A2 or A3" */
 	OPT_REFUSES,       /* any term of a: "no A" (a global option the command has no use for) */
 	OPT_NOT_ABOVE,     /* options a and b both given, a's value above b's: "A must not be above B" */
+	OPT_NOT_EQUAL,     /* options a and b hold the same value (given or the default): "A must not equal B" */
 };
 
 struct opt_rule {

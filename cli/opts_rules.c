@@ -177,13 +177,13 @@ static int all_hold(const struct rule_ctx *r, const char *list)
 	return 1;
 }
 
-/* an option's value as a number, for OPT_NOT_ABOVE */
-static int number(const struct rule_ctx *r, const char *name, unsigned long long *v)
+/* an option's value as a number (given: only when it was given, else the default counts too) */
+static int number(const struct rule_ctx *r, const char *name, int given, unsigned long long *v)
 {
 	int k, g;
 	const struct opt *o = lookup(r->cmd, name, strlen(name), &k, &g);
 
-	if (!o || g || !r->seen[k] || o->off < 0)
+	if (!o || g || (given && !r->seen[k]) || o->off < 0)
 		return -1;
 	const char *f = (const char *)r->ctx + o->off;
 
@@ -234,9 +234,14 @@ static int broken(const struct rule_ctx *r, const struct opt_rule *u, struct gp_
 		term_text(b, a, la);
 		return 1;
 	case OPT_NOT_ABOVE:
-		if (number(r, u->a, &x) || number(r, u->b, &y) || x <= y)
+		if (number(r, u->a, 1, &x) || number(r, u->b, 1, &y) || x <= y)
 			return 0;
 		gp_buf_addf(b, "%s must not be above %s", u->a, u->b);
+		return 1;
+	case OPT_NOT_EQUAL:
+		if (number(r, u->a, 0, &x) || number(r, u->b, 0, &y) || x != y)
+			return 0;
+		gp_buf_addf(b, "%s must not equal %s", u->a, u->b);
 		return 1;
 	}
 	return 0;

@@ -84,6 +84,8 @@ expect 64 "--min must not be above --max" bench rdma --min 1M --max 64K
 expect 64 "no --csv: it prints text or --json" doctor --csv
 expect 64 "--baseline and --json exclude each other: --baseline prints doctor --expect's format" --json report --baseline
 expect 64 "no --jsonl: it prints text or --json" --jsonl doctor
+GPUP2P_LIBCUDA=/nonexistent expect 64 "--to must not equal --gpu: d2d copies within one GPU" copy peer --gpu 1 --to 1
+GPUP2P_LIBCUDA=/nonexistent expect 64 "--to must not equal --gpu" copy peer --to 0
 # and what they let through: the rule stops at the option's value, the words given, what --pinned adds
 for a in "bench h2d --sm --pinned --pageable" "bench p2p --sm --pageable" "bench --op read" "bench --engine both latency --seed 2" \
 	"copy h2d --via cuda --numa 0" "bench --min 64K --max 64K"; do
