@@ -4,7 +4,9 @@
 Usage: advice.py GPUP2P FILE...  Prints one line per spelling CMD does not take ("FILE: gpup2p CMD
 --opt") and exits 1 when there is one. The options come from `gpup2p __complete CMD --` (the table
 itself, global options included), so advice in libcore's strings, the man pages and README cannot
-drift from the parser. C sources: adjacent string literals are joined first ("... gpup2p doctor "
+drift from the parser. With --rules GPUP2P cli/cmd_*.c: every term of every rule of the option tables
+(struct opt_rule: options, --opt=VALUE, positional words) names what the command has, so that a
+misspelt rule cannot silently never fire. C sources: adjacent string literals are joined first ("... gpup2p doctor "
 "--active"); man pages: roff's \\- and font escapes removed."""
 import re
 import subprocess
@@ -49,7 +51,44 @@ def named(s):
                 yield cmd, o.group(0)
 
 
+def candidates(binary, words):
+    out = subprocess.run([binary, "__complete"] + words, capture_output=True, text=True).stdout
+    return {line.split("\t")[0] for line in out.splitlines()}
+
+
+def rule_terms(body):
+    """each term of each rule in a rule array's text (the reason after .why left out)"""
+    for m in re.finditer(r"\{ OPT_(?:EXCLUDES|NEEDS|ONE_OF|REFUSES|NOT_ABOVE|NOT_EQUAL), ([^}]*)\}", body):
+        fields = m.group(1).split(".why")[0]
+        for term in " ".join(re.findall(r'"([^"]*)"', fields)).split():
+            for t in term.split("|"):
+                yield t.lstrip("!")
+
+
+def rules(binary, files):
+    bad = n = 0
+    for f in files:
+        s = open(f, encoding="utf-8").read()
+        owner = {r: name for name, r in re.findall(r'\.name = "([a-z ]+)"[^;]*?\.rules = (\w+)', s)}
+        for arr, body in re.findall(r"static const struct opt_rule (\w+)\[\] = \{(.*?)\n\};", s, re.S):
+            cmd = owner[arr].split()
+            for t in rule_terms(body):
+                opt, _, val = t.partition("=")
+                n += 1
+                if t.startswith("-"):
+                    ok = opt in options(binary, " ".join(cmd)) and (not val or val in candidates(binary, cmd + [opt, ""]))
+                else:
+                    ok = t in candidates(binary, cmd + [""])
+                if not ok:
+                    print(f"{f}: rule term {t}: {' '.join(cmd)} has no such option, value or word")
+                    bad += 1
+    print(f"# {n} rule terms read, {bad} unknown")
+    return 1 if bad or not n else 0
+
+
 def main():
+    if sys.argv[1] == "--rules":
+        return rules(sys.argv[2], sys.argv[3:])
     binary, files = sys.argv[1], sys.argv[2:]
     bad = n = 0
     for f in files:

@@ -28,3 +28,14 @@ out=$(python3 tests/cli/advice.py "$BIN" "$T/fix.c" "$T/page.1" "$T/README.md");
 # no option spelled by hand in cli/: strcmp against "-x..." outside the option tables
 hand=$(grep -nE 'str(n)?cmp\([^;]*"-[-a-zA-Z]' cli/*.c | grep -vE '^cli/(opts[a-z_]*|complete)\.c:')
 [ -z "$hand" ] && ok "cli/ parses no option outside the tables" || nok "options parsed by hand: $hand"
+
+# the rules' own terms: each option, --opt=VALUE and word is one the command has (else a rule never fires)
+out=$(python3 tests/cli/advice.py --rules "$BIN" cli/cmd_*.c); rc=$?
+[ $rc -eq 0 ] && ok "every rule term names an option, value or word of its command (${out##*# })" ||
+	cli_fail "rules name what the tables lack" $rc "$out" __complete
+sed -e 's/{ OPT_NEEDS, "--pinned --pageable", "h2d d2h"/{ OPT_NEEDS, "--pinned --pagable", "h2d d2h"/' \
+	-e 's/"--via=map", "h2d d2h"/"--via=mapp", "h2d d2h"/' -e 's/"--to", "peer"/"--to", "pear"/' cli/cmd_copy.c >"$T/cmd_copy.c"
+out=$(python3 tests/cli/advice.py --rules "$BIN" "$T/cmd_copy.c"); rc=$?
+[ $rc -eq 1 ] && [ "$(grep -c 'has no such' <<<"$out")" -eq 3 ] && grep -q 'term --pagable' <<<"$out" &&
+	grep -q 'term --via=mapp' <<<"$out" && grep -q 'term pear' <<<"$out" && ok "planted misspelt rule terms caught" ||
+	cli_fail "planted rule terms" $rc "$out" __complete
