@@ -1,4 +1,5 @@
 /* gpup2p pin / map — pin GPU memory through gpup2p.ko (and map it, copy through the mapping). */
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,6 +167,8 @@ static int run(struct cli *c, int argc, char **argv, int map)
 	rc = gp_pinmap_run(&x.cuda, &s, &r, &e);
 	if (rc) {
 		xfer_close(c, &x);
+		if (s.persistent && e.cls == GP_E_UNAVAIL && e.errnum == EOPNOTSUPP)    /* libcore: no persistent pins */
+			return cli_error(EX_UNAVAIL, NULL, "%s: pin without --persistent", e.msg);
 		return cli_fail(&e);
 	}
 	print(c, &s, &r, cmd);

@@ -110,7 +110,7 @@ int gp_pin_range(struct gp_pin_dev *d, uint64_t va, uint64_t len, uint32_t flags
 			if (flags & GPUP2P_PIN_PERSISTENT)
 				return gp_err_set(e, GP_E_UNAVAIL, err, "persistent pins are not available: gpup2p.ko was built "
 						  "for an NVIDIA driver without nvidia_p2p_get_pages_persistent (before 535), or "
-						  "the GPU refuses them (MIG, vGPU): pin without --persistent");
+						  "the GPU refuses them (MIG, vGPU)");
 			return gp_err_set(e, GP_E_UNAVAIL, err, "the NVIDIA driver does not support pinning 0x%llx+%llu "
 					  "(MIG or vGPU?)", (unsigned long long)va, (unsigned long long)len);
 		default:

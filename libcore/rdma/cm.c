@@ -50,8 +50,8 @@ static int setup_on_id(struct gp_rdma *s, struct gp_err *e)
 	s->ndev = 1;
 	snprintf(d->at->device, sizeof(d->at->device), "%s", s->L->ibv_get_device_name(d->ctx->device));
 	if (s->o.device && strcmp(s->o.device, d->at->device))
-		return gp_err_set(e, GP_E_USAGE, EINVAL, "rdma_cm chose %s for this address, not --device %s: use an IP "
-				  "address of %s's interface", d->at->device, s->o.device, s->o.device);
+		return gp_err_set(e, GP_E_USAGE, EINVAL, "rdma_cm chose %s for this address, not %s, the device asked "
+				  "for: use an IP address of %s's interface", d->at->device, s->o.device, s->o.device);
 	s->o.ib_port = s->id->port_num;
 	if ((rc = gp_rdma_port_setup(s, d, s->o.ib_port, s->o.gid_index, e)))
 		return rc;
@@ -91,7 +91,7 @@ int gp_rdma_pdata_decode(const void *buf, size_t len, int client, uint64_t max_s
 		return gp_err_set(e, GP_E_FAIL, EPROTO, "the peer is not gpup2p bench rdma (private data)");
 	if (pd->len < max_size && client)
 		return gp_err_set(e, GP_E_USAGE, EINVAL, "the server's buffer is %llu bytes, smaller than this side's %llu: "
-				  "start the server with --size %llu", (unsigned long long)pd->len,
+				  "start the server with gpup2p bench rdma --server --size %llu", (unsigned long long)pd->len,
 				  (unsigned long long)max_size, (unsigned long long)max_size);
 	return 0;
 }

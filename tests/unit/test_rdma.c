@@ -554,7 +554,7 @@ static void client_server(void)
 	client_max = 1 << 20;
 	rc = client(&s, sv.port, "host", &e);
 	client_max = 65536;
-	CHECK(rc == -EINVAL && e.cls == GP_E_USAGE && strstr(e.msg, "start the server with --size 1048576"),
+	CHECK(rc == -EINVAL && e.cls == GP_E_USAGE && strstr(e.msg, "start the server with gpup2p bench rdma --server --size 1048576"),
 	      "a client wanting more than the server's buffer is told the size to give (%s)", e.msg);
 	pthread_join(th, NULL);
 	/* a client's run whose counts or operation are out of bounds: refused before use (EPROTO), where
