@@ -34,7 +34,7 @@ def text_of(path):
 
 
 def named(s):
-    """(cmd, option) for each gpup2p CMD ... --opt in s"""
+    """(cmd, option) for each gpup2p CMD ... --opt in s, and each `CMD ... --opt` code span"""
     for m in re.finditer(r"(?<![\w./-])gpup2p[ \t]+([^\n\"'`(),;|]*)", s):
         words = m.group(1).split()
         i = 0
@@ -49,6 +49,11 @@ def named(s):
             o = re.match(r"--[a-z][a-z0-9-]*", w)
             if o:
                 yield cmd, o.group(0)
+    # Markdown and code spans without the program's name: `bench rdma --lat`, `doctor --active`
+    commands = "|".join(sorted(COMMANDS))
+    for m in re.finditer(r"`(%s)( rdma)?( -[^`]*)`" % commands, s):
+        for o in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", m.group(3)):
+            yield m.group(1) + (m.group(2) or ""), o
 
 
 def candidates(binary, words):

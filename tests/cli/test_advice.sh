@@ -16,13 +16,15 @@ out=$(python3 tests/cli/advice.py "$BIN" "${files[@]}"); rc=$?
 [ $rc -eq 0 ] && ok "every gpup2p CMD --opt named in libcore, man, README, HACKING exists (${out##*# })" ||
 	cli_fail "advice names options the tables lack" $rc "$out" __complete
 
-# planted: a fix text split over two C literals, a roff spelling, a sub-command, a global option first
+# planted: a fix text split over two C literals, a roff spelling, a sub-command, a global option first,
+# a code span without the program's name
 printf 'f(c, "then run gpup2p acs "\n\t"--disabel --all");\n' >"$T/fix.c"
 printf '.B gpup2p \\-\\-root DIR bench rdma \\-\\-server \\-\\-bnd ADDR\n' >"$T/page.1"
-printf 'run `gpup2p doctor --actve` and `gpup2p bench --engine sm` (fine)\n' >"$T/README.md"
+printf 'run `gpup2p doctor --actve` and `gpup2p bench --engine sm` (fine), `snapshot --info`\n' >"$T/README.md"
 out=$(python3 tests/cli/advice.py "$BIN" "$T/fix.c" "$T/page.1" "$T/README.md"); rc=$?
 [ $rc -eq 1 ] && grep -q 'gpup2p acs --disabel' <<<"$out" && grep -q 'gpup2p bench rdma --bnd' <<<"$out" &&
-	grep -q 'gpup2p doctor --actve' <<<"$out" && [ "$(grep -c 'has no' <<<"$out")" -eq 3 ] &&
+	grep -q 'gpup2p doctor --actve' <<<"$out" && grep -q 'gpup2p snapshot --info' <<<"$out" &&
+	[ "$(grep -c 'has no' <<<"$out")" -eq 4 ] &&
 	ok "planted bad spellings caught, the right ones let through" || cli_fail "planted spellings" $rc "$out" __complete
 
 # no option spelled by hand in cli/: strcmp against "-x..." outside the option tables
