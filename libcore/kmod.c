@@ -170,7 +170,7 @@ int gp_kmod_load(const char *name, const char *path, struct gp_err *e)
 		kmod_module_unref(m);
 		kmod_unref(ctx);
 		return gp_err_set(e, GP_E_UNAVAIL, ENOENT, "%s is not installed for this kernel: 'make kmod' and 'make -C "
-				  "kmod install', or dkms, or --module PATH", name);
+				  "kmod install', or dkms, or gpup2p enable --module PATH", name);
 	}
 	if (gp_kmod_state(name) == GP_MOD_LIVE || gp_kmod_state(name) == GP_MOD_BUILTIN)
 		rc = 0;

@@ -18,7 +18,7 @@ static int cm_event(struct gp_rdma *s, int want, int ms, struct gp_rdma_cm_event
 
 	rc = poll(&p, 1, ms);
 	if (rc == 0)
-		return gp_err_set(e, GP_E_FAIL, ETIMEDOUT, "rdma_cm: no %s within %d s (--timeout SEC)",
+		return gp_err_set(e, GP_E_FAIL, ETIMEDOUT, "rdma_cm: no %s within %d s (gpup2p bench rdma --timeout SEC)",
 				  s->L->rdma_event_str((unsigned)want), ms / 1000);
 	if (rc < 0 || s->L->rdma_get_cm_event(s->ch, ev))
 		return gp_err_set(e, GP_E_FAIL, errno ? errno : EIO, "rdma_get_cm_event: %s", strerror(errno ? errno : EIO));

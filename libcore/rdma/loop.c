@@ -146,7 +146,8 @@ static int peer_side(struct gp_rdma *s, struct gp_err *e)
 		return rc;
 	if (d1->at->link_layer != d0->at->link_layer)
 		return gp_err_set(e, GP_E_USAGE, EINVAL, "%s port %d is %s and %s port %d is %s: a loopback joins two "
-				  "ports of one link layer (--peer-device on the same fabric)", d0->at->device, d0->at->port,
+				  "ports of one link layer (gpup2p bench rdma --peer-device on the same fabric)", d0->at->device,
+				  d0->at->port,
 				  link_name(d0->at->link_layer), d1->at->device, d1->at->port, link_name(d1->at->link_layer));
 	errno = 0;
 	if (!d1->shared && !(d1->pd = s->L->ibv_alloc_pd(d1->ctx)))

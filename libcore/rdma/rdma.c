@@ -83,7 +83,8 @@ int gp_rdma_port_setup(struct gp_rdma *s, struct gp_rdma_dev *d, int port, int g
 
 		if (!L->_ibv_query_gid_ex)
 			return gp_err_set(e, GP_E_FAIL, ENOSYS, "%s port %d is RoCE and this libibverbs cannot tell GID "
-					  "types (no _ibv_query_gid_ex, rdma-core < 32): pass --gid-index N (see `show_gids`)",
+					  "types (no _ibv_query_gid_ex, rdma-core < 32): run gpup2p bench rdma --gid-index N (see "
+					  "`show_gids`)",
 					  in->device, port);
 		for (int i = 0; i < 256 && in->gid_index < 0; i++) {
 			struct gp_ibv_gid_entry g;

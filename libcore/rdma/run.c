@@ -121,7 +121,8 @@ int gp_rdma_wait(struct gp_rdma *s, struct gp_rdma_ep *ep, struct gp_ibv_wc *wc,
 				t0 = t;
 			else if (t - t0 > timeout && (s->peer_lost = 1))
 				return gp_err_set(e, GP_E_FAIL, ETIMEDOUT, "no completion on %s for %d s: the peer stopped "
-						  "answering (--timeout SEC to wait longer)", ep->dev->at->device, timeout);
+						  "answering (gpup2p bench rdma --timeout SEC waits longer)", ep->dev->at->device,
+						  timeout);
 		}
 	}
 }

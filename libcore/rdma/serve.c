@@ -108,7 +108,7 @@ int gp_rdma_run_check(const struct gp_rdma_ctl *m, uint64_t max_size, struct gp_
 				  m->iters, m->reps, GP_RDMA_MAX_ITERS, GP_RDMA_MAX_REPS);
 	if (!m->size || m->size > max_size)
 		return gp_err_set(e, GP_E_FAIL, EPROTO, "the client asked for %llu bytes; this server's buffer has %llu "
-				  "(--max)", (unsigned long long)m->size, (unsigned long long)max_size);
+				  "(gpup2p bench rdma --server --size or --max)", (unsigned long long)m->size, (unsigned long long)max_size);
 	return 0;
 }
 
