@@ -22,19 +22,23 @@ conf() {
 	printf 'GPUP2P_TEXTFILE_DIR=/run/tf\nGPUP2P_ROOT=%s\nGPUP2P_TEXTFILE_OPTS="--only bar,driver"\n' "$1" \
 		>/etc/default/gpup2p-textfile
 }
-# next: wait (180 s at most) for the timer's next run (one that starts after now) to finish; 1 when none did
+# next: wait (400 s at most) for the timer's next run (one that starts after now) to finish; 1 when none
+# did. A run takes 5-20 s here; on a host loaded by other jobs TCG made one take about 3 minutes, past
+# the 180 s this waited before: the checks then read a run still going, and every later change of
+# settings reached the run after the one checked (seen once: five checks failed together).
 next() {
-	local n0 end=$((SECONDS + 180))
+	local n0 t0=$SECONDS end=$((SECONDS + 400))
 	n0=$(prop ExecMainStartTimestampMonotonic)
 	until [ "$(prop ExecMainStartTimestampMonotonic)" != "$n0" ] &&
 		[[ $(prop ActiveState) =~ ^(inactive|failed)$ ]]; do
 		if [ $SECONDS -ge $end ]; then
-			echo "# no run finished in 180 s:"
+			echo "# no run finished in 400 s:"
 			systemctl status --no-pager gpup2p-textfile.timer "$U" 2>&1 | sed 's/^/#   /'
 			return 1
 		fi
 		sleep 0.2
 	done
+	echo "# a run finished $((SECONDS - t0)) s after the wait began: exit $(prop ExecMainStatus)"
 }
 val() { sed -n "s/^$1 //p" "$P"; }
 
@@ -72,4 +76,4 @@ chk "doctor could not run (exit 69): the unit failed (Result=exit-code)" \
 	[ "$(prop ExecMainStatus) $(prop Result) $(systemctl is-failed $U)" = "69 exit-code failed" ]
 chk "the file does not stay healthy: gpup2p_doctor_exit 69" [ "$(val gpup2p_doctor_exit)" = 69 ]
 chk "the timer goes on after a failed run" [ "$(systemctl is-active gpup2p-textfile.timer)" = active ]
-echo "# journal:"; journalctl -b -u "$U" -o cat --no-pager | tail -8 | sed 's/^/#   /'
+echo "# journal:"; journalctl -b -u "$U" -o cat --no-pager | tail -24 | sed 's/^/#   /'
