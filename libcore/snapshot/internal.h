@@ -9,7 +9,10 @@
 
 struct gp_snap {
 	const struct gp_root *r;
-	const char *dir;                    /* the snapshot directory being written */
+	const char *dir;                    /* the snapshot directory being written; archive: its members'
+	                                       top folder */
+	struct gp_snap_tar *tar;            /* the archive being written (tar.c), NULL: a directory */
+	const char *shown;                  /* the archive as its errors name it (where it goes) */
 	unsigned flags;                     /* GP_SNAP_* */
 	struct gp_snapshot_stats *st;
 	struct gp_err *e;
@@ -19,6 +22,30 @@ struct gp_snap {
 	char **dirs;                        /* hash set of the folders made (live paths), dirs_cap slots */
 	size_t dirs_cap, dirs_n;
 };
+
+/* Capture r into the directory dir (archive NULL; dir must not exist), or into the gzip'ed tar
+ * archive `archive` (created, must not exist; errors name it `shown`) whose members lie under the
+ * folder named dir: what gp_snapshot_capture does, for both kinds. On error nothing partial is left. */
+int gp_snap_capture(const struct gp_root *r, const char *dir, const char *archive, const char *shown,
+		    unsigned flags, struct gp_snapshot_stats *st, struct gp_err *e);
+
+/* Member types of the archive (tar's type flags). */
+#define GP_TAR_FILE '0'
+#define GP_TAR_LINK '2'
+#define GP_TAR_DIR '5'
+
+/* Start the archive `file` (created, must not exist): gzip(1) runs with the tar stream on its
+ * input and the file as its output; the top folder's member is written (tar.c). 0 or an error set
+ * (GP_E_UNAVAIL when gzip cannot run). */
+int gp_snap_tar_open(struct gp_snap *s, const char *file);
+
+/* Add the member at live path `live` ("/": the top folder): a folder, a file of len bytes of data,
+ * or a symlink to `link`. 0 or a positive errno. */
+int gp_snap_tar_add(struct gp_snap *s, const char *live, char type, const void *data, size_t len, const char *link);
+
+/* End the archive: when rc is 0 its end blocks, then wait for gzip; on any error (rc, or gzip's)
+ * the file is removed. Returns rc, or the error it set. */
+int gp_snap_tar_close(struct gp_snap *s, int rc);
 
 /* Open the snapshot directory s->dir (made by the caller) for writing into it; close it and
  * forget the folders made (snapshot_out.c). */

@@ -1,7 +1,8 @@
-/* gpup2p — snapshot: writing into the snapshot directory. Every file, folder and link is made
- * relative to the directory's fd, held open for the whole capture, and each folder is created
- * once: the folders made so far are remembered in a hash set, so that a file costs one openat,
- * one write and one close whatever the depth of its folder. */
+/* gpup2p — snapshot: writing into the snapshot directory, or its archive (tar.c). Every file, folder
+ * and link is made relative to the directory's fd, held open for the whole capture, and each folder
+ * is created once: the folders made so far are remembered in a hash set, so that a file costs one
+ * openat, one write and one close whatever the depth of its folder. An archive gets each folder's
+ * member once the same way, and each link's (the set holds the links too). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -90,6 +91,9 @@ static int out_err(struct gp_snap *s, const char *live, int err)
 {
 	if (err == ENOMEM)
 		return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
+	if (s->tar) /* the pipe to gzip broke: gzip ended early */
+		return gp_err_set(s->e, GP_E_FAIL, err, "gzip failed writing %s (at %s): %s", s->shown, live,
+				  strerror(err));
 	return gp_err_set(s->e, GP_E_FAIL, err, "%s%s: %s", s->dir, live, strerror(err));
 }
 
@@ -108,9 +112,11 @@ static int make_dirs(struct gp_snap *s, char *live, size_t len)
 	slash = strrchr(live, '/');
 	if ((rc = make_dirs(s, live, (size_t)(slash - live))))
 		goto out;
-	if (mkdirat(s->dfd, live + 1, 0755) && errno != EEXIST)
+	if (s->tar)
+		rc = gp_snap_tar_add(s, live, GP_TAR_DIR, NULL, 0, NULL);
+	else if (mkdirat(s->dfd, live + 1, 0755) && errno != EEXIST)
 		rc = errno;
-	else
+	if (!rc)
 		rc = -remember(s, live);
 out:
 	live[len] = c;
@@ -138,6 +144,12 @@ int gp_snap_write_file(struct gp_snap *s, const char *live, const void *data, si
 
 	if ((rc = parent_of(s, live, buf)))
 		return rc;
+	if (s->tar) {
+		if ((rc = gp_snap_tar_add(s, live, GP_TAR_FILE, data, len, NULL)))
+			return out_err(s, live, rc);
+		s->st->files++;
+		return 0;
+	}
 	fd = openat(s->dfd, live + 1, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return out_err(s, live, errno);
@@ -195,6 +207,13 @@ int gp_snap_make_link(struct gp_snap *s, const char *from, const char *to)
 	memcpy(rel + used, t + 1, strlen(t + 1) + 1);
 	if ((rc = parent_of(s, from, buf)))
 		return rc;
+	if (s->tar) { /* made once, as symlinkat's EEXIST keeps the first */
+		if (s->dirs_cap && *slot(s, from))
+			return 0;
+		if ((rc = gp_snap_tar_add(s, from, GP_TAR_LINK, NULL, 0, rel)) || (rc = -remember(s, from)))
+			return out_err(s, from, rc);
+		return 0;
+	}
 	if (symlinkat(rel, s->dfd, from + 1) && errno != EEXIST)
 		return out_err(s, from, errno);
 	return 0;

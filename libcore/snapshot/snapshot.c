@@ -1,6 +1,7 @@
 /* gpup2p — capture a root's PCI/GPU state into a replayable directory: the PCI functions, IOMMU,
  * NUMA and network links here; the files outside the PCI tree in snapshot_sys.c; where the
- * snapshot goes in snapshot_write.c; writing into it in snapshot_out.c; its marker in snapshot_info.c. */
+ * snapshot goes in snapshot_write.c; writing into it in snapshot_out.c (an archive: tar.c); its marker in
+ * snapshot_info.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -203,8 +204,8 @@ static int capture_facts(struct gp_snap *s, const struct gp_gpu_facts *f)
 	return rc;
 }
 
-int gp_snapshot_capture(const struct gp_root *r, const char *dir, unsigned flags, struct gp_snapshot_stats *st,
-			struct gp_err *e)
+int gp_snap_capture(const struct gp_root *r, const char *dir, const char *archive, const char *shown,
+		    unsigned flags, struct gp_snapshot_stats *st, struct gp_err *e)
 {
 	struct gp_snap *s = calloc(1, sizeof(*s));
 	struct gp_gpu_facts *f = calloc(1, sizeof(*f));
@@ -217,17 +218,19 @@ int gp_snapshot_capture(const struct gp_root *r, const char *dir, unsigned flags
 		rc = gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
 		goto out;
 	}
-	*s = (struct gp_snap){ .r = r, .dir = dir, .flags = flags, .st = st, .e = e, .dfd = -1 };
+	*s = (struct gp_snap){ .r = r, .dir = dir, .flags = flags, .st = st, .e = e, .dfd = -1, .shown = shown };
 	(void)gp_snapshot_info_read(r, &s->src); /* a snapshot of a snapshot keeps what its marker says */
 	/* what topo loads, and how it fails: a snapshot of a root topo refuses would replay as
 	 * something else (an empty bus, or facts its own reader refuses) */
 	if ((rc = gp_pci_scan(&p, r, e)) || (rc = gp_gpu_facts_load(r, f, GP_GPU_HEALTH, e)))
 		goto out;
-	if (mkdir(dir, 0755)) {
+	if (archive) {
+		if ((rc = gp_snap_tar_open(s, archive)))
+			goto out;
+	} else if (mkdir(dir, 0755)) {
 		rc = gp_err_set(e, errno == EACCES ? GP_E_PERM : GP_E_FAIL, errno, "%s: %s", dir, strerror(errno));
 		goto out;
-	}
-	if ((rc = gp_snap_out_open(s))) {
+	} else if ((rc = gp_snap_out_open(s))) {
 		gp_snapshot_remove_tree(dir);
 		goto out;
 	}
@@ -238,12 +241,19 @@ int gp_snapshot_capture(const struct gp_root *r, const char *dir, unsigned flags
 		rc = capture_misc(s);
 	if (!rc)
 		rc = capture_facts(s, f);
+	rc = gp_snap_tar_close(s, rc); /* an archive: finished, or removed on error */
 	gp_snap_out_close(s);
-	if (rc)
+	if (rc && !archive)
 		gp_snapshot_remove_tree(dir);
 out:
 	gp_pci_free(&p);
 	free(f);
 	free(s);
 	return rc;
+}
+
+int gp_snapshot_capture(const struct gp_root *r, const char *dir, unsigned flags, struct gp_snapshot_stats *st,
+			struct gp_err *e)
+{
+	return gp_snap_capture(r, dir, NULL, NULL, flags, st, e);
 }

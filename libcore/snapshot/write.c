@@ -1,21 +1,17 @@
 /* gpup2p — where a snapshot goes: what may be replaced, a temporary sibling renamed into place,
- * the tar archive. */
+ * the archive (written by tar.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <libgen.h>
 #include <limits.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "gpup2p/snapshot.h"
-
-extern char **environ;
+#include "snapshot/internal.h"
 
 void gp_snapshot_top_name(const char *file, char *buf, size_t n)
 {
@@ -226,11 +222,9 @@ int gp_snapshot_write(const struct gp_root *r, const char *path, unsigned flags,
 			rc = dir_into_place(inner, path, exists, other, &keep, e);
 	} else {
 		gp_snapshot_top_name(path, name, sizeof(name));
-		snprintf(inner, sizeof(inner), "%s/%s", tmp, name);
 		snprintf(other, sizeof(other), "%s/%s.tar.gz.part", tmp, name);
-		rc = gp_snapshot_capture(r, inner, flags, st, e);
-		if (!rc && gp_snapshot_pack(inner, other, e))
-			rc = e->cls == GP_E_FAIL ? gp_err_set(e, GP_E_FAIL, e->errnum, "tar failed writing %s", path) : -EIO;
+		/* the archive is written as it is captured: nothing staged in files */
+		rc = gp_snap_capture(r, name, other, path, flags, st, e);
 		if (!rc && rename(other, path))
 			rc = gp_err_set(e, errno == EACCES ? GP_E_PERM : GP_E_FAIL, errno, "cannot move the archive to %s: %s",
 					path, strerror(errno));
@@ -250,35 +244,4 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
 int gp_snapshot_remove_tree(const char *dir)
 {
 	return nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) ? -errno : 0;
-}
-
-int gp_snapshot_pack(const char *dir, const char *file, struct gp_err *e)
-{
-	char d1[GP_PATH_MAX], d2[GP_PATH_MAX];
-	char *argv[7];
-	pid_t pid;
-	int status, rc;
-
-	snprintf(d1, sizeof(d1), "%s", dir);
-	snprintf(d2, sizeof(d2), "%s", dir);
-	argv[0] = "tar";
-	argv[1] = "-C";
-	argv[2] = dirname(d1);
-	argv[3] = "-czf";
-	argv[4] = (char *)file;
-	argv[5] = basename(d2);
-	argv[6] = NULL;
-	rc = posix_spawnp(&pid, "tar", NULL, NULL, argv, environ);
-	if (rc)
-		return gp_err_set(e, GP_E_UNAVAIL, rc, "cannot run tar: %s (install tar, or write a directory with --dir)",
-				  strerror(rc));
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR)
-			return gp_err_set(e, GP_E_FAIL, errno, "waitpid: %s", strerror(errno));
-	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		unlink(file);
-		return gp_err_set(e, GP_E_FAIL, EIO, "tar failed writing %s", file);
-	}
-	return 0;
 }

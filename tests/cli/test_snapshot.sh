@@ -44,6 +44,42 @@ cmp -s "$FX/h200x2/sys/bus/pci/devices/0000:00:06.0/config" \
 "$BIN" --root "$FX/seed4x2" -q snapshot --dir "$tmp/dir-snap" &&
 	cmp -s <("$BIN" --root "$FX/seed4x2" topo) <("$BIN" --root "$tmp/dir-snap" topo) &&
 	echo "ok - --dir snapshot replays" || echo "not ok - --dir snapshot"
+# the archive, streamed as it is captured, holds what the folder does: each member's type, mode, link
+# target and bytes; names past tar's 100-byte field (GNU long names) read back whole
+mkdir "$tmp/sriov-dir" && "$BIN" --root "$FX/sriov" -q snapshot --dir "$tmp/sriov-dir/sr" &&
+	"$BIN" --root "$FX/sriov" -q snapshot "$tmp/sr.tar.gz" &&
+python3 - "$tmp/sriov-dir" "$tmp/sr.tar.gz" <<'EOF' && ok "archive members match the --dir snapshot (sriov)" ||
+import os, stat, sys, tarfile
+top, want = sys.argv[1], {}
+for d, ds, fs in os.walk(top):
+	for n in ds + fs:
+		p = os.path.join(d, n)
+		st = os.lstat(p)
+		want[os.path.relpath(p, top)] = (stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode),
+			os.readlink(p) if stat.S_ISLNK(st.st_mode) else open(p, "rb").read() if stat.S_ISREG(st.st_mode) else None)
+t, got = tarfile.open(sys.argv[2]), {}
+kind = {tarfile.DIRTYPE: stat.S_IFDIR, tarfile.SYMTYPE: stat.S_IFLNK, tarfile.REGTYPE: stat.S_IFREG}
+for m in t.getmembers():
+	got[m.name] = (kind.get(m.type), m.mode, m.linkname if m.issym() else t.extractfile(m).read() if m.isfile() else None)
+want["sr"] = got.get("sr") if got.get("sr", (0,))[0] == stat.S_IFDIR else None # the top folder
+info = "sr/gpup2p/snapshot-info"
+bad = sorted(k for k in set(want) | set(got) if k != info and want.get(k) != got.get(k))
+print("\n".join(bad[:5]), file=sys.stderr)
+sys.exit(bool(bad) or info not in got or max(len(k) for k in got) <= 100)
+EOF
+	nok "archive members differ from the --dir snapshot (sriov)"
+# gzip missing: exit 69; gzip failing or ending early: exit 2, and neither leaves a file behind
+mkdir "$tmp/gz" "$tmp/fakegz"
+out=$(PATH=/nonexistent "$BIN" --root "$FX/sriov" snapshot "$tmp/gz/x.tar.gz" 2>&1); rc=$?
+[ $rc -eq 69 ] && [[ $out == *"cannot run gzip"* ]] && [ -z "$(ls -A "$tmp/gz")" ] && ok "no gzip: exit 69, nothing left" ||
+	nok "no gzip: exit $rc, '$out', left: $(ls -A "$tmp/gz")"
+for body in 'cat >/dev/null; exit 1' 'exit 0'; do
+	printf '#!/bin/sh\n%s\n' "$body" >"$tmp/fakegz/gzip" && chmod +x "$tmp/fakegz/gzip"
+	out=$(PATH=$tmp/fakegz:$PATH "$BIN" --root "$FX/dgx-h100" snapshot "$tmp/gz/x.tar.gz" 2>&1); rc=$?
+	[ $rc -eq 2 ] && [[ $out == *"gzip failed writing $tmp/gz/x.tar.gz"* ]] && [ -z "$(ls -A "$tmp/gz")" ] &&
+		ok "a gzip that does '$body': exit 2, nothing left" ||
+		nok "a gzip that does '$body': exit $rc, '$out', left: $(ls -A "$tmp/gz")"
+done
 # a snapshot of a root without NVML facts records that they were unavailable
 grep -q '^unavailable ' "$tmp/dir-snap/gpup2p/gpu-facts" && echo "ok - unavailable facts recorded as such" ||
 	echo "not ok - unavailable facts"

@@ -16,7 +16,7 @@
 set -u
 BUILD=${BUILD:-build}
 BIN=${BIN:-$BUILD/gpup2p}
-CMDS=${CMDS:-lspci;topo;topo --tree;topo --json;acs;doctor;bar;snapshot}
+CMDS=${CMDS:-lspci;topo;topo --tree;topo --json;acs;doctor;bar;snapshot;snapshot --dir}
 
 spec() {
 	local n=$1 h b vfs per extra k rdma=8
@@ -83,8 +83,10 @@ for n in "$@"; do
 	for a in "${cmds[@]}"; do
 		case $a in
 		lspci) read -r w u s m < <(measure lspci -A linux-sysfs -O "sysfs.path=$fx/sys/bus/pci" -tv) ;;
-		# (a new folder each run, $$ being the shell's: removing the last one's files is not timed)
-		snapshot) read -r w u s m < <(measure sh -c 'exec "$0" --root "$1" -q snapshot --dir "$2/s$$"' \
+		# (a new archive or folder each run, $$ being the shell's: removing the last one is not timed)
+		snapshot) read -r w u s m < <(measure sh -c 'exec "$0" --root "$1" -q snapshot "$2/s$$.tar.gz"' \
+			"$BIN" "$fx" "$tmp") ;;
+		"snapshot --dir") read -r w u s m < <(measure sh -c 'exec "$0" --root "$1" -q snapshot --dir "$2/s$$"' \
 			"$BIN" "$fx" "$tmp") ;;
 		# shellcheck disable=SC2086
 		*) read -r w u s m < <(measure "$BIN" --root "$fx" $a) ;;

@@ -67,7 +67,8 @@ struct gp_snapshot_stats {
 int gp_snapshot_capture(const struct gp_root *r, const char *dir, unsigned flags, struct gp_snapshot_stats *st,
 			struct gp_err *e);
 
-/* Capture r into `path`: a directory (GP_SNAP_DIR) or a gzip'ed tar archive. The snapshot is
+/* Capture r into `path`: a directory (GP_SNAP_DIR) or a gzip'ed tar archive (streamed into
+ * gzip(1) as it is captured, no file staged; GP_E_UNAVAIL when gzip cannot run). The snapshot is
  * written beside path (a hidden temporary sibling) and renamed into place. An existing path is
  * replaced only with GP_SNAP_FORCE and only when it is a snapshot of the same kind (a directory
  * holding the marker, or a regular file); ".", "/", $HOME and folders holding them never are:
@@ -100,10 +101,6 @@ int gp_snapshot_unreadable(const struct gp_snapshot_info *inf, const char *path)
 
 /* The archive's top-level folder for a file name: "dgx.tar.gz" -> "dgx". */
 void gp_snapshot_top_name(const char *file, char *buf, size_t n);
-
-/* Pack dir's parent entry named like dir into a gzip'ed tar archive with tar(1):
- * `tar -C PARENT -czf FILE BASENAME`. A failed tar removes FILE. */
-int gp_snapshot_pack(const char *dir, const char *file, struct gp_err *e);
 
 /* Remove a directory tree (what capture made), never crossing a symlink or a mount. 0 or -errno. */
 int gp_snapshot_remove_tree(const char *dir);
