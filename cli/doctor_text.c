@@ -1,11 +1,13 @@
 /* gpup2p doctor — the text report for people (doctor_out.h): findings under one heading per check,
- * identical findings of several subjects folded into one, wrapped to the terminal's width. */
+ * identical findings of several subjects folded into one, a NIC's virtual functions listed with their
+ * physical function as one row ("0000:04:00.0 (NIC0+126VFs)"), wrapped to the terminal's width. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "doctor_out.h"
 #include "gpup2p/buf.h"
 #include "gpup2p/stats.h"
+#include "gpup2p/strmap.h"
 
 #define NBSP '\x1f'             /* a space cli_wrap does not break at (printed as a space) */
 
@@ -73,20 +75,129 @@ static int same(const struct gp_finding *a, const struct gp_finding *b)
 	return r;
 }
 
-/* one subject as the folded list shows it: "0000:15:00.0 (NIC0)", never broken */
-static void subject_item(struct gp_buf *b, const struct gp_finding *f)
-{
-	size_t l = label_len(f->message);
+/* The subjects of one listing and what folds a NIC's virtual functions into their physical function's
+ * row (gp_topo_fold_vfs): each finding's subject as a matrix entry (its BDF or RDMA device; -1 none). */
+struct listing {
+	const struct gp_topo *t;     /* NULL: nothing folds */
+	int *ent;                    /* per finding */
+	int *js, *in, *vfs, k;       /* the listing: findings, their entries, VFs folded (k of them) */
+	int *same;                   /* -v: per item, its VFs whose evidence is its own; -1 on those VFs */
+	int *pos;                    /* per matrix entry, -1 (gp_topo_fold_vfs's scratch) */
+};
 
-	for (const char *p = f->subject; *p; p++)
-		gp_buf_addf(b, "%c", *p == ' ' ? NBSP : *p);
-	if (l)
-		gp_buf_addf(b, "%c(%.*s)", NBSP, (int)(l - 2), f->message);
+static int listing_init(struct listing *l, const struct gp_doctor_ctx *d)
+{
+	const struct gp_findings *out = &d->out;
+	const struct gp_topo *t = d->topo;
+	struct gp_strmap m = { 0 };
+	size_t n = (size_t)out->n + 1;
+
+	memset(l, 0, sizeof(*l));
+	l->ent = calloc(n, sizeof(int)), l->js = calloc(n, sizeof(int));
+	l->in = calloc(n, sizeof(int)), l->vfs = calloc(n, sizeof(int)), l->same = calloc(n, sizeof(int));
+	l->pos = calloc((size_t)(t ? t->n : 0) + 1, sizeof(int));
+	if (!l->ent || !l->js || !l->in || !l->vfs || !l->same || !l->pos)
+		return -1;
+	for (int i = 0; t && i < t->n; i++) {
+		l->pos[i] = -1;
+		if (gp_strmap_put(&m, t->pci->devs[t->devs[i].pci].bdf, i) || gp_strmap_put(&m, t->devs[i].label, i)) {
+			gp_strmap_free(&m);
+			return -1;
+		}
+	}
+	for (int i = 0; i < out->n; i++)
+		l->ent[i] = t ? gp_strmap_get(&m, out->v[i].subject) : -1;
+	gp_strmap_free(&m);
+	l->t = t;
+	return 0;
+}
+
+static void listing_free(struct listing *l)
+{
+	free(l->ent), free(l->js), free(l->in), free(l->vfs), free(l->same), free(l->pos);
+}
+
+/* Add finding j to the listing. */
+static void listing_add(struct listing *l, int j)
+{
+	l->js[l->k] = j;
+	l->in[l->k++] = l->ent[j];
+}
+
+/* The listing's subjects, ", " between, into b: "0000:15:00.0 (NIC0)" (labels: the message's device
+ * label), a physical function listed with its virtual functions "0000:04:00.0 (NIC0+126VFs)" and those
+ * VFs not on their own; never broken. */
+static void listing_print(struct listing *l, struct gp_buf *b, const struct gp_finding *v, int labels)
+{
+	if (l->t)
+		gp_topo_fold_vfs(l->t, l->in, l->k, l->vfs, l->pos);
+	for (int k = 0, shown = 0; k < l->k; k++) {
+		const struct gp_finding *f = &v[l->js[k]];
+		size_t ll = labels ? label_len(f->message) : 0;
+		char name[48];
+
+		if (l->t && l->vfs[k] < 0)
+			continue;
+		gp_buf_addf(b, "%s", shown++ ? ", " : "");
+		for (const char *p = f->subject; *p; p++)
+			gp_buf_addf(b, "%c", *p == ' ' ? NBSP : *p);
+		if (l->t && l->vfs[k] > 0)
+			gp_buf_addf(b, "%c(%s)", NBSP, gp_topo_vfs_name(l->t, l->in[k], l->vfs[k], name, sizeof(name)));
+		else if (ll)
+			gp_buf_addf(b, "%c(%.*s)", NBSP, (int)(ll - 2), f->message);
+	}
+}
+
+static int same_evidence(const struct gp_finding *a, const struct gp_finding *b)
+{
+	if (a->nev != b->nev)
+		return 0;
+	for (int e = 0; e < a->nev; e++)
+		if (strcmp(a->ev[e].key, b->ev[e].key) || strcmp(a->ev[e].value, b->ev[e].value))
+			return 0;
+	return 1;
+}
+
+/* -v: the evidence of each subject of the listing (printed by listing_print); a virtual function's that
+ * is its physical function's word for word goes in the PF's line ("0000:04:00.0 (NIC0+126VFs): ..."). */
+static void listing_evidence(struct listing *l, const struct gp_finding *v, int idw, int width)
+{
+	struct gp_buf b = { 0 };
+	char name[48];
+
+	for (int p = 0; p < l->k; p++)
+		l->same[p] = 0;
+	for (int p = 0; l->t && p < l->k; p++) {
+		int q = -1 - l->vfs[p];
+
+		if (l->vfs[p] < 0 && same_evidence(&v[l->js[p]], &v[l->js[q]])) {
+			l->same[q]++;
+			l->same[p] = -1;
+		}
+	}
+	for (int p = 0; p < l->k; p++) {
+		const struct gp_finding *f = &v[l->js[p]];
+		int col;
+
+		if (l->same[p] < 0 || !f->nev)
+			continue;
+		gp_buf_reset(&b);
+		if (l->k > 1 && l->same[p])
+			gp_buf_addf(&b, "%s%c(%s):", f->subject, NBSP,
+				    gp_topo_vfs_name(l->t, l->in[p], l->same[p], name, sizeof(name)));
+		else if (l->k > 1)
+			gp_buf_addf(&b, "%s:", f->subject);
+		for (int e = 0; e < f->nev; e++)
+			gp_buf_addf(&b, "%s %s = %s", e ? ";" : "", f->ev[e].key, f->ev[e].value);
+		col = printf("  %*s  evidence%s", idw, "", l->k > 1 ? " " : ":");
+		cli_wrap(stdout, b.s ? b.s : "", col, idw + 9, width);
+	}
+	gp_buf_free(&b);
 }
 
 /* Print the findings of v[] that fold with v[i] (those not yet done), marking them done. */
-static void print_folded(const struct cli *c, const struct gp_finding *v, int n, int i, char *done, int idw,
-			 enum gp_sev heading, int width)
+static void print_folded(const struct cli *c, struct listing *l, const struct gp_finding *v, int n, int i, char *done,
+			 int idw, enum gp_sev heading, int width)
 {
 	const struct gp_finding *f = &v[i];
 	struct gp_buf b = { 0 };
@@ -94,13 +205,14 @@ static void print_folded(const struct cli *c, const struct gp_finding *v, int n,
 	char *m, *fx;
 
 	GP_STAT_ADD(compares, n - i);
+	l->k = 0;
 	for (int j = i; j < n; j++)
 		if (!done[j] && (j == i || same(f, &v[j]))) {
-			if (k++)
-				gp_buf_addf(&b, ", ");
-			subject_item(&b, &v[j]);
-			done[j] = 2;                /* 2: of this fold, for the evidence below */
+			listing_add(l, j);
+			k++;
+			done[j] = 1;
 		}
+	listing_print(l, &b, v, 1);
 	if (f->sev != heading)
 		gp_buf_addf(&b, "%c(%s)", NBSP, sev_name[f->sev]);
 	m = k > 1 ? generic(f->message + label_len(f->message), f->subject) : NULL;
@@ -114,39 +226,29 @@ static void print_folded(const struct cli *c, const struct gp_finding *v, int n,
 		col = printf("  %*s  fix%s: ", idw, "", each ? " ({} = each subject)" : "");
 		cli_wrap(stdout, each ? fx : f->fix, col, idw + 9, width);
 	}
-	for (int j = i; j < n; j++) {
-		if (done[j] != 2)
-			continue;
-		done[j] = 1;
-		if (!c->verbose || !v[j].nev)
-			continue;
-		gp_buf_reset(&b);
-		if (k > 1)
-			gp_buf_addf(&b, "%s:", v[j].subject);
-		for (int e = 0; e < v[j].nev; e++)
-			gp_buf_addf(&b, "%s %s = %s", e ? ";" : "", v[j].ev[e].key, v[j].ev[e].value);
-		col = printf("  %*s  evidence%s", idw, "", k > 1 ? " " : ":");
-		cli_wrap(stdout, b.s ? b.s : "", col, idw + 9, width);
-	}
+	if (c->verbose)
+		listing_evidence(l, v, idw, width);
 	free(m), free(fx);
 	gp_buf_free(&b);
 }
 
 /* A check's ok (or skipped) findings under the heading of its other findings: one line, "also ok: "
  * and their subjects, marked done. */
-static void also(const struct gp_findings *out, int i, char *done, int idw, int width)
+static void also(const struct gp_findings *out, struct listing *l, int i, char *done, int idw, int width)
 {
 	const struct gp_finding *f = &out->v[i];
 	struct gp_buf b = { 0 };
 	int col;
 
-	gp_buf_addf(&b, "also %s:", sev_name[f->sev]);
+	gp_buf_addf(&b, "also %s: ", sev_name[f->sev]);
 	GP_STAT_ADD(compares, out->n - i);
-	for (int j = i, k = 0; j < out->n; j++)
+	l->k = 0;
+	for (int j = i; j < out->n; j++)
 		if (!done[j] && out->v[j].check == f->check && out->v[j].sev == f->sev) {
-			gp_buf_addf(&b, "%s %s", k++ ? "," : "", out->v[j].subject);
+			listing_add(l, j);
 			done[j] = 1;
 		}
+	listing_print(l, &b, out->v, 0);
 	col = printf("  %-*s  ", idw, f->check->id);
 	cli_wrap(stdout, b.s ? b.s : "", col, idw + 4, width);
 	gp_buf_free(&b);
@@ -228,10 +330,11 @@ int doc_text(const struct cli *c, struct gp_doctor_ctx *d, int strict, const int
 	char *done = calloc((size_t)out->n + 1, 1), *counted;
 	int *ck = calloc((size_t)out->n + 1, sizeof(*ck));
 	int width = cli_term_width(), idw = 0, nk;
+	struct listing lst;
 
 	counted = calloc((size_t)out->n + 1, 1);
-	if (!head || !done || !ck || !counted) {
-		free(head), free(done), free(ck), free(counted);
+	if (listing_init(&lst, d) || !head || !done || !ck || !counted) {
+		free(head), free(done), free(ck), free(counted), listing_free(&lst);
 		return EX_ERROR;
 	}
 	nk = headings(out, head, ck);
@@ -273,11 +376,11 @@ int doc_text(const struct cli *c, struct gp_doctor_ctx *d, int strict, const int
 			if (head[i] != s || done[i])
 				continue;
 			if (full && (f->sev == s || (f->sev != GP_SEV_OK && f->sev != GP_SEV_SKIPPED))) {
-				print_folded(c, out->v, out->n, i, done, idw, s, width);
+				print_folded(c, &lst, out->v, out->n, i, done, idw, s, width);
 				continue;
 			}
 			if (full) {                     /* ok or skipped beside its check's alarms: the subjects */
-				also(out, i, done, idw, width);
+				also(out, &lst, i, done, idw, width);
 				continue;
 			}
 			GP_STAT_ADD(compares, out->n - i);
@@ -301,6 +404,6 @@ int doc_text(const struct cli *c, struct gp_doctor_ctx *d, int strict, const int
 		putchar('\n');
 		cli_wrap(stdout, line, 0, 2, width);
 	}
-	free(head), free(done), free(ck), free(counted);
+	free(head), free(done), free(ck), free(counted), listing_free(&lst);
 	return 0;
 }

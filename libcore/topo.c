@@ -163,15 +163,40 @@ const char *gp_topo_code_at(const struct gp_topo *t, int i, int j, char *buf, si
 	return gp_topo_code(&l, buf, n);
 }
 
+const char *gp_topo_vfs_name(const struct gp_topo *t, int i, int nvfs, char *buf, size_t n)
+{
+	if (nvfs > 0)
+		snprintf(buf, n, "%s+%dVF%s", t->devs[i].name, nvfs, nvfs > 1 ? "s" : "");
+	else
+		snprintf(buf, n, "%s", t->devs[i].name);
+	return buf;
+}
+
 const char *gp_topo_group_name(const struct gp_topo *t, int g, char *buf, size_t n)
 {
 	const struct gp_topo_dev *d = &t->devs[g];
 
-	if (d->members > 1)
-		snprintf(buf, n, "%s+%dVF%s", t->devs[d->lead].name, d->members - 1, d->members > 2 ? "s" : "");
-	else
-		snprintf(buf, n, "%s", t->devs[d->lead].name);
-	return buf;
+	return gp_topo_vfs_name(t, d->lead, d->members - 1, buf, n);
+}
+
+void gp_topo_fold_vfs(const struct gp_topo *t, const int *in, int n, int *vfs, int *pos)
+{
+	for (int k = 0; k < n; k++) {
+		vfs[k] = 0;
+		if (in[k] >= 0 && in[k] < t->n)
+			pos[in[k]] = k;
+	}
+	for (int k = 0; k < n; k++) {
+		int e = in[k], lead = e >= 0 && e < t->n ? t->devs[t->devs[e].group].lead : -1;
+
+		if (lead >= 0 && lead != e && pos[lead] >= 0) {
+			vfs[k] = -1 - pos[lead];
+			vfs[pos[lead]]++;
+		}
+	}
+	for (int k = 0; k < n; k++)
+		if (in[k] >= 0 && in[k] < t->n)
+			pos[in[k]] = -1;
 }
 
 const struct gp_topo_dev *gp_topo_find(const struct gp_topo *t, int pci)

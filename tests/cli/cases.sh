@@ -21,6 +21,8 @@ CASES=(
 # taken out of the output)
 FXCASES=(
 	"sriov|doctor-pcie-links|doctor -v --only pcie.link_width,pcie.link_speed"
+	# a PF and its VFs alike: one row, "0000:04:00.0 (NIC0+6VFs)", and one evidence line where theirs agree
+	"sriov|doctor-vfs|doctor -v --only pcie.relaxed_ordering,nic.driver,bar.unassigned,rdma.port"
 )
 # fixture_cases FX: CASES and FX's own cases, as "name|arguments", into FCASES
 fixture_cases() {

@@ -85,3 +85,16 @@ n=$(grep -c 'pcie.link_width' "$T/out")
 grep -q '^  pcie.link_width  0000:04:00.0: NIC0+248VFs: link at x16$' "$T/out" && [ "$n" -eq 10 ] &&
 	ok "scale: doctor -v names NIC0+248VFs in pcie.link_width, $n lines for 2000 functions" ||
 	nok "scale: doctor's pcie.link_width does not group VFs ($n lines): $(grep -m1 NIC0 "$T/out" | cut -c1-100)"
+# doctor's text: endpoints alike are one row, a PF and its VFs "0000:04:00.0 (NIC0+248VFs)"; JSON keeps
+# one finding per function (8 PFs + 1984 VFs, Relaxed Ordering off on each: the spec sets no DevCtl bit)
+stats 2000 doctor --only pcie.relaxed_ordering >/dev/null
+row=$(grep '^  pcie.relaxed_ordering ' "$T/out")
+items=$(grep -o '0000:[0-9a-f:.]* ([^)]*)' <<<"$row" | wc -l)
+[[ $row == *"0000:04:00.0 (NIC0+248VFs), 0000:24:00.0 (NIC1+248VFs), "* ]] && [ "$items" -eq 8 ] &&
+	ok "scale: doctor's pcie.relaxed_ordering row names 8 PFs with their VFs (NIC0+248VFs), not 1992 functions" ||
+	nok "scale: doctor's pcie.relaxed_ordering row lists $items functions: $(cut -c1-100 <<<"$row")"
+stats 2000 doctor --json --pretty --only pcie.relaxed_ordering >/dev/null # whole: not cut to one line
+n=$(python3 -c 'import json, sys
+print(sum(f["id"] == "pcie.relaxed_ordering" for f in json.load(open(sys.argv[1]))["findings"]))' "$T/out" 2>/dev/null)
+[ "${n:-0}" -eq 1992 ] && ok "scale: doctor --json keeps one pcie.relaxed_ordering finding per NIC function (1992)" ||
+	nok "scale: doctor --json has ${n:-no} pcie.relaxed_ordering findings, want 1992"

@@ -214,6 +214,34 @@ int main(void)
 	}
 	check_nvml_facts();
 
+	/* a listing for people folds a PF's VFs into its row (sriov.spec: NIC0 04:00.0 with 6 VFs, NIC1
+	 * 04:00.1 with 2, NIC2 84:00.0 with 3); VFs listed without their PF stay on their own */
+	if (load(&x, "sriov", NULL, 0) == 0) {
+		int in[32], vfs[32], pos[32], n = 0, nic0 = -1, vf = -1, ok = 1;
+		char name[48];
+
+		for (int i = 0; i < 32; i++)
+			pos[i] = -1;
+		for (int i = 0; i < x.t.n && i < 31; i++)
+			in[n++] = i;
+		in[n++] = -1; /* an item that is no GPU/NIC */
+		for (int i = 0; i < x.t.n; i++) {
+			nic0 = !strcmp(x.t.devs[i].name, "NIC0") ? i : nic0;
+			vf = x.t.devs[i].pci == gp_pci_index(&x.p, "0000:04:00.3") ? i : vf;
+		}
+		gp_topo_fold_vfs(&x.t, in, n, vfs, pos);
+		for (int i = 0; i < 32; i++)
+			ok &= pos[i] == -1;
+		CHECK(nic0 >= 0 && vf >= 0 && vfs[nic0] == 6 && vfs[vf] == -1 - nic0 && vfs[n - 1] == 0 && ok,
+		      "fold: NIC0 carries its 6 VFs, 04:00.3 points at NIC0's item, pos left all -1");
+		CHECK_STR(gp_topo_vfs_name(&x.t, nic0, vfs[nic0], name, sizeof(name)), "NIC0+6VFs", "fold: the row's name");
+		CHECK_STR(gp_topo_vfs_name(&x.t, nic0, 1, name, sizeof(name)), "NIC0+1VF", "one VF: singular");
+		in[nic0] = -1; /* NIC0 not listed: its VFs stand alone */
+		gp_topo_fold_vfs(&x.t, in, n, vfs, pos);
+		CHECK(vfs[vf] == 0, "fold: VFs without their PF in the listing are their own rows");
+		fx_unload(&x);
+	}
+
 	m.vendor = 0x1af4;
 	m.device = 0x1042;
 	if (load(&x, "h200x2", &m, 1) == 0) {

@@ -106,6 +106,16 @@ struct gp_topo_link gp_topo_link_at(const struct gp_topo *t, int i, int j);
 /* A group's name in text: the lead's name, with its virtual functions counted ("NIC0+126VFs"). */
 const char *gp_topo_group_name(const struct gp_topo *t, int g, char *buf, size_t n);
 
+/* Entry i's name with nvfs of its virtual functions counted after it ("NIC0+126VFs"; nvfs 0: "NIC0"). */
+const char *gp_topo_vfs_name(const struct gp_topo *t, int i, int nvfs, char *buf, size_t n);
+
+/* Fold a listing for people (k = 0..n-1, in[k] a matrix entry or -1 for an item that is none, each
+ * entry at most once): a NIC's virtual functions listed with their physical function become one row,
+ * "the PF and 126 VFs". vfs[k] gets, on a PF's item, how many of its VFs the listing holds; on those
+ * VFs' items -1 - the PF's item (shown in the PF's row, not on their own); 0 on every other item. pos: t->n ints, all -1,
+ * left so (scratch, so that a listing costs its own length, not the machine's). */
+void gp_topo_fold_vfs(const struct gp_topo *t, const int *in, int n, int *vfs, int *pos);
+
 /* The code as printed: "X", "NV18", "PIX", ... into buf; returns buf. */
 const char *gp_topo_code(const struct gp_topo_link *l, char *buf, size_t n);
 
