@@ -1,5 +1,6 @@
-/* gpup2p — libcuda through dlopen. The driver API is declared in cuda_drv.h: no CUDA toolkit at build
- * time, no link-time dependency. */
+/* gpup2p — libcuda through dlopen: loading, GPUs, contexts, peers, memory and the probe. The driver API
+ * is declared in drv.h: no CUDA toolkit at build time, no link-time dependency. Streams, copies, events
+ * and launches: stream.c. */
 #include <dlfcn.h>
 #include <limits.h>
 #include <errno.h>
@@ -12,33 +13,16 @@
 #include "gpup2p/cuda.h"
 #include "cuda/drv.h"
 
-struct gp_cuda_stream {
-	gp_cu_stream s;
-	int g;
-	gp_dptr word;                  /* gp_cuda_stream_word's, 0 until asked for */
-};
+struct gp_cu_api gp_cu;
 
-#define X_FIELD(f, sym, args) gp_cu_result (*p_##f) args;
-static struct {
-	GP_CU_FUNCS(X_FIELD)
-	GP_CU_FUNCS_OPTIONAL(X_FIELD)
-} cu;
-
-/* Fill an error with the call and its CUDA error name. */
-static int cu_fail(struct gp_err *e, const char *call, gp_cu_result r)
+int gp_cu_fail(struct gp_err *e, const char *call, gp_cu_result r)
 {
 	const char *name = NULL;
 
-	if (!cu.p_cuGetErrorName || cu.p_cuGetErrorName(r, &name) != GP_CUDA_SUCCESS || !name)
+	if (!gp_cu.p_cuGetErrorName || gp_cu.p_cuGetErrorName(r, &name) != GP_CUDA_SUCCESS || !name)
 		name = "unknown CUDA error";
 	return gp_err_set(e, GP_E_FAIL, EIO, "%s failed: %s (%d)", call, name, (int)r);
 }
-
-#define CU(call, args) do { \
-	gp_cu_result r_ = cu.p_##call args; \
-	if (r_ != GP_CUDA_SUCCESS) \
-		return cu_fail(e, #call, r_); \
-} while (0)
 
 /* The library gpup2p loads: GPUP2P_LIBCUDA (tests), else libcuda.so.1. */
 static const char *lib_path(void)
@@ -48,21 +32,21 @@ static const char *lib_path(void)
 	return path && *path ? path : "libcuda.so.1";
 }
 
-/* Bind the driver API of c->lib (dlopen'ed) into cu. 0, or GP_E_UNAVAIL (c->lib closed, NULL) when a
+/* Bind the driver API of c->lib (dlopen'ed) into gp_cu. 0, or GP_E_UNAVAIL (c->lib closed, NULL) when a
  * needed function is missing. */
 static int bind_api(struct gp_cuda *c, struct gp_err *e)
 {
 	const char *miss = NULL;
 
 #define X_LOAD(f, sym, args) \
-	if (!(*(void **)&cu.p_##f = dlsym(c->lib, #sym)) && !miss) \
+	if (!(*(void **)&gp_cu.p_##f = dlsym(c->lib, #sym)) && !miss) \
 		miss = #sym;
 	GP_CU_FUNCS(X_LOAD)
-#define X_LOAD_OPT(f, sym, args) *(void **)&cu.p_##f = dlsym(c->lib, #sym);
+#define X_LOAD_OPT(f, sym, args) *(void **)&gp_cu.p_##f = dlsym(c->lib, #sym);
 	GP_CU_FUNCS_OPTIONAL(X_LOAD_OPT)
-	if (!cu.p_cuEventElapsedTime) /* drivers before 12.8 export only the first version */
-		*(void **)&cu.p_cuEventElapsedTime = dlsym(c->lib, GP_CU_ELAPSED_V1);
-	if (miss && !(cu.p_cuEventElapsedTime && !strcmp(miss, "cuEventElapsedTime_v2"))) {
+	if (!gp_cu.p_cuEventElapsedTime) /* drivers before 12.8 export only the first version */
+		*(void **)&gp_cu.p_cuEventElapsedTime = dlsym(c->lib, GP_CU_ELAPSED_V1);
+	if (miss && !(gp_cu.p_cuEventElapsedTime && !strcmp(miss, "cuEventElapsedTime_v2"))) {
 		dlclose(c->lib);
 		c->lib = NULL;
 		return gp_err_set(e, GP_E_UNAVAIL, ENOSYS, "CUDA not available: libcuda lacks %s (driver too old)", miss);
@@ -70,11 +54,11 @@ static int bind_api(struct gp_cuda *c, struct gp_err *e)
 	return 0;
 }
 
-/* lock: the function table cu, probe_lib and sessions (a prefetch thread probes while the main thread
+/* lock: the function table gp_cu, probe_lib and sessions (a prefetch thread probes while the main thread
  * may open or close a session). libcuda for gp_cuda_probe is opened once per library path and never
  * closed (unloading it after cuInit is unsafe; a session's gp_cuda_close closes only its own
  * reference); a new GPUP2P_LIBCUDA (tests switch libraries in-process) opens that one, the one before
- * staying loaded. sessions: loaded gp_cuda sessions; cu is cleared only when none is and the probe has
+ * staying loaded. sessions: loaded gp_cuda sessions; gp_cu is cleared only when none is and the probe has
  * not loaded libcuda (whose reference keeps the pointers valid). */
 static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *probe_lib;
@@ -140,9 +124,10 @@ static int list_gpus(struct gp_cuda *c, int n, struct gp_err *e)
 		gp_cu_device d;
 		gp_cu_result r;
 
-		if ((r = cu.p_cuDeviceGet(&d, i)) != GP_CUDA_SUCCESS || (r = cu.p_cuDeviceGetName(g->name, sizeof(g->name), d)) ||
-		    (r = cu.p_cuDeviceGetPCIBusId(id, sizeof(id), d)))
-			return cu_fail(e, "cuDeviceGet/GetName/GetPCIBusId", r);
+		if ((r = gp_cu.p_cuDeviceGet(&d, i)) != GP_CUDA_SUCCESS ||
+		    (r = gp_cu.p_cuDeviceGetName(g->name, sizeof(g->name), d)) ||
+		    (r = gp_cu.p_cuDeviceGetPCIBusId(id, sizeof(id), d)))
+			return gp_cu_fail(e, "cuDeviceGet/GetName/GetPCIBusId", r);
 		id[sizeof(id) - 1] = '\0';
 		if (gp_pci_parse_bdf(id, g->bdf))
 			return gp_err_set(e, GP_E_DATA, EINVAL, "CUDA device %d: bus id '%s' is not a PCI address "
@@ -162,20 +147,21 @@ int gp_cuda_list(struct gp_cuda *c, struct gp_err *e)
 	if ((rc = load(c, e)))
 		return rc;
 	{
-		gp_cu_result r = cu.p_cuInit(0);
+		gp_cu_result r = gp_cu.p_cuInit(0);
 
 		if (r == GP_CUDA_ERROR_NO_DEVICE) {
 			gp_cuda_close(c);
 			return gp_err_set(e, GP_E_UNAVAIL, ENODEV, "no GPU: CUDA sees no device");
 		}
 		if (r != GP_CUDA_SUCCESS) {
-			rc = cu_fail(e, "cuInit", r);
+			rc = gp_cu_fail(e, "cuInit", r);
 			e->cls = GP_E_UNAVAIL;
 			gp_cuda_close(c);
 			return rc;
 		}
 	}
-	if (cu.p_cuDriverGetVersion(&c->driver_version) != GP_CUDA_SUCCESS || cu.p_cuDeviceGetCount(&n) != GP_CUDA_SUCCESS) {
+	if (gp_cu.p_cuDriverGetVersion(&c->driver_version) != GP_CUDA_SUCCESS ||
+	    gp_cu.p_cuDeviceGetCount(&n) != GP_CUDA_SUCCESS) {
 		gp_cuda_close(c);
 		return gp_err_set(e, GP_E_FAIL, EIO, "cuDriverGetVersion/cuDeviceGetCount failed");
 	}
@@ -201,9 +187,9 @@ static int retain(struct gp_cuda *c, int nctx, struct gp_err *e)
 
 		if (c->gpu[i].ctx)
 			continue;
-		r = cu.p_cuDevicePrimaryCtxRetain(&ctx, c->gpu[i].ordinal);
+		r = gp_cu.p_cuDevicePrimaryCtxRetain(&ctx, c->gpu[i].ordinal);
 		if (r != GP_CUDA_SUCCESS) {
-			rc = cu_fail(e, "cuDevicePrimaryCtxRetain", r);
+			rc = gp_cu_fail(e, "cuDevicePrimaryCtxRetain", r);
 			gp_cuda_close(c);
 			return rc;
 		}
@@ -252,21 +238,21 @@ void gp_cuda_close(struct gp_cuda *c)
 	gp_cuda_host_free(c, c->scratch);
 	for (int i = 0; i < c->n; i++)
 		for (int k = 0; k < GP_CUDA_MODULES; k++)
-			if (c->gpu[i].module[k] && cu.p_cuCtxSetCurrent(c->gpu[i].ctx) == GP_CUDA_SUCCESS)
-				(void)cu.p_cuModuleUnload((gp_cu_module)c->gpu[i].module[k]);
+			if (c->gpu[i].module[k] && gp_cu.p_cuCtxSetCurrent(c->gpu[i].ctx) == GP_CUDA_SUCCESS)
+				(void)gp_cu.p_cuModuleUnload((gp_cu_module)c->gpu[i].module[k]);
 	for (int i = 0; i < c->n; i++)
 		for (int j = 0; j < c->n; j++)
-			if (c->peer_on[i * c->n + j] && cu.p_cuCtxSetCurrent(c->gpu[i].ctx) == GP_CUDA_SUCCESS)
-				(void)cu.p_cuCtxDisablePeerAccess(c->gpu[j].ctx);
+			if (c->peer_on[i * c->n + j] && gp_cu.p_cuCtxSetCurrent(c->gpu[i].ctx) == GP_CUDA_SUCCESS)
+				(void)gp_cu.p_cuCtxDisablePeerAccess(c->gpu[j].ctx);
 	for (int i = 0; i < c->n; i++)
 		if (c->gpu[i].ctx)
-			(void)cu.p_cuDevicePrimaryCtxRelease(c->gpu[i].ordinal);
-	if (cu.p_cuCtxSetCurrent)
-		(void)cu.p_cuCtxSetCurrent(NULL);
+			(void)gp_cu.p_cuDevicePrimaryCtxRelease(c->gpu[i].ordinal);
+	if (gp_cu.p_cuCtxSetCurrent)
+		(void)gp_cu.p_cuCtxSetCurrent(NULL);
 	pthread_mutex_lock(&probe_lock);
 	dlclose(c->lib);
 	if (--sessions == 0 && !probe_lib)
-		memset(&cu, 0, sizeof(cu));
+		memset(&gp_cu, 0, sizeof(gp_cu));
 	pthread_mutex_unlock(&probe_lock);
 	free(c->gpu);
 	free(c->peer_on);
@@ -295,9 +281,9 @@ int gp_cuda_peer(struct gp_cuda *c, int a, int b, int on, struct gp_err *e)
 		return 0;
 	if (gp_cuda_use(c, a, e))
 		return -EIO;
-	r = on ? cu.p_cuCtxEnablePeerAccess(c->gpu[b].ctx, 0) : cu.p_cuCtxDisablePeerAccess(c->gpu[b].ctx);
+	r = on ? gp_cu.p_cuCtxEnablePeerAccess(c->gpu[b].ctx, 0) : gp_cu.p_cuCtxDisablePeerAccess(c->gpu[b].ctx);
 	if (r != GP_CUDA_SUCCESS && r != GP_CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED && r != GP_CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)
-		return cu_fail(e, on ? "cuCtxEnablePeerAccess" : "cuCtxDisablePeerAccess", r);
+		return gp_cu_fail(e, on ? "cuCtxEnablePeerAccess" : "cuCtxDisablePeerAccess", r);
 	c->peer_on[a * c->n + b] = (unsigned char)on;
 	return 0;
 }
@@ -327,8 +313,8 @@ int gp_cuda_alloc(struct gp_cuda *c, int g, size_t n, gp_dptr *p, struct gp_err 
 
 void gp_cuda_free(struct gp_cuda *c, int g, gp_dptr p)
 {
-	if (p && cu.p_cuCtxSetCurrent(c->gpu[g].ctx) == GP_CUDA_SUCCESS)
-		(void)cu.p_cuMemFree((gp_cu_dptr)p);
+	if (p && gp_cu.p_cuCtxSetCurrent(c->gpu[g].ctx) == GP_CUDA_SUCCESS)
+		(void)gp_cu.p_cuMemFree((gp_cu_dptr)p);
 }
 
 int gp_cuda_host_alloc(struct gp_cuda *c, size_t n, void **p, struct gp_err *e)
@@ -342,7 +328,7 @@ int gp_cuda_host_alloc(struct gp_cuda *c, size_t n, void **p, struct gp_err *e)
 void gp_cuda_host_free(struct gp_cuda *c, void *p)
 {
 	if (p)
-		(void)cu.p_cuMemFreeHost(p);
+		(void)gp_cu.p_cuMemFreeHost(p);
 	(void)c;
 }
 
@@ -356,195 +342,10 @@ int gp_cuda_host_dptr(struct gp_cuda *c, void *h, gp_dptr *d, struct gp_err *e)
 	return 0;
 }
 
-int gp_cuda_stream_new(struct gp_cuda *c, int g, gp_cuda_stream **s, struct gp_err *e)
-{
-	struct gp_cuda_stream *n = calloc(1, sizeof(*n));
-	gp_cu_result r;
-
-	if (!n)
-		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
-	if (gp_cuda_use(c, g, e)) {
-		free(n);
-		return -EIO;
-	}
-	r = cu.p_cuStreamCreate(&n->s, GP_CU_STREAM_NON_BLOCKING);
-	if (r != GP_CUDA_SUCCESS) {
-		free(n);
-		return cu_fail(e, "cuStreamCreate", r);
-	}
-	n->g = g;
-	*s = n;
-	return 0;
-}
-
-void gp_cuda_stream_free(struct gp_cuda *c, gp_cuda_stream *s)
-{
-	if (!s)
-		return;
-	if (cu.p_cuCtxSetCurrent(c->gpu[s->g].ctx) == GP_CUDA_SUCCESS)
-		(void)cu.p_cuStreamDestroy(s->s);
-	gp_cuda_free(c, s->g, s->word);
-	free(s);
-}
-
-int gp_cuda_sync(struct gp_cuda *c, gp_cuda_stream *s, struct gp_err *e)
-{
-	(void)c;
-	CU(cuStreamSynchronize, (s->s));
-	return 0;
-}
-
-int gp_cuda_h2d(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr dst, const void *src, size_t n, struct gp_err *e)
-{
-	if (gp_cuda_use(c, s->g, e))
-		return -EIO;
-	CU(cuMemcpyHtoDAsync, ((gp_cu_dptr)dst, src, n, s->s));
-	return 0;
-}
-
-int gp_cuda_d2h(struct gp_cuda *c, gp_cuda_stream *s, void *dst, gp_dptr src, size_t n, struct gp_err *e)
-{
-	if (gp_cuda_use(c, s->g, e))
-		return -EIO;
-	CU(cuMemcpyDtoHAsync, (dst, (gp_cu_dptr)src, n, s->s));
-	return 0;
-}
-
-int gp_cuda_d2d(struct gp_cuda *c, gp_cuda_stream *s, int gdst, gp_dptr dst, int gsrc, gp_dptr src, size_t n,
-		struct gp_err *e)
-{
-	if (gp_cuda_use(c, s->g, e))
-		return -EIO;
-	CU(cuMemcpyPeerAsync, ((gp_cu_dptr)dst, c->gpu[gdst].ctx, (gp_cu_dptr)src, c->gpu[gsrc].ctx, n, s->s));
-	return 0;
-}
-
-int gp_cuda_gate(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr flag, struct gp_err *e)
-{
-	if (gp_cuda_use(c, s->g, e))
-		return -EIO;
-	CU(cuStreamWaitValue32, (s->s, (gp_cu_dptr)flag, 1, GP_CU_STREAM_WAIT_VALUE_GEQ));
-	return 0;
-}
-
-int gp_cuda_mark(struct gp_cuda *c, gp_cuda_stream *s, void **ev, struct gp_err *e)
-{
-	if (gp_cuda_use(c, s->g, e))
-		return -EIO;
-	if (!*ev)
-		CU(cuEventCreate, ((gp_cu_event *)ev, GP_CU_EVENT_DEFAULT));
-	CU(cuEventRecord, ((gp_cu_event)*ev, s->s));
-	return 0;
-}
-
-int gp_cuda_wait(struct gp_cuda *c, gp_cuda_stream *s, void *ev, struct gp_err *e)
-{
-	if (gp_cuda_use(c, s->g, e))
-		return -EIO;
-	CU(cuStreamWaitEvent, (s->s, (gp_cu_event)ev, 0));
-	return 0;
-}
-
-int gp_cuda_elapsed(struct gp_cuda *c, void *a, void *b, float *ms, struct gp_err *e)
-{
-	(void)c;
-	CU(cuEventSynchronize, ((gp_cu_event)b));
-	CU(cuEventElapsedTime, (ms, (gp_cu_event)a, (gp_cu_event)b));
-	return 0;
-}
-
 int gp_cuda_attr(struct gp_cuda *c, int g, int attr, int *v, struct gp_err *e)
 {
 	CU(cuDeviceGetAttribute, (v, (gp_cu_device_attribute)attr, c->gpu[g].ordinal));
 	return 0;
-}
-
-int gp_cuda_kernel(struct gp_cuda *c, int g, const char *ptx, const char *name, void **fn, struct gp_err *e)
-{
-	struct gp_cuda_gpu *u = &c->gpu[g];
-	gp_cu_function f;
-	int k = 0;
-
-	if (gp_cuda_use(c, g, e))
-		return -EIO;
-	while (k < GP_CUDA_MODULES && u->module_ptx[k] && u->module_ptx[k] != ptx)
-		k++;
-	if (k == GP_CUDA_MODULES)
-		return gp_err_set(e, GP_E_FAIL, ENOSPC, "more than %d PTX modules on one GPU", GP_CUDA_MODULES);
-	if (!u->module_ptx[k]) {
-		gp_cu_module m = NULL;
-
-		u->module_rc[k] = cu.p_cuModuleLoadData(&m, ptx);
-		u->module[k] = u->module_rc[k] == GP_CUDA_SUCCESS ? m : NULL;
-		/* out of memory may pass: only a text the JIT refused is not tried again */
-		u->module_ptx[k] = u->module_rc[k] == GP_CUDA_ERROR_OUT_OF_MEMORY ? NULL : ptx;
-	}
-	if (!u->module[k])
-		return cu_fail(e, "cuModuleLoadData", (gp_cu_result)u->module_rc[k]);
-	CU(cuModuleGetFunction, (&f, (gp_cu_module)u->module[k], name));
-	*fn = f;
-	return 0;
-}
-
-int gp_cuda_kernel_smem(struct gp_cuda *c, int g, void *fn, int bytes, struct gp_err *e)
-{
-	if (gp_cuda_use(c, g, e))
-		return -EIO;
-	CU(cuFuncSetAttribute, ((gp_cu_function)fn, GP_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes));
-	return 0;
-}
-
-int gp_cuda_launch(struct gp_cuda *c, gp_cuda_stream *s, void *fn, unsigned grid, unsigned block, unsigned smem,
-		   void **params, struct gp_err *e)
-{
-	if (gp_cuda_use(c, s->g, e))
-		return -EIO;
-	CU(cuLaunchKernel, ((gp_cu_function)fn, grid, 1, 1, block, 1, 1, smem, s->s, params, NULL));
-	return 0;
-}
-
-int gp_cuda_stream_word(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr *word, struct gp_err *e)
-{
-	if (!s->word) {
-		gp_dptr p;
-		gp_cu_result r;
-
-		if (gp_cuda_alloc(c, s->g, 8, &p, e))
-			return -EIO;
-		r = cu.p_cuMemsetD32Async((gp_cu_dptr)p, 0, 2, s->s);
-		if (r != GP_CUDA_SUCCESS) {
-			gp_cuda_free(c, s->g, p);
-			return cu_fail(e, "cuMemsetD32Async", r);
-		}
-		s->word = p;
-	}
-	*word = s->word;
-	return 0;
-}
-
-int gp_cuda_stream_gpu(const gp_cuda_stream *s)
-{
-	return s->g;
-}
-
-int gp_cuda_dmabuf_fd(struct gp_cuda *c, int g, gp_dptr p, size_t n, int *fd, struct gp_err *e)
-{
-	int h = -1;
-
-	if (!cu.p_cuMemGetHandleForAddressRange)
-		return gp_err_set(e, GP_E_UNAVAIL, ENOSYS, "this driver cannot export dma-bufs (no cuMemGetHandleForAddressRange)");
-	if (gp_cuda_use(c, g, e))
-		return -EIO;
-	CU(cuMemGetHandleForAddressRange, (&h, (gp_cu_dptr)p, n, GP_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0));
-	*fd = h;
-	return 0;
-}
-
-void gp_cuda_event_free(struct gp_cuda *c, void *ev)
-{
-	(void)c;
-	if (ev)
-		(void)cu.p_cuEventDestroy((gp_cu_event)ev);
 }
 
 void gp_cuda_probe(struct gp_cuda_probe *p)
@@ -568,17 +369,17 @@ void gp_cuda_probe(struct gp_cuda_probe *p)
 		Dl_info dl;
 		char real[PATH_MAX];
 
-		if (dladdr(*(void **)&cu.p_cuInit, &dl) && dl.dli_fname && realpath(dl.dli_fname, real))
+		if (dladdr(*(void **)&gp_cu.p_cuInit, &dl) && dl.dli_fname && realpath(dl.dli_fname, real))
 			snprintf(p->lib, sizeof(p->lib), "%s", real);
 	}
-	r = cu.p_cuInit(0);
+	r = gp_cu.p_cuInit(0);
 	p->init = (int)r;
-	if (cu.p_cuGetErrorName(r, &name) != GP_CUDA_SUCCESS || !name)
+	if (gp_cu.p_cuGetErrorName(r, &name) != GP_CUDA_SUCCESS || !name)
 		name = "unknown CUDA error";
 	snprintf(p->init_name, sizeof(p->init_name), "%s", name);
-	if (cu.p_cuDriverGetVersion(&p->driver_version) != GP_CUDA_SUCCESS)
+	if (gp_cu.p_cuDriverGetVersion(&p->driver_version) != GP_CUDA_SUCCESS)
 		p->driver_version = 0;
-	if (r == GP_CUDA_SUCCESS && cu.p_cuDeviceGetCount(&n) == GP_CUDA_SUCCESS)
+	if (r == GP_CUDA_SUCCESS && gp_cu.p_cuDeviceGetCount(&n) == GP_CUDA_SUCCESS)
 		p->devices = n;
 	p->dmabuf = p->devices > 0 ? 1 : -1;
 	for (int i = 0; i < p->devices; i++) {
@@ -587,13 +388,13 @@ void gp_cuda_probe(struct gp_cuda_probe *p)
 		gp_cu_device d;
 		int v = 0, ma = 0, mi = 0;
 
-		if (cu.p_cuDeviceGet(&d, i) != GP_CUDA_SUCCESS) {
+		if (gp_cu.p_cuDeviceGet(&d, i) != GP_CUDA_SUCCESS) {
 			p->dmabuf = p->dmabuf ? -1 : 0;
 			if (g)
 				g->gdr = -1;
 			continue;
 		}
-		if (cu.p_cuDeviceGetAttribute(&v, GP_CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, d) != GP_CUDA_SUCCESS) {
+		if (gp_cu.p_cuDeviceGetAttribute(&v, GP_CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, d) != GP_CUDA_SUCCESS) {
 			p->dmabuf = p->dmabuf ? -1 : 0;
 		} else if (!v && p->dmabuf) {
 			p->dmabuf = 0;             /* a "no" outweighs an unknown */
@@ -601,15 +402,15 @@ void gp_cuda_probe(struct gp_cuda_probe *p)
 		}
 		if (!g)
 			continue;
-		if (cu.p_cuDeviceGetPCIBusId(id, sizeof(id), d) == GP_CUDA_SUCCESS) {
+		if (gp_cu.p_cuDeviceGetPCIBusId(id, sizeof(id), d) == GP_CUDA_SUCCESS) {
 			id[sizeof(id) - 1] = '\0';
 			if (gp_pci_parse_bdf(id, g->bdf))
 				g->bdf[0] = '\0';
 		}
-		g->gdr = cu.p_cuDeviceGetAttribute(&v, GP_CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, d) ==
+		g->gdr = gp_cu.p_cuDeviceGetAttribute(&v, GP_CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, d) ==
 			 GP_CUDA_SUCCESS ? !!v : -1;
-		if (cu.p_cuDeviceGetAttribute(&ma, GP_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d) == GP_CUDA_SUCCESS &&
-		    cu.p_cuDeviceGetAttribute(&mi, GP_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d) == GP_CUDA_SUCCESS)
+		if (gp_cu.p_cuDeviceGetAttribute(&ma, GP_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d) == GP_CUDA_SUCCESS &&
+		    gp_cu.p_cuDeviceGetAttribute(&mi, GP_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d) == GP_CUDA_SUCCESS)
 			g->cc = ma * 10 + mi;
 	}
 	pthread_mutex_unlock(&probe_lock);

@@ -125,4 +125,27 @@ typedef enum gp_cu_function_attribute { GP_CU_FUNC_ATTRS(GP_CU_ENUMERATOR_) } gp
 /* Drivers before 12.8 export cuEventElapsedTime only under its first name: gpup2p falls back to it. */
 #define GP_CU_ELAPSED_V1 "cuEventElapsedTime"
 
+/* libcore/cuda's own, not the driver's: the bound entry points and how a failed call is reported,
+ * shared by cuda.c (which binds them) and stream.c. */
+struct gp_err;
+
+#define GP_CU_FIELD_(f, sym, args) gp_cu_result (*p_##f) args;
+/* The driver API bound from libcuda, gp_cu.p_<API name>; an optional entry point is NULL when absent. */
+struct gp_cu_api {
+	GP_CU_FUNCS(GP_CU_FIELD_)
+	GP_CU_FUNCS_OPTIONAL(GP_CU_FIELD_)
+};
+#undef GP_CU_FIELD_
+extern struct gp_cu_api gp_cu;
+
+/* Fill e with the failed call and its CUDA error name (GP_E_FAIL, EIO); returns -EIO. */
+int gp_cu_fail(struct gp_err *e, const char *call, gp_cu_result r);
+
+/* Call gp_cu.p_<call> args; on an error, return gp_cu_fail(e, ...) from the calling function. */
+#define CU(call, args) do { \
+	gp_cu_result r_ = gp_cu.p_##call args; \
+	if (r_ != GP_CUDA_SUCCESS) \
+		return gp_cu_fail(e, #call, r_); \
+} while (0)
+
 #endif
