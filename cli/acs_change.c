@@ -166,6 +166,15 @@ static void print_notes(const struct cli *c, const struct acs_opts *o, const str
 	       "then, or make it permanent with the boot parameter\n  %s\n", bp);
 }
 
+/* libcore says what stands in the way (kind: GP_ACS_UNSAFE_*); the option that overrides it is ours */
+static void force_hint(struct gp_err *refusal, int kind)
+{
+	size_t n = strlen(refusal->msg);
+
+	snprintf(refusal->msg + n, sizeof(refusal->msg) - n, "%s",
+		 kind == GP_ACS_UNSAFE_VFIO ? "; use --force to clear it anyway" : ", or use --force");
+}
+
 int acs_change(struct cli *c, const struct acs_opts *o, struct gp_topo *t)
 {
 	struct gp_acs_io io = gp_acs_io_libpci(t->pci);
@@ -174,7 +183,7 @@ int acs_change(struct cli *c, const struct acs_opts *o, struct gp_topo *t)
 	struct gp_acs_plan pl;
 	struct gp_buf bp = GP_BUF_INIT; /* the boot parameter: every bridge, however many */
 	char state[GP_PATH_MAX];
-	int rc;
+	int rc, kind;
 
 	if (o->state)
 		snprintf(state, sizeof(state), "%s", o->state);
@@ -211,7 +220,8 @@ int acs_change(struct cli *c, const struct acs_opts *o, struct gp_topo *t)
 		if (rc)
 			return cli_fail(&e);
 		/* the IOMMU translating or VFIO below a bridge: refused unless --force; a dry run shows it too */
-		if (!o->force && gp_acs_plan_check(t->pci, &pl, &refusal)) {
+		if (!o->force && (kind = gp_acs_plan_check(t->pci, &pl, &refusal)) > 0) {
+			force_hint(&refusal, kind);
 			if (o->dry_run) {
 				gp_acs_plan_boot_param(&pl, o->mode, &bp);
 				print_plan(c, o, t, &pl, state, gp_buf_str(&bp), refusal.msg,

@@ -24,7 +24,8 @@ static int governed(const struct gp_pci *p, int b, const struct gp_pci_dev *d)
 }
 
 /* Why an IOMMU group of unknown type counts as unsafe: its type file is missing (kernels before 5.11
- * have none) or unreadable, so the IOMMU may translate for d (intel_iommu=on without iommu=pt). */
+ * have none) or unreadable, so the IOMMU may translate for d (intel_iommu=on without iommu=pt). The
+ * reasons here say what stands in the way, never the option that would override it (the caller's). */
 static void unknown_why(const struct gp_pci *p, const struct gp_pci_dev *d, const char *where, char *why, size_t n)
 {
 	char path[64], type[64];
@@ -33,7 +34,7 @@ static void unknown_why(const struct gp_pci *p, const struct gp_pci_dev *d, cons
 	snprintf(path, sizeof(path), "/sys/kernel/iommu_groups/%d/type", d->iommu_group);
 	rc = gp_root_read_text(p->root, path, type, sizeof(type));
 	snprintf(why, n, "whether the IOMMU translates for %s %s is unknown (%s: %s), and if it does, its peer "
-		 "requests would skip the translation; boot with iommu=pt, or use --force", d->bdf, where, path,
+		 "requests would skip the translation", d->bdf, where, path,
 		 rc < 0 ? gp_root_strerror((int)-rc) : rc == 0 ? "empty" : "a type not known here");
 }
 
@@ -45,14 +46,14 @@ static int unsafe(const struct gp_pci *p, int b, const struct gp_pci_dev *d, cha
 	const char *where = p->devs[b].is_bridge ? "below it" : "of that device";
 
 	if (!strcmp(d->driver, "vfio-pci"))
-		snprintf(why, n, "%s %s is bound to vfio-pci, and a guest's device could then reach another's memory; "
-			 "use --force to clear it anyway", d->bdf, where);
+		snprintf(why, n, "%s %s is bound to vfio-pci, and a guest's device could then reach another's memory",
+			 d->bdf, where);
 	else if (m == GP_IOMMU_UNMANAGED)
 		snprintf(why, n, "%s %s is in IOMMU group %d, owned by a user-space driver (VFIO), and a guest's device "
-			 "could then reach another's memory; use --force to clear it anyway", d->bdf, where, d->iommu_group);
+			 "could then reach another's memory", d->bdf, where, d->iommu_group);
 	else if (m == GP_IOMMU_DMA || m == GP_IOMMU_DMA_FQ)
 		snprintf(why, n, "the IOMMU translates (%s) for %s %s, whose peer requests would then skip the "
-			 "translation and could reach the wrong memory; boot with iommu=pt, or use --force",
+			 "translation and could reach the wrong memory",
 			 gp_iommu_mode_name(m), d->bdf, where);
 	else if (m == GP_IOMMU_UNKNOWN && d->iommu_group >= 0)
 		unknown_why(p, d, where, why, n);
@@ -81,7 +82,7 @@ int gp_acs_plan_check(const struct gp_pci *p, const struct gp_acs_plan *pl, stru
 {
 	char why[384] = "", more_s[48] = "";
 	const char *first = NULL;
-	int more = 0;
+	int more = 0, kind = 0;
 
 	for (int i = 0; i < pl->n; i++) {
 		const struct gp_acs_change *c = &pl->c[i];
@@ -91,7 +92,7 @@ int gp_acs_plan_check(const struct gp_pci *p, const struct gp_acs_plan *pl, stru
 		if (c->before == c->after)
 			continue;
 		for (int k = 0; k < p->n && !bad; k++)
-			bad = governed(p, c->pci, &p->devs[k]) && unsafe(p, c->pci, &p->devs[k], w, sizeof(w));
+			bad = governed(p, c->pci, &p->devs[k]) ? unsafe(p, c->pci, &p->devs[k], w, sizeof(w)) : 0;
 		if (!bad)
 			continue;
 		if (first) {
@@ -99,11 +100,14 @@ int gp_acs_plan_check(const struct gp_pci *p, const struct gp_acs_plan *pl, stru
 			continue;
 		}
 		first = c->bdf;
+		kind = bad;
 		snprintf(why, sizeof(why), "%s", w);
 	}
 	if (!first)
 		return 0;
 	if (more)
 		snprintf(more_s, sizeof(more_s), " (and %d more bridge%s)", more, more > 1 ? "s" : "");
-	return gp_err_set(e, GP_E_USAGE, EPERM, "refusing to clear ACS on %s%s: %s", first, more_s, why);
+	gp_err_set(e, GP_E_USAGE, EPERM, "refusing to clear ACS on %s%s: %s%s", first, more_s, why,
+		   kind == GP_ACS_UNSAFE_IOMMU ? "; boot with iommu=pt" : "");
+	return kind;
 }

@@ -195,8 +195,6 @@ static void acs_fix(struct gp_doctor_ctx *c, struct gp_finding *f, const struct 
 	char why[384];
 	int kind = gp_acs_bridge_unsafe(c->pci, b->pci, why, sizeof(why));
 
-	if (kind && strstr(why, "; "))              /* the refusal's own advice (--force) is not this fix */
-		*strstr(why, "; ") = 0;
 	switch (kind) {
 	case GP_ACS_UNSAFE_VFIO:
 		gp_finding_fix(f, "none while VFIO owns a device below it: %s (gpup2p acs --disable refuses; unbind "

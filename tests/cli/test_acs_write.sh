@@ -66,7 +66,7 @@ fi
 
 # IOMMU in DMA-FQ mode: refused (64, one line naming the bridge, the GPU and the mode), the dry run
 # shows the plan and the same refusal, nothing is written
-expect 64 "^gpup2p: refusing to clear ACS on 0000:02:08.0 \(and 1 more bridge\): the IOMMU translates \(DMA-FQ\) for 0000:03:00.0 below it.*--force" \
+expect 64 "^gpup2p: refusing to clear ACS on 0000:02:08.0 \(and 1 more bridge\): the IOMMU translates \(DMA-FQ\) for 0000:03:00.0 below it.*; boot with iommu=pt, or use --force$" \
 	--root "$W" acs --disable
 out=$("$BIN" --root "$W" acs --disable --dry-run 2>"$T/err"); rc=$?
 [ $rc -eq 64 ] && grep -q "0000:02:08.0 switch downstream \[10b5:8747\]  ACSCtl 0x001d -> 0x0011  would change" <<<"$out" &&
@@ -145,7 +145,7 @@ expect 2 "cannot create the lock file .*notadir/x.lock" --root "$W" acs --disabl
 cp -a "$FX/acsguard" "$T/ag"
 G=$T/ag
 G0=$(sums "$G")
-expect 64 "^gpup2p: refusing to clear ACS on 0000:00:02.0 \(and 2 more bridges\): 0000:07:00.0 below it is bound to vfio-pci.*--force" \
+expect 64 "^gpup2p: refusing to clear ACS on 0000:00:02.0 \(and 2 more bridges\): 0000:07:00.0 below it is bound to vfio-pci.*memory; use --force to clear it anyway$" \
 	--root "$G" acs --disable
 expect 64 "^gpup2p: refusing to clear ACS on 0000:06:08.0: 0000:07:00.0 below it is bound to vfio-pci" \
 	--root "$G" acs --disable --device 06:08.0 --dry-run

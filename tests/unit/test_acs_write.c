@@ -454,20 +454,24 @@ static void guard_tests(void)
 	gp_acs_plan_free(&pl);
 	rc = gp_acs_plan_disable(&x.t, &x.a, GP_ACS_SCOPE_LISTED, vfio, 1, GP_ACS_CLEAR_REDIRECT, &pl, &e);
 	rc = rc ? rc : gp_acs_plan_check(&x.p, &pl, &e);
-	CHECK(rc < 0 && e.cls == GP_E_USAGE && strstr(e.msg, "refusing to clear ACS on 0000:06:08.0: 0000:07:00.0 below it") &&
-	      strstr(e.msg, "vfio-pci") && strstr(e.msg, "--force") && !strchr(e.msg, '\n'),
+	CHECK(rc == GP_ACS_UNSAFE_VFIO && e.cls == GP_E_USAGE &&
+	      strstr(e.msg, "refusing to clear ACS on 0000:06:08.0: 0000:07:00.0 below it") &&
+	      strstr(e.msg, "vfio-pci") && !strstr(e.msg, "iommu=pt") && !strchr(e.msg, '\n'),
 	      "vfio-pci below: refused, one line naming bridge, device, driver (%s)", e.msg);
+	CHECK(!strstr(e.msg, "--"), "the refusal names no option: the command adds its own (%s)", e.msg);
 	pl.c[0].after = pl.c[0].before;
 	CHECK(gp_acs_plan_check(&x.p, &pl, &e) == 0, "a bridge the plan does not change is never refused");
 	gp_acs_plan_free(&pl);
 	rc = gp_acs_plan_disable(&x.t, &x.a, GP_ACS_SCOPE_LISTED, dma, 1, GP_ACS_CLEAR_REDIRECT, &pl, &e);
 	rc = rc ? rc : gp_acs_plan_check(&x.p, &pl, &e);
-	CHECK(rc < 0 && e.cls == GP_E_USAGE && strstr(e.msg, "the IOMMU translates (DMA) for 0000:08:00.0 below it"),
-	      "IOMMU group of type DMA below: refused, naming the mode (%s)", e.msg);
+	CHECK(rc == GP_ACS_UNSAFE_IOMMU && e.cls == GP_E_USAGE &&
+	      strstr(e.msg, "the IOMMU translates (DMA) for 0000:08:00.0 below it") && !strstr(e.msg, "--") &&
+	      strlen(e.msg) > 20 && !strcmp(e.msg + strlen(e.msg) - 20, "; boot with iommu=pt"),
+	      "IOMMU group of type DMA below: refused, naming the mode, ending in iommu=pt (%s)", e.msg);
 	gp_acs_plan_free(&pl);
 	rc = gp_acs_plan_disable(&x.t, &x.a, GP_ACS_SCOPE_PATHS, NULL, 0, GP_ACS_ZERO, &pl, &e);
 	rc = rc ? rc : gp_acs_plan_check(&x.p, &pl, &e);
-	CHECK(rc < 0 && strstr(e.msg, "on 0000:00:02.0 (and 2 more bridges): 0000:07:00.0 below it"),
+	CHECK(rc == GP_ACS_UNSAFE_VFIO && strstr(e.msg, "on 0000:00:02.0 (and 2 more bridges): 0000:07:00.0 below it"),
 	      "default scope: the root port above both is named first, the two switch ports counted (%s)", e.msg);
 	gp_acs_plan_free(&pl);
 	/* a group owned by a user-space driver ("unmanaged"), with no vfio-pci link */
@@ -480,7 +484,8 @@ static void guard_tests(void)
 		CHECK(g1 && g1->iommu_group >= 0 && system(cmd) == 0, "GPU1's group set to unmanaged");
 		rc = gp_acs_plan_disable(&x.t, &x.a, GP_ACS_SCOPE_LISTED, sw, 1, GP_ACS_CLEAR_REDIRECT, &pl, &e);
 		rc = rc ? rc : gp_acs_plan_check(&x.p, &pl, &e);
-		CHECK(rc < 0 && strstr(e.msg, "0000:04:00.0 below it is in IOMMU group") && strstr(e.msg, "user-space driver"),
+		CHECK(rc == GP_ACS_UNSAFE_VFIO && strstr(e.msg, "0000:04:00.0 below it is in IOMMU group") &&
+		      strstr(e.msg, "user-space driver") && !strstr(e.msg, "--"),
 		      "unmanaged group below: refused (%s)", e.msg);
 		gp_acs_plan_free(&pl);
 	}
@@ -491,7 +496,8 @@ static void guard_tests(void)
 	if (x.t.n) {
 		rc = gp_acs_plan_disable(&x.t, &x.a, GP_ACS_SCOPE_PATHS, NULL, 0, GP_ACS_CLEAR_REDIRECT, &pl, &e);
 		rc = rc ? rc : gp_acs_plan_check(&x.p, &pl, &e);
-		CHECK(rc < 0 && strstr(e.msg, "on 0000:02:08.0 (and 1 more bridge): the IOMMU translates (DMA-FQ) for 0000:03:00.0"),
+		CHECK(rc == GP_ACS_UNSAFE_IOMMU &&
+		      strstr(e.msg, "on 0000:02:08.0 (and 1 more bridge): the IOMMU translates (DMA-FQ) for 0000:03:00.0"),
 		      "workstation (DMA-FQ): refused (%s)", e.msg);
 		gp_acs_plan_free(&pl);
 		fx_unload(&x);

@@ -58,19 +58,25 @@ int gp_acs_plan_disable(const struct gp_topo *t, const struct gp_acs_audit *a, e
 			const char *const *bdfs, int nbdf, enum gp_acs_mode mode, struct gp_acs_plan *pl,
 			struct gp_err *e);
 
+/* What clearing ACS on a bridge would undo: GP_ACS_UNSAFE_IOMMU a function it governs is translated
+ * by the IOMMU (boot with iommu=pt first), GP_ACS_UNSAFE_VFIO one is owned by VFIO (a guest's: leave
+ * ACS on). The first is what booting with iommu=pt removes, the second only unbinding from VFIO. */
+enum { GP_ACS_UNSAFE_IOMMU = 1, GP_ACS_UNSAFE_VFIO = 2 };
+
 /* Where clearing ACS would undo isolation, refuse: a function below a bridge the plan changes
  * (before != after), or beside a multi-function device's function, is translated by the IOMMU (group
  * type DMA or DMA-FQ: its peer requests would no longer reach the IOMMU), in a group whose type is
  * unknown (no type file, as before Linux 5.11: it may translate), bound to vfio-pci or in a
  * group owned by a user-space driver ("unmanaged": a guest could reach another's memory). 0 when
- * none is; else a GP_E_USAGE error (exit 64, --force overrides), one line naming the bridge, the
- * function and why. Reads the groups' types through p's root. */
+ * none is; else the first refused bridge's GP_ACS_UNSAFE_* and a GP_E_USAGE error (exit 64), one line
+ * naming the bridge, the function and why ("; boot with iommu=pt" ending an IOMMU one). The line
+ * names no option: the caller adds its own override (the acs command's --force). Reads the groups'
+ * types through p's root. */
 int gp_acs_plan_check(const struct gp_pci *p, const struct gp_acs_plan *pl, struct gp_err *e);
 
 /* What clearing ACS on bridge b (p->devs[b]) would undo, as gp_acs_plan_check judges it: 0 nothing,
- * GP_ACS_UNSAFE_IOMMU a function it governs is translated by the IOMMU (boot with iommu=pt first),
- * GP_ACS_UNSAFE_VFIO one is owned by VFIO (a guest's: leave ACS on); why says which and why. */
-enum { GP_ACS_UNSAFE_IOMMU = 1, GP_ACS_UNSAFE_VFIO = 2 };
+ * else GP_ACS_UNSAFE_VFIO where any function it governs is owned by VFIO, else GP_ACS_UNSAFE_IOMMU;
+ * why says which function and why, with no advice (neither iommu=pt nor an option). */
 int gp_acs_bridge_unsafe(const struct gp_pci *p, int b, char *why, size_t n);
 
 /* The line for /etc/default/grub that adds the kernel parameter param to GRUB_CMDLINE_LINUX:
