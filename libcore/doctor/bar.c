@@ -245,7 +245,7 @@ static void check_bar1_used(struct gp_doctor_ctx *c)
 {
 	if (!c->root->live) {
 		gp_doctor_add(c, GP_SEV_SKIPPED, "system", "live only: BAR1 use changes with every process, so snapshots "
-			      "do not record it (--root %s)", c->root->dir);
+			      "do not record it (offline: root %s)", c->root->dir);
 		return;
 	}
 	gp_doctor_each_nvml_gpu(c, bar1_used_one);

@@ -68,7 +68,8 @@ static void check_gpu_bound(struct gp_doctor_ctx *c)
 			f = gp_doctor_add(c, GP_SEV_WARNING, d->bdf, "%s is owned by vfio-pci (given to a VM?): CUDA on this host "
 					  "cannot use it", name);
 			gp_finding_fix(f, "if it should serve this host: driverctl unset-override %s (or echo %s > "
-				       "/sys/bus/pci/drivers/vfio-pci/unbind; modprobe nvidia); on a VM host: --skip "
+				       "/sys/bus/pci/drivers/vfio-pci/unbind; modprobe nvidia); on a VM host: "
+				       "gpup2p doctor --skip "
 				       "driver.gpu_bound", d->bdf, d->bdf);
 		} else if (!d->driver[0] && nv == 0) {
 			f = gp_doctor_add(c, GP_SEV_SKIPPED, d->bdf, "%s has no driver: the nvidia module is not loaded (see "
@@ -338,13 +339,14 @@ static const struct gp_doctor_check checks[] = {
 	  "Loads libcuda and calls cuInit, cuDriverGetVersion and cuDeviceGetCount (no context: cheap). Error when "
 	  "cuInit fails or finds no device, with the CUDA error decoded (CUDA_VISIBLE_DEVICES hiding every GPU, "
 	  "libcuda and the kernel module from different drivers). Unknown when libcuda cannot be loaded; live only. "
-	  "cuInit runs on a thread from the start of the run; --no-cuda skips it." },
+	  "cuInit runs on a thread from the start of the run; gpup2p doctor --no-cuda skips it." },
 	{ "driver.version", "kernel module and user-space driver versions, and what they support", GP_SRC_PROC | GP_SRC_NVML,
 	  0, gp_doctor_check_version,
 	  "Compares the kernel module's version (/proc/driver/nvidia/version) with NVML's. Error when they differ "
 	  "(after an upgrade without reboot: CUDA and NVML fail with a version mismatch). Info for a driver before "
 	  "R470 (no nvidia-peermem, no dma-buf export); driver.cuda_init shows the CUDA driver API version. With "
-	  "--active it also probes whether the CPU can mmap a dma-buf of GPU memory (a context, 64 KiB exported)." },
+	  "gpup2p doctor --active it also probes whether the CPU can mmap a dma-buf of GPU memory (a context, "
+	  "64 KiB exported)." },
 	{ "driver.persistence", "persistence mode off", GP_SRC_NVML, 0, gp_doctor_check_persistence,
 	  "Reads each GPU's persistence mode (NVML). Warning when off: the driver tears the GPU down when its last "
 	  "client exits, so each job's first CUDA call pays seconds of initialisation. Fix: nvidia-persistenced." },

@@ -16,7 +16,7 @@ const struct gp_cuda_probe *gp_doctor_cuda(struct gp_doctor_ctx *c)
 	if (c->no_cuda && (c->cuda_probe = calloc(1, sizeof(*c->cuda_probe)))) {
 		c->cuda_probe->devices = -1;
 		c->cuda_probe->dmabuf = -1;
-		snprintf(c->cuda_probe->why, sizeof(c->cuda_probe->why), "not loaded: --no-cuda");
+		snprintf(c->cuda_probe->why, sizeof(c->cuda_probe->why), "not loaded: gpup2p doctor --no-cuda");
 		snprintf(c->src.cuda_why, sizeof(c->src.cuda_why), "%s", c->cuda_probe->why);
 		return c->cuda_probe;
 	}
@@ -42,12 +42,12 @@ static int dmabuf_mmap(struct gp_doctor_ctx *c, char *why, size_t n)
 	int ok;
 
 	if (!c->root->live && !c->probe_libs) {
-		snprintf(why, n, "not probed: offline (--root)");
+		snprintf(why, n, "not probed: offline");
 		return -1;
 	}
 	if (!c->active) {
-		snprintf(why, n, "not probed: the probe creates a CUDA context and exports GPU memory; doctor "
-			 "--active runs it");
+		snprintf(why, n, "not probed: the probe creates a CUDA context and exports GPU memory; "
+			 "gpup2p doctor --active runs it");
 		return -1;
 	}
 	if (!c->cuda_wanted) {

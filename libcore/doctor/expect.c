@@ -295,7 +295,8 @@ static void nic_rate_check(struct gp_doctor_ctx *c) { check_field(c, GP_EXPECT_N
 static void nic_link(struct gp_doctor_ctx *c) { check_field(c, GP_EXPECT_NIC, GP_XF_LINK); }
 static void nic_numa(struct gp_doctor_ctx *c) { check_field(c, GP_EXPECT_NIC, GP_XF_NUMA); }
 
-#define SEE " Without --expect FILE skipped (not requested) (gpup2p-doctor(1) describes the format; gpup2p report --baseline writes it)."
+#define SEE " Without gpup2p doctor --expect FILE skipped (not requested) (gpup2p-doctor(1) describes the " \
+	"format; gpup2p report --baseline writes it)."
 
 static const struct gp_doctor_check checks[] = {
 	{ "expect.gpu_count", "fewer GPUs than the baseline expects", GP_SRC_SYSFS, 0, gpu_count,
@@ -309,7 +310,8 @@ static const struct gp_doctor_check checks[] = {
 	  "Compares each GPU's PCIe link with gpu.link (gen5 x16): the width is the current one; the generation the "
 	  "current speed, except where a GPU runs below what both ends support, which is taken as idle (GPUs "
 	  "train down when idle) and judged by what both ends support: a slot or riser that caps the link shows, "
-	  "a link that trains low only under load does not (pcie.link_speed with --active). Lower is an error, "
+	  "a link that trains low only under load does not (pcie.link_speed with gpup2p doctor --active). "
+	  "Lower is an error, "
 	  "higher a warning (the baseline is out of date)." SEE },
 	{ "expect.nvlinks", "fewer NVLinks up on a GPU than the baseline's", GP_SRC_NVML, 0, gpu_nvlinks,
 	  "Compares each GPU's active NVLinks (NVML) with gpu.nvlinks: fewer is an error (a link down, a bridge "
@@ -333,5 +335,5 @@ static const struct gp_doctor_check checks[] = {
 	  "error; the GPUs that used it as their near NIC now cross sockets." SEE },
 };
 
-GP_DOCTOR_FAMILY_CLEANUP(gp_doctor_fam_expect, "expect", "the node against its expected baseline (--expect)", checks,
-			 gp_doctor_expect_free);
+GP_DOCTOR_FAMILY_CLEANUP(gp_doctor_fam_expect, "expect", "the node against its expected baseline (gpup2p doctor --expect)",
+			 checks, gp_doctor_expect_free);

@@ -265,8 +265,10 @@ static const struct gp_doctor_check checks[] = {
 	{ "gpu.compute_mode", "compute mode Prohibited or exclusive", GP_SRC_NVML, 0, check_compute_mode,
 	  "Reads the compute mode (NVML). Warning for Prohibited (no CUDA context at all); info for the exclusive "
 	  "modes, usually a scheduler's choice: one process per GPU, whose P2P still works." },
-	{ "gpu.xid", "Xid events in the kernel log since boot (with --kmsg)", GP_SRC_KMSG, 0, gp_doctor_check_xid,
-	  "With --kmsg only (the kernel log may hold private data): reads /dev/kmsg from its oldest record, without "
+	{ "gpu.xid", "Xid events in the kernel log since boot (gpup2p doctor --kmsg)", GP_SRC_KMSG, 0,
+	  gp_doctor_check_xid,
+	  "With gpup2p doctor --kmsg only (the kernel log may hold private data): reads /dev/kmsg from its "
+	  "oldest record, without "
 	  "blocking, and counts the NVIDIA driver's \"NVRM: Xid (PCI:...): N\" lines per GPU. Each code is judged by "
 	  "NVIDIA's Xid catalogue for Ampere and later (all 172 codes) and its immediate action: error where the GPU "
 	  "needs a reset or a power cycle (RESET_GPU, RESTART_BM, the ECC and NVLink workflows), and for an Xid 154 "
@@ -274,14 +276,16 @@ static const struct gp_doctor_check checks[] = {
 	  "the board needs attention (54: auxiliary power); info for what the catalogue ignores (43, 45, 63, 92). The "
 	  "worst code sets the fix: 79 (fallen off the bus) says power-cycle, then check power, riser or retimer "
 	  "and the link before reseating or RMA. A code the catalogue does not list: warning, a generic fix. "
-	  "Under --root it reads ROOT/dev/kmsg, a saved dmesg or kmsg dump: snapshots do not capture the log." },
+	  "Under gpup2p --root ROOT doctor --kmsg it reads ROOT/dev/kmsg, a saved dmesg or kmsg dump: "
+	  "snapshots do not capture the log." },
 	{ "gpu.throttle", "clocks slowed by heat, power brake or hardware slowdown", GP_SRC_NVML, 0, gp_doctor_check_throttle,
 	  "Reads NVML's clock event reasons (nvmlDeviceGetCurrentClocksEventReasons; ThrottleReasons before R535), "
 	  "live or as the snapshot recorded them. Warning, naming the reason and its fix, for HW slowdown, HW "
 	  "thermal slowdown, HW power brake and SW thermal slowdown: a healthy GPU never shows them, at rest or "
 	  "busy, and they slow copies and kernels (cooling; the PSUs and the BMC's power policy). Idle, "
 	  "applications clocks, SW power cap, sync boost and display clock are evidence only: a GPU at rest "
-	  "clocks down and one at full load sits at its power limit. With --active (live), each GPU is also kept "
+	  "clocks down and one at full load sits at its power limit. With gpup2p doctor --active (live), each "
+	  "GPU is also kept "
 	  "busy with host->GPU copies (1 GiB) while another thread samples the reasons and its PCIe link every 2 "
 	  "ms: a link below the speed or width both ends support under that load is a warning (at rest GPUs "
 	  "train the link down: pcie.link_speed's info); the SW power cap or an applications clocks setting "

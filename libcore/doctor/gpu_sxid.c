@@ -116,7 +116,7 @@ void gp_doctor_check_sxid(struct gp_doctor_ctx *c)
 
 	if (!c->kmsg) {
 		gp_doctor_add(c, GP_SEV_SKIPPED, "system", "not requested: reads the kernel log (/dev/kmsg), which may "
-			      "hold private data and may need root: run doctor --kmsg");
+			      "hold private data and may need root: run gpup2p doctor --kmsg");
 		return;
 	}
 	if (!(t = calloc(1, sizeof(*t)))) {

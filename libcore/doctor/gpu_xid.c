@@ -247,7 +247,7 @@ void gp_doctor_check_xid(struct gp_doctor_ctx *c)
 
 	if (!c->kmsg) {
 		gp_doctor_add(c, GP_SEV_SKIPPED, "system", "not requested: reads the kernel log (%s), which may hold "
-			      "private data and may need root: run doctor --kmsg", KMSG);
+			      "private data and may need root: run gpup2p doctor --kmsg", KMSG);
 		return;
 	}
 	if (gp_doctor_no_gpu(c))

@@ -21,8 +21,8 @@ static void check_loaded(struct gp_doctor_ctx *c)
 		return;
 	}
 	if (!m) {
-		f = gp_doctor_add(c, GP_SEV_INFO, "gpup2p", "gpup2p.ko is not loaded (only pin, map and copy --via map "
-				  "need it)");
+		f = gp_doctor_add(c, GP_SEV_INFO, "gpup2p", "gpup2p.ko is not loaded (only pin, map and "
+				  "gpup2p copy --via map need it)");
 		gp_finding_fix(f, "gpup2p enable (after make kmod && make -C kmod install, or DKMS)");
 		gp_finding_ev(f, "/proc/modules", "no gpup2p");
 		return;
@@ -128,7 +128,7 @@ static void check_loadable(struct gp_doctor_ctx *c)
 static const struct gp_doctor_check checks[] = {
 	{ "kmod.loaded", "gpup2p.ko loaded, and of this tool's version", GP_SRC_PROC | GP_SRC_SYSFS, 0, check_loaded,
 	  "Reads /proc/modules and /sys/module/gpup2p/version. Info when gpup2p.ko is not loaded (only pin, map and "
-	  "copy --via map need it); warning when its version differs from the tool's." },
+	  "gpup2p copy --via map need it); warning when its version differs from the tool's." },
 	{ "kmod.node", "/dev/gpup2p missing or unusable while gpup2p.ko is loaded", GP_SRC_PROC | GP_SRC_DEV, 0, check_node,
 	  "Looks for /dev/gpup2p when gpup2p.ko is loaded. Warning when it is missing (no udev rule) or this user "
 	  "cannot open it." },

@@ -17,7 +17,7 @@ static int not_recorded(struct gp_doctor_ctx *c, const char *subject, int known)
 {
 	if (c->root->live || known)
 		return 0;
-	gp_doctor_add(c, GP_SEV_SKIPPED, subject, "live only: no process limits recorded under --root %s (a "
+	gp_doctor_add(c, GP_SEV_SKIPPED, subject, "live only: no process limits recorded offline (root %s: a "
 		      "snapshot of a live system records them; older gpup2p did not)", c->root->dir);
 	return 1;
 }

@@ -151,11 +151,14 @@ static const struct gp_doctor_check checks[] = {
 	  "Reads the NVLink error counters nvidia-smi nvlink -e shows, each summed over a GPU's active links: "
 	  "replay, recovery and CRC flit; CRC data too before Hopper (from Hopper on it rises at idle, corrected "
 	  "by replay; DCGM likewise ignores CRC below 100 a second). Read twice while gathering the GPU facts "
-	  "(first, and again after the GPU's other facts; one thread per GPU); with --active on a live system "
+	  "(first, and again after the GPU's other facts; one thread per GPU); with gpup2p doctor --active on "
+	  "a live system "
 	  "once more, at least a second after the first read. Warning naming each counter that rose between "
 	  "the reads; steady counts are ok. Snapshots of facts format 1 stored one sum: not evidence, skipped." },
-	{ "nvlink.sxid", "NVSwitch SXid events in the kernel log (with --kmsg)", GP_SRC_KMSG, 0, gp_doctor_check_sxid,
-	  "With --kmsg only, as gpu.xid: counts the NVSwitch driver's \"nvidia-nvswitchN: SXid (PCI:...): N, Fatal|"
+	{ "nvlink.sxid", "NVSwitch SXid events in the kernel log (gpup2p doctor --kmsg)", GP_SRC_KMSG, 0,
+	  gp_doctor_check_sxid,
+	  "With gpup2p doctor --kmsg only, as gpu.xid: counts the NVSwitch driver's \"nvidia-nvswitchN: SXid "
+	  "(PCI:...): N, Fatal|"
 	  "Non-fatal, Link L ...\" lines per switch, naming the switch, its links and codes. Error for a fatal SXid "
 	  "(the jobs whose NVLink traffic crosses the port were aborted: reset the GPUs on it, or reboot when the "
 	  "port joins two switches, as NVIDIA's Fabric Manager guide says); warning for non-fatal ones (a link "

@@ -364,7 +364,7 @@ static const struct gp_doctor_check checks[] = {
 	  "registry keys such as RMForceP2PType (driver.params). Info when it refuses a pair across the root complex "
 	  "(PHB, NODE, SYS): CUDA often does so by design. GeForce parts: NVIDIA's driver disables PCIe P2P on "
 	  "them; a patched driver needs a large BAR and no IOMMU translation: info, or a warning when CUDA says yes "
-	  "without them; --active verifies by moving data. Live only." },
+	  "without them; gpup2p doctor --active verifies by moving data. Live only." },
 	{ "p2p.nvml_status", "NVML's P2P status disagrees with CUDA's", GP_SRC_NVML | GP_SRC_CUDA, 0, check_nvml_status,
 	  "Asks NVML (nvmlDeviceGetP2PStatus: read, write, NVLink, atomics) and libcuda for every ordered GPU pair. "
 	  "Warning naming the side that refuses when they disagree: CUDA allows and NVML reports read or write "
@@ -380,16 +380,19 @@ static const struct gp_doctor_check checks[] = {
 	  "version; BAR1 >= VRAM; IOMMU off or pass-through; GPUs of one generation (NVML's architecture, else the "
 	  "name). One finding per unmet condition, naming it and the fix: a version mismatch is an error; the others "
 	  "are warnings when CUDA reports P2P on the GeForce pairs (it is on and may fail), else info. Ok when all "
-	  "that can be read is met. Only --active proves P2P works: p2p.verify copies every pair both ways." },
+	  "that can be read is met. Only gpup2p doctor --active proves P2P works: p2p.verify copies every pair "
+	  "both ways." },
 	{ "p2p.verify", "a copy between GPUs, or with the host, delivers wrong data", GP_SRC_CUDA, 1,
 	  gp_doctor_check_p2p_verify,
-	  "With --active: copies a pattern over every ordered GPU pair (the copy engines, peer access on where CUDA "
+	  "With gpup2p doctor --active: copies a pattern over every ordered GPU pair (the copy engines, peer "
+	  "access on where CUDA "
 	  "allows it, else staged by the driver) and between host memory and each GPU, and checks every byte. "
 	  "Error on a mismatch: P2P says yes, data wrong (a BAR, ACS, IOMMU or driver fault; never use the path). "
 	  "A single GPU: only host<->GPU." },
 	{ "p2p.bandwidth", "peer or host copies below half the link's rate", GP_SRC_CUDA | GP_SRC_SYSFS, 1,
 	  gp_doctor_check_p2p_bandwidth,
-	  "With --active: times 64 MiB copies (a few repetitions, the median) over each GPU pair with P2P access "
+	  "With gpup2p doctor --active: times 64 MiB copies (a few repetitions, the median) over each GPU pair "
+	  "with P2P access "
 	  "and between pinned host memory and each GPU. Warning below half of the link's rate: PCIe generation "
 	  "x width from sysfs (the lesser of both ends' maximum), or NVLinks x 20 GB/s (the slowest generation's "
 	  "per-link rate). Pairs without P2P access are skipped (staged through host memory)." },

@@ -601,7 +601,8 @@ static const struct gp_doctor_check checks[] = {
 	  "Skipped below root ports the kernel knows to mishandle it (Xeon E5 v3/v4)." },
 	{ "pcie.replay", "a GPU's PCIe replay counter rising", GP_SRC_NVML, 0, check_replay,
 	  "Reads each GPU's PCIe replay counter (NVML) twice while gathering the GPU facts (first, and again "
-	  "after every GPU's other facts); with --active on a live system once more, at least a second after the "
+	  "after every GPU's other facts); with gpup2p doctor --active on a live system once more, at least a "
+	  "second after the "
 	  "first read. Warning when it rose between the reads (the link retransmits now). A steady count is ok: replays happen now and then on "
 	  "a sound link. Offline it uses the recorded counter; snapshots without one skip it." },
 };

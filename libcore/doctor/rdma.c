@@ -148,7 +148,8 @@ static void port_one(struct gp_doctor_ctx *c, const struct ibport *p)
 				       "(opensm, or the switch's), then check with ibstat %s", p->d.name);
 		else if (ib)
 			gp_finding_fix(f, "check the cable and the switch port (ibstat %s; Polling: no peer seen); if the "
-				       "port is unused on purpose, ignore it with --skip rdma.port", p->d.name);
+				       "port is unused on purpose, ignore it with gpup2p doctor --skip "
+				       "rdma.port", p->d.name);
 		else
 			gp_finding_fix(f, "bring the interface up (ip link set %s up; rdma link show %s/%s names it) and "
 				       "check the cable and switch port (ethtool)", p->d.over[0] ? p->d.over : "DEV", p->d.name,
@@ -443,7 +444,8 @@ static const struct gp_doctor_check checks[] = {
 	  "Reads each port's counters/ (symbol_error, port_rcv_errors, port_rcv_remote_physical_errors, "
 	  "local_link_integrity_errors, excessive_buffer_overrun_errors) and hw_counters/ (out_of_sequence, "
 	  "packet_seq_err, local_ack_timeout_err, rx_icrc_encapsulated: RoCE's transport) twice, as pcie.replay: "
-	  "back to back, with --active one second apart. Warning when one rises between the reads (naming the port "
+	  "back to back, with gpup2p doctor --active one second apart. Warning when one rises between the "
+	  "reads (naming the port "
 	  "and the counters), or when the link errors reach 10 since the counters were cleared; info below that, and "
 	  "for transport errors that do not rise (busy fabrics accumulate them). Offline there is one read: lifetime "
 	  "values only. Fix: cable and transceiver (ibstat, perfquery -x; reseat, replace), or PFC/ECN for RoCE." },

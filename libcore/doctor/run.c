@@ -115,9 +115,10 @@ int gp_doctor_run(struct gp_doctor_ctx *c, const unsigned char *on, struct gp_er
 			gp_doctor_add(c, GP_SEV_SKIPPED, "system", "not requested: an active check (moves data); "
 				      "gpup2p doctor --active runs it");
 		else if (c->no_cuda && (k->sources & GP_SRC_CUDA))
-			gp_doctor_add(c, GP_SEV_SKIPPED, "system", "not run: --no-cuda (the check asks libcuda)");
+			gp_doctor_add(c, GP_SEV_SKIPPED, "system", "not run: gpup2p doctor --no-cuda "
+				      "(the check asks libcuda)");
 		else if ((k->sources & GP_SRC_LIVE_ONLY) && !c->root->live && !c->probe_libs)
-			gp_doctor_add(c, GP_SEV_SKIPPED, "system", "live only: not available under --root %s", c->root->dir);
+			gp_doctor_add(c, GP_SEV_SKIPPED, "system", "live only: not available offline (root %s)", c->root->dir);
 		else
 			k->run(c);
 		if (c->out.n == before)

@@ -30,7 +30,8 @@ static int cm_event(struct gp_rdma *s, int want, int ms, struct gp_rdma_cm_event
 		return gp_err_set(e, GP_E_FAIL, got == GP_RDMA_CM_EVENT_REJECTED ? ECONNREFUSED : EIO,
 				  "rdma_cm: %s (status %d) while waiting for %s%s", s->L->rdma_event_str((unsigned)got), st,
 				  s->L->rdma_event_str((unsigned)want), got == GP_RDMA_CM_EVENT_REJECTED ?
-				  ": is `gpup2p bench rdma --server` running there, on this --rdma-port?" : "");
+				  ": is `gpup2p bench rdma --server` running there, on the port this side "
+				  "uses (gpup2p bench rdma --rdma-port)?" : "");
 	}
 	return 0;
 }
