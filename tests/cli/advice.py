@@ -6,7 +6,9 @@ Usage: advice.py GPUP2P FILE...  Prints one line per spelling CMD does not take 
 itself, global options included), so advice in libcore's strings, the man pages and README cannot
 drift from the parser. With --rules GPUP2P cli/cmd_*.c: every term of every rule of the option tables
 (struct opt_rule: options, --opt=VALUE, positional words) names what the command has, so that a
-misspelt rule cannot silently never fire. C sources: adjacent string literals are joined first ("... gpup2p doctor "
+misspelt rule cannot silently never fire. With --bare GPUP2P FILE.c...: every option spelling of any
+gpup2p command in a C string literal is part of a `gpup2p CMD --opt` phrase (so the first mode checks
+it), unless BARE_ALLOWED names it with a reason; other programs' options (systemctl --now) pass. C sources: adjacent string literals are joined first ("... gpup2p doctor "
 "--active"); man pages: roff's \\- and font escapes removed."""
 import re
 import subprocess
@@ -15,6 +17,11 @@ import sys
 COMMANDS = {"doctor", "topo", "bar", "acs", "enable", "pin", "map", "copy", "bench", "report", "snapshot"}
 GLOBAL_WITH_VALUE = {"--root", "--color"}
 cache = {}
+# (file, the literal's text around the spelling): why it cannot name its command
+BARE_ALLOWED = {
+    ("libcore/acs/boot.c", "--disable"): "matches an installed unit's ExecStart line: data, not advice",
+    ("libcore/doctor/rdma.c", "(--device=/dev/infiniband)"): "docker's --device, not acs's",
+}
 
 
 def options(binary, cmd):
@@ -91,7 +98,34 @@ def rules(binary, files):
     return 1 if bad or not n else 0
 
 
+def literals(s):
+    """the string literals of C source s, comments dropped and adjacent literals joined"""
+    s = re.sub(r"/\*.*?\*/", "", s, flags=re.S)
+    s = re.sub(r'"\s*\n\s*"', "", s)
+    return re.findall(r'"((?:[^"\\\n]|\\.)*)"', s)
+
+
+def bare(binary, files):
+    ours = set()
+    for cmd in COMMANDS | {"bench rdma"}:
+        ours |= options(binary, cmd)
+    bad = n = 0
+    for f in files:
+        for lit in literals(open(f, encoding="utf-8").read()):
+            rest = re.sub(r"(?<![\w./-])gpup2p[ \t]+[^\n\"'`(),;|]*", "", lit)
+            for m in re.finditer(r"(?<![\w-])--[a-z][a-z0-9-]*", rest):
+                n += 1
+                if m.group(0) not in ours or any(f.endswith(af) and at in lit for af, at in BARE_ALLOWED):
+                    continue
+                print(f"{f}: bare {m.group(0)} (name the command: gpup2p CMD {m.group(0)}) in \"{lit[:60]}\"")
+                bad += 1
+    print(f"# {n} bare spellings read, {bad} of gpup2p's own")
+    return 1 if bad or not n else 0
+
+
 def main():
+    if sys.argv[1] == "--bare":
+        return bare(sys.argv[2], sys.argv[3:])
     if sys.argv[1] == "--rules":
         return rules(sys.argv[2], sys.argv[3:])
     binary, files = sys.argv[1], sys.argv[2:]

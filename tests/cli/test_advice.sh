@@ -27,6 +27,18 @@ out=$(python3 tests/cli/advice.py "$BIN" "$T/fix.c" "$T/page.1" "$T/README.md");
 	[ "$(grep -c 'has no' <<<"$out")" -eq 4 ] &&
 	ok "planted bad spellings caught, the right ones let through" || cli_fail "planted spellings" $rc "$out" __complete
 
+# libcore's strings spell none of gpup2p's options bare: each names its command (checked above), other
+# programs' options pass, BARE_ALLOWED in advice.py lists what cannot (with why)
+mapfile -t csrc < <(git ls-files 'libcore/*.c' 'libcore/*.h')
+out=$(python3 tests/cli/advice.py --bare "$BIN" "${csrc[@]}"); rc=$?
+[ $rc -eq 0 ] && ok "no bare option of gpup2p in libcore's strings (${out##*# })" ||
+	cli_fail "libcore spells options without their command" $rc "$out" __complete
+printf 'f(c, "not requested: may need root: run doctor "\n\t"--kmsg");\ng("systemctl enable --now x; or gpup2p doctor --kmsg");\n' >"$T/bare.c"
+out=$(python3 tests/cli/advice.py --bare "$BIN" "$T/bare.c"); rc=$?
+[ $rc -eq 1 ] && [ "$(grep -c ': bare ' <<<"$out")" -eq 1 ] && grep -q 'bare --kmsg' <<<"$out" &&
+	ok "planted bare --kmsg caught; systemctl --now and gpup2p doctor --kmsg let through" ||
+	cli_fail "planted bare spelling" $rc "$out" __complete
+
 # no option spelled by hand in cli/: strcmp against "-x..." outside the option tables
 hand=$(grep -nE 'str(n)?cmp\([^;]*"-[-a-zA-Z]' cli/*.c | grep -vE '^cli/(opts[a-z_]*|complete)\.c:')
 [ -z "$hand" ] && ok "cli/ parses no option outside the tables" || nok "options parsed by hand: $hand"
