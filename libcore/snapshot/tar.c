@@ -182,7 +182,7 @@ int gp_snap_tar_open(struct gp_snap *s, const char *file)
 	if (rc) {
 		close(p[1]), unlink(file), free(t);
 		return gp_err_set(s->e, GP_E_UNAVAIL, rc, "cannot run gzip: %s (install gzip, or write a directory with "
-				  "--dir)", strerror(rc));
+				  "gpup2p snapshot --dir)", strerror(rc));
 	}
 	/* a gzip that died makes a write fail (EPIPE), not this process end */
 	sigaction(SIGPIPE, &ign, &t->pipe_was);
