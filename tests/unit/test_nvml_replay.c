@@ -153,9 +153,9 @@ static void doctor_reads(void)
 	      counter_reads(3), counter_reads(4));
 	CHECK(quiet, "every GPU: Hopper, replay, recovery and CRC flit 0 and not rising, CRC data not read");
 	wall = wall_ms(&serial);
-	/* On the 4x H200 (2026-11-26, a probe, figures in the closing note of issue 24) NVML calls on four
-	 * threads took as long as one after the other (200 vs 180 ms) and all of them lengthen cuInit by
-	 * their own time: the driver serialises them. doctor's budget over cuInit is 150 ms, so the sum counts. */
+	/* On the 4x H200 (2026-11-26, tests/perf/nvml_serial.c, results/nvml-serial-h200x4-*.txt) NVML calls
+	 * on four threads took as long as one after the other (200 vs 180 ms) and all of them lengthen cuInit
+	 * by their own time: the driver serialises them. doctor's budget over cuInit is 150 ms, so the sum counts. */
 	CHECK(wall < 150 && serial < 150, "doctor's NVML time on the recorded costs: %.1f ms one after the other "
 	      "(%.1f ms with a thread per GPU)", serial, wall);
 }
