@@ -20,10 +20,15 @@ void gp_sm_geometry(int sms, uint64_t size, struct gp_sm_geom *g)
 	g->grid = (unsigned)(grid < max_grid ? grid : max_grid);
 }
 
-void gp_sm_duplex_geometry(int sms, uint64_t size, struct gp_sm_geom *g)
+void gp_sm_duplex_geometry(uint64_t size, struct gp_sm_geom *g)
 {
-	gp_sm_geometry(sms, size, g);
-	g->block = (g->block + 63) / 64 * 64;
+	uint64_t words = size / 16, tail = size % 16, want = words > tail ? words : tail, grid;
+
+	if (want < 64)
+		want = 64;
+	g->block = want < GP_SM_DUPLEX_BLOCK ? (unsigned)((want + 63) / 64 * 64) : GP_SM_DUPLEX_BLOCK;
+	grid = (want + g->block - 1) / g->block;
+	g->grid = grid < GP_SM_GRID_MAX ? (unsigned)grid : GP_SM_GRID_MAX;
 }
 
 int gp_sm_use_bulk(int cc_major, int sms, uint64_t l2, uint64_t n, enum gp_sm_where where)
@@ -90,7 +95,7 @@ int gp_sm_copy(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr dst, gp_dptr src, s
 
 int gp_sm_copy_duplex(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr a, gp_dptr b, size_t n, struct gp_err *e)
 {
-	int g = gp_cuda_stream_gpu(s), sms;
+	int g = gp_cuda_stream_gpu(s);
 	struct gp_sm_geom geo;
 	uint64_t words = n / 16;
 	unsigned tail = (unsigned)(n % 16);
@@ -98,10 +103,9 @@ int gp_sm_copy_duplex(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr a, gp_dptr b
 
 	if ((a | b) & 15)
 		return gp_err_set(e, GP_E_USAGE, EINVAL, "SM copy: buffers must be 16-byte aligned");
-	if (gp_cuda_attr(c, g, GP_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &sms, e) ||
-	    gp_cuda_kernel(c, g, gp_ptx_text, gp_ptx_duplex_name, &fn, e))
+	if (gp_cuda_kernel(c, g, gp_ptx_text, gp_ptx_duplex_name, &fn, e))
 		return -EIO;
-	gp_sm_duplex_geometry(sms, n, &geo);
+	gp_sm_duplex_geometry(n, &geo);
 	return gp_cuda_launch(c, s, fn, geo.grid, geo.block, 0, params, e) ? -EIO : 0;
 }
 

@@ -125,21 +125,24 @@ static void duplex_geometry_tests(void)
 	int all = 1;
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-		for (int sms = 1; sms <= 132; sms += 131) {
-			gp_sm_duplex_geometry(sms, sizes[i], &g);
+		{
+			gp_sm_duplex_geometry(sizes[i], &g);
 			if (g.block % 64 || !model_duplex(g, sizes[i])) {
 				all = 0;
-				printf("# duplex: size %llu on %d SMs (%u x %u): a byte twice, never or the wrong way\n",
-				       (unsigned long long)sizes[i], sms, g.grid, g.block);
+				printf("# duplex: size %llu (%u x %u): a byte twice, never or the wrong way\n",
+				       (unsigned long long)sizes[i], g.grid, g.block);
 			}
 		}
-	CHECK(all, "duplex copy: 9 sizes on 1 and 132 SMs, every byte once, each warp in stripes of its parity");
+	CHECK(all, "duplex copy: 9 sizes, every byte once, each warp in stripes of its parity");
 	gp_sm_geometry(132, 12288, &g);
 	CHECK(g.block == 96 && !model_duplex(g, 12288),
 	      "the duplex model can fail: gp_copy16's block of 96 for 12288 bytes puts warps in both parities");
-	gp_sm_duplex_geometry(132, 12288, &g);
-	CHECK(g.block == 128 && g.grid == 1, "12288 bytes duplex: the block of 96 rounded up to 128 (%u x %u)", g.grid,
-	      g.block);
+	gp_sm_duplex_geometry(12288, &g);
+	CHECK(g.block == 768 && g.grid == 1, "12288 bytes duplex: one thread per word, 768 in one block (%u x %u)",
+	      g.grid, g.block);
+	gp_sm_duplex_geometry(512ULL << 20, &g);
+	CHECK(g.block == GP_SM_DUPLEX_BLOCK && (uint64_t)g.grid * g.block == (512ULL << 20) / 16,
+	      "512 MiB duplex: a thread per 16-byte word, as on the H200 probe (%u x %u)", g.grid, g.block);
 }
 
 /* Which copies take the bulk copy: Hopper onwards, within one GPU, source and destination beyond the L2,

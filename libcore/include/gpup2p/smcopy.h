@@ -44,9 +44,14 @@ struct gp_sm_geom {
 };
 void gp_sm_geometry(int sms, uint64_t size, struct gp_sm_geom *g);
 
-/* The duplex copy's grid and block: gp_sm_geometry's, the block rounded up to a multiple of 64 threads so
- * that every warp's words stay in stripes of its warp's parity (gp_copy_duplex). */
-void gp_sm_duplex_geometry(int sms, uint64_t size, struct gp_sm_geom *g);
+/* The duplex copy's grid and block: one thread per 16-byte word (blocks of GP_SM_DUPLEX_BLOCK threads,
+ * fewer for a small copy, always a multiple of 64 so that every warp's words stay in stripes of its
+ * warp's parity: gp_copy_duplex), at most GP_SM_GRID_MAX blocks (beyond that the kernel's grid stride
+ * covers the rest). A thread per word moves 42.0 GB/s a direction between an H200 and pinned host
+ * memory where two blocks of 512 per SM striding the buffer moved 40.7 (tests/perf/duplex_probe.cu). */
+#define GP_SM_DUPLEX_BLOCK 1024
+#define GP_SM_GRID_MAX 0x7fffffffU
+void gp_sm_duplex_geometry(uint64_t size, struct gp_sm_geom *g);
 
 /* Where an SM copy's ends are, seen from the GPU that runs it: both in its memory, one in host memory,
  * one in a peer GPU's memory. */
