@@ -1,13 +1,17 @@
-/* gpup2p — the folders beneath a root: listing one, making a path of them (gpup2p/root.h). */
+/* gpup2p — the folders beneath a root: listing one (by name, or its open fd with each entry's type),
+ * reading a file its listing showed, making a path of folders (gpup2p/root.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "gpup2p/root.h"
+#include "gpup2p/stats.h"
+#include "internal.h"
 
 static int cmp_names(const void *a, const void *b)
 {
@@ -97,4 +101,118 @@ int gp_mkdir_p(const char *path)
 	if (mkdir(buf, 0755) && errno != EEXIST)
 		return -errno;
 	return 0;
+}
+
+static int cmp_ents(const void *a, const void *b)
+{
+	return strcmp(((const struct gp_root_ent *)a)->name, ((const struct gp_root_ent *)b)->name);
+}
+
+int gp_root_entries(const struct gp_root *r, int dfd, const char *dir, struct gp_root_ent **ents)
+{
+	char buf[16384];
+	struct gp_root_ent *v = NULL, *nv;
+	size_t cnt = 0, cap = 0;
+	ssize_t k;
+
+	(void)r;
+	*ents = NULL;
+	/* getdents64 straight on the folder's fd: no DIR stream (its dup, fcntl and close) */
+	while ((k = getdents64(dfd, buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off < k;) {
+			struct dirent64 *de = (struct dirent64 *)(void *)(buf + off);
+
+			off += de->d_reclen;
+			if (de->d_name[0] == '.')
+				continue;
+			if (cnt == cap) {
+				cap = cap ? 2 * cap : 64;
+				if (!(nv = realloc(v, cap * sizeof(*v)))) {
+					free(v);
+					return -ENOMEM;
+				}
+				v = nv;
+			}
+			snprintf(v[cnt].name, sizeof(v[cnt].name), "%s", de->d_name);
+			v[cnt++].type = de->d_type;
+		}
+	}
+	if (k < 0) {
+		k = -errno;
+		free(v);
+		gp_root_traced(dir, (int)-k);
+		return (int)k;
+	}
+	gp_root_traced(dir, 0);
+	if (cnt)
+		qsort(v, cnt, sizeof(*v), cmp_ents);
+	*ents = v;
+	return (int)cnt;
+}
+
+int gp_root_ent_type(const struct gp_root_ent *ents, int n, const char *name)
+{
+	struct gp_root_ent key;
+	const struct gp_root_ent *e;
+
+	if (n < 0)
+		return DT_UNKNOWN;
+	if (n == 0 || strlen(name) >= sizeof(key.name))
+		return -1;
+	strcpy(key.name, name);
+	e = bsearch(&key, ents, (size_t)n, sizeof(*ents), cmp_ents);
+	return e ? e->type : -1;
+}
+
+/* open(2) of a listed entry through dfd, no symlink followed: the fd, -ELOOP for a symlink (the
+ * caller resolves it the slow way), or another negative errno. */
+static int open_listed(const struct gp_root *r, int dfd, const char *dir, const char *name)
+{
+	char path[GP_PATH_MAX];
+	int fd, len, err;
+
+	if (dfd < 0 || !*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return -ELOOP;
+	GP_STAT_ADD(files_opened, 1);
+	/* O_NONBLOCK: a pipe swapped in does not block the open */
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (r->live ? 0 : O_NONBLOCK));
+	err = fd < 0 ? errno : 0;
+	if (err == ELOOP)
+		return -ELOOP;
+	len = snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", name);
+	gp_root_traced(len >= 0 && (size_t)len < sizeof(path) ? path : name, err);
+	return fd < 0 ? -err : fd;
+}
+
+ssize_t gp_root_read_text_listed(const struct gp_root *r, int dfd, const char *dir, const char *name, char *buf,
+				 size_t n)
+{
+	size_t len = 0;
+	ssize_t k = 0;
+	int fd, end = 0;
+
+	if (n == 0)
+		return -EINVAL;
+	if ((fd = open_listed(r, dfd, dir, name)) == -ELOOP)
+		return gp_root_read_text_in(r, dfd, dir, name, buf, n);
+	if (fd < 0)
+		return fd;
+	while (len < n && !end) {
+		if ((k = gp_root_read_once(fd, buf + len, n - len, &end)) < 0)
+			break;
+		len += (size_t)k;
+	}
+	close(fd);
+	return gp_root_text_end(buf, k < 0 && !len ? k : (ssize_t)len, n);
+}
+
+ssize_t gp_root_read_listed(const struct gp_root *r, int dfd, const char *dir, const char *name, char **buf,
+			    size_t max)
+{
+	int fd;
+
+	*buf = NULL;
+	if ((fd = open_listed(r, dfd, dir, name)) == -ELOOP)
+		return gp_root_read_alloc_in(r, dfd, dir, name, buf, max);
+	return fd < 0 ? fd : gp_root_read_fd_alloc(fd, buf, max, 1);
 }

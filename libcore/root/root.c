@@ -69,6 +69,10 @@ int gp_root_init(struct gp_root *r, const char *dir, struct gp_err *e)
 		return gp_err_set(e, GP_E_UNAVAIL, -fd, "root %s has no sys/ directory (%s; not a gpup2p root)", real,
 				  gp_root_strerror(-fd));
 	close(fd);
+	/* held for every resolution beneath it: an open and a close fewer each (a root without it
+	 * opens it each time) */
+	fd = open(r->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	r->dir_fd1 = fd >= 0 ? fd + 1 : 0;
 	return 0;
 }
 
@@ -127,7 +131,7 @@ static int open_beneath(const struct gp_root *r, const char *path, int flags)
 		return open_checked(r, path, flags);
 	while (*rel == '/')
 		rel++;
-	dfd = open(r->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	dfd = r->dir_fd1 > 0 ? r->dir_fd1 - 1 : open(r->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
 	memset(&how, 0, sizeof(how));
@@ -140,7 +144,8 @@ static int open_beneath(const struct gp_root *r, const char *path, int flags)
 		if (fd >= 0 || err != EAGAIN)
 			break;
 	}
-	close(dfd);
+	if (r->dir_fd1 <= 0)
+		close(dfd);
 	if (fd >= 0)
 		return fd;
 	/* no openat2 here (EPERM: how seccomp filters refuse it), or renames keep racing */
@@ -285,11 +290,16 @@ static ssize_t read_text_fd(int fd, char *buf, size_t n)
 
 	if (fd < 0)
 		return fd;
-	/* n bytes asked for: a file that fills them does not fit with its NUL, and is not cut */
 	len = pread_full(fd, buf, n, 0);
+	close(fd);
+	return gp_root_text_end(buf, len, n);
+}
+
+ssize_t gp_root_text_end(char *buf, ssize_t len, size_t n)
+{
+	/* n bytes asked for: a file that fills them does not fit with its NUL, and is not cut */
 	if (len == (ssize_t)n)
 		len = -EFBIG;
-	close(fd);
 	if (len < 0)
 		return len;
 	buf[len] = '\0';
@@ -343,13 +353,25 @@ ssize_t gp_root_read_bin(const struct gp_root *r, const char *path, void *buf, s
 	return gp_root_read_at(r, path, buf, n, 0);
 }
 
-/* Read the whole file open at fd (closed here) into a malloc'ed buffer: its length, or -EFBIG
- * when it holds more than max bytes. */
-static ssize_t read_fd_alloc(int fd, char **buf, size_t max)
+ssize_t gp_root_read_once(int fd, char *buf, size_t want, int *end)
 {
-	size_t len = 0, cap = 4096;
+	ssize_t k;
+
+	do
+		k = read(fd, buf, want);
+	while (k < 0 && errno == EINTR);
+	if (k < 0)
+		return -errno;
+	*end = k == 0 || ((size_t)k < want && k % 4096);
+	return k;
+}
+
+ssize_t gp_root_read_fd_alloc(int fd, char **buf, size_t max, int listed)
+{
+	size_t len = 0, cap = 4096, want;
 	char *b = NULL, *nb;
 	ssize_t k = 0;
+	int end = 0;
 
 	*buf = NULL;
 	if (fd < 0)
@@ -363,7 +385,8 @@ static ssize_t read_fd_alloc(int fd, char **buf, size_t max)
 			break;
 		}
 		b = nb;
-		k = pread_full(fd, b + len, cap + (cap == max) - len, (off_t)len);
+		want = cap + (cap == max) - len;
+		k = listed ? gp_root_read_once(fd, b + len, want, &end) : pread_full(fd, b + len, want, (off_t)len);
 		if (k < 0) {
 			if (len) /* an error after some data ends the file, as for gp_root_read_bin */
 				k = 0;
@@ -374,9 +397,10 @@ static ssize_t read_fd_alloc(int fd, char **buf, size_t max)
 			k = -EFBIG;
 			break;
 		}
-		if (len < cap || cap == max)
+		if (listed ? end : len < cap || cap == max)
 			break;
-		cap *= 2;
+		if (len >= cap) /* full: grow (else a sysfs page was read: read on into the rest) */
+			cap *= 2;
 	}
 	close(fd);
 	if (k < 0) {
@@ -391,14 +415,14 @@ static ssize_t read_fd_alloc(int fd, char **buf, size_t max)
 ssize_t gp_root_read_alloc(const struct gp_root *r, const char *path, char **buf, size_t max)
 {
 	*buf = NULL;
-	return read_fd_alloc(gp_root_open(r, path, O_RDONLY), buf, max);
+	return gp_root_read_fd_alloc(gp_root_open(r, path, O_RDONLY), buf, max, 0);
 }
 
 ssize_t gp_root_read_alloc_in(const struct gp_root *r, int dfd, const char *dir, const char *name, char **buf,
 			      size_t max)
 {
 	*buf = NULL;
-	return read_fd_alloc(gp_root_open_in(r, dfd, dir, name, O_RDONLY), buf, max);
+	return gp_root_read_fd_alloc(gp_root_open_in(r, dfd, dir, name, O_RDONLY), buf, max, 0);
 }
 
 int gp_root_link_name(const struct gp_root *r, const char *path, char *buf, size_t n)

@@ -20,3 +20,8 @@ void gp_root_traced(const char *path, int err)
 	if (fn)
 		fn(path, err, trace_arg);
 }
+
+void gp_root_trace(const char *path, int err)
+{
+	gp_root_traced(path, err);
+}

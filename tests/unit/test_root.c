@@ -1,5 +1,8 @@
 /* Unit tests: nothing is read or written through a symlink that leaves --root, with openat2 and
- * with the realpath fallback. */
+ * with the realpath fallback; a folder listed through its fd, its files read with one open
+ * (gp_root_read_listed), its links resolved once per place (gp_root_link_in): the same answers as
+ * the path-by-path functions. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -14,7 +17,7 @@
 
 static char top[256], rootdir[300];
 
-static void put(const char *rel, const char *text)
+static void put_n(const char *rel, const char *text, size_t n)
 {
 	char p[512];
 	FILE *f;
@@ -22,9 +25,14 @@ static void put(const char *rel, const char *text)
 	snprintf(p, sizeof(p), "%s/%s", top, rel);
 	f = fopen(p, "w");
 	if (f) {
-		fputs(text, f);
+		fwrite(text, 1, n, f);
 		fclose(f);
 	}
+}
+
+static void put(const char *rel, const char *text)
+{
+	put_n(rel, text, strlen(text));
 }
 
 static void link_to(const char *target, const char *rel)
@@ -252,13 +260,165 @@ static void whole_files(struct gp_root *r)
 	gp_doctor_sys_free(&c);
 }
 
+/* TOP/outdir/x; TOP/lroot/sys/devices/{pci0/{f0,f1}, real/drv/x}; /sys/bus -> devices/real (the driver
+ * links' place goes through a symlink: only a resolution names it); /sys/bus2 -> TOP/outdir (out). */
+static void build_list_tree(void)
+{
+	static char big[10000], page[4096];
+	char abs[512];
+
+	mk("outdir/x");
+	mk("lroot");
+	mk("lroot/sys");
+	mk("lroot/sys/devices");
+	mk("lroot/sys/devices/real");
+	mk("lroot/sys/devices/real/drv");
+	mk("lroot/sys/devices/real/drv/x");
+	mk("lroot/sys/devices/pci0");
+	mk("lroot/sys/devices/pci0/f0");
+	mk("lroot/sys/devices/pci0/f1");
+	mk("lroot/sys/devices/pci0/f0/sub");
+	link_to("devices/real", "lroot/sys/bus");
+	snprintf(abs, sizeof(abs), "%s/outdir", top);
+	link_to(abs, "lroot/sys/bus2");
+	put("lroot/sys/devices/pci0/f0/vendor", "0x10de\n");
+	put("lroot/sys/devices/pci0/f0/sixteen", "0123456789abcdef");
+	memset(page, 7, sizeof(page));
+	put_n("lroot/sys/devices/pci0/f0/config", page, sizeof(page)); /* a page: a second read tells its end */
+	memset(big, 'x', sizeof(big));
+	put_n("lroot/sys/devices/pci0/f0/big", big, sizeof(big));
+	link_to("vendor", "lroot/sys/devices/pci0/f0/in");
+	link_to("../../../../../outdir/x", "lroot/sys/devices/pci0/f0/esc");
+	link_to("../../../bus/drv/x", "lroot/sys/devices/pci0/f0/driver");
+	link_to("../../../bus/drv/x", "lroot/sys/devices/pci0/f1/driver");
+	link_to("../f1", "lroot/sys/devices/pci0/f0/physfn");
+	link_to("../..", "lroot/sys/devices/pci0/f0/up");
+	link_to("../../../../../outdir/x", "lroot/sys/devices/pci0/f0/above");
+	link_to("../../../bus2/x", "lroot/sys/devices/pci0/f0/viaout");
+	link_to("/sys/devices/pci0/f1", "lroot/sys/devices/pci0/f0/absolute");
+	link_to("../nothing", "lroot/sys/devices/pci0/f0/dangling");
+	link_to("./../f1", "lroot/sys/devices/pci0/f0/dotted");
+}
+
+static void listing(struct gp_root *r, const char *mode)
+{
+	const char *dir = "/sys/devices/pci0/f0";
+	struct gp_root_ent *ents = NULL;
+	char *b = NULL, text[32];
+	int fd = gp_root_open(r, dir, O_RDONLY | O_DIRECTORY), n, sorted = 1;
+
+	CHECK(fd >= 0, "%s: the folder opened for listing", mode);
+	n = gp_root_entries(r, fd, dir, &ents);
+	for (int i = 1; i < n; i++)
+		sorted &= strcmp(ents[i - 1].name, ents[i].name) < 0;
+	CHECK(n == 15 && sorted, "%s: 15 entries, sorted, no \".\" (got %d)", mode, n);
+	CHECK(gp_root_ent_type(ents, n, "vendor") == DT_REG && gp_root_ent_type(ents, n, "sub") == DT_DIR &&
+	      gp_root_ent_type(ents, n, "in") == DT_LNK, "%s: each entry's type as readdir gives it", mode);
+	CHECK(gp_root_ent_type(ents, n, "irq") == -1 && gp_root_ent_type(ents, n, ".") == -1,
+	      "%s: a name not there: -1", mode);
+	CHECK(gp_root_ent_type(NULL, -1, "vendor") == DT_UNKNOWN, "%s: not listed: DT_UNKNOWN (try it)", mode);
+	free(ents);
+
+	CHECK(gp_root_read_listed(r, fd, dir, "vendor", &b, 64) == 7 && b && !strcmp(b, "0x10de\n"),
+	      "%s: read_listed: a small file", mode);
+	free(b);
+	CHECK(gp_root_read_listed(r, fd, dir, "config", &b, 1 << 20) == 4096 && b && b[4095] == 7,
+	      "%s: read_listed: a whole page, not taken for a short read", mode);
+	free(b);
+	CHECK(gp_root_read_listed(r, fd, dir, "big", &b, 1 << 20) == 10000 && b && strlen(b) == 10000,
+	      "%s: read_listed: 10000 bytes, past the first buffer", mode);
+	free(b);
+	CHECK(gp_root_read_listed(r, fd, dir, "big", &b, 9999) == -EFBIG && !b, "%s: read_listed: longer than max: -EFBIG",
+	      mode);
+	CHECK(gp_root_read_listed(r, fd, dir, "big", &b, 10000) == 10000, "%s: read_listed: max bytes exactly", mode);
+	free(b);
+	CHECK(gp_root_read_listed(r, fd, dir, "in", &b, 64) == 7, "%s: read_listed: a symlink inside is followed", mode);
+	free(b);
+	CHECK(gp_root_read_listed(r, fd, dir, "esc", &b, 64) == -EXDEV && !b,
+	      "%s: read_listed: a symlink out of the root: -EXDEV", mode);
+	CHECK(gp_root_read_listed(r, fd, dir, "irq", &b, 64) == -ENOENT, "%s: read_listed: missing: -ENOENT", mode);
+	CHECK(gp_root_read_text_listed(r, fd, dir, "vendor", text, sizeof(text)) == 6 && !strcmp(text, "0x10de"),
+	      "%s: read_text_listed: trimmed", mode);
+	CHECK(gp_root_read_text_listed(r, fd, dir, "sixteen", text, 16) == -EFBIG,
+	      "%s: read_text_listed: a file filling the buffer: -EFBIG", mode);
+	CHECK(gp_root_read_text_listed(r, fd, dir, "esc", text, sizeof(text)) == -EXDEV,
+	      "%s: read_text_listed: out of the root: -EXDEV", mode);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Each link through the folder's fd names what gp_root_link_target names (or fails as it does). */
+static void links(struct gp_root *r, const char *mode)
+{
+	static const char *const names[] = { "driver", "physfn", "up", "above", "viaout", "absolute", "dangling",
+					     "dotted", "vendor", "missing", "esc" };
+	const char *dir = "/sys/devices/pci0/f0";
+	struct gp_root_links c = { 0 };
+	char a[GP_PATH_MAX], b[GP_PATH_MAX], nm[256], path[600];
+	int fd = gp_root_open(r, dir, O_RDONLY | O_DIRECTORY), f1, same = 1, ra, rb;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		a[0] = b[0] = '\0';
+		ra = gp_root_link_target(r, path, a, sizeof(a), nm, sizeof(nm));
+		rb = gp_root_link_in(r, fd, dir, names[i], &c, b, sizeof(b));
+		if (ra != rb || (!ra && strcmp(a, b))) {
+			printf("# %s: link_target %d \"%s\", link_in %d \"%s\"\n", names[i], ra, a, rb, b);
+			same = 0;
+		}
+	}
+	CHECK(same, "%s: link_in answers as link_target for each link (inside, out, absolute, dangling, none)",
+	      mode);
+	CHECK(gp_root_link_in(r, fd, dir, "driver", &c, b, sizeof(b)) == 0 &&
+	      !strcmp(b, "/sys/devices/real/drv/x"), "%s: the driver's place resolved through /sys/bus", mode);
+	CHECK(gp_root_link_in(r, fd, dir, "viaout", &c, b, sizeof(b)) == -EXDEV,
+	      "%s: a place through a symlink out of the root: -EXDEV", mode);
+	CHECK(gp_root_link_in(r, fd, dir, "above", &c, b, sizeof(b)) == -EXDEV, "%s: \"..\" above the root: -EXDEV",
+	      mode);
+	f1 = gp_root_open(r, "/sys/devices/pci0/f1", O_RDONLY | O_DIRECTORY);
+	{
+		size_t before = c.n;
+
+		CHECK(gp_root_link_in(r, f1, "/sys/devices/pci0/f1", "driver", &c, b, sizeof(b)) == 0 &&
+		      !strcmp(b, "/sys/devices/real/drv/x") && c.n == before,
+		      "%s: another function's link to the same place: from the cache", mode);
+	}
+	gp_root_links_free(&c);
+	CHECK(gp_root_link_in(r, fd, dir, "driver", NULL, b, sizeof(b)) == 0 && !strcmp(b, "/sys/devices/real/drv/x"),
+	      "%s: without a cache, the same", mode);
+	if (f1 >= 0)
+		close(f1);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* A second root, TOP/lroot: the functions that read a listed folder, with openat2, with the root not
+ * held (a struct filled by hand), with the realpath fallback. */
+static void listed(const char *dir)
+{
+	struct gp_err e = { 0 };
+	struct gp_root r, hand;
+
+	build_list_tree();
+	CHECK(gp_root_init(&r, dir, &e) == 0 && r.dir_fd1 > 0, "listed root opened and held: %s", e.msg);
+	listing(&r, "openat2");
+	links(&r, "openat2");
+	hand = r;
+	hand.dir_fd1 = 0;
+	links(&hand, "root not held");
+	r.no_openat2 = 1;
+	listing(&r, "realpath fallback");
+	links(&r, "realpath fallback");
+}
+
 int main(void)
 {
 	struct gp_err e = { 0 };
 	struct gp_root r;
-	char cmd[600];
+	char cmd[600], lroot[600];
 
 	build_tree();
+	snprintf(lroot, sizeof(lroot), "%s/lroot", top);
 	CHECK(gp_root_init(&r, rootdir, &e) == 0, "root opened: %s", e.msg);
 	checks(&r, "openat2");
 	host_paths(&r);
@@ -266,6 +426,7 @@ int main(void)
 	r.no_openat2 = 1;
 	checks(&r, "realpath fallback");
 	scanned_copy();
+	listed(lroot);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
 	if (top[0] && system(cmd) != 0)
 		printf("# could not remove %s\n", top);

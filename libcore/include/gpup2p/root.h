@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "gpup2p/err.h"
+#include "gpup2p/strmap.h"
 
 #define GP_PATH_MAX 4096
 
@@ -21,6 +22,8 @@ struct gp_root {
 	char dir[GP_PATH_MAX];  /* "" for the live system, else the root directory without trailing '/' */
 	int live;               /* 1 when reading the running system */
 	int no_openat2;         /* 1: resolve with the realpath fallback only (tests; GPUP2P_TEST_NO_OPENAT2=1) */
+	int dir_fd1;            /* the root directory held open (O_PATH) for openat2, plus one; 0: none (each
+	                           resolution opens it: a struct filled by hand). Kept for the process's life */
 };
 
 /* Open a root: dir, else $GPUP2P_ROOT, else the live system. A missing or
@@ -104,12 +107,64 @@ int gp_root_list(const struct gp_root *r, const char *path, char ***names);
 /* Free a list returned by gp_root_list. */
 void gp_root_free_list(char **names);
 
+/* One entry of a folder as its listing gives it (gp_root_entries). */
+struct gp_root_ent {
+	char name[256];
+	unsigned char type; /* readdir's d_type: DT_REG, DT_DIR, DT_LNK, ...; DT_UNKNOWN where not said */
+};
+
+/* The entries of the folder open at dfd (gp_root_open with O_RDONLY | O_DIRECTORY; dir names it,
+ * for the trace), without "." entries, sorted by name, into a malloc'ed array *ents (free it):
+ * their count, or a negative errno. The fd is read to its end, not closed. */
+int gp_root_entries(const struct gp_root *r, int dfd, const char *dir, struct gp_root_ent **ents);
+
+/* The type of `name` in n sorted entries (gp_root_entries), or -1 when it is not there; DT_UNKNOWN
+ * when n < 0 (the folder could not be listed: each name must be tried). */
+int gp_root_ent_type(const struct gp_root_ent *ents, int n, const char *name);
+
+/* gp_root_read_alloc_in of dir/name, a file the folder's listing showed as regular (DT_REG) or a
+ * sysfs attribute: one openat through dfd that follows no symlink (a symlink there now is resolved
+ * as gp_root_read_alloc_in resolves it), no fstat (the listing told what it is), reads until one
+ * returns less than asked and not whole 4 KiB pages (a sysfs attribute gives itself in one read; not
+ * for /proc files, which give whole records), one close. Its length or a negative errno. */
+ssize_t gp_root_read_listed(const struct gp_root *r, int dfd, const char *dir, const char *name, char **buf,
+			    size_t max);
+
+/* gp_root_read_text_in of a file read as gp_root_read_listed reads it (its listing showed it regular,
+ * or a sysfs attribute: one open, read and close). */
+ssize_t gp_root_read_text_listed(const struct gp_root *r, int dfd, const char *dir, const char *name, char *buf,
+				 size_t n);
+
+/* Where links read through open folders led (gp_root_link_in): one resolution per place. Zeroed:
+ * empty; gp_root_links_free empties it. */
+struct gp_root_links {
+	struct gp_strmap map;  /* the place -> its index below */
+	char **target;         /* what it resolved to (NULL where it did not) */
+	int *rc;               /* 0, or the negative errno its resolution gave */
+	size_t n, cap;
+};
+
+/* gp_root_link_target of dir/name, where dfd holds the folder dir open and dir is canonical (as
+ * gp_root_realpath gives it): the link read with one readlinkat through dfd; its leading "../"
+ * taken off dir (the parent of a real folder is the one in its path), the rest of the place
+ * resolved beneath the root as gp_root_realpath does it, once per place when c is given (the
+ * "driver" links of a thousand functions: one resolution). An absolute link, or "." or ".."
+ * further in, is resolved as gp_root_link_target does. The target into target; 0 or a negative
+ * errno as gp_root_link_target. */
+int gp_root_link_in(const struct gp_root *r, int dfd, const char *dir, const char *name, struct gp_root_links *c,
+		    char *target, size_t tn);
+void gp_root_links_free(struct gp_root_links *c);
+
 /* The read trace (libpci's debug hook; gpup2p -vv): fn is called with each path asked of the functions
  * above (opened, listed, read as a link or resolved), as the caller named it (beneath the root, not
  * prefixed), and 0 or the errno it met. One hook per process; NULL stops it. fn may be called from
  * several threads at once (doctor's prefetch). */
 typedef void (*gp_root_trace_fn)(const char *path, int err, void *arg);
 void gp_root_set_trace(gp_root_trace_fn fn, void *arg);
+
+/* Tell the read trace that path was asked and met err (0 or an errno) where none of the functions
+ * above asked it: a file a folder's listing answered for, read by libpci itself. */
+void gp_root_trace(const char *path, int err);
 
 /* Create a directory and its missing parents (mode 0755), like mkdir -p. 0 or a negative errno. */
 int gp_mkdir_p(const char *path);
