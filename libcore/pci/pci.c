@@ -1,4 +1,5 @@
 /* gpup2p — PCI enumeration through libpci's sysfs method. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -187,14 +188,22 @@ const char *gp_pci_name(const struct gp_pci *p, const struct gp_pci_dev *d, enum
  * out of the root is refused, never followed, and so is a device or pipe (libpci's open would block). */
 static const char *const lp_files[] = { "irq", "subsystem_vendor", "subsystem_device", "config" };
 
-static int lp_files_beneath(const struct gp_root *r, int dfd, const char *dir, int *irq, struct gp_err *e)
+static int lp_files_beneath(const struct gp_root *r, int dfd, const char *dir, const struct gp_root_ent *ents,
+			    int ne, int *irq, struct gp_err *e)
 {
 	char path[GP_PATH_MAX];
-	int fd;
+	int fd, t;
 
 	*irq = 0;
 	for (size_t i = 0; i < sizeof(lp_files) / sizeof(lp_files[0]) && !r->live; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, lp_files[i]);
+		/* listed as a regular file: no symlink, device or pipe there, nothing to open; not there:
+		 * nothing for libpci to follow */
+		if ((t = gp_root_ent_type(ents, ne, lp_files[i])) == DT_REG || t == -1) {
+			*irq |= i == 0 && t == DT_REG;
+			gp_root_trace(path, t == DT_REG ? 0 : ENOENT);
+			continue;
+		}
 		fd = gp_root_open_in(r, dfd, dir, lp_files[i], O_RDONLY);
 		if (fd >= 0)
 			close(fd);
@@ -207,8 +216,10 @@ static int lp_files_beneath(const struct gp_root *r, int dfd, const char *dir, i
 }
 
 /* Mandatory files libpci's scan reads: check them first so that the error names the file and says
- * what is wrong. Each is opened in the function's folder (dfd, opened beneath the root; -1: by path). */
-static int precheck_in(const struct gp_root *r, int dfd, const char *dir, struct gp_err *e)
+ * what is wrong. Each is opened in the function's folder (dfd, opened beneath the root; -1: by path),
+ * whose listing (ne entries; -1: none) tells the regular files, read with one open, read and close. */
+static int precheck_in(const struct gp_root *r, int dfd, const char *dir, const struct gp_root_ent *ents, int ne,
+		       struct gp_err *e)
 {
 	static const char *const hex_files[] = { "vendor", "device", "class" };
 	char path[GP_PATH_MAX], buf[256], *end;
@@ -217,7 +228,9 @@ static int precheck_in(const struct gp_root *r, int dfd, const char *dir, struct
 
 	for (size_t i = 0; i < sizeof(hex_files) / sizeof(hex_files[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, hex_files[i]);
-		len = gp_root_read_text_in(r, dfd, dir, hex_files[i], buf, sizeof(buf));
+		len = gp_root_ent_type(ents, ne, hex_files[i]) == DT_REG
+			      ? gp_root_read_text_listed(r, dfd, dir, hex_files[i], buf, sizeof(buf))
+			      : gp_root_read_text_in(r, dfd, dir, hex_files[i], buf, sizeof(buf));
 		if (len < 0)
 			return gp_err_set(e, GP_E_DATA, (int)-len, "%s%s: %s", r->dir, path, gp_root_strerror((int)-len));
 		errno = 0;
@@ -239,7 +252,7 @@ static int precheck_in(const struct gp_root *r, int dfd, const char *dir, struct
 			return gp_err_set(e, GP_E_DATA, EINVAL, "%s%s: malformed (expected \"start end flags\" lines)",
 					  r->dir, path);
 	}
-	if (lp_files_beneath(r, dfd, dir, &irq, e))
+	if (lp_files_beneath(r, dfd, dir, ents, ne, &irq, e))
 		return -EINVAL;
 	snprintf(path, sizeof(path), "%s/irq", dir);
 	if (!irq && !gp_root_exists(r, path))
@@ -250,26 +263,42 @@ static int precheck_in(const struct gp_root *r, int dfd, const char *dir, struct
 static int precheck(const struct gp_root *r, const char *bdf, struct gp_err *e)
 {
 	char dir[GP_PATH_MAX];
-	int dfd, rc;
+	struct gp_root_ent *ents = NULL;
+	int dfd, rc, ne = -1;
 
 	snprintf(dir, sizeof(dir), "/sys/bus/pci/devices/%s", bdf);
-	dfd = gp_root_open(r, dir, O_PATH | O_DIRECTORY);
-	rc = precheck_in(r, dfd, dir, e);
+	/* listed once: its files read by name, the absent ones not asked for */
+	dfd = gp_root_open(r, dir, O_RDONLY | O_DIRECTORY);
+	if (dfd >= 0 && (ne = gp_root_entries(r, dfd, dir, &ents)) < 0)
+		ents = NULL;
+	rc = precheck_in(r, dfd, dir, ents, ne, e);
+	free(ents);
 	if (dfd >= 0)
 		close(dfd);
 	return rc;
 }
 
 /* A function's "driver" or "iommu_group" link, resolved beneath the root: "" when absent or leaving it.
- * dfd holds the function's folder dir open (-1: not open). */
-static void link_target(const struct gp_root *r, int dfd, const char *dir, const char *link, char *buf, size_t n)
+ * dfd holds the function's folder dir open (-1: not open); canon is where it lies ("" until asked),
+ * so that the links of many functions to one place are resolved once (links). */
+static void link_target(const struct gp_root *r, int dfd, const char *dir, char canon[GP_PATH_MAX], const char *link,
+			struct gp_root_links *links, char *buf, size_t n)
 {
-	char path[GP_PATH_MAX], real[GP_PATH_MAX];
+	char path[GP_PATH_MAX], real[GP_PATH_MAX], *base;
 
 	buf[0] = '\0';
 	/* no such link (most functions have no IOMMU group under a root): no resolving at all */
 	if (dfd >= 0 && readlinkat(dfd, link, real, sizeof(real)) < 0)
 		return;
+	if (dfd >= 0 && !canon[0] && gp_root_fd_realpath(r, dfd, dir, canon, GP_PATH_MAX))
+		canon[0] = '\0';
+	if (dfd >= 0 && canon[0]) {
+		if (gp_root_link_in(r, dfd, canon, link, links, real, sizeof(real)) ||
+		    !(base = strrchr(real, '/')) || strlen(base + 1) >= n)
+			return;
+		strcpy(buf, base + 1);
+		return;
+	}
 	snprintf(path, sizeof(path), "%s/%s", dir, link);
 	if (gp_root_link_target(r, path, real, sizeof(real), buf, n))
 		buf[0] = '\0';
@@ -287,6 +316,10 @@ void gp_pci_free(struct gp_pci *p)
 	gp_pci_free_strs(p);
 	memset(p, 0, sizeof(*p));
 }
+
+/* Where the functions' driver and IOMMU group links led during a scan of this thread (one resolution
+ * per place). */
+static __thread struct gp_root_links lp_links;
 
 static int scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 {
@@ -333,6 +366,7 @@ static int scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 	lp_jmp = &jb;
 	if (setjmp(jb)) {
 		lp_jmp = NULL;
+		gp_root_links_free(&lp_links);
 		/* gp_pci_scan frees it: pci_cleanup frees the devices on libpci's list and closes what its
 		 * method holds (in libpci 3.x sysfs's fds are -1 until its init and the method is set
 		 * before; a device being read when the error came is on the list or not, never half). */
@@ -360,7 +394,7 @@ static int scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 					     PCI_FILL_IO_FLAGS | PCI_FILL_CAPS | PCI_FILL_EXT_CAPS | PCI_FILL_SUBSYS);
 		/* d->domain, not d->domain_16: the latter is 0xffff for every domain above it */
 		struct gp_pci_addr ad = { d->domain, d->bus, d->dev, d->func };
-		char group[32];
+		char group[32], canon[GP_PATH_MAX];
 
 		g->domain = d->domain;
 		g->bus = d->bus;
@@ -393,13 +427,15 @@ static int scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 		fill_caps(g, d, cfg);
 		if (cfg >= 0)
 			close(cfg);
-		link_target(r, dfd, dir, "driver", g->driver, sizeof(g->driver));
-		link_target(r, dfd, dir, "iommu_group", group, sizeof(group));
+		canon[0] = '\0';
+		link_target(r, dfd, dir, canon, "driver", &lp_links, g->driver, sizeof(g->driver));
+		link_target(r, dfd, dir, canon, "iommu_group", &lp_links, group, sizeof(group));
 		g->iommu_group = group[0] ? atoi(group) : -1;
 		if (dfd >= 0)
 			close(dfd);
 	}
 	lp_jmp = NULL;
+	gp_root_links_free(&lp_links);
 	p->n = n;
 	qsort(p->devs, (size_t)n, sizeof(*p->devs), cmp_dev);
 	return gp_pci_fill_sysfs(p, e);

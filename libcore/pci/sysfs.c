@@ -1,4 +1,5 @@
 /* gpup2p — sysfs facts about PCI functions that libpci does not keep. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -83,9 +84,35 @@ static double parse_speed(const char *s)
 	return v;
 }
 
-/* The function's files are read in its folder: dfd holds it open (beneath the root; -1: by path). */
-static void read_link(struct gp_pci *p, struct gp_pci_dev *g, int dfd, const char *dir)
+/* A function's folder: open beneath the root (fd; -1: its files are read by path) and listed (n
+ * entries; -1: not listed). */
+struct fn_dir {
+	int fd;
+	const char *dir;
+	struct gp_root_ent *ents;
+	int n;
+};
+
+/* gp_root_read_text_in of the function's file `name`: not asked when its folder's listing lacks it
+ * (-ENOENT), read with one open, read and close when the listing shows a regular file. */
+static ssize_t fn_text(const struct gp_pci *p, const struct fn_dir *f, const char *name, char *buf, size_t n)
 {
+	char path[GP_PATH_MAX];
+	int t = gp_root_ent_type(f->ents, f->n, name);
+
+	if (t == DT_REG)
+		return gp_root_read_text_listed(p->root, f->fd, f->dir, name, buf, n);
+	if (t != -1)
+		return gp_root_read_text_in(p->root, f->fd, f->dir, name, buf, n);
+	snprintf(path, sizeof(path), "%s/%s", f->dir, name);
+	gp_root_trace(path, ENOENT);
+	return -ENOENT;
+}
+
+/* The function's files are read in its folder f. */
+static void read_link(struct gp_pci *p, struct gp_pci_dev *g, const struct fn_dir *f)
+{
+	const char *dir = f->dir;
 	static const char *const files[] = { "current_link_speed", "max_link_speed",
 					     "current_link_width", "max_link_width" };
 	char path[GP_PATH_MAX], buf[64], *end;
@@ -95,7 +122,7 @@ static void read_link(struct gp_pci *p, struct gp_pci_dev *g, int dfd, const cha
 		long w;
 
 		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
-		rc = gp_root_read_text_in(p->root, dfd, dir, files[i], buf, sizeof(buf));
+		rc = fn_text(p, f, files[i], buf, sizeof(buf));
 		if (rc == -EFBIG)
 			gp_pci_warn(p, "%s%s: malformed link %s (longer than %zu bytes)", p->root->dir, path,
 				    i < 2 ? "speed" : "width", sizeof(buf) - 1);
@@ -118,16 +145,17 @@ static void read_link(struct gp_pci *p, struct gp_pci_dev *g, int dfd, const cha
 	}
 }
 
-static int read_numa(struct gp_pci *p, struct gp_pci_dev *g, int dfd, const char *dir, const struct gp_pci_dev *prev,
+static int read_numa(struct gp_pci *p, struct gp_pci_dev *g, const struct fn_dir *f, const struct gp_pci_dev *prev,
 		     struct gp_err *e)
 {
+	const char *dir = f->dir;
 	char path[GP_PATH_MAX], buf[64], *end, list[4096];
 	ssize_t rc;
 	long v;
 
 	g->numa_node = -1;
 	snprintf(path, sizeof(path), "%s/numa_node", dir);
-	if ((rc = gp_root_read_text_in(p->root, dfd, dir, "numa_node", buf, sizeof(buf))) == -EFBIG)
+	if ((rc = fn_text(p, f, "numa_node", buf, sizeof(buf))) == -EFBIG)
 		gp_pci_warn(p, "%s%s: malformed NUMA node (longer than %zu bytes; treated as unknown)", p->root->dir,
 			    path, sizeof(buf) - 1);
 	if (rc >= 0) {
@@ -138,7 +166,7 @@ static int read_numa(struct gp_pci *p, struct gp_pci_dev *g, int dfd, const char
 			g->numa_node = (int)v;
 	}
 	snprintf(path, sizeof(path), "%s/local_cpulist", dir);
-	if ((rc = gp_root_read_text_in(p->root, dfd, dir, "local_cpulist", list, sizeof(list))) < 0) {
+	if ((rc = fn_text(p, f, "local_cpulist", list, sizeof(list))) < 0) {
 		if (rc == -EFBIG)
 			gp_pci_warn(p, "%s%s: CPU list longer than %zu bytes (treated as unknown)", p->root->dir, path,
 				    sizeof(list) - 1);
@@ -315,11 +343,12 @@ static void read_nodes(struct gp_pci *p)
 
 /* A virtual function's physical function: the name its physfn link points at ("" when none). The
  * link is read, not followed (gp_root_link_name). */
-static void read_physfn(int dfd, char pf[GP_BDF_LEN])
+static void read_physfn(const struct fn_dir *f, char pf[GP_BDF_LEN])
 {
 	char target[GP_PATH_MAX];
 	const char *base;
-	ssize_t len = dfd >= 0 ? readlinkat(dfd, "physfn", target, sizeof(target) - 1) : -1;
+	int t = gp_root_ent_type(f->ents, f->n, "physfn");
+	ssize_t len = f->fd >= 0 && t != -1 ? readlinkat(f->fd, "physfn", target, sizeof(target) - 1) : -1;
 
 	pf[0] = '\0';
 	if (len <= 0)
@@ -363,21 +392,24 @@ int gp_pci_fill_sysfs(struct gp_pci *p, struct gp_err *e)
 	for (int i = 0; i < p->n && !rc; i++) {
 		struct gp_pci_dev *g = &p->devs[i];
 		char dir[GP_PATH_MAX];
-		int dfd;
+		struct fn_dir f = { .dir = dir, .n = -1 };
 
 		g->cpulist = "";
 		snprintf(dir, sizeof(dir), "/sys/bus/pci/devices/%s", g->bdf);
-		dfd = gp_root_open(p->root, dir, O_PATH | O_DIRECTORY);
-		if ((rc = read_chain(p, g, dfd, e))) {
-			if (dfd >= 0)
-				close(dfd);
-			break;
+		/* listed once: the files it lacks are not asked for (a VF has no link speeds) */
+		f.fd = gp_root_open(p->root, dir, O_RDONLY | O_DIRECTORY);
+		if (f.fd >= 0 && (f.n = gp_root_entries(p->root, f.fd, dir, &f.ents)) < 0)
+			f.ents = NULL;
+		if (!(rc = read_chain(p, g, f.fd, e))) {
+			read_link(p, g, &f);
+			rc = read_numa(p, g, &f, i ? &p->devs[i - 1] : NULL, e);
+			read_physfn(&f, pf[i]);
 		}
-		read_link(p, g, dfd, dir);
-		rc = read_numa(p, g, dfd, dir, i ? &p->devs[i - 1] : NULL, e);
-		read_physfn(dfd, pf[i]);
-		if (dfd >= 0)
-			close(dfd);
+		free(f.ents);
+		if (f.fd >= 0)
+			close(f.fd);
+		if (rc)
+			break;
 	}
 	for (int i = rc ? 0 : p->n; i < p->n; i++)
 		p->devs[i].cpulist = ""; /* never NULL, even after an error */
