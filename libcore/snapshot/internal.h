@@ -21,6 +21,7 @@ struct gp_snap {
 	int dfd;                            /* the snapshot directory, open while it is written; -1 */
 	char **dirs;                        /* hash set of the folders made (live paths), dirs_cap slots */
 	size_t dirs_cap, dirs_n;
+	struct gp_root_links links;         /* where the functions' links led (one resolution per place) */
 };
 
 /* Capture r into the directory dir (archive NULL; dir must not exist), or into the gzip'ed tar
@@ -70,6 +71,10 @@ int gp_snap_copy_file(struct gp_snap *s, const char *live, size_t max, int *left
 /* gp_snap_copy_file of dir/name, name read through dfd, the folder dir opened beneath the root
  * (gp_root_open_in; -1: resolved from the root). */
 int gp_snap_copy_in(struct gp_snap *s, int dfd, const char *dir, const char *name, size_t max, int *left_out);
+
+/* gp_snap_copy_in of a file the folder's listing showed as regular: read as gp_root_read_listed
+ * reads it (one open, read and close; no fstat). */
+int gp_snap_copy_listed(struct gp_snap *s, int dfd, const char *dir, const char *name, size_t max, int *left_out);
 
 /* A file doctor reads that the source could not give (err, positive errno): listed in the marker
  * when the source is live, or when the source snapshot listed it. */

@@ -221,7 +221,7 @@ int gp_snap_make_link(struct gp_snap *s, const char *from, const char *to)
 
 /* One the commands would find unreadable (absent, no permission, a symlink out of the root, a
  * device or pipe, a sysfs read error) is left out, so that the replay finds it unreadable too. */
-int gp_snap_copy_in(struct gp_snap *s, int dfd, const char *dir, const char *name, size_t max, int *left_out)
+static int copy(struct gp_snap *s, int dfd, const char *dir, const char *name, size_t max, int *left_out, int listed)
 {
 	char live[GP_PATH_MAX], *buf = NULL;
 	ssize_t n;
@@ -234,7 +234,8 @@ int gp_snap_copy_in(struct gp_snap *s, int dfd, const char *dir, const char *nam
 		return gp_err_set(s->e, GP_E_FAIL, ENAMETOOLONG, "path too long: %s/%s", dir, name);
 	if (!max)
 		max = SNAP_FILE_MAX;
-	n = gp_root_read_alloc_in(s->r, dfd, dir, name, &buf, max);
+	n = listed ? gp_root_read_listed(s->r, dfd, dir, name, &buf, max)
+		   : gp_root_read_alloc_in(s->r, dfd, dir, name, &buf, max);
 	if (n < 0) {
 		switch ((int)-n) {
 		case EISDIR:
@@ -257,6 +258,16 @@ int gp_snap_copy_in(struct gp_snap *s, int dfd, const char *dir, const char *nam
 	rc = gp_snap_write_file(s, live, buf, (size_t)n);
 	free(buf);
 	return rc;
+}
+
+int gp_snap_copy_in(struct gp_snap *s, int dfd, const char *dir, const char *name, size_t max, int *left_out)
+{
+	return copy(s, dfd, dir, name, max, left_out, 0);
+}
+
+int gp_snap_copy_listed(struct gp_snap *s, int dfd, const char *dir, const char *name, size_t max, int *left_out)
+{
+	return copy(s, dfd, dir, name, max, left_out, 1);
 }
 
 int gp_snap_copy_file(struct gp_snap *s, const char *live, size_t max, int *left_out)

@@ -2,6 +2,7 @@
  * NUMA and network links here; the files outside the PCI tree in snapshot_sys.c; where the
  * snapshot goes in snapshot_write.c; writing into it in snapshot_out.c (an archive: tar.c); its marker in
  * snapshot_info.c. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -39,51 +40,100 @@ static int list_dirs(struct gp_snap *s, const char *live, const char *under)
 	return rc;
 }
 
-/* One PCI function, at the folder the scan resolved its link to (beneath the root). */
+/* The folders listed in the function's folder f (net/, infiniband/): each one's entries as folders.
+ * Found there as a folder, listed through f's fd; else (a link, or a type not told) from its path. */
+static int list_in(struct gp_snap *s, int f, const char *real, const char *name, int type)
+{
+	char p[GP_PATH_MAX];
+	struct gp_root_ent *ents = NULL;
+	int fd, n, rc = 0;
+
+	snprintf(p, sizeof(p), "%s/%s", real, name);
+	if (type == -1 || type == DT_REG)
+		return 0; /* none there, or a file (as gp_root_list finds it: no names) */
+	if (type != DT_DIR || f < 0)
+		return list_dirs(s, p, p);
+	fd = gp_root_open_in(s->r, f, real, name, O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return fd == -ENOENT || fd == -ENOTDIR ? 0 : list_dirs(s, p, p);
+	n = gp_root_entries(s->r, fd, p, &ents);
+	close(fd);
+	for (int i = 0; i < n && !rc; i++) {
+		snprintf(p, sizeof(p), "%s/%s/%s", real, name, ents[i].name);
+		rc = gp_snap_make_dir(s, p);
+	}
+	free(ents);
+	return rc;
+}
+
+/* A link of the function's folder (driver, iommu_group, physfn) as libpci reads it: the folder it
+ * leads to and the link, made in the snapshot. 0 when it is not there (or not a link); its target
+ * into q. `type`: its type in the folder's listing (-1: absent; DT_UNKNOWN: not told). */
+static int link_in(struct gp_snap *s, int f, const char *real, const char *name, int type, char *q, size_t qn,
+		   int *made)
+{
+	char p[GP_PATH_MAX];
+	int rc;
+
+	*made = 0;
+	if (type != DT_LNK && type != DT_UNKNOWN)
+		return 0;
+	if (gp_root_link_in(s->r, f, real, name, &s->links, q, qn))
+		return 0;
+	snprintf(p, sizeof(p), "%s/%s", real, name);
+	if ((rc = gp_snap_make_dir(s, q)) || (rc = gp_snap_make_link(s, p, q)))
+		return rc;
+	*made = 1;
+	return 0;
+}
+
+/* One PCI function, at the folder the scan resolved its link to (beneath the root, canonical). Its
+ * folder is listed once: only the names there are read, each file with one open, read and close. */
 static int capture_device(struct gp_snap *s, const struct gp_pci_dev *d)
 {
-	char link[GP_PATH_MAX], real[GP_PATH_MAX], p[GP_PATH_MAX], q[GP_PATH_MAX], name[256];
+	char link[GP_PATH_MAX], real[GP_PATH_MAX], q[GP_PATH_MAX];
+	struct gp_root_ent *ents = NULL;
 	const char *bdf = d->bdf;
-	int rc, dfd;
+	int rc, dfd, n = -1, made;
 
 	snprintf(link, sizeof(link), "/sys/bus/pci/devices/%s", bdf);
 	snprintf(real, sizeof(real), "%s", d->sysfs_path);
 	if ((rc = gp_snap_make_dir(s, real)) || (rc = gp_snap_make_link(s, link, real)))
 		return rc;
-	/* the function's folder is opened once, its files through it (-1: each resolved on its own) */
-	dfd = gp_root_open(s->r, real, O_PATH | O_DIRECTORY);
-	for (size_t i = 0; i < sizeof(dev_files) / sizeof(dev_files[0]) && !rc; i++)
-		rc = gp_snap_copy_in(s, dfd, real, dev_files[i], 0, NULL);
-	if (dfd >= 0)
-		close(dfd);
-	if (rc)
-		return rc;
+	/* the folder opened once and listed (a folder that cannot be: each name tried, from the root) */
+	dfd = gp_root_open(s->r, real, O_RDONLY | O_DIRECTORY);
+	if (dfd >= 0 && (n = gp_root_entries(s->r, dfd, real, &ents)) < 0)
+		free(ents), ents = NULL;
+#define TYPE(name) gp_root_ent_type(ents, n, name)
+	for (size_t i = 0; i < sizeof(dev_files) / sizeof(dev_files[0]) && !rc; i++) {
+		int t = TYPE(dev_files[i]);
+
+		if (t == DT_REG)
+			rc = gp_snap_copy_listed(s, dfd, real, dev_files[i], 0, NULL);
+		else if (t != -1) /* a folder, a link, a type not told: as any file is read */
+			rc = gp_snap_copy_in(s, dfd, real, dev_files[i], 0, NULL);
+	}
 	/* the links libpci reads, to where they lead in the root (so the replay names the same) */
-	snprintf(p, sizeof(p), "%s/driver", real);
-	if (gp_root_link_target(s->r, p, q, sizeof(q), name, sizeof(name)) == 0 &&
-	    ((rc = gp_snap_make_dir(s, q)) || (rc = gp_snap_make_link(s, p, q))))
-		return rc;
-	snprintf(p, sizeof(p), "%s/iommu_group", real);
-	if (gp_root_link_target(s->r, p, q, sizeof(q), name, sizeof(name)) == 0) {
-		if ((rc = gp_snap_make_dir(s, q)) || (rc = gp_snap_make_link(s, p, q)))
-			return rc;
+	if (!rc)
+		rc = link_in(s, dfd, real, "driver", TYPE("driver"), q, sizeof(q), &made);
+	if (!rc && !(rc = link_in(s, dfd, real, "iommu_group", TYPE("iommu_group"), q, sizeof(q), &made)) && made) {
 		snprintf(link, sizeof(link), "%s/devices/%s", q, bdf);
-		if ((rc = gp_snap_make_link(s, link, real)))
-			return rc;
+		rc = gp_snap_make_link(s, link, real);
 	}
 	/* a virtual function's link to its physical function (doctor's nic.driver skips unbound VFs) */
-	snprintf(p, sizeof(p), "%s/physfn", real);
-	if (gp_root_link_target(s->r, p, q, sizeof(q), name, sizeof(name)) == 0 &&
-	    ((rc = gp_snap_make_dir(s, q)) || (rc = gp_snap_make_link(s, p, q))))
-		return rc;
-	snprintf(p, sizeof(p), "%s/net", real);
-	if ((rc = list_dirs(s, p, p)))
-		return rc;
-	snprintf(p, sizeof(p), "%s/infiniband", real);
-	if ((rc = list_dirs(s, p, p)))
-		return rc;
-	s->st->devices++;
-	return 0;
+	if (!rc)
+		rc = link_in(s, dfd, real, "physfn", TYPE("physfn"), q, sizeof(q), &made);
+	if (!rc)
+		rc = list_in(s, dfd, real, "net", TYPE("net"));
+	if (!rc)
+		rc = list_in(s, dfd, real, "infiniband", TYPE("infiniband"));
+#undef TYPE
+	free(ents);
+	if (dfd >= 0)
+		close(dfd);
+	if (!rc)
+		s->st->devices++;
+	return rc;
 }
 
 static int capture_misc(struct gp_snap *s)
@@ -248,6 +298,8 @@ int gp_snap_capture(const struct gp_root *r, const char *dir, const char *archiv
 out:
 	gp_pci_free(&p);
 	free(f);
+	if (s)
+		gp_root_links_free(&s->links);
 	free(s);
 	return rc;
 }

@@ -3,6 +3,7 @@
  * device nodes exist, the RDMA devices, their ports (and counters) and uverbs devices, what clears ACS
  * at boot. A device node is never opened: its presence is recorded as an empty file. */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -364,27 +365,40 @@ static int capture_port(struct gp_snap *s, const char *base, const char *port)
 }
 
 /* /sys/class/infiniband/DEV: a link to the device's folder (below its PCI function, or virtual
- * for soft-RoCE) as in sysfs, its device link, its parent (soft-RoCE: the netdev), its ports. */
+ * for soft-RoCE) as in sysfs, its device link, its parent (soft-RoCE: the netdev), its ports. The
+ * folder is listed once: what is not there is not asked for. */
 static int capture_ibdev(struct gp_snap *s, const char *dev)
 {
-	char cls[GP_PATH_MAX], base[GP_PATH_MAX], p[GP_PATH_MAX], real[GP_PATH_MAX], name[256];
+	char cls[GP_PATH_MAX], base[GP_PATH_MAX], p[GP_PATH_MAX], real[GP_PATH_MAX];
+	struct gp_root_ent *ents = NULL;
 	char **ports = NULL;
-	int n, rc;
+	int n = -1, rc, bfd, t;
 
 	snprintf(cls, sizeof(cls), "/sys/class/infiniband/%s", dev);
 	if (gp_root_realpath(s->r, cls, base, sizeof(base)))
 		return 0;
 	if ((rc = gp_snap_make_dir(s, base)) || (strcmp(base, cls) && (rc = gp_snap_make_link(s, cls, base))))
 		return rc;
+	bfd = gp_root_open(s->r, base, O_RDONLY | O_DIRECTORY);
+	if (bfd >= 0 && (n = gp_root_entries(s->r, bfd, base, &ents)) < 0)
+		free(ents), ents = NULL;
+#define TYPE(name) gp_root_ent_type(ents, n, name)
 	snprintf(p, sizeof(p), "%s/device", base);
-	if (gp_root_link_target(s->r, p, real, sizeof(real), name, sizeof(name)) == 0 &&
-	    (rc = gp_snap_make_link(s, p, real)))
-		return rc;
-	snprintf(p, sizeof(p), "%s/parent", base);
-	if ((rc = gp_snap_copy_file(s, p, 0, NULL)))
-		return rc;
+	t = TYPE("device");
+	if ((t == DT_LNK || t == DT_UNKNOWN) && gp_root_link_in(s->r, bfd, base, "device", &s->links, real,
+								sizeof(real)) == 0)
+		rc = gp_snap_make_link(s, p, real);
+	t = TYPE("parent");
+	if (!rc && t == DT_REG)
+		rc = gp_snap_copy_listed(s, bfd, base, "parent", 0, NULL);
+	else if (!rc && t != -1)
+		rc = gp_snap_copy_in(s, bfd, base, "parent", 0, NULL);
 	snprintf(p, sizeof(p), "%s/ports", base);
-	n = gp_root_list(s->r, p, &ports);
+	n = rc || TYPE("ports") == -1 ? 0 : gp_root_list(s->r, p, &ports);
+#undef TYPE
+	free(ents);
+	if (bfd >= 0)
+		close(bfd);
 	for (int i = 0; i < n && !rc; i++)
 		rc = capture_port(s, base, ports[i]);
 	gp_root_free_list(ports);
