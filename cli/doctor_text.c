@@ -36,19 +36,23 @@ static size_t label_len(const char *m)
 	return n && d && m[n + d] == ':' && m[n + d + 1] == ' ' ? n + d + 2 : 0;
 }
 
-/* s with every occurrence of subj as "{}" (heap; NULL for s NULL) */
-static char *generic(const char *s, const char *subj)
+/* s with every occurrence of subj, and of name (a device name, "NIC8", not followed by a digit; NULL:
+ * none), as "{}" (heap; NULL for s NULL) */
+static char *generic(const char *s, const char *subj, const char *name)
 {
-	size_t ls = strlen(subj);
+	size_t ls = strlen(subj), ln = name ? strlen(name) : 0;
 	char *r = s ? malloc(strlen(s) * 2 + 3) : NULL, *o = r;
 
 	if (!r)
 		return NULL;
 	while (*s) {
-		if (ls && !strncmp(s, subj, ls)) {
+		size_t k = ls && !strncmp(s, subj, ls) ? ls
+			   : ln && !strncmp(s, name, ln) && (s[ln] < '0' || s[ln] > '9') ? ln : 0;
+
+		if (k) {
 			memcpy(o, "{}", 2);
 			o += 2;
-			s += ls;
+			s += k;
 		} else {
 			*o++ = *s++;
 		}
@@ -57,19 +61,16 @@ static char *generic(const char *s, const char *subj)
 	return r;
 }
 
-/* Whether a and b are one finding of two subjects: same check and severity, the same message but
- * for the subject and a device label, the same fix but for the subject. */
-static int same(const struct gp_finding *a, const struct gp_finding *b)
+/* Whether a and b say the same but for their subjects (and, given, their device names na and nb). */
+static int same_text(const struct gp_finding *a, const struct gp_finding *b, const char *na, const char *nb)
 {
 	char *ma, *mb, *fa, *fb;
 	int r;
 
-	if (a->check != b->check || a->sev != b->sev || !a->fix != !b->fix)
-		return 0;
-	ma = generic(a->message + label_len(a->message), a->subject);
-	mb = generic(b->message + label_len(b->message), b->subject);
-	fa = generic(a->fix, a->subject);
-	fb = generic(b->fix, b->subject);
+	ma = generic(a->message + label_len(a->message), a->subject, na);
+	mb = generic(b->message + label_len(b->message), b->subject, nb);
+	fa = generic(a->fix, a->subject, na);
+	fb = generic(b->fix, b->subject, nb);
 	r = ma && mb && !strcmp(ma, mb) && (!a->fix || (fa && fb && !strcmp(fa, fb)));
 	free(ma), free(mb), free(fa), free(fb);
 	return r;
@@ -82,6 +83,8 @@ struct listing {
 	int *ent;                    /* per finding */
 	int *js, *in, *vfs, k;       /* the listing: findings, their entries, VFs folded (k of them) */
 	int *same;                   /* -v: per item, its VFs whose evidence is its own; -1 on those VFs */
+	int *gen;                    /* -v: per item, 1 when those VFs' evidence is its own but for names */
+	int *sub;                    /* -v: per PF's item, its first VF whose evidence is not the PF's; -1 */
 	int *pos;                    /* per matrix entry, -1 (gp_topo_fold_vfs's scratch) */
 };
 
@@ -95,8 +98,9 @@ static int listing_init(struct listing *l, const struct gp_doctor_ctx *d)
 	memset(l, 0, sizeof(*l));
 	l->ent = calloc(n, sizeof(int)), l->js = calloc(n, sizeof(int));
 	l->in = calloc(n, sizeof(int)), l->vfs = calloc(n, sizeof(int)), l->same = calloc(n, sizeof(int));
+	l->gen = calloc(n, sizeof(int)), l->sub = calloc(n, sizeof(int));
 	l->pos = calloc((size_t)(t ? t->n : 0) + 1, sizeof(int));
-	if (!l->ent || !l->js || !l->in || !l->vfs || !l->same || !l->pos)
+	if (!l->ent || !l->js || !l->in || !l->vfs || !l->same || !l->gen || !l->sub || !l->pos)
 		return -1;
 	for (int i = 0; t && i < t->n; i++) {
 		l->pos[i] = -1;
@@ -112,9 +116,36 @@ static int listing_init(struct listing *l, const struct gp_doctor_ctx *d)
 	return 0;
 }
 
+/* The device name ("NIC8") of finding j's subject, NULL when it is no GPU or NIC. */
+static const char *dev_name(const struct listing *l, int j)
+{
+	return l->t && l->ent[j] >= 0 ? l->t->devs[l->ent[j]].name : NULL;
+}
+
+/* Whether findings v[i] and v[j] are one finding of two subjects: same check and severity, the same
+ * message but for the subject and a device label, the same fix but for the subject; for two functions
+ * of one NIC (its physical function and its virtual functions, a group of the matrix), also but for
+ * their device names ("NIC0 is not owned by VFIO", "NIC8 is ..."): *by_name is then set. */
+static int same(const struct listing *l, const struct gp_finding *v, int i, int j, int *by_name)
+{
+	const struct gp_finding *a = &v[i], *b = &v[j];
+	const struct gp_topo *t = l->t;
+	int ea = l->ent[i], eb = l->ent[j];
+
+	if (a->check != b->check || a->sev != b->sev || !a->fix != !b->fix)
+		return 0;
+	if (same_text(a, b, NULL, NULL))
+		return 1;
+	if (!t || ea < 0 || eb < 0 || t->devs[ea].group != t->devs[eb].group || t->devs[t->devs[ea].group].members < 2 ||
+	    !same_text(a, b, dev_name(l, i), dev_name(l, j)))
+		return 0;
+	*by_name = 1;
+	return 1;
+}
+
 static void listing_free(struct listing *l)
 {
-	free(l->ent), free(l->js), free(l->in), free(l->vfs), free(l->same), free(l->pos);
+	free(l->ent), free(l->js), free(l->in), free(l->vfs), free(l->same), free(l->gen), free(l->sub), free(l->pos);
 }
 
 /* Add finding j to the listing. */
@@ -148,47 +179,82 @@ static void listing_print(struct listing *l, struct gp_buf *b, const struct gp_f
 	}
 }
 
-static int same_evidence(const struct gp_finding *a, const struct gp_finding *b)
+/* Whether a's evidence is b's: word for word (1), or but for each one's subject and device name (2: na
+ * and nb, as generic() reads them), or not (0). */
+static int same_evidence(const struct gp_finding *a, const struct gp_finding *b, const char *na, const char *nb)
 {
+	int r = 1;
+
 	if (a->nev != b->nev)
 		return 0;
 	for (int e = 0; e < a->nev; e++)
 		if (strcmp(a->ev[e].key, b->ev[e].key) || strcmp(a->ev[e].value, b->ev[e].value))
+			r = 2;
+	for (int e = 0; r == 2 && e < a->nev; e++) { /* "/sys/class/infiniband/mlx5_9/ports": its name as "{}" */
+		char *ka = generic(a->ev[e].key, a->subject, na), *kb = generic(b->ev[e].key, b->subject, nb);
+		char *va = generic(a->ev[e].value, a->subject, na), *vb = generic(b->ev[e].value, b->subject, nb);
+		int eq = ka && kb && va && vb && !strcmp(ka, kb) && !strcmp(va, vb);
+
+		free(ka), free(kb), free(va), free(vb);
+		if (!eq)
 			return 0;
-	return 1;
+	}
+	return r;
 }
 
-/* -v: the evidence of each subject of the listing (printed by listing_print); a virtual function's that
- * is its physical function's word for word goes in the PF's line ("0000:04:00.0 (NIC0+126VFs): ..."). */
+/* -v: the evidence of each subject of the listing (printed by listing_print). A virtual function's that
+ * is its physical function's, but for their names, goes in the PF's line ("0000:04:00.0 (NIC0+126VFs):
+ * ..."; "{}" for each one's name where they differ); the VFs whose evidence is not the PF's but one
+ * another's share the first one's line ("0000:04:00.1 (NIC8 and 125 more VFs of NIC0): ..."). */
 static void listing_evidence(struct listing *l, const struct gp_finding *v, int idw, int width)
 {
 	struct gp_buf b = { 0 };
 	char name[48];
 
 	for (int p = 0; p < l->k; p++)
-		l->same[p] = 0;
+		l->same[p] = l->gen[p] = 0, l->sub[p] = -1;
 	for (int p = 0; l->t && p < l->k; p++) {
-		int q = -1 - l->vfs[p];
+		int q = -1 - l->vfs[p], r, s;
 
-		if (l->vfs[p] < 0 && same_evidence(&v[l->js[p]], &v[l->js[q]])) {
-			l->same[q]++;
-			l->same[p] = -1;
+		if (l->vfs[p] >= 0)
+			continue;
+		/* its PF's evidence, else that of the first of the PF's VFs not like the PF */
+		r = (s = same_evidence(&v[l->js[p]], &v[l->js[q]], dev_name(l, l->js[p]), dev_name(l, l->js[q]))) ? q
+		    : l->sub[q];
+		if (!s && r >= 0)
+			s = same_evidence(&v[l->js[p]], &v[l->js[r]], dev_name(l, l->js[p]), dev_name(l, l->js[r]));
+		if (!s) {
+			l->sub[q] = p;
+			continue;
 		}
+		l->same[r]++;
+		l->gen[r] |= s == 2;
+		l->same[p] = -1;
 	}
 	for (int p = 0; p < l->k; p++) {
 		const struct gp_finding *f = &v[l->js[p]];
+		const char *nm = dev_name(l, l->js[p]);
 		int col;
 
 		if (l->same[p] < 0 || !f->nev)
 			continue;
 		gp_buf_reset(&b);
-		if (l->k > 1 && l->same[p])
+		if (l->k > 1 && l->same[p] && l->vfs[p] < 0)
+			gp_buf_addf(&b, "%s%c(%s%cand%c%d%cmore%cVF%s%cof%c%s):", f->subject, NBSP, l->t->devs[l->in[p]].name,
+				    NBSP, NBSP, l->same[p], NBSP, NBSP, l->same[p] > 1 ? "s" : "", NBSP, NBSP,
+				    l->t->devs[l->in[-1 - l->vfs[p]]].name);
+		else if (l->k > 1 && l->same[p])
 			gp_buf_addf(&b, "%s%c(%s):", f->subject, NBSP,
 				    gp_topo_vfs_name(l->t, l->in[p], l->same[p], name, sizeof(name)));
 		else if (l->k > 1)
 			gp_buf_addf(&b, "%s:", f->subject);
-		for (int e = 0; e < f->nev; e++)
-			gp_buf_addf(&b, "%s %s = %s", e ? ";" : "", f->ev[e].key, f->ev[e].value);
+		for (int e = 0; e < f->nev; e++) {
+			char *gk = l->gen[p] ? generic(f->ev[e].key, f->subject, nm) : NULL;
+			char *gv = l->gen[p] ? generic(f->ev[e].value, f->subject, nm) : NULL;
+
+			gp_buf_addf(&b, "%s %s = %s", e ? ";" : "", gk ? gk : f->ev[e].key, gv ? gv : f->ev[e].value);
+			free(gk), free(gv);
+		}
 		col = printf("  %*s  evidence%s", idw, "", l->k > 1 ? " " : ":");
 		cli_wrap(stdout, b.s ? b.s : "", col, idw + 9, width);
 	}
@@ -201,13 +267,13 @@ static void print_folded(const struct cli *c, struct listing *l, const struct gp
 {
 	const struct gp_finding *f = &v[i];
 	struct gp_buf b = { 0 };
-	int k = 0, col;
+	int k = 0, col, by_name = 0;
 	char *m, *fx;
 
 	GP_STAT_ADD(compares, n - i);
 	l->k = 0;
 	for (int j = i; j < n; j++)
-		if (!done[j] && (j == i || same(f, &v[j]))) {
+		if (!done[j] && (j == i || same(l, v, i, j, &by_name))) {
 			listing_add(l, j);
 			k++;
 			done[j] = 1;
@@ -215,8 +281,9 @@ static void print_folded(const struct cli *c, struct listing *l, const struct gp
 	listing_print(l, &b, v, 1);
 	if (f->sev != heading)
 		gp_buf_addf(&b, "%c(%s)", NBSP, sev_name[f->sev]);
-	m = k > 1 ? generic(f->message + label_len(f->message), f->subject) : NULL;
-	fx = k > 1 ? generic(f->fix, f->subject) : NULL;
+	/* several subjects: each one's BDF, and its device name where a NIC's functions folded, as "{}" */
+	m = k > 1 ? generic(f->message + label_len(f->message), f->subject, by_name ? dev_name(l, i) : NULL) : NULL;
+	fx = k > 1 ? generic(f->fix, f->subject, by_name ? dev_name(l, i) : NULL) : NULL;
 	gp_buf_addf(&b, ": %s", m ? m : k > 1 ? f->message + label_len(f->message) : f->message);
 	col = printf("  %-*s  ", idw, f->check->id);
 	cli_wrap(stdout, b.s ? b.s : "", col, idw + 4, width);

@@ -98,3 +98,22 @@ n=$(python3 -c 'import json, sys
 print(sum(f["id"] == "pcie.relaxed_ordering" for f in json.load(open(sys.argv[1]))["findings"]))' "$T/out" 2>/dev/null)
 [ "${n:-0}" -eq 1992 ] && ok "scale: doctor --json keeps one pcie.relaxed_ordering finding per NIC function (1992)" ||
 	nok "scale: doctor --json has ${n:-no} pcie.relaxed_ordering findings, want 1992"
+# doctor -v: a NIC's functions alike are one row even where each message names its own device
+# (iommu.vfio "NIC9 is not owned by VFIO", numa.unknown), and their evidence one line (nic.driver's
+# VFs, rdma.*'s "/sys/class/infiniband/{}/ports"): 16 rows of numa.unknown, not 2000; the report a few
+# hundred lines whatever the functions (18,203 lines, 1.7 MB, before). JSON keeps each function.
+stats 2000 doctor -v >/dev/null
+lines=$(wc -l <"$T/out")
+nu=$(grep -c '^  numa.unknown ' "$T/out")
+iv=$(grep -c '^  iommu.vfio ' "$T/out")
+ev=$(grep -c '^  *evidence mlx5_0 (NIC0+248VFs): /sys/class/infiniband/{}/ports = ' "$T/out")
+grep -q '^  iommu.vfio  *0000:04:00.0 (NIC0+248VFs): {} is not owned by VFIO$' "$T/out" &&
+	grep -q '^  numa.unknown  *0000:04:00.0 (NIC0+248VFs): {} is on NUMA node 0$' "$T/out" &&
+	[ "$nu" -eq 16 ] && [ "$iv" -eq 16 ] && [ "$ev" -ge 1 ] && [ "$lines" -le 500 ] &&
+	ok "scale: doctor -v folds each PF's VFs ($nu numa.unknown rows, $iv iommu.vfio, $lines lines for 2000 functions)" ||
+	nok "scale: doctor -v: $nu numa.unknown rows, $iv iommu.vfio, $ev rdma evidence folded, $lines lines (want 16, 16, >0, <=500)"
+stats 2000 doctor --json --pretty --only numa.unknown >/dev/null # whole: not cut to one line
+n=$(python3 -c 'import json, sys
+print(sum(f["id"] == "numa.unknown" for f in json.load(open(sys.argv[1]))["findings"]))' "$T/out" 2>/dev/null)
+[ "${n:-0}" -eq 2000 ] && ok "scale: doctor --json keeps one numa.unknown finding per function (2000)" ||
+	nok "scale: doctor --json has ${n:-no} numa.unknown findings, want 2000"
