@@ -8,6 +8,9 @@
 /* Tell the trace hook (gp_root_set_trace), if one is set, that path was asked: err 0 or an errno. */
 void gp_root_traced(const char *path, int err);
 
+/* 1 when a trace hook is set (a path need not be built for it otherwise). */
+int gp_root_trace_on(void);
+
 /* A text file's len bytes read into buf (n bytes, as gp_root_read_text asked; len < 0: the
  * error) made gp_root_read_text's result: -EFBIG when they filled buf, -EILSEQ for a NUL in them,
  * else NUL-terminated without trailing whitespace, its length. */

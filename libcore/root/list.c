@@ -179,8 +179,10 @@ static int open_listed(const struct gp_root *r, int dfd, const char *dir, const 
 	err = fd < 0 ? errno : 0;
 	if (err == ELOOP)
 		return -ELOOP;
-	len = snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", name);
-	gp_root_traced(len >= 0 && (size_t)len < sizeof(path) ? path : name, err);
+	if (gp_root_trace_on()) {
+		len = snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", name);
+		gp_root_traced(len >= 0 && (size_t)len < sizeof(path) ? path : name, err);
+	}
 	return fd < 0 ? -err : fd;
 }
 

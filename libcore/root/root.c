@@ -210,8 +210,10 @@ int gp_root_open_in(const struct gp_root *r, int dfd, const char *dir, const cha
 		fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC | (r->live ? 0 : O_NONBLOCK));
 		if (fd >= 0 || (errno != ELOOP && errno != ENOTDIR)) {
 			fd = fd < 0 ? -errno : r->live ? fd : file_or_folder(fd);
-			len = snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", name);
-			gp_root_traced(len >= 0 && (size_t)len < sizeof(path) ? path : name, fd < 0 ? -fd : 0);
+			if (gp_root_trace_on()) {
+				len = snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", name);
+				gp_root_traced(len >= 0 && (size_t)len < sizeof(path) ? path : name, fd < 0 ? -fd : 0);
+			}
 			return fd;
 		}
 		/* a symlink (O_DIRECTORY meets one as ENOTDIR): resolved as gp_root_open resolves it */

@@ -25,3 +25,8 @@ void gp_root_trace(const char *path, int err)
 {
 	gp_root_traced(path, err);
 }
+
+int gp_root_trace_on(void)
+{
+	return trace_fn != NULL;
+}
