@@ -46,14 +46,14 @@ HARDEN_CFLAGS =
 HARDEN_LDFLAGS =
 HARDEN_FORTIFY =
 endif
-PKGS = libpci libkmod
+PKGS = libpci libkmod zlib
 # cli/ sees the public headers only (HACKING.md: what may use what); libcore/ its own folders too.
 INCLUDES = -Ilibcore/include -Ilibcore
 ALL_CPPFLAGS = -D_GNU_SOURCE $(HARDEN_FORTIFY) $(INCLUDES) -DGPUP2P_VERSION=\"$(VERSION)\" \
 	$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null) $(CPPFLAGS)
 ALL_CFLAGS = -std=c11 $(ALL_CPPFLAGS) $(WARN) $(HARDEN_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(HARDEN_LDFLAGS) $(LDFLAGS)
-LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lpci -lkmod) -ldl -lm -pthread $(LDLIBS)
+LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lpci -lkmod -lz) -ldl -lm -pthread $(LDLIBS)
 
 BUILD = build
 LIB_SRC = $(wildcard libcore/*.c libcore/*/*.c)
@@ -72,8 +72,8 @@ all: $(BIN)
 # Before any compiler error about a missing kmod.h or pci.h: say which -dev package is missing.
 pkgcheck:
 	@command -v $(PKG_CONFIG) >/dev/null || { echo "gpup2p: $(PKG_CONFIG) not found: run 'make deps'" \
-		"(Debian: apt install pkg-config libpci-dev libkmod-dev)" >&2; exit 1; }
-	@m=; d=; for p in $(PKGS); do $(PKG_CONFIG) --exists $$p || { m="$$m $$p"; d="$$d $$p-dev"; }; done; \
+		"(Debian: apt install pkg-config libpci-dev libkmod-dev zlib1g-dev)" >&2; exit 1; }
+	@m=; d=; for p in $(PKGS); do $(PKG_CONFIG) --exists $$p || { m="$$m $$p"; d="$$d $$(echo $$p | sed 's/^zlib$$/zlib1g/')-dev"; }; done; \
 	[ -z "$$m" ] || { echo "gpup2p: no development files for$$m (pkg-config): run 'make deps'" \
 		"(Debian: apt install$$d)" >&2; exit 1; }
 

@@ -59,7 +59,7 @@ void help_snapshot(FILE *f)
 	opts_help(f, &opts_snapshot);
 	fprintf(f,
 		"\nExit: 0 ok, 2 could not write, 3 the root's data is malformed, 64 usage or FILE\n"
-		"may not be replaced, 69 gzip or PCI unavailable, 77 permission denied.\n");
+		"may not be replaced, 69 PCI unavailable, 77 permission denied.\n");
 }
 
 /* libcore says what stands in the way (its errnum which); the option that would change it is ours */

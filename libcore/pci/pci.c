@@ -390,8 +390,7 @@ static int scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 	for (d = a->devices, i = 0; d; d = d->next, i++) {
 		struct gp_pci_dev *g = &p->devs[i];
 		char dir[GP_PATH_MAX];
-		int dfd, cfg, known = pci_fill_info(d, PCI_FILL_IDENT | PCI_FILL_CLASS | PCI_FILL_BASES | PCI_FILL_SIZES |
-					     PCI_FILL_IO_FLAGS | PCI_FILL_CAPS | PCI_FILL_EXT_CAPS | PCI_FILL_SUBSYS);
+		int dfd, cfg, known;
 		/* d->domain, not d->domain_16: the latter is 0xffff for every domain above it */
 		struct gp_pci_addr ad = { d->domain, d->bus, d->dev, d->func };
 		char group[32], canon[GP_PATH_MAX];
@@ -401,10 +400,6 @@ static int scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 		g->dev = d->dev;
 		g->func = d->func;
 		gp_pci_addr_format(&ad, g->bdf);
-		g->vendor = d->vendor_id;
-		g->device = d->device_id;
-		g->subvendor = (known & PCI_FILL_SUBSYS) ? d->subsys_vendor_id : 0;
-		g->subdevice = (known & PCI_FILL_SUBSYS) ? d->subsys_id : 0;
 		snprintf(dir, sizeof(dir), "/sys/bus/pci/devices/%s", g->bdf);
 		dfd = gp_root_open(r, dir, O_PATH | O_DIRECTORY);
 		cfg = gp_root_open_in(r, dfd, dir, "config", O_RDONLY);
@@ -416,6 +411,16 @@ static int scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 				break;
 		if (g->config_len == 256 && pread(cfg, g->config + 256, 4, 256) == 4)
 			g->config_len = GP_CFG_MAX;
+		/* libpci walks the capabilities in the bytes just read rather than reading them again (the
+		 * cache is dropped before the devices move: qsort below) */
+		pci_setup_cache(d, g->config, g->config_len == GP_CFG_MAX ? 260 : g->config_len);
+		known = pci_fill_info(d, PCI_FILL_IDENT | PCI_FILL_CLASS | PCI_FILL_BASES | PCI_FILL_SIZES |
+				      PCI_FILL_IO_FLAGS | PCI_FILL_CAPS | PCI_FILL_EXT_CAPS | PCI_FILL_SUBSYS);
+		pci_setup_cache(d, NULL, 0);
+		g->vendor = d->vendor_id;
+		g->device = d->device_id;
+		g->subvendor = (known & PCI_FILL_SUBSYS) ? d->subsys_vendor_id : 0;
+		g->subdevice = (known & PCI_FILL_SUBSYS) ? d->subsys_id : 0;
 		{
 			char cls[32];
 

@@ -35,17 +35,17 @@ int gp_snap_capture(const struct gp_root *r, const char *dir, const char *archiv
 #define GP_TAR_LINK '2'
 #define GP_TAR_DIR '5'
 
-/* Start the archive `file` (created, must not exist): gzip(1) runs with the tar stream on its
- * input and the file as its output; the top folder's member is written (tar.c). 0 or an error set
- * (GP_E_UNAVAIL when gzip cannot run). */
+/* Start the archive `file` (created, must not exist): the tar stream is compressed into it by zlib
+ * (gzip's format, level 1) as members are added; the top folder's member is written (tar.c). 0 or
+ * an error set. */
 int gp_snap_tar_open(struct gp_snap *s, const char *file);
 
 /* Add the member at live path `live` ("/": the top folder): a folder, a file of len bytes of data,
  * or a symlink to `link`. 0 or a positive errno. */
 int gp_snap_tar_add(struct gp_snap *s, const char *live, char type, const void *data, size_t len, const char *link);
 
-/* End the archive: when rc is 0 its end blocks, then wait for gzip; on any error (rc, or gzip's)
- * the file is removed. Returns rc, or the error it set. */
+/* End the archive: when rc is 0 its end blocks, then the compressed stream's end; on any error (rc,
+ * or a write's) the file is removed. Returns rc, or the error it set. */
 int gp_snap_tar_close(struct gp_snap *s, int rc);
 
 /* Open the snapshot directory s->dir (made by the caller) for writing into it; close it and

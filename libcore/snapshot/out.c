@@ -91,9 +91,8 @@ static int out_err(struct gp_snap *s, const char *live, int err)
 {
 	if (err == ENOMEM)
 		return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
-	if (s->tar) /* the pipe to gzip broke: gzip ended early */
-		return gp_err_set(s->e, GP_E_FAIL, err, "gzip failed writing %s (at %s): %s", s->shown, live,
-				  strerror(err));
+	if (s->tar) /* the archive's write failed (ENOSPC, EFBIG) */
+		return gp_err_set(s->e, GP_E_FAIL, err, "cannot write %s (at %s): %s", s->shown, live, strerror(err));
 	return gp_err_set(s->e, GP_E_FAIL, err, "%s%s: %s", s->dir, live, strerror(err));
 }
 

@@ -65,6 +65,14 @@ for cmd in "acs" "doctor" "topo --tree" "bar" "snapshot" "acs --json"; do
 		nok "scale: $cmd: superlinear work for 4x the functions: $bad"
 done
 
+# the archive of 2000 functions is over a megabyte compressed: a write refused past 256 KiB fails
+# in the middle of the capture (zlib writes 256 KiB at a time), exits 2 and leaves nothing behind
+mkdir "$T/gz"
+out=$(trap '' XFSZ; ulimit -f 256; "$BIN" --root "$BUILD/perf/fx2000" snapshot "$T/gz/x.tar.gz" 2>&1); rc=$?
+[ $rc -eq 2 ] && [[ $out == *"cannot write $T/gz/x.tar.gz (at /sys/"*"File too large"* ]] &&
+	[ -z "$(ls -A "$T/gz")" ] && ok "scale: a write refused mid-archive: exit 2, nothing left" ||
+	nok "scale: a write refused mid-archive: exit $rc, '$out', left: $(ls -A "$T/gz")"
+
 # the audit's text names a PF's VFs with it, once per pair of groups; JSON keeps each pair
 stats 2000 acs >/dev/null
 grep -q '^  on the path of: PIX GPU0-NIC0+248VFs; NODE GPU0-GPU1 ' "$T/out" &&

@@ -16,11 +16,11 @@
 # Before the folders were listed (main 15b1099), every one of the 27 names was tried, each file read
 # with openat, fstat, 2 preads and close, each link's target resolved from the root (10 calls), and
 # every resolution opened and closed the root. Per function here (182: the 150 and 32 bridges):
-# topo 123 -> 84, the archive 285 -> 153 in all (162 -> 69 beyond topo's), the folder 201 -> 121
+# topo 123 -> 77, the archive 285 -> 144 in all (162 -> 67 beyond topo's), the folder 201 -> 121
 # beyond topo's; at 1000 functions the archive 297,000 calls -> 156,000 (lspci -tv 54,000).
-# Bounds, about 10% above today's: topo 95, the archive 170 in all and 80 beyond topo's, the folder
+# Bounds, about 5% above today's: topo 80, the archive 150 in all and 70 beyond topo's, the folder
 # 140 beyond topo's. Folders: each made once, so the mkdir/mkdirat calls are at most the folders
-# the snapshot holds. The archive (no --dir) is streamed into gzip as it is captured: no file,
+# the snapshot holds. The archive (no --dir) is compressed as it is captured: no file,
 # folder or link is created but the temporary folder beside it and the archive itself.
 set -u
 BUILD=${BUILD:-build}
@@ -53,8 +53,8 @@ if [ $rc -ne 0 ] || [ "$fns" -lt $N ] || [ -z "$st" ] || [ -z "$ss" ]; then
 	exit 0
 fi
 per=$(((st + fns - 1) / fns))
-[ "$per" -le 95 ] && ok "snapshot cost: topo's scan $per system calls per function (bound 95; $st in all)" ||
-	nok "snapshot cost: topo's scan $per system calls per function, bound 95 ($st in all)"
+[ "$per" -le 80 ] && ok "snapshot cost: topo's scan $per system calls per function (bound 80; $st in all)" ||
+	nok "snapshot cost: topo's scan $per system calls per function, bound 80 ($st in all)"
 per=$(((ss - st) / fns))
 [ "$per" -le 140 ] && ok "snapshot cost: $per system calls per function beyond topo's (bound 140; $ss in all)" ||
 	nok "snapshot cost: $per system calls per function beyond topo's, bound 140 ($ss in all, topo $st)"
@@ -71,10 +71,10 @@ if [ $rc -ne 0 ] || [ -z "$sa" ] || [ ! -s "$T/b.tar.gz" ]; then
 	exit 0
 fi
 per=$(((sa - st) / fns))
-[ "$per" -le 80 ] && ok "snapshot cost: archive $per system calls per function beyond topo's (bound 80; $sa in all)" ||
-	nok "snapshot cost: archive $per system calls per function beyond topo's, bound 80 ($sa in all, topo $st)"
+[ "$per" -le 70 ] && ok "snapshot cost: archive $per system calls per function beyond topo's (bound 70; $sa in all)" ||
+	nok "snapshot cost: archive $per system calls per function beyond topo's, bound 70 ($sa in all, topo $st)"
 per=$(((sa + fns - 1) / fns))
-[ "$per" -le 170 ] && ok "snapshot cost: archive $per system calls per function in all (bound 170)" ||
-	nok "snapshot cost: archive $per system calls per function in all, bound 170 ($sa calls)"
+[ "$per" -le 150 ] && ok "snapshot cost: archive $per system calls per function in all (bound 150)" ||
+	nok "snapshot cost: archive $per system calls per function in all, bound 150 ($sa calls)"
 [ "$made" -le 4 ] && ok "snapshot cost: the archive creates $made files and folders (its own and its temporary folder)" ||
 	nok "snapshot cost: the archive creates $made files, folders and links (bound 4: nothing staged)"

@@ -67,8 +67,8 @@ struct gp_snapshot_stats {
 int gp_snapshot_capture(const struct gp_root *r, const char *dir, unsigned flags, struct gp_snapshot_stats *st,
 			struct gp_err *e);
 
-/* Capture r into `path`: a directory (GP_SNAP_DIR) or a gzip'ed tar archive (streamed into
- * gzip(1) as it is captured, no file staged; GP_E_UNAVAIL when gzip cannot run). The snapshot is
+/* Capture r into `path`: a directory (GP_SNAP_DIR) or a gzip'ed tar archive (compressed by zlib as
+ * it is captured, no file staged). The snapshot is
  * written beside path (a hidden temporary sibling) and renamed into place. An existing path is
  * replaced only with GP_SNAP_FORCE and only when it is a snapshot of the same kind (a directory
  * holding the marker, or a regular file); ".", "/", $HOME and folders holding them never are:
