@@ -47,12 +47,12 @@ err=$(m CPPFLAGS="-include $T/warn.h" LDFLAGS="-Wl,-Map=$T/fake.map" "$B/tests/f
 mkdir -p "$T/nopc" "$T/pc"
 rm -f "$B/libcore/base/err.o"
 err=$(PKG_CONFIG_LIBDIR=$T/nopc PKG_CONFIG_PATH= m "$B/libcore/base/err.o" 2>&1); rc=$?
-[ $rc -ne 0 ] && [ "$(head -1 <<<"$err")" = "gpup2p: no development files for libpci libkmod (pkg-config): run 'make deps' (Debian: apt install libpci-dev libkmod-dev)" ] &&
+[ $rc -ne 0 ] && [ "$(head -1 <<<"$err")" = "gpup2p: no development files for libpci libkmod zlib (pkg-config): run 'make deps' (Debian: apt install libpci-dev libkmod-dev zlib1g-dev)" ] &&
 	! grep -q "No such file" <<<"$err" &&
-	[ ! -e "$B/libcore/base/err.o" ] && ok "no libpci/libkmod .pc files: one line saying run make deps, nothing compiled" ||
+	[ ! -e "$B/libcore/base/err.o" ] && ok "no libpci/libkmod/zlib .pc files: one line saying run make deps (zlib's package is zlib1g-dev), nothing compiled" ||
 	nok "missing -dev packages: rc=$rc: $err"
 pc=$(pkg-config --variable=pcfiledir libpci 2>/dev/null)/libpci.pc
-cp "$pc" "$T/pc/" 2>/dev/null
+cp "$pc" "$(pkg-config --variable=pcfiledir zlib 2>/dev/null)/zlib.pc" "$T/pc/" 2>/dev/null
 err=$(PKG_CONFIG_LIBDIR=$T/pc PKG_CONFIG_PATH= m "$B/libcore/base/err.o" 2>&1); rc=$?
 [ $rc -ne 0 ] && grep -q "no development files for libkmod (pkg-config): run 'make deps' (Debian: apt install libkmod-dev)" <<<"$err" &&
 	ok "only libkmod missing: named alone" || nok "libkmod missing: rc=$rc: $err ($pc)"
