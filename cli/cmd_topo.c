@@ -186,17 +186,43 @@ static int shown(const struct gp_topo *t, int i, int all)
 	return all || gp_topo_on_path(t, i);
 }
 
-/* The last function shown below bridge `parent` (-1: on host bridge hb), or -1 when none: children
- * are walked in place, so a bridge with any number of functions below it (SR-IOV) shows them all. */
-static int last_child(const struct gp_topo *t, int parent, const char *hb, int all)
-{
-	int last = -1;
+/* The functions the tree shows, each bridge's children linked in index order, so that printing is one
+ * pass however many functions a bridge has below it (SR-IOV: thousands). */
+struct tree {
+	int *first;              /* [pci]: its first child shown, or -1 */
+	int *next;               /* [pci]: the next child shown of the same parent (or host bridge), or -1 */
+};
 
-	for (int i = 0; i < t->pci->n; i++)
-		if (t->pci->devs[i].parent == parent && (parent >= 0 || !strcmp(t->pci->devs[i].host_bridge, hb)) &&
-		    shown(t, i, all))
-			last = i;
-	return last;
+/* Link every shown function to its parent's list; top-level functions (parent -1) to no list: the
+ * caller walks them per host bridge. 0, or -1 out of memory. */
+static int tree_build(const struct gp_topo *t, int all, struct tree *tr)
+{
+	int n = t->pci->n, *tail;
+
+	tr->first = malloc((size_t)(n ? n : 1) * sizeof(int));
+	tr->next = malloc((size_t)(n ? n : 1) * sizeof(int));
+	tail = malloc((size_t)(n ? n : 1) * sizeof(int));
+	if (!tr->first || !tr->next || !tail) {
+		free(tr->first);
+		free(tr->next);
+		free(tail);
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		tr->first[i] = tr->next[i] = tail[i] = -1;
+	for (int i = 0; i < n; i++) {
+		int p = t->pci->devs[i].parent;
+
+		if (p < 0 || p >= n || !shown(t, i, all))
+			continue;
+		if (tail[p] < 0)
+			tr->first[p] = i;
+		else
+			tr->next[tail[p]] = i;
+		tail[p] = i;
+	}
+	free(tail);
+	return 0;
 }
 
 /* Print text after lead (already printed, lead_w columns), wrapped to width (0: not wrapped); each further
@@ -224,14 +250,14 @@ static void print_wrapped(const char *text, int lead_w, const char *cont, int wi
 	putchar('\n');
 }
 
-static void print_node(const struct cli *c, const struct gp_topo *t, int idx, const char *prefix, int last, int all)
+static void print_node(const struct cli *c, const struct gp_topo *t, const struct tree *tr, int idx,
+		       const char *prefix, int last)
 {
 	const struct gp_pci_dev *d = &t->pci->devs[idx];
 	const struct gp_topo_dev *td = gp_topo_find(t, idx);
 	const char *name = td ? td->name : NULL;
 	char link[96], sub[256], cont[264];
 	struct gp_buf b = GP_BUF_INIT;
-	int lk;
 
 	link_str(d, link, sizeof(link));
 	gp_buf_addf(&b, "%s", d->bdf);
@@ -252,43 +278,56 @@ static void print_node(const struct cli *c, const struct gp_topo *t, int idx, co
 		gp_buf_addf(&b, " NUMA %d", d->numa_node);
 	if (d->rdma[0])
 		gp_buf_addf(&b, " %s", d->rdma);
-	lk = last_child(t, idx, NULL, all);
 	snprintf(sub, sizeof(sub), "%s%s", prefix, last ? "    " : "|   ");
 	/* a line too wide for the terminal goes on below its start, the children's bar kept */
-	snprintf(cont, sizeof(cont), "%s%s     ", sub, lk >= 0 ? "|" : " ");
+	snprintf(cont, sizeof(cont), "%s%s     ", sub, tr->first[idx] >= 0 ? "|" : " ");
 	printf("%s%s", prefix, last ? "`-- " : "|-- ");
 	if (b.oom)
 		printf("%s\n", d->bdf);          /* out of memory: the address at least */
 	else
 		print_wrapped(gp_buf_str(&b), (int)strlen(prefix) + 4, cont, cli_term_width());
 	gp_buf_free(&b);
-	for (int i = 0; i <= lk; i++)
-		if (t->pci->devs[i].parent == idx && shown(t, i, all))
-			print_node(c, t, i, sub, i == lk, all);
+	for (int i = tr->first[idx]; i >= 0; i = tr->next[i])
+		print_node(c, t, tr, i, sub, tr->next[i] < 0);
+}
+
+/* The last top-level function shown on host bridge hb, or -1 when none. */
+static int last_top(const struct gp_topo *t, const char *hb, int all)
+{
+	int last = -1;
+
+	for (int i = 0; i < t->pci->n; i++)
+		if (t->pci->devs[i].parent < 0 && !strcmp(t->pci->devs[i].host_bridge, hb) && shown(t, i, all))
+			last = i;
+	return last;
 }
 
 static int print_tree(const struct cli *c, const struct gp_topo *t, int all)
 {
 	/* at most one host bridge per function: sized by the machine, not by a constant */
 	char (*hbs)[32] = malloc((size_t)(t->pci->n ? t->pci->n : 1) * sizeof(*hbs)), nb[16];
+	struct tree tr;
 	int nh;
 
-	if (!hbs) {
+	if (!hbs || tree_build(t, all, &tr)) {
+		free(hbs);
 		fprintf(stderr, "gpup2p: topo: out of memory\n");
 		return EX_ERROR;
 	}
 	nh = gp_topo_host_bridges(t->pci, hbs, t->pci->n);
 	for (int h = 0; h < nh; h++) {
-		int lk = last_child(t, -1, hbs[h], all);
+		int lk = last_top(t, hbs[h], all);
 
 		if (lk < 0)
 			continue;
 		printf("%s host bridge, NUMA %s\n", hbs[h], numa_str(gp_topo_host_bridge_numa(t->pci, hbs[h]), nb, sizeof(nb)));
 		for (int i = 0; i <= lk; i++)
 			if (t->pci->devs[i].parent < 0 && !strcmp(t->pci->devs[i].host_bridge, hbs[h]) && shown(t, i, all))
-				print_node(c, t, i, "", i == lk, all);
+				print_node(c, t, &tr, i, "", i == lk);
 	}
 	free(hbs);
+	free(tr.first);
+	free(tr.next);
 	if (!c->quiet)
 		print_notes(c, t, stdout);
 	return 0;
