@@ -126,7 +126,7 @@ static const char *pair_list(const struct gp_topo *t, const struct gp_acs_audit 
 
 	gp_buf_reset(buf);
 	while (gp_acs_pair_next(a, b, 0, &i, &j))
-		gp_buf_addf(buf, "%s%s-%s", buf->len ? " " : "", t->devs[i].name, t->devs[j].name);
+		gp_buf_add(buf, buf->len ? " " : "", t->devs[i].name, "-", t->devs[j].name, (char *)NULL);
 	return gp_buf_str(buf);
 }
 
@@ -139,7 +139,7 @@ static const char *class_list(const struct gp_topo *t, const struct gp_acs_audit
 
 	gp_buf_reset(buf);
 	while (gp_acs_pair_next(a, b, 0, &i, &j))
-		gp_buf_addf(buf, "%s%s", buf->len ? " " : "", gp_topo_code_at(t, i, j, code, sizeof(code)));
+		gp_buf_add(buf, buf->len ? " " : "", gp_topo_code_at(t, i, j, code, sizeof(code)), (char *)NULL);
 	return gp_buf_str(buf);
 }
 

@@ -48,6 +48,32 @@ int gp_buf_addf(struct gp_buf *b, const char *fmt, ...)
 	return 0;
 }
 
+int gp_buf_add(struct gp_buf *b, ...)
+{
+	va_list ap;
+	const char *s;
+	size_t n = 0;
+
+	va_start(ap, b);
+	while ((s = va_arg(ap, const char *)))
+		n += strlen(s);
+	va_end(ap);
+	if (grow(b, b->len + n + 1)) {
+		b->oom = 1;
+		return -ENOMEM;
+	}
+	va_start(ap, b);
+	while ((s = va_arg(ap, const char *))) {
+		size_t l = strlen(s);
+
+		memcpy(b->s + b->len, s, l);
+		b->len += l;
+	}
+	va_end(ap);
+	b->s[b->len] = '\0';
+	return 0;
+}
+
 const char *gp_buf_str(const struct gp_buf *b)
 {
 	return b->s ? b->s : "";

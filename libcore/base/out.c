@@ -50,26 +50,29 @@ static int utf8_len(const unsigned char *p)
  * U+FFFD, so the document stays valid whatever a driver, a label or the command line holds. */
 static void json_string(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		int n = utf8_len(p);
+	const unsigned char *p = (const unsigned char *)s, *run = p; /* run: bytes passed through as they are */
 
-		switch (*p) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\r': fputs("\\r", f); break;
-		default:
-			if (!n)
-				fputs("\\ufffd", f);
-			else if (*p < 0x20 || *p == 0x7f)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fwrite(p, 1, (size_t)n, f);
+	fputc('"', f);
+	while (*p) {
+		int n = utf8_len(p);
+		const char *esc = *p == '"' ? "\\\"" : *p == '\\' ? "\\\\" : *p == '\n' ? "\\n" : *p == '\t' ? "\\t" :
+				  *p == '\r' ? "\\r" : NULL;
+
+		if (!esc && n && *p >= 0x20 && *p != 0x7f) {
+			p += n;
+			continue;
 		}
+		fwrite(run, 1, (size_t)(p - run), f);
+		if (esc)
+			fputs(esc, f);
+		else if (!n)
+			fputs("\\ufffd", f);
+		else
+			fprintf(f, "\\u%04x", *p);
 		p += n ? n : 1;
+		run = p;
 	}
+	fwrite(run, 1, (size_t)(p - run), f);
 	fputc('"', f);
 }
 

@@ -215,6 +215,14 @@ static void buf_tests(void)
 	gp_buf_reset(&b);
 	CHECK(b.len == 0 && !strcmp(gp_buf_str(&b), "") && gp_buf_addf(&b, "%d", 42) == 0 &&
 	      !strcmp(gp_buf_str(&b), "42"), "reset, then reuse");
+	CHECK(gp_buf_add(&b, " ", "GPU0", "-", "", "NIC12", (char *)NULL) == 0 && gp_buf_add(&b, (char *)NULL) == 0 &&
+	      !strcmp(gp_buf_str(&b), "42 GPU0-NIC12") && b.len == 13, "gp_buf_add: pieces in order, empty ones "
+	      "and none at all add nothing (%s)", gp_buf_str(&b));
+	gp_buf_reset(&b);
+	for (int i = 0; i < 100000 && ok; i++)
+		ok = gp_buf_add(&b, i ? " " : "", "GPU7-NIC3991", (char *)NULL) == 0;
+	CHECK(ok && b.len == 100000 * 13 - 1 && strlen(gp_buf_str(&b)) == b.len && !b.oom,
+	      "gp_buf_add 100000 times: %zu bytes, nothing cut", b.len);
 	gp_buf_free(&b);
 	CHECK(b.s == NULL && b.len == 0 && b.cap == 0, "free empties it");
 }

@@ -17,6 +17,10 @@ struct gp_buf {
 /* Append printf-style text. 0, or -ENOMEM (then b->oom is set and b keeps its previous text). */
 int gp_buf_addf(struct gp_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Append the strings given, up to a NULL (no format: for long lists built a piece at a time). 0, or
+ * -ENOMEM as gp_buf_addf (then b keeps its previous text). */
+int gp_buf_add(struct gp_buf *b, ...) __attribute__((sentinel));
+
 /* The text so far: "" while empty, never NULL. Valid until the next append or gp_buf_free. */
 const char *gp_buf_str(const struct gp_buf *b);
 
