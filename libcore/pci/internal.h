@@ -16,4 +16,8 @@ const char *gp_pci_keep_str(struct gp_pci *p, const char *s);
 /* Free the strings gp_pci_keep_str kept. */
 void gp_pci_free_strs(struct gp_pci *p);
 
+/* The files libpci's scan reads in the function bdf's folder, checked beneath the root so that an
+ * error names the file and says what is wrong: 0, or -EINVAL with e set. */
+int gp_pci_precheck(const struct gp_root *r, const char *bdf, struct gp_err *e);
+
 #endif
