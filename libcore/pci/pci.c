@@ -80,15 +80,6 @@ int gp_pci_gen(double gts)
 	return 0;
 }
 
-/* Address order, as numbers: domain 10000 (Intel VMD) after ffff, not between 0000 and 2000. */
-static int cmp_dev(const void *a, const void *b)
-{
-	const struct gp_pci_dev *x = a, *y = b;
-	struct gp_pci_addr ax = { x->domain, x->bus, x->dev, x->func }, ay = { y->domain, y->bus, y->dev, y->func };
-
-	return gp_pci_addr_cmp(&ax, &ay);
-}
-
 /* Read an extended capability's registers into the config image (64 bytes at most); cfg: the config
  * file, open. */
 static void read_ext_cap(int cfg, struct gp_pci_dev *g, int off)
@@ -140,20 +131,44 @@ static void fill_caps(struct gp_pci_dev *g, struct pci_dev *d, int cfg)
 		read_ext_cap(cfg, g, g->ats_cap);
 }
 
-static void fill_bars(struct gp_pci_dev *g, struct pci_dev *d, int have_flags)
+/* The BARs from "resource", as libpci's sysfs method gives them (rd: gp_pci_precheck's reading). */
+static void fill_bars(struct gp_pci_dev *g, const struct gp_pci_read *rd)
 {
 	for (int i = 0; i < 6; i++) {
 		struct gp_bar *b = &g->bars[i];
 
 		b->index = i;
-		b->start = d->base_addr[i] & PCI_ADDR_MEM_MASK;
-		b->size = d->size[i];
-		b->flags = have_flags ? d->flags[i] : 0;
+		b->start = rd->start[i] & PCI_ADDR_MEM_MASK;
+		b->size = rd->size[i];
+		b->flags = rd->nres ? rd->flags[i] : 0;
 		b->is_io = (b->flags & GP_RES_IO) != 0;
 		b->is_64 = (b->flags & GP_RES_MEM_64) != 0;
 		b->prefetch = (b->flags & GP_RES_PREFETCH) != 0;
 		b->assigned = b->size && b->start && !(b->flags & (GP_RES_UNSET | GP_RES_DISABLED));
 	}
+}
+
+/* A config word as libpci reads it from the bytes read (past them, the file is shorter: all ones). */
+static int lp_word(const struct gp_pci_dev *g, int off)
+{
+	return off + 2 <= g->config_len ? (int)gp_pci_cfg_read(g, off, 2) : 0xffff;
+}
+
+/* The subsystem ids where sysfs gives none, as libpci's generic fill takes them from config space by
+ * header type (a bridge's from its SSVID capability); 0 where it finds none. */
+static void subsys_from_config(struct gp_pci_dev *g, struct pci_dev *d)
+{
+	int ht = (g->config_len > 0x0e ? g->config[0x0e] : 0xff) & 0x7f, at = -1;
+
+	if (ht == PCI_HEADER_TYPE_NORMAL)
+		at = PCI_SUBSYSTEM_VENDOR_ID;
+	else if (ht == PCI_HEADER_TYPE_CARDBUS)
+		at = PCI_CB_SUBSYSTEM_VENDOR_ID;
+	for (struct pci_cap *c = d->first_cap; ht == PCI_HEADER_TYPE_BRIDGE && c && at < 0; c = c->next)
+		if (c->type == PCI_CAP_NORMAL && c->id == PCI_CAP_ID_SSVID)
+			at = (int)c->addr + PCI_SSVID_VENDOR;
+	g->subvendor = at < 0 ? 0 : (uint16_t)lp_word(g, at);
+	g->subdevice = at < 0 ? 0 : (uint16_t)lp_word(g, at + 2);
 }
 
 const char *gp_pci_name(const struct gp_pci *p, const struct gp_pci_dev *d, enum gp_pci_name_kind k,
@@ -183,33 +198,40 @@ const char *gp_pci_name(const struct gp_pci *p, const struct gp_pci_dev *d, enum
 }
 
 /* A function's "driver" or "iommu_group" link, resolved beneath the root: "" when absent or leaving it.
- * dfd holds the function's folder dir open (-1: not open); canon is where it lies ("" until asked),
- * so that the links of many functions to one place are resolved once (links). */
-static void link_target(const struct gp_root *r, int dfd, const char *dir, char canon[GP_PATH_MAX], const char *link,
-			struct gp_root_links *links, char *buf, size_t n)
+ * f is the function's folder, open and listed (gp_pci_fn_canon tells where it lies), so that the links
+ * of many functions to one place are resolved once (links). */
+static void link_target(const struct gp_root *r, struct gp_pci_fn *f, const char *link, struct gp_root_links *links,
+			char *buf, size_t n)
 {
 	char path[GP_PATH_MAX], real[GP_PATH_MAX], *base;
+	int t = gp_root_ent_type(f->ents, f->n, link);
 
 	buf[0] = '\0';
 	/* no such link (most functions have no IOMMU group under a root): no resolving at all */
-	if (dfd >= 0 && readlinkat(dfd, link, real, sizeof(real)) < 0)
+	if (f->fd >= 0 && (t == -1 || (t != DT_LNK && t != DT_UNKNOWN) ||
+			   (t == DT_UNKNOWN && readlinkat(f->fd, link, real, sizeof(real)) < 0)))
 		return;
-	if (dfd >= 0 && !canon[0] && gp_root_fd_realpath(r, dfd, dir, canon, GP_PATH_MAX))
-		canon[0] = '\0';
-	if (dfd >= 0 && canon[0]) {
-		if (gp_root_link_in(r, dfd, canon, link, links, real, sizeof(real)) ||
+	if (f->fd >= 0 && !gp_pci_fn_canon(r, f)) {
+		if (gp_root_link_in(r, f->fd, f->canon, link, links, real, sizeof(real)) ||
 		    !(base = strrchr(real, '/')) || strlen(base + 1) >= n)
 			return;
 		strcpy(buf, base + 1);
 		return;
 	}
-	snprintf(path, sizeof(path), "%s/%s", dir, link);
+	snprintf(path, sizeof(path), "%s/%s", f->dir, link);
 	if (gp_root_link_target(r, path, real, sizeof(real), buf, n))
 		buf[0] = '\0';
 }
 
 void gp_pci_free(struct gp_pci *p)
 {
+	struct pci_dev **lp = p->lpdevs;
+
+	/* before pci_cleanup: freeing one closes the config file libpci may hold open for it */
+	for (int i = 0; lp && i < p->n; i++)
+		if (lp[i])
+			pci_free_dev(lp[i]);
+	free(lp);
 	if (p->pacc)
 		pci_cleanup(p->pacc);
 	free(p->devs);
@@ -225,12 +247,134 @@ void gp_pci_free(struct gp_pci *p)
  * per place). */
 static __thread struct gp_root_links lp_links;
 
+/* The first errors of a scan, reported in the order of the two passes it once made: a precheck's
+ * (the first function listed), then libpci's, then the sysfs facts' (the first function by address). */
+struct scan_errs {
+	int pre_at;                  /* the listing's index of the function whose precheck failed; -1: none */
+	int lp, fill;                /* 1: the error below was met */
+	struct gp_err pre_e, lp_e, fill_e;
+};
+
+/* What libpci's sysfs method would refuse, in its words (its messages are cut to 511 bytes). */
+static __attribute__((format(printf, 2, 3))) void lp_refuse(struct scan_errs *x, const char *fmt, ...)
+{
+	char msg[sizeof(lp_msg)];
+	va_list ap;
+
+	if (x->lp)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	x->lp = 1;
+	gp_err_set(&x->lp_e, GP_E_DATA, EIO, "libpci: %s", msg);
+}
+
+/* libpci builds each file's name in 1024 bytes ("File name too long" past them) */
+#define LP_NAME_MAX 1024
+
+/* One function of the listing, in address order. */
+struct fn_name {
+	struct gp_pci_addr a;
+	const char *name;
+	int listed;                  /* its index in the listing */
+};
+
+static int cmp_fn_name(const void *x, const void *y)
+{
+	return gp_pci_addr_cmp(&((const struct fn_name *)x)->a, &((const struct fn_name *)y)->a);
+}
+
+/* Function i (fn) read from its folder f, opened and listed once here (closed by the caller):
+ * precheck's files, config space, the capabilities (libpci's device a's), links and sysfs facts. */
+static void scan_fn(struct gp_pci *p, struct pci_access *a, const char *sysfs, const struct fn_name *fn, int i,
+		    struct gp_pci_fn *f, char pf[GP_BDF_LEN], struct scan_errs *x)
+{
+	const struct gp_root *r = p->root;
+	struct gp_pci_dev *g = &p->devs[i];
+	struct gp_pci_read rd;
+	struct gp_err e = { 0 };
+	struct pci_dev *d;
+	int cfg, rc;
+	char group[32];
+
+	g->domain = fn->a.domain;
+	g->bus = fn->a.bus;
+	g->dev = fn->a.dev;
+	g->func = fn->a.func;
+	snprintf(g->bdf, sizeof(g->bdf), "%s", fn->name);
+	snprintf(f->dir, sizeof(f->dir), "/sys/bus/pci/devices/%s", fn->name);
+	/* listed once: its files read by name, the absent ones not asked for */
+	f->fd = gp_root_open(r, f->dir, O_RDONLY | O_DIRECTORY);
+	if (f->fd >= 0 && (f->n = gp_root_entries(r, f->fd, f->dir, &f->ents)) < 0)
+		f->ents = NULL;
+	if (gp_pci_precheck(r, f, &rd, &e)) {
+		if (x->pre_at < 0 || fn->listed < x->pre_at) {
+			x->pre_at = fn->listed;
+			x->pre_e = e;
+		}
+		return;
+	}
+	if (x->pre_at >= 0)
+		return; /* a precheck failed: only the others' prechecks matter now */
+	/* the longest name its fill made: subsystem_vendor's */
+	if (strlen(sysfs) + strlen("/devices/") + strlen(fn->name) + strlen("/subsystem_vendor") >= LP_NAME_MAX)
+		lp_refuse(x, "File name too long");
+	else if (rd.res_bad)
+		lp_refuse(x, "Syntax error in %s/devices/%s/resource", sysfs, fn->name);
+	if (x->lp || x->fill)
+		return;
+	gp_pci_read_subsys(r, f, &rd);
+	cfg = gp_root_open_in(r, f->fd, f->dir, "config", O_RDONLY);
+	/* Only the standard space is read whole: every config read may trap to a hypervisor,
+	 * so the extended space is probed, and read where a decoded capability lies. */
+	for (g->config_len = 0; cfg >= 0 && g->config_len < 256; g->config_len += rc)
+		if ((rc = (int)pread(cfg, g->config + g->config_len, (size_t)(256 - g->config_len), g->config_len)) <= 0)
+			break;
+	if (g->config_len == 256 && pread(cfg, g->config + 256, 4, 256) == 4)
+		g->config_len = GP_CFG_MAX;
+	/* libpci walks the capabilities in the bytes just read rather than reading them again; the rest
+	 * (identity, class, BARs) it would read from the files precheck read */
+	d = ((struct pci_dev **)p->lpdevs)[i] = pci_get_dev(a, g->domain, g->bus, g->dev, g->func);
+	pci_setup_cache(d, g->config, g->config_len == GP_CFG_MAX ? 260 : g->config_len);
+	pci_fill_info(d, PCI_FILL_CAPS | PCI_FILL_EXT_CAPS);
+	g->vendor = rd.vendor;
+	g->device = rd.device;
+	g->class_code = rd.class_code;
+	g->subvendor = rd.subvendor;
+	g->subdevice = rd.subdevice;
+	if (!rd.subsys)
+		subsys_from_config(g, d);
+	pci_setup_cache(d, NULL, 0);
+	g->is_bridge = g->config_len > 0x0e ? (g->config[0x0e] & 0x7f) == 1 : (g->class_code >> 8) == 0x0604;
+	fill_bars(g, &rd);
+	fill_caps(g, d, cfg);
+	if (cfg >= 0)
+		close(cfg);
+	link_target(r, f, "driver", &lp_links, g->driver, sizeof(g->driver));
+	link_target(r, f, "iommu_group", &lp_links, group, sizeof(group));
+	g->iommu_group = group[0] ? atoi(group) : -1;
+	if (gp_pci_fill_fn(p, i, f, pf, &e)) {
+		x->fill = 1;
+		x->fill_e = e;
+	}
+}
+
+/* e = from, and its return value. */
+static int err_out(struct gp_err *e, const struct gp_err *from)
+{
+	*e = *from;
+	return from->errnum ? -from->errnum : -EIO;
+}
+
 static int scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 {
 	struct pci_access *volatile a = NULL;
-	char sysfs[GP_PATH_MAX], **names = NULL;
+	char sysfs[GP_PATH_MAX], **names = NULL, (*volatile pf)[GP_BDF_LEN] = NULL;
+	struct fn_name *volatile order = NULL;
+	struct gp_pci_fn *volatile f = NULL; /* the folder being read (4 KiB: not on the stack) */
+	struct scan_errs x = { .pre_at = -1 };
 	jmp_buf jb;
-	struct pci_dev *d;
 	int n, i, rc;
 
 	memset(p, 0, sizeof(*p));
@@ -252,102 +396,81 @@ static int scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 			gp_root_free_list(names);
 			return rc;
 		}
-		rc = gp_pci_precheck(r, names[i], e);
-		if (rc) {
-			gp_root_free_list(names);
-			return rc;
-		}
 	}
-	gp_root_free_list(names);
-
+	/* read in address order, as the functions are kept (p->devs, p->lpdevs) */
+	order = calloc((size_t)(n ? n : 1), sizeof(*order));
+	pf = calloc((size_t)(n ? n : 1), GP_BDF_LEN);
+	p->devs = calloc((size_t)(n ? n : 1), sizeof(*p->devs));
+	p->lpdevs = calloc((size_t)(n ? n : 1), sizeof(struct pci_dev *));
+	if ((f = malloc(sizeof(*f))))
+		f->fd = -1, f->ents = NULL;
 	a = pci_alloc();
-	if (!a)
-		return gp_err_set(e, GP_E_FAIL, ENOMEM, "libpci: out of memory");
+	if (!order || !pf || !p->devs || !p->lpdevs || !f || !a) {
+		rc = gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
+		goto out;
+	}
+	p->n = n;
+	for (i = 0; i < n; i++) {
+		gp_pci_addr_parse(names[i], &order[i].a);
+		order[i].name = names[i];
+		order[i].listed = i;
+		p->devs[i].cpulist = ""; /* never NULL, even after an error */
+	}
+	qsort(order, (size_t)n, sizeof(*order), cmp_fn_name);
+	p->pacc = a;
 	a->method = PCI_ACCESS_SYS_BUS_PCI;
 	a->error = lp_error;
 	a->warning = lp_warning;
 	a->debug = lp_debug;
 	lp_jmp = &jb;
 	if (setjmp(jb)) {
-		lp_jmp = NULL;
-		gp_root_links_free(&lp_links);
-		/* gp_pci_scan frees it: pci_cleanup frees the devices on libpci's list and closes what its
-		 * method holds (in libpci 3.x sysfs's fds are -1 until its init and the method is set
-		 * before; a device being read when the error came is on the list or not, never half). */
-		p->pacc = a;
-		return gp_err_set(e, GP_E_DATA, EIO, "libpci: %s", lp_msg);
+		/* gp_pci_free frees the devices made (pci_free_dev) and a (pci_cleanup closes what its
+		 * method holds: in libpci 3.x sysfs's fds are -1 until its init, the method set before) */
+		rc = gp_err_set(e, GP_E_DATA, EIO, "libpci: %s", lp_msg);
+		goto out;
 	}
 	if (getenv("GPUP2P_PCI_IDS"))
 		pci_set_name_list_path(a, getenv("GPUP2P_PCI_IDS"), 0);
 	pci_set_param(a, "sysfs.path", sysfs);
 	pci_init(a);
-	pci_scan_bus(a);
-	p->pacc = a;
-
-	for (d = a->devices, n = 0; d; d = d->next)
-		n++;
-	p->devs = calloc((size_t)(n ? n : 1), sizeof(*p->devs));
-	if (!p->devs) {
-		lp_jmp = NULL;
-		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
+	/* libpci's sysfs method no longer lists the folder (its pci_scan_bus): what it refused there */
+	if (strlen(sysfs) + strlen("/devices") >= LP_NAME_MAX)
+		lp_refuse(&x, "Directory name too long");
+	for (i = 0; i < n; i++) {
+		f->n = -1;
+		f->canon_rc = 1;
+		scan_fn(p, a, sysfs, &order[i], i, f, pf[i], &x);
+		free(f->ents);
+		f->ents = NULL;
+		if (f->fd >= 0)
+			close(f->fd);
+		f->fd = -1;
 	}
-	for (d = a->devices, i = 0; d; d = d->next, i++) {
-		struct gp_pci_dev *g = &p->devs[i];
-		char dir[GP_PATH_MAX];
-		int dfd, cfg, known;
-		/* d->domain, not d->domain_16: the latter is 0xffff for every domain above it */
-		struct gp_pci_addr ad = { d->domain, d->bus, d->dev, d->func };
-		char group[32], canon[GP_PATH_MAX];
+	if (n == 0 && !x.lp) {
+		int fd = gp_root_open(r, "/sys/bus/pci/devices", O_RDONLY | O_DIRECTORY);
 
-		g->domain = d->domain;
-		g->bus = d->bus;
-		g->dev = d->dev;
-		g->func = d->func;
-		gp_pci_addr_format(&ad, g->bdf);
-		snprintf(dir, sizeof(dir), "/sys/bus/pci/devices/%s", g->bdf);
-		dfd = gp_root_open(r, dir, O_PATH | O_DIRECTORY);
-		cfg = gp_root_open_in(r, dfd, dir, "config", O_RDONLY);
-		/* Only the standard space is read whole: every config read may trap to a hypervisor,
-		 * so the extended space is probed, and read where a decoded capability lies. */
-		for (g->config_len = 0; cfg >= 0 && g->config_len < 256; g->config_len += rc)
-			if ((rc = (int)pread(cfg, g->config + g->config_len, (size_t)(256 - g->config_len),
-					     g->config_len)) <= 0)
-				break;
-		if (g->config_len == 256 && pread(cfg, g->config + 256, 4, 256) == 4)
-			g->config_len = GP_CFG_MAX;
-		/* libpci walks the capabilities in the bytes just read rather than reading them again (the
-		 * cache is dropped before the devices move: qsort below) */
-		pci_setup_cache(d, g->config, g->config_len == GP_CFG_MAX ? 260 : g->config_len);
-		known = pci_fill_info(d, PCI_FILL_IDENT | PCI_FILL_CLASS | PCI_FILL_BASES | PCI_FILL_SIZES |
-				      PCI_FILL_IO_FLAGS | PCI_FILL_CAPS | PCI_FILL_EXT_CAPS | PCI_FILL_SUBSYS);
-		pci_setup_cache(d, NULL, 0);
-		g->vendor = d->vendor_id;
-		g->device = d->device_id;
-		g->subvendor = (known & PCI_FILL_SUBSYS) ? d->subsys_vendor_id : 0;
-		g->subdevice = (known & PCI_FILL_SUBSYS) ? d->subsys_id : 0;
-		{
-			char cls[32];
-
-			g->class_code = gp_root_read_text_in(r, dfd, dir, "class", cls, sizeof(cls)) > 0
-					? (uint32_t)strtoul(cls, NULL, 16) : (uint32_t)d->device_class << 8;
-		}
-		g->is_bridge = g->config_len > 0x0e ? (g->config[0x0e] & 0x7f) == 1 : (g->class_code >> 8) == 0x0604;
-		fill_bars(g, d, (known & PCI_FILL_IO_FLAGS) != 0);
-		fill_caps(g, d, cfg);
-		if (cfg >= 0)
-			close(cfg);
-		canon[0] = '\0';
-		link_target(r, dfd, dir, canon, "driver", &lp_links, g->driver, sizeof(g->driver));
-		link_target(r, dfd, dir, canon, "iommu_group", &lp_links, group, sizeof(group));
-		g->iommu_group = group[0] ? atoi(group) : -1;
-		if (dfd >= 0)
-			close(dfd);
+		if (fd < 0)
+			lp_refuse(&x, "Cannot open %s/devices", sysfs);
+		else
+			close(fd);
 	}
+	rc = x.pre_at >= 0 ? err_out(e, &x.pre_e) : x.lp ? err_out(e, &x.lp_e) : x.fill ? err_out(e, &x.fill_e)
+									      : gp_pci_fill_sysfs(p, pf, e);
+out:
 	lp_jmp = NULL;
 	gp_root_links_free(&lp_links);
-	p->n = n;
-	qsort(p->devs, (size_t)n, sizeof(*p->devs), cmp_dev);
-	return gp_pci_fill_sysfs(p, e);
+	if (f) {
+		free(f->ents);
+		if (f->fd >= 0)
+			close(f->fd);
+		free(f);
+	}
+	if (!p->pacc && a)
+		pci_cleanup(a);
+	free(pf);
+	free(order);
+	gp_root_free_list(names);
+	return rc;
 }
 
 int gp_pci_scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
@@ -359,15 +482,15 @@ int gp_pci_scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 	return rc;
 }
 
-/* The libpci device of a scanned function (libpci keeps its own list). */
+/* The libpci device of a scanned function: by its place in p->devs (one of them, else its address). */
 static struct pci_dev *lp_dev(const struct gp_pci *p, const struct gp_pci_dev *g)
 {
-	struct pci_access *a = p->pacc;
+	struct pci_dev **lp = p->lpdevs;
+	uintptr_t at = (uintptr_t)g, first = (uintptr_t)p->devs;
+	int i = at >= first && at < first + (uintptr_t)p->n * sizeof(*g) && (at - first) % sizeof(*g) == 0
+			? (int)((at - first) / sizeof(*g)) : gp_pci_index(p, g->bdf);
 
-	for (struct pci_dev *d = a ? a->devices : NULL; d; d = d->next)
-		if (d->domain == g->domain && d->bus == g->bus && d->dev == g->dev && d->func == g->func)
-			return d;
-	return NULL;
+	return lp && i >= 0 && i < p->n ? lp[i] : NULL;
 }
 
 /* Under a root directory, the config file libpci is about to open must lie beneath it. 0 or -errno. */

@@ -43,22 +43,65 @@ static int lp_files_beneath(const struct gp_root *r, int dfd, const char *dir, c
 	return 0;
 }
 
+/* libpci's reading of a sysfs number: strtol(text, NULL, 0), an int. */
+static int lp_value(const char *buf)
+{
+	return (int)strtol(buf, NULL, 0);
+}
+
+/* "resource" as libpci 3.9's sysfs method reads it: up to 18 lines by fgets into 256 bytes (a longer
+ * line is cut into pieces of 255), each "start end flags" in hex, the first 6 the BARs (start, size
+ * end - start + 1 where end > start, else 0, flags). buf: the file's first len bytes. */
+#define RES_LINES 18
+#define RES_PIECE 255
+
+static void parse_resource(const char *buf, size_t len, struct gp_pci_read *rd)
+{
+	char line[RES_PIECE + 1];
+	size_t pos = 0;
+
+	for (rd->nres = 0; rd->nres < RES_LINES && pos < len; rd->nres++) {
+		unsigned long long start, end, flags;
+		size_t k = len - pos > RES_PIECE ? RES_PIECE : len - pos;
+		const char *nl = memchr(buf + pos, '\n', k);
+		int i = rd->nres;
+
+		if (nl)
+			k = (size_t)(nl - (buf + pos)) + 1;
+		memcpy(line, buf + pos, k);
+		line[k] = '\0';
+		pos += k;
+		if (sscanf(line, "%llx %llx %llx", &start, &end, &flags) != 3) {
+			rd->res_bad = 1;
+			return;
+		}
+		if (i < 6) {
+			rd->start[i] = start;
+			rd->size[i] = end > start ? end - start + 1 : 0;
+			rd->flags[i] = flags;
+		}
+	}
+}
+
 /* Mandatory files libpci's scan reads: check them first so that the error names the file and says
- * what is wrong. Each is opened in the function's folder (dfd, opened beneath the root; -1: by path),
- * whose listing (ne entries; -1: none) tells the regular files, read with one open, read and close. */
-static int precheck_in(const struct gp_root *r, int dfd, const char *dir, const struct gp_root_ent *ents, int ne,
-		       struct gp_err *e)
+ * what is wrong. Each is opened in the function's folder (f->fd, opened beneath the root; -1: by
+ * path), whose listing tells the regular files, read with one open, read and close. */
+int gp_pci_precheck(const struct gp_root *r, const struct gp_pci_fn *f, struct gp_pci_read *rd, struct gp_err *e)
 {
 	static const char *const hex_files[] = { "vendor", "device", "class" };
-	char path[GP_PATH_MAX], buf[256], *end;
-	ssize_t len;
-	int irq;
+	char path[GP_PATH_MAX], buf[256], *end, res[RES_LINES * RES_PIECE + 1];
+	const char *dir = f->dir;
+	ssize_t len, k = 0;
+	size_t got = 0;
+	int irq, fd, eof = 0;
 
+	memset(rd, 0, sizeof(*rd));
 	for (size_t i = 0; i < sizeof(hex_files) / sizeof(hex_files[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, hex_files[i]);
-		len = gp_root_ent_type(ents, ne, hex_files[i]) == DT_REG
-			      ? gp_root_read_text_listed(r, dfd, dir, hex_files[i], buf, sizeof(buf))
-			      : gp_root_read_text_in(r, dfd, dir, hex_files[i], buf, sizeof(buf));
+		memset(buf, 1, sizeof(buf)); /* no NUL: where the text ended before its blanks were cut */
+		len = gp_root_ent_type(f->ents, f->n, hex_files[i]) == DT_REG
+			      ? gp_root_read_text_listed(r, f->fd, dir, hex_files[i], buf, sizeof(buf))
+			      : gp_root_read_text_in(r, f->fd, dir, hex_files[i], buf, sizeof(buf));
 		if (len < 0)
 			return gp_err_set(e, GP_E_DATA, (int)-len, "%s%s: %s", r->dir, path, gp_root_strerror((int)-len));
 		errno = 0;
@@ -66,13 +109,36 @@ static int precheck_in(const struct gp_root *r, int dfd, const char *dir, const 
 		if (len == 0 || *end || errno || strncmp(buf, "0x", 2) != 0)
 			return gp_err_set(e, GP_E_DATA, EINVAL, "%s%s: malformed value \"%.40s\" (expected 0x-prefixed hex)",
 					  r->dir, path, buf);
+		if (i == 0)
+			rd->vendor = (uint16_t)lp_value(buf);
+		else if (i == 1)
+			rd->device = (uint16_t)lp_value(buf);
+		else {
+			ssize_t raw = len; /* the file's length, its trailing blanks NULs now */
+
+			while (raw + 1 < (ssize_t)sizeof(buf) && buf[raw + 1] == '\0')
+				raw++;
+			/* the scan read it into 32 bytes; where it did not fit, libpci's class took its place */
+			rd->class_code = raw < 31 ? (uint32_t)strtoul(buf, NULL, 16)
+						  : (uint32_t)(uint16_t)(lp_value(buf) >> 8) << 8;
+		}
 	}
 	snprintf(path, sizeof(path), "%s/resource", dir);
-	/* its first line only (the file has one per BAR and window: a KiB) */
-	len = gp_root_read_at_in(r, dfd, dir, "resource", buf, sizeof(buf) - 1, 0);
+	/* as much as libpci's reader takes (a sysfs attribute gives itself in one read) */
+	fd = gp_root_open_in(r, f->fd, dir, "resource", O_RDONLY);
+	while (fd >= 0 && got < sizeof(res) - 1 && !eof) {
+		if ((k = gp_root_read_once(fd, res + got, sizeof(res) - 1 - got, &eof)) < 0)
+			break;
+		got += (size_t)k;
+	}
+	if (fd >= 0)
+		close(fd);
+	len = fd < 0 ? fd : k < 0 && !got ? k : (ssize_t)got;
 	if (len < 0)
 		return gp_err_set(e, GP_E_DATA, (int)-len, "%s%s: %s", r->dir, path, gp_root_strerror((int)-len));
-	buf[len] = '\0';
+	/* its first 255 bytes must hold a line */
+	memcpy(buf, res, got < sizeof(buf) - 1 ? got : sizeof(buf) - 1);
+	buf[got < sizeof(buf) - 1 ? got : sizeof(buf) - 1] = '\0';
 	{
 		unsigned long long s0, e0, f0;
 
@@ -80,7 +146,8 @@ static int precheck_in(const struct gp_root *r, int dfd, const char *dir, const 
 			return gp_err_set(e, GP_E_DATA, EINVAL, "%s%s: malformed (expected \"start end flags\" lines)",
 					  r->dir, path);
 	}
-	if (lp_files_beneath(r, dfd, dir, ents, ne, &irq, e))
+	parse_resource(res, got, rd);
+	if (lp_files_beneath(r, f->fd, dir, f->ents, f->n, &irq, e))
 		return -EINVAL;
 	snprintf(path, sizeof(path), "%s/irq", dir);
 	if (!irq && !gp_root_exists(r, path))
@@ -88,20 +155,38 @@ static int precheck_in(const struct gp_root *r, int dfd, const char *dir, const 
 	return 0;
 }
 
-int gp_pci_precheck(const struct gp_root *r, const char *bdf, struct gp_err *e)
+/* One of the subsystem files as libpci reads it (a single read of up to 1023 bytes, strtol): 0 and
+ * *v, or -1 where libpci finds no value (a negative one included). */
+static int subsys_value(const struct gp_root *r, const struct gp_pci_fn *f, const char *name, int *v)
 {
-	char dir[GP_PATH_MAX];
-	struct gp_root_ent *ents = NULL;
-	int dfd, rc, ne = -1;
+	char buf[1024];
+	int t = gp_root_ent_type(f->ents, f->n, name);
+	ssize_t len;
 
-	snprintf(dir, sizeof(dir), "/sys/bus/pci/devices/%s", bdf);
-	/* listed once: its files read by name, the absent ones not asked for */
-	dfd = gp_root_open(r, dir, O_RDONLY | O_DIRECTORY);
-	if (dfd >= 0 && (ne = gp_root_entries(r, dfd, dir, &ents)) < 0)
-		ents = NULL;
-	rc = precheck_in(r, dfd, dir, ents, ne, e);
-	free(ents);
-	if (dfd >= 0)
-		close(dfd);
-	return rc;
+	if (t == -1) {
+		char path[GP_PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/%s", f->dir, name);
+		gp_root_trace(path, ENOENT);
+		return -1;
+	}
+	len = t == DT_REG ? gp_root_read_text_listed(r, f->fd, f->dir, name, buf, sizeof(buf))
+			  : gp_root_read_text_in(r, f->fd, f->dir, name, buf, sizeof(buf));
+	/* a NUL inside: libpci's strtol stops there */
+	if (len < 0 && len != -EILSEQ)
+		return -1;
+	*v = lp_value(buf);
+	return *v >= 0 ? 0 : -1;
+}
+
+void gp_pci_read_subsys(const struct gp_root *r, const struct gp_pci_fn *f, struct gp_pci_read *rd)
+{
+	int v;
+
+	rd->subsys = 0;
+	if (subsys_value(r, f, "subsystem_vendor", &v))
+		return;
+	rd->subsys = 1;
+	rd->subvendor = (uint16_t)v;
+	rd->subdevice = subsys_value(r, f, "subsystem_device", &v) ? 0 : (uint16_t)v;
 }

@@ -84,18 +84,9 @@ static double parse_speed(const char *s)
 	return v;
 }
 
-/* A function's folder: open beneath the root (fd; -1: its files are read by path) and listed (n
- * entries; -1: not listed). */
-struct fn_dir {
-	int fd;
-	const char *dir;
-	struct gp_root_ent *ents;
-	int n;
-};
-
 /* gp_root_read_text_in of the function's file `name`: not asked when its folder's listing lacks it
  * (-ENOENT), read with one open, read and close when the listing shows a regular file. */
-static ssize_t fn_text(const struct gp_pci *p, const struct fn_dir *f, const char *name, char *buf, size_t n)
+static ssize_t fn_text(const struct gp_pci *p, const struct gp_pci_fn *f, const char *name, char *buf, size_t n)
 {
 	char path[GP_PATH_MAX];
 	int t = gp_root_ent_type(f->ents, f->n, name);
@@ -110,7 +101,7 @@ static ssize_t fn_text(const struct gp_pci *p, const struct fn_dir *f, const cha
 }
 
 /* The function's files are read in its folder f. */
-static void read_link(struct gp_pci *p, struct gp_pci_dev *g, const struct fn_dir *f)
+static void read_link(struct gp_pci *p, struct gp_pci_dev *g, const struct gp_pci_fn *f)
 {
 	const char *dir = f->dir;
 	static const char *const files[] = { "current_link_speed", "max_link_speed",
@@ -145,7 +136,7 @@ static void read_link(struct gp_pci *p, struct gp_pci_dev *g, const struct fn_di
 	}
 }
 
-static int read_numa(struct gp_pci *p, struct gp_pci_dev *g, const struct fn_dir *f, const struct gp_pci_dev *prev,
+static int read_numa(struct gp_pci *p, struct gp_pci_dev *g, const struct gp_pci_fn *f, const struct gp_pci_dev *prev,
 		     struct gp_err *e)
 {
 	const char *dir = f->dir;
@@ -198,13 +189,17 @@ static int is_host_bridge(const char *tok)
 
 /* The realpath /sys/devices/.../pciDDDD:BB/BDF/BDF/... gives the host bridge and
  * the chain of upstream bridges. */
-static int read_chain(struct gp_pci *p, struct gp_pci_dev *g, int dfd, struct gp_err *e)
+static int read_chain(struct gp_pci *p, struct gp_pci_dev *g, struct gp_pci_fn *f, struct gp_err *e)
 {
 	char path[GP_PATH_MAX], *save = NULL, *tok, buf[512];
 	int rc;
 
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", g->bdf);
-	rc = gp_root_fd_realpath(p->root, dfd, path, buf, sizeof(buf)); /* dfd: the folder, open */
+	rc = gp_pci_fn_canon(p->root, f);
+	if (!rc && strlen(f->canon) >= sizeof(buf))
+		rc = -ENAMETOOLONG;
+	if (!rc)
+		strcpy(buf, f->canon);
 	if (rc)
 		return gp_err_set(e, GP_E_DATA, -rc, "%s%s: cannot resolve link: %s", p->root->dir, path,
 				  rc == -EXDEV ? "it points outside the root" : strerror(-rc));
@@ -258,23 +253,28 @@ static int owner_of(const struct gp_pci *p, const char *real)
 	return -1;
 }
 
-/* Network interfaces: <dev>/net/NAME, else /sys/class/net/NAME/device pointing at the function or
- * below it (virtio-net). */
+/* A function's network interface: <dev>/net/NAME (not asked where its folder's listing has no net/). */
+static void read_netdev(struct gp_pci *p, struct gp_pci_dev *g, const struct gp_pci_fn *f)
+{
+	char **names = NULL, path[GP_PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/net", f->dir);
+	if (gp_root_ent_type(f->ents, f->n, "net") == -1) {
+		gp_root_trace(path, ENOENT);
+		return;
+	}
+	if (gp_root_list(p->root, path, &names) > 0)
+		snprintf(g->netdev, sizeof(g->netdev), "%s", names[0]);
+	gp_root_free_list(names);
+}
+
+/* Network interfaces where the function's folder names none (read_netdev): /sys/class/net/NAME/device
+ * pointing at the function or below it (virtio-net). */
 static void read_netdevs(struct gp_pci *p)
 {
 	char **names = NULL, path[GP_PATH_MAX], real[512];
-	int n;
+	int n = gp_root_list(p->root, "/sys/class/net", &names);
 
-	for (int i = 0; i < p->n; i++) {
-		struct gp_pci_dev *g = &p->devs[i];
-
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/net", g->bdf);
-		if (gp_root_list(p->root, path, &names) > 0)
-			snprintf(g->netdev, sizeof(g->netdev), "%s", names[0]);
-		gp_root_free_list(names);
-		names = NULL;
-	}
-	n = gp_root_list(p->root, "/sys/class/net", &names);
 	for (int i = 0; i < n; i++) {
 		int idx;
 
@@ -343,7 +343,7 @@ static void read_nodes(struct gp_pci *p)
 
 /* A virtual function's physical function: the name its physfn link points at ("" when none). The
  * link is read, not followed (gp_root_link_name). */
-static void read_physfn(const struct fn_dir *f, char pf[GP_BDF_LEN])
+static void read_physfn(const struct gp_pci_fn *f, char pf[GP_BDF_LEN])
 {
 	char target[GP_PATH_MAX];
 	const char *base;
@@ -382,46 +382,35 @@ static int number_host_bridges(struct gp_pci *p)
 	return 0;
 }
 
-int gp_pci_fill_sysfs(struct gp_pci *p, struct gp_err *e)
+int gp_pci_fn_canon(const struct gp_root *r, struct gp_pci_fn *f)
 {
-	char (*pf)[GP_BDF_LEN] = calloc((size_t)(p->n ? p->n : 1), GP_BDF_LEN);
-	int rc = 0;
+	if (f->canon_rc == 1 && (f->canon_rc = gp_root_fd_realpath(r, f->fd, f->dir, f->canon, sizeof(f->canon))))
+		f->canon[0] = '\0';
+	return f->canon_rc;
+}
 
-	if (!pf)
-		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
-	for (int i = 0; i < p->n && !rc; i++) {
-		struct gp_pci_dev *g = &p->devs[i];
-		char dir[GP_PATH_MAX];
-		struct fn_dir f = { .dir = dir, .n = -1 };
+int gp_pci_fill_fn(struct gp_pci *p, int i, struct gp_pci_fn *f, char pf[GP_BDF_LEN], struct gp_err *e)
+{
+	struct gp_pci_dev *g = &p->devs[i];
+	int rc;
 
-		g->cpulist = "";
-		snprintf(dir, sizeof(dir), "/sys/bus/pci/devices/%s", g->bdf);
-		/* listed once: the files it lacks are not asked for (a VF has no link speeds) */
-		f.fd = gp_root_open(p->root, dir, O_RDONLY | O_DIRECTORY);
-		if (f.fd >= 0 && (f.n = gp_root_entries(p->root, f.fd, dir, &f.ents)) < 0)
-			f.ents = NULL;
-		if (!(rc = read_chain(p, g, f.fd, e))) {
-			read_link(p, g, &f);
-			rc = read_numa(p, g, &f, i ? &p->devs[i - 1] : NULL, e);
-			read_physfn(&f, pf[i]);
-		}
-		free(f.ents);
-		if (f.fd >= 0)
-			close(f.fd);
-		if (rc)
-			break;
-	}
-	for (int i = rc ? 0 : p->n; i < p->n; i++)
-		p->devs[i].cpulist = ""; /* never NULL, even after an error */
-	if (rc) {
-		free(pf);
+	g->cpulist = "";
+	pf[0] = '\0';
+	if ((rc = read_chain(p, g, f, e)))
 		return rc;
-	}
+	read_link(p, g, f);
+	if ((rc = read_numa(p, g, f, i ? &p->devs[i - 1] : NULL, e)))
+		return rc;
+	read_physfn(f, pf);
+	read_netdev(p, g, f);
+	return 0;
+}
+
+int gp_pci_fill_sysfs(struct gp_pci *p, char (*pf)[GP_BDF_LEN], struct gp_err *e)
+{
 	read_netdevs(p);
-	if (number_host_bridges(p)) {
-		free(pf);
+	if (number_host_bridges(p))
 		return gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
-	}
 	for (int i = 0; i < p->n; i++) {
 		struct gp_pci_dev *g = &p->devs[i];
 
@@ -430,7 +419,6 @@ int gp_pci_fill_sysfs(struct gp_pci *p, struct gp_err *e)
 		g->parent = g->chain_len ? g->chain_idx[g->chain_len - 1] : -1;
 		g->physfn = pf[i][0] ? gp_pci_index(p, pf[i]) : -1;
 	}
-	free(pf);
 	read_rdma(p);
 	read_nodes(p);
 	return 0;

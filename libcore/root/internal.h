@@ -16,12 +16,6 @@ int gp_root_trace_on(void);
  * else NUL-terminated without trailing whitespace, its length. */
 ssize_t gp_root_text_end(char *buf, ssize_t len, size_t n);
 
-/* One read(2) of up to want bytes at buf (EINTR retried): its count, or a negative errno. *end is
- * set when it was the file's end: nothing more, or less than asked and not a whole number of 4 KiB
- * pages (a regular file's end, or a sysfs attribute's: it returns itself in one read; a binary one,
- * such as config, a page at most per read). Not for /proc files, which return whole records. */
-ssize_t gp_root_read_once(int fd, char *buf, size_t want, int *end);
-
 /* Read the whole file open at fd (closed here; fd < 0: that errno passed on) into a malloc'ed buffer
  * (*buf, NUL-terminated): its length, or -EFBIG when it holds more than max bytes. listed: reads
  * until gp_root_read_once says it ended (one read for a small file), else until a read returns 0. */

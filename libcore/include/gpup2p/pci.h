@@ -102,6 +102,7 @@ struct gp_pci {
 	char **warnings;             /* non-fatal problems (malformed optional files), NULL-terminated */
 	int nwarn;
 	void *pacc;                  /* struct pci_access *, kept for config access */
+	void *lpdevs;                /* struct pci_dev *[n]: libpci's device of each function, as devs */
 	void *strs;                  /* the strings the functions point at (CPU lists, paths) */
 };
 

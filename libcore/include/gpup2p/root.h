@@ -135,6 +135,12 @@ ssize_t gp_root_read_listed(const struct gp_root *r, int dfd, const char *dir, c
 ssize_t gp_root_read_text_listed(const struct gp_root *r, int dfd, const char *dir, const char *name, char *buf,
 				 size_t n);
 
+/* One read(2) of up to want bytes at buf (EINTR retried): its count, or a negative errno. *end is
+ * set when it was the file's end: nothing more, or less than asked and not a whole number of 4 KiB
+ * pages (a regular file's end, or a sysfs attribute's: it returns itself in one read; a binary one,
+ * such as config, a page at most per read). Not for /proc files, which return whole records. */
+ssize_t gp_root_read_once(int fd, char *buf, size_t want, int *end);
+
 /* Where links read through open folders led (gp_root_link_in): one resolution per place. Zeroed:
  * empty; gp_root_links_free empties it. */
 struct gp_root_links {
