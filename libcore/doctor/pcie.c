@@ -294,14 +294,15 @@ static void check_speed(struct gp_doctor_ctx *c)
 
 /* One aer_dev_* file: the TOTAL_ line's count into *total and the non-zero error names into names.
  * 0, or -errno (-ENOENT: the kernel exposes no counters for this function). */
-static int aer_read(struct gp_doctor_ctx *c, const char *bdf, const char *file, long long *total, char *names,
-		    size_t n)
+static int aer_read(struct gp_doctor_ctx *c, const struct gp_pci_dev *d, int k, const char *file, long long *total,
+		    char *names, size_t n)
 {
 	char path[128], buf[1024];
 	long len;
 
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", bdf, file);
-	len = gp_doctor_read(c, path, buf, sizeof(buf));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", d->bdf, file);
+	/* the scan's listing of the folder says whether the file is there: no path walk for an absent one */
+	len = d->aer_listed && !(d->aer_listed & GP_PCI_AER_HAS(k)) ? -ENOENT : gp_doctor_read(c, path, buf, sizeof(buf));
 	*total = -1;
 	if (len < 0)
 		return (int)len;
@@ -341,7 +342,7 @@ static void check_aer(struct gp_doctor_ctx *c)
 		struct gp_finding *f;
 
 		for (int i = 0; i < 3 && !rc; i++)
-			rc = aer_read(c, d->bdf, files[i], &cnt[i], names[i], sizeof(names[i]));
+			rc = aer_read(c, d, i, files[i], &cnt[i], names[i], sizeof(names[i]));
 		if (rc) {
 			gp_doctor_pcie_append(rc == -ENOENT ? none : bad, sizeof(none), d->bdf);
 			continue;

@@ -308,6 +308,14 @@ static void scan_fn(struct gp_pci *p, struct pci_access *a, const char *sysfs, c
 	f->fd = gp_root_open(r, f->dir, O_RDONLY | O_DIRECTORY);
 	if (f->fd >= 0 && (f->n = gp_root_entries(r, f->fd, f->dir, &f->ents)) < 0)
 		f->ents = NULL;
+	g->aer_listed = 0;
+	if (f->fd >= 0 && f->n >= 0) { /* doctor's pcie.aer asks only for the counters listed */
+		static const char *const aer[3] = { "aer_dev_fatal", "aer_dev_nonfatal", "aer_dev_correctable" };
+
+		g->aer_listed = GP_PCI_AER_LISTED;
+		for (int k = 0; k < 3; k++)
+			g->aer_listed |= gp_root_ent_type(f->ents, f->n, aer[k]) >= 0 ? GP_PCI_AER_HAS(k) : 0;
+	}
 	if (gp_pci_precheck(r, f, &rd, &e)) {
 		if (x->pre_at < 0 || fn->listed < x->pre_at) {
 			x->pre_at = fn->listed;

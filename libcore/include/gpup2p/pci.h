@@ -85,7 +85,13 @@ struct gp_pci_dev {
 	                                right below it cross a host bridge */
 	int parent;                  /* index of the upstream bridge, -1 on a host bridge */
 	int physfn;                  /* a virtual function's physical function (index), else -1 */
+	unsigned aer_listed;         /* GP_PCI_AER_LISTED when the scan listed the function's folder, with
+	                                GP_PCI_AER_HAS(k) for each aer_dev_* file k it holds (0 fatal,
+	                                1 nonfatal, 2 correctable); 0: not listed, each file must be asked */
 };
+
+#define GP_PCI_AER_LISTED 1u
+#define GP_PCI_AER_HAS(k) (2u << (k))
 
 /* A NUMA node with CPUs (/sys/devices/system/node/nodeN/cpulist). */
 struct gp_pci_node {
