@@ -195,7 +195,7 @@ int gp_doctor_rdma_nics(const struct gp_doctor_ctx *c);
 
 /* NICs whose RDMA device is the NIC's own (a device link): those that can reach GPU memory, unlike
  * software RDMA (rxe, siw) over a NIC's interface. */
-int gp_doctor_rdma_hw_nics(const struct gp_doctor_ctx *c);
+int gp_doctor_rdma_hw_nics(struct gp_doctor_ctx *c);
 
 /* 1 when the machine does P2P or GPUDirect: two GPUs, or a GPU and a NIC. */
 int gp_doctor_does_p2p(const struct gp_doctor_ctx *c);

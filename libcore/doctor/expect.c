@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "rdma.h"
 
 /* The NUMA node of topology entry i: its numa_node, or where that is -1 the one node its CPUs cover
  * (nvidia-smi's NUMA Affinity); -1 when that is no single node. */
@@ -39,19 +40,17 @@ static int dev_gen(const struct gp_doctor_ctx *c, int i)
  * network interface's speed (Mb/s; -1 with the link down); -1 when neither says. */
 static double nic_rate(struct gp_doctor_ctx *c, const struct gp_pci_dev *d)
 {
-	char path[256], buf[128], **ports = NULL;
+	char path[512], buf[128], **ports = NULL;
 	double v = -1;
-	int np;
+	int i = d->rdma[0] ? gp_doctor_ib_find(c, d->rdma) : -1; /* the devices read once (rdma_facts.c) */
 
-	if (d->rdma[0]) {
-		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports", d->rdma);
-		np = gp_root_list(c->root, path, &ports);
-		if (np > 0) {
-			snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%s/rate", d->rdma, ports[0]);
-			if (gp_doctor_read(c, path, buf, sizeof(buf)) > 0 && sscanf(buf, "%lf Gb/sec", &v) != 1)
-				v = -1;
-		}
-		gp_root_free_list(ports);
+	if (i >= 0 && gp_doctor_ib_ports(c, i, &ports) > 0) {
+		struct ibport p;
+
+		gp_doctor_ib_port(c, i, 0, &p);
+		snprintf(path, sizeof(path), "%s/rate", p.at);
+		if (gp_doctor_read(c, path, buf, sizeof(buf)) > 0 && sscanf(buf, "%lf Gb/sec", &v) != 1)
+			v = -1;
 		if (v > 0)
 			return v;
 	}

@@ -12,6 +12,7 @@
 #include "gpup2p/gdr.h"
 #include "gpup2p/rdma.h"
 #include "check.h"
+#include "rdma.h"
 
 /* CUDA's word on each topology GPU (live, or tests' doubles): GPU_DIRECT_RDMA_SUPPORTED and compute
  * capability; -1 and 0 (unknown) otherwise, but 0 for a GeForce part by its NVML (recorded) name. */
@@ -128,6 +129,12 @@ static int pair_of(const struct gp_doctor_ctx *c, int j)
 	return gp_doctor_dev(c, j)->rdma[0] && gp_rdma_nic_index(c->topo, gp_doctor_dev(c, j)->rdma) == j;
 }
 
+/* gp_gdr_sys's soft: from the RDMA devices doctor read once (doctor/rdma_facts.c). */
+static int soft_of(void *c, const char *dev)
+{
+	return gp_doctor_ib_soft(c, dev);
+}
+
 void gp_doctor_check_gdr(struct gp_doctor_ctx *c)
 {
 	struct gp_doctor_dmabuf d;
@@ -160,6 +167,8 @@ void gp_doctor_check_gdr(struct gp_doctor_ctx *c)
 	s.dmabuf_why = d.usable == 0 ? d.why : d.unk;
 	s.gpu_gdr = gdr;
 	s.gpu_cc = cc;
+	s.soft = soft_of;
+	s.soft_arg = c;
 	for (int g = 0; g < ng; g++) {
 		int has = 0, best = -1;     /* the GPU's closest RDMA NIC: the first in NIC order on a tie */
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "rdma.h"
 
 const struct gp_pci_dev *gp_doctor_dev(const struct gp_doctor_ctx *c, int i)
 {
@@ -28,12 +29,15 @@ int gp_doctor_rdma_nics(const struct gp_doctor_ctx *c)
 	return n;
 }
 
-int gp_doctor_rdma_hw_nics(const struct gp_doctor_ctx *c)
+int gp_doctor_rdma_hw_nics(struct gp_doctor_ctx *c)
 {
 	char path[160];
-	int n = 0;
+	int n = gp_doctor_ib_hw_nics(c); /* the RDMA devices read once (doctor/rdma_facts.c) */
 
-	for (int i = 0; i < c->topo->n; i++) {
+	if (n >= 0)
+		return n;
+	n = 0;
+	for (int i = 0; i < c->topo->n; i++) { /* out of memory there: each asked */
 		const char *rdma = gp_doctor_dev(c, i)->rdma;
 
 		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device", rdma);

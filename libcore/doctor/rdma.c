@@ -9,14 +9,6 @@
 #include "gpup2p/verbs.h"
 #include "rdma.h"
 
-static int topo_nic(const struct gp_doctor_ctx *c, const char *name)
-{
-	for (int j = c->topo->ngpu; j < c->topo->n; j++)
-		if (!strcmp(gp_doctor_dev(c, j)->rdma, name))
-			return j;
-	return -1;
-}
-
 /* The RDMA devices (sorted names; free with gp_root_free_list), or 0 after adding "skipped". */
 static int ibdevs(struct gp_doctor_ctx *c, char ***names)
 {
@@ -33,58 +25,42 @@ static int ibdevs(struct gp_doctor_ctx *c, char ***names)
 /* Read a port file into buf (trailing newline removed): 0, or -errno after adding the finding. */
 static int port_file(struct gp_doctor_ctx *c, const struct ibport *p, const char *file, char *buf, size_t n)
 {
-	char path[256];
+	char path[512];
 	long r;
 
-	snprintf(path, sizeof(path), "%s/%s", p->base, file);
+	snprintf(path, sizeof(path), "%s/%s", p->at, file);
 	if ((r = gp_doctor_read(c, path, buf, n)) >= 0)
 		return 0;
+	snprintf(path, sizeof(path), "%s/%s", p->base, file); /* named as the class names it */
 	gp_doctor_missing(c, p->subject, path, (int)r);
 	return (int)r;
 }
 
-/* Fill d->soft and d->over: software RDMA has no device link (mlx5_0/device points at the PCI function;
- * rxe0 lives under /sys/devices/virtual and names its interface in "parent"). */
-static void soft_of(struct gp_doctor_ctx *c, struct ibdev *d)
-{
-	char path[160];
-
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device", d->name);
-	d->soft = !gp_root_exists(c->root, path);
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/parent", d->name);
-	if (!d->soft || gp_doctor_read(c, path, d->over, sizeof(d->over)) <= 0)
-		d->over[0] = '\0';
-}
-
 void gp_doctor_rdma_each_port(struct gp_doctor_ctx *c, void (*one)(struct gp_doctor_ctx *c, const struct ibport *p))
 {
-	char **names = NULL;
-	int n = ibdevs(c, &names);
+	int n = gp_doctor_ib_count(c);
 
-	if (n && !gp_doctor_captured(c, "rdma-ports")) {
+	if (n <= 0 && !c->out.nomem)
+		gp_doctor_add(c, GP_SEV_SKIPPED, "system", "no RDMA device (/sys/class/infiniband is empty or absent)");
+	if (n > 0 && !gp_doctor_captured(c, "rdma-ports")) {
 		gp_doctor_add(c, GP_SEV_SKIPPED, "system", "the snapshot does not record RDMA ports (taken by an older "
 			      "gpup2p)");
 		n = 0;
 	}
 	for (int i = 0; i < n; i++) {
-		char dir[160], **ports = NULL;
-		int np;
+		char dir[160], **ports;
+		int np = gp_doctor_ib_ports(c, i, &ports);
 
-		snprintf(dir, sizeof(dir), "/sys/class/infiniband/%s/ports", names[i]);
-		np = gp_root_list(c->root, dir, &ports);
+		snprintf(dir, sizeof(dir), "/sys/class/infiniband/%s/ports", gp_doctor_ib_name(c, i));
 		if (np <= 0)
-			gp_doctor_missing(c, names[i], dir, np < 0 ? np : -ENOENT);
+			gp_doctor_missing(c, gp_doctor_ib_name(c, i), dir, np < 0 ? np : -ENOENT);
 		for (int k = 0; k < np; k++) {
-			struct ibport p = { { names[i], topo_nic(c, names[i]), 0, "" }, ports[k], "", "" };
+			struct ibport p;
 
-			soft_of(c, &p.d);
-			snprintf(p.subject, sizeof(p.subject), "%s/%s", names[i], ports[k]);
-			snprintf(p.base, sizeof(p.base), "%s/%s", dir, ports[k]);
+			gp_doctor_ib_port(c, i, k, &p);
 			one(c, &p);
 		}
-		gp_root_free_list(ports);
 	}
-	gp_root_free_list(names);
 }
 
 void gp_doctor_rdma_bdf(const struct gp_doctor_ctx *c, const struct ibport *p, struct gp_finding *f)
@@ -112,14 +88,14 @@ static int near_gpus(const struct gp_doctor_ctx *c, int j, char *buf, size_t n)
 
 static void port_one(struct gp_doctor_ctx *c, const struct ibport *p)
 {
-	char state[64], phys[64], layer[32] = "", gpus[256], path[256];
+	char state[64], phys[64], layer[32] = "", gpus[256], path[512];
 	const char *sname, *pname;
 	int st, ph, near = p->d.soft ? 0 : near_gpus(c, p->d.nic, gpus, sizeof(gpus)), ib;
 	struct gp_finding *f;
 
 	if (port_file(c, p, "state", state, sizeof(state)) || port_file(c, p, "phys_state", phys, sizeof(phys)))
 		return;
-	snprintf(path, sizeof(path), "%s/link_layer", p->base);
+	snprintf(path, sizeof(path), "%s/link_layer", p->at);
 	if (gp_doctor_read(c, path, layer, sizeof(layer)) < 0) /* only the fix's wording depends on it */
 		layer[0] = '\0';
 	ib = strcmp(layer, "Ethernet") != 0;
@@ -230,15 +206,15 @@ static void check_rate(struct gp_doctor_ctx *c)
  * them apart); 0 otherwise, or when the GID itself was not recorded (a snapshot of an older gpup2p). */
 static int link_local(struct gp_doctor_ctx *c, const struct ibport *p, const char *idx)
 {
-	char path[256], gid[64];
+	char path[512], gid[64];
 
-	snprintf(path, sizeof(path), "%s/gids/%s", p->base, idx);
+	snprintf(path, sizeof(path), "%s/gids/%s", p->at, idx);
 	return gp_doctor_read(c, path, gid, sizeof(gid)) > 0 && !strncmp(gid, "fe80:0000:0000:0000:", 20);
 }
 
 static void gid_one(struct gp_doctor_ctx *c, const struct ibport *p)
 {
-	char layer[32], dir[200], **types = NULL, seen[256] = "";
+	char layer[32], dir[460], **types = NULL, seen[256] = "";
 	struct gp_finding *f;
 	int n, v2 = 0, ll = 0;
 	size_t used = 0;
@@ -251,14 +227,15 @@ static void gid_one(struct gp_doctor_ctx *c, const struct ibport *p)
 		gp_doctor_rdma_bdf(c, p, f);
 		return;
 	}
-	snprintf(dir, sizeof(dir), "%s/gid_attrs/types", p->base);
+	snprintf(dir, sizeof(dir), "%s/gid_attrs/types", p->at);
 	if (!gp_root_exists(c->root, dir)) {
+		snprintf(dir, sizeof(dir), "%s/gid_attrs/types", p->base); /* named as the class names it */
 		gp_doctor_missing(c, p->subject, dir, -ENOENT);
 		return;
 	}
 	n = gp_root_list(c->root, dir, &types);
 	for (int i = 0; i < n; i++) {
-		char path[256], t[64];
+		char path[512], t[64];
 
 		/* unused entries of the table cannot be read (EINVAL): only the GIDs in use answer */
 		snprintf(path, sizeof(path), "%s/%s", dir, types[i]);
@@ -304,9 +281,15 @@ static void check_gid(struct gp_doctor_ctx *c)
 /* /sys/class/infiniband_verbs: the uverbs device of RDMA device name ("uverbs3" into buf), or "". */
 static void uverbs_of(struct gp_doctor_ctx *c, const char *name, char *buf, size_t n)
 {
+	const char *known = gp_doctor_ib_uverbs(c, name); /* the class read once for every device */
 	char **uv = NULL;
-	int k = gp_root_list(c->root, "/sys/class/infiniband_verbs", &uv);
+	int k;
 
+	if (known) {
+		snprintf(buf, n, "%s", known);
+		return;
+	}
+	k = gp_root_list(c->root, "/sys/class/infiniband_verbs", &uv);
 	buf[0] = '\0';
 	for (int i = 0; i < k && !buf[0]; i++) {
 		char path[160], dev[64];
@@ -341,15 +324,15 @@ static void check_uverbs(struct gp_doctor_ctx *c)
 		gp_finding_fix(f, "modprobe ib_uverbs, and load it at boot (rdma-core's rdma-load-modules@ units or "
 			       "modules-load.d)");
 		for (int i = 0; i < n; i++)
-			if (topo_nic(c, names[i]) >= 0)
-				gp_finding_bdf(f, gp_doctor_dev(c, topo_nic(c, names[i]))->bdf);
+			if (gp_doctor_ib_nic(c, names[i]) >= 0)
+				gp_finding_bdf(f, gp_doctor_dev(c, gp_doctor_ib_nic(c, names[i]))->bdf);
 		gp_finding_ev(f, "/proc/modules", "no ib_uverbs");
 		gp_finding_ev(f, "/sys/class/infiniband_verbs", "absent");
 		n = 0;
 	}
 	for (int i = 0; i < n; i++) {
 		char uv[64], node[96];
-		int nic = topo_nic(c, names[i]), usable, rc;
+		int nic = gp_doctor_ib_nic(c, names[i]), usable, rc;
 		struct gp_finding *f;
 
 		uverbs_of(c, names[i], uv, sizeof(uv));
@@ -413,7 +396,7 @@ static void check_verbs_lib(struct gp_doctor_ctx *c)
 	}
 	for (int i = 0; i < n; i++) {
 		char uv[64];
-		int nic = topo_nic(c, names[i]);
+		int nic = gp_doctor_ib_nic(c, names[i]);
 		const char *drv = nic >= 0 ? gp_doctor_dev(c, nic)->driver : "";
 
 		uverbs_of(c, names[i], uv, sizeof(uv));
@@ -497,6 +480,7 @@ static void rdma_cleanup(struct gp_doctor_ctx *c)
 	free(c->verbs_probe);
 	c->verbs_probe = NULL;
 	gp_doctor_rdma_counters_free(c);
+	gp_doctor_ib_free(c);
 }
 
 GP_DOCTOR_FAMILY_CLEANUP(gp_doctor_fam_rdma, "rdma", "RDMA devices and ports", checks, rdma_cleanup);

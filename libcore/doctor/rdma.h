@@ -23,8 +23,49 @@ struct ibport {
 	struct ibdev d;
 	const char *port;      /* "1" */
 	char subject[96];      /* "mlx5_0/1" */
-	char base[160];        /* /sys/class/infiniband/DEV/ports/N */
+	char base[160];        /* /sys/class/infiniband/DEV/ports/N: what findings name */
+	char at[400];          /* the same folder resolved (where its files are read), else base */
+	int idx;               /* its place among all the devices' ports, in walk order */
 };
+
+/* The RDMA devices and their ports, read once per run (doctor/rdma_facts.c): the first call lists
+ * /sys/class/infiniband, resolves each device's folder, tells software RDMA (no device link) and
+ * lists its ports; out of memory: none, and c->out.nomem set. */
+
+/* The devices listed (0: none, or the listing's negative errno). */
+int gp_doctor_ib_count(struct gp_doctor_ctx *c);
+
+/* Device i's name (sorted order), 0 <= i < gp_doctor_ib_count. */
+const char *gp_doctor_ib_name(struct gp_doctor_ctx *c, int i);
+
+/* The index of RDMA device name, or -1. */
+int gp_doctor_ib_find(struct gp_doctor_ctx *c, const char *name);
+
+/* The topology NIC of RDMA device name (the first in topology order naming it), or -1. */
+int gp_doctor_ib_nic(struct gp_doctor_ctx *c, const char *name);
+
+/* 1 when RDMA device name is software RDMA (no /sys/class/infiniband/DEV/device), else 0. */
+int gp_doctor_ib_soft(struct gp_doctor_ctx *c, const char *name);
+
+/* Topology NICs whose RDMA device is not software RDMA; -1 out of memory. */
+int gp_doctor_ib_hw_nics(struct gp_doctor_ctx *c);
+
+/* Device i's ports (sorted names, kept by the context) into *ports: their count, 0 none, or the
+ * listing's negative errno. */
+int gp_doctor_ib_ports(struct gp_doctor_ctx *c, int i, char ***ports);
+
+/* Port k of device i as the checks see it. */
+void gp_doctor_ib_port(struct gp_doctor_ctx *c, int i, int k, struct ibport *p);
+
+/* The sort order of the names (strcmp), for bsearch. */
+int gp_doctor_ib_cmp(const void *a, const void *b);
+
+/* The uverbs device of RDMA device name ("uverbs3", "" none), /sys/class/infiniband_verbs read once for
+ * all the devices; NULL when name is not one of them. */
+const char *gp_doctor_ib_uverbs(struct gp_doctor_ctx *c, const char *name);
+
+/* Release what gp_doctor_ib_* read; called by gp_doctor_ctx_free (rdma's cleanup). */
+void gp_doctor_ib_free(struct gp_doctor_ctx *c);
 
 /* Call one() for every port of every RDMA device; no device, or a snapshot that did not record the
  * ports (an older gpup2p), or a device without ports: the finding that says so. */

@@ -68,7 +68,7 @@ void gp_doctor_rdma_counters_free(struct gp_doctor_ctx *c)
 static void read_port(struct gp_doctor_ctx *c, const char *base, long long v[NCTR][2], int r)
 {
 	for (int k = 0; k < NCTR; k++) {
-		char path[256], buf[64], *end;
+		char path[512], buf[64], *end;
 		long long x;
 
 		snprintf(path, sizeof(path), "%s/%s/%s", base, ctrs[k].hw ? "hw_counters" : "counters", ctrs[k].file);
@@ -78,30 +78,25 @@ static void read_port(struct gp_doctor_ctx *c, const char *base, long long v[NCT
 	}
 }
 
-/* Call fn(c, base, subject, arg) for each port of each RDMA device. */
-static void walk(struct gp_doctor_ctx *c, void (*fn)(struct gp_doctor_ctx *, const char *, const char *, void *),
-		 void *arg)
+/* Call fn(c, p, arg) for each port of each RDMA device, in gp_doctor_rdma_each_port's order. */
+static void walk(struct gp_doctor_ctx *c, void (*fn)(struct gp_doctor_ctx *, const struct ibport *, void *), void *arg)
 {
-	char **names = NULL;
-	int n = gp_root_list(c->root, "/sys/class/infiniband", &names);
+	int n = gp_doctor_ib_count(c);
 
 	for (int i = 0; i < n; i++) {
-		char dir[160], base[200], subject[96], **ports = NULL;
-		int np;
+		char **ports;
+		int np = gp_doctor_ib_ports(c, i, &ports);
 
-		snprintf(dir, sizeof(dir), "/sys/class/infiniband/%s/ports", names[i]);
-		np = gp_root_list(c->root, dir, &ports);
 		for (int k = 0; k < np; k++) {
-			snprintf(base, sizeof(base), "%s/%s", dir, ports[k]);
-			snprintf(subject, sizeof(subject), "%s/%s", names[i], ports[k]);
-			fn(c, base, subject, arg);
+			struct ibport p;
+
+			gp_doctor_ib_port(c, i, k, &p);
+			fn(c, &p, arg);
 		}
-		gp_root_free_list(ports);
 	}
-	gp_root_free_list(names);
 }
 
-static void first_read(struct gp_doctor_ctx *c, const char *base, const char *subject, void *arg)
+static void first_read(struct gp_doctor_ctx *c, const struct ibport *q, void *arg)
 {
 	struct gp_doctor_ibc *b = arg;
 	struct ibc_port *p = realloc(b->p, (size_t)(b->n + 1) * sizeof(*p));
@@ -112,24 +107,34 @@ static void first_read(struct gp_doctor_ctx *c, const char *base, const char *su
 	}
 	b->p = p;
 	p = &b->p[b->n++];
-	snprintf(p->subject, sizeof(p->subject), "%s", subject);
-	read_port(c, base, p->v, 0);
+	snprintf(p->subject, sizeof(p->subject), "%s", q->subject);
+	read_port(c, q->at, p->v, 0);
 	for (int k = 0; k < NCTR; k++)
 		p->v[k][1] = p->v[k][0];
 }
 
-static void second_read(struct gp_doctor_ctx *c, const char *base, const char *subject, void *arg)
+/* The counters of port q in b, or NULL: at its place in the walk (the ports are read in that order),
+ * else looked up by name. */
+static struct ibc_port *counters_of(const struct gp_doctor_ibc *b, const struct ibport *q)
 {
-	struct gp_doctor_ibc *b = arg;
-
+	if (q->idx >= 0 && q->idx < b->n && !strcmp(b->p[q->idx].subject, q->subject))
+		return &b->p[q->idx];
 	for (int i = 0; i < b->n; i++)
-		if (!strcmp(b->p[i].subject, subject)) {
-			long long v[NCTR][2];
+		if (!strcmp(b->p[i].subject, q->subject))
+			return &b->p[i];
+	return NULL;
+}
 
-			read_port(c, base, v, 1);
-			for (int k = 0; k < NCTR; k++)
-				b->p[i].v[k][1] = v[k][1];
-		}
+static void second_read(struct gp_doctor_ctx *c, const struct ibport *q, void *arg)
+{
+	struct ibc_port *p = counters_of(arg, q);
+	long long v[NCTR][2];
+
+	if (!p)
+		return;
+	read_port(c, q->at, v, 1);
+	for (int k = 0; k < NCTR; k++)
+		p->v[k][1] = v[k][1];
 }
 
 static void sleep_s(struct gp_doctor_ctx *c, double s)
@@ -219,18 +224,13 @@ static const struct ibc_port *port_counters(struct gp_doctor_ctx *c, const struc
 					    enum kind k2, const struct gp_doctor_ibc **bp)
 {
 	const struct gp_doctor_ibc *b = counters(c);
+	const struct ibc_port *q = b ? counters_of(b, p) : NULL;
 	struct gp_finding *f;
 
 	*bp = b;
-	for (int i = 0; b && i < b->n; i++) {
-		const struct ibc_port *q = &b->p[i];
-
-		if (strcmp(q->subject, p->subject))
-			continue;
-		for (int k = 0; k < NCTR; k++)
-			if ((ctrs[k].kind == k1 || ctrs[k].kind == k2) && q->v[k][0] >= 0)
-				return q;
-	}
+	for (int k = 0; q && k < NCTR; k++)
+		if ((ctrs[k].kind == k1 || ctrs[k].kind == k2) && q->v[k][0] >= 0)
+			return q;
 	if (!b)
 		return NULL;
 	if (c->root->live)
@@ -266,9 +266,9 @@ static void look(const struct ibport *p, char *buf, size_t n)
 
 static int is_roce(struct gp_doctor_ctx *c, const struct ibport *p)
 {
-	char path[256], layer[32];
+	char path[512], layer[32];
 
-	snprintf(path, sizeof(path), "%s/link_layer", p->base);
+	snprintf(path, sizeof(path), "%s/link_layer", p->at);
 	return gp_doctor_read(c, path, layer, sizeof(layer)) > 0 && !strcmp(layer, "Ethernet");
 }
 
@@ -334,7 +334,7 @@ static void flaps_one(struct gp_doctor_ctx *c, const struct ibport *p)
 {
 	const struct gp_doctor_ibc *b;
 	const struct ibc_port *q = port_counters(c, p, K_FLAP, K_FLAP, &b);
-	char path[256], state[64] = "", phys[64] = "", how[320];
+	char path[512], state[64] = "", phys[64] = "", how[320];
 	struct verdict v;
 	struct gp_finding *f;
 	int recovering;
@@ -342,10 +342,10 @@ static void flaps_one(struct gp_doctor_ctx *c, const struct ibport *p)
 	if (!q)
 		return;
 	judge(q, K_FLAP, &v);
-	snprintf(path, sizeof(path), "%s/state", p->base);
+	snprintf(path, sizeof(path), "%s/state", p->at);
 	if (gp_doctor_read(c, path, state, sizeof(state)) < 0)
 		state[0] = '\0';
-	snprintf(path, sizeof(path), "%s/phys_state", p->base);
+	snprintf(path, sizeof(path), "%s/phys_state", p->at);
 	if (gp_doctor_read(c, path, phys, sizeof(phys)) < 0)
 		phys[0] = '\0';
 	recovering = atoi(state) == IB_ACTIVE && phys[0] && atoi(phys) != IB_LINKUP;

@@ -108,7 +108,7 @@ int gp_gdr_pair(const struct gp_topo *t, int gpu, const char *dev, const struct 
 	v->path = path_of(s, &v->both);
 	gdr = s->gpu_gdr ? s->gpu_gdr[gpu] : -1;
 	cc = s->gpu_cc ? s->gpu_cc[gpu] : 0;
-	if (gp_gdr_soft(t->pci->root, dev)) {
+	if (s->soft ? s->soft(s->soft_arg, dev) : gp_gdr_soft(t->pci->root, dev)) {
 		v->why |= GP_GDR_SOFT;
 		v->path = GP_GDR_NONE;
 		snprintf(t2, sizeof(t2), "%s is software RDMA: it copies through the CPU and never reaches GPU memory", dev);

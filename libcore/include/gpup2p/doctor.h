@@ -128,6 +128,7 @@ struct gp_doctor_proc {
 
 struct gp_doctor_pre;
 struct gp_doctor_ibc;
+struct gp_doctor_ib;
 
 struct gp_doctor_ctx {
 	const struct gp_root *root;
@@ -158,6 +159,7 @@ struct gp_doctor_ctx {
 	int counters_read;           /* gp_doctor_counters asked NVML (answer or not) */
 	const struct gp_expect *expect; /* --expect FILE: what this node should have (expect.*), or NULL */
 	struct gp_expect *expect_have; /* this node's facts, gathered by the expect checks on first use */
+	struct gp_doctor_ib *ib;     /* the RDMA devices and their ports, read on first use (doctor/rdma_facts.c) */
 	struct gp_doctor_ibc *ib_counters; /* rdma.errors, rdma.flaps: every RDMA port's counters, read on first use */
 	void (*counter_pause)(struct gp_doctor_ctx *c, double s); /* between those reads (live): NULL sleeps s;
 	                                a test's double (which makes a fixture read twice too) changes the files */

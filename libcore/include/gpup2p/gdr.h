@@ -30,6 +30,9 @@ struct gp_gdr_sys {
 	const char *dmabuf_why;   /* dmabuf 0: the parts missing; -1: those unknown ("" or NULL: not said) */
 	const int *gpu_gdr;       /* per topology GPU: CUDA's GPU_DIRECT_RDMA_SUPPORTED 1, 0, -1 unknown; NULL all unknown */
 	const int *gpu_cc;        /* per topology GPU: compute capability x10 (90 is 9.0), 0 unknown; NULL all unknown */
+	int (*soft)(void *arg, const char *dev); /* 1 when RDMA device dev is software RDMA, from what the caller
+	                             read already; NULL: gp_gdr_soft asks sysfs */
+	void *soft_arg;
 };
 
 struct gp_gdr_verdict {
