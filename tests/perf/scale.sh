@@ -8,6 +8,10 @@
 # usage: BUILD=build tests/perf/scale.sh [N...]      time the commands (default N: 1000 4000)
 #        CMDS="acs;doctor" ... scale.sh N...         only these (';'-separated; "lspci" is lspci -tv)
 #        BIN=path/to/gpup2p ... scale.sh N...        another binary (a baseline build)
+#        SCALE_HOST=full ... scale.sh N...          a host as doctor finds a healthy one: every RDMA
+#                                                    device's port up with its counters and uverbs node,
+#                                                    the modules loaded (nvidia, peermem, ib_uverbs),
+#                                                    AER counters, device nodes (fixtures in fxfullN)
 #        tests/perf/scale.sh --spec N                print the fixture spec
 #        tests/perf/scale.sh --fixture N DIR         generate the fixture into DIR, unless DIR already
 #                                                    holds the one this spec and gen.py make
@@ -41,6 +45,32 @@ spec() {
 				$((b + 4 + k / 256)) $(((k % 256) / 8)) $((k % 8)) $((b + 2)) $rdma $((b + 4))
 			rdma=$((rdma + 1))
 		done
+	done
+	[ "${SCALE_HOST:-}" = full ] || return 0
+	# what doctor reads on a healthy host (tests/fixtures/doctor/healthy.spec's files, for this tree)
+	echo "default aer=0:0:0 mps=256 ro=1 ibport=ACTIVE:LinkUp:400:InfiniBand"
+	echo "default ibcounters=symbol_error:0,port_rcv_errors:0,link_downed:0,link_error_recovery:0,port_xmit_discards:0,port_xmit_data:48137205811,port_rcv_data:48120941366"
+	echo "default ibhw=out_of_sequence:0,packet_seq_err:0,local_ack_timeout_err:0,rnr_nak_retry_err:0,out_of_buffer:0"
+	printf 'file /proc/modules %s\\n%s\\n%s\\n%s\\n%s\\n%s\\n%s\n' \
+		"nvidia_peermem 16384 0 - Live 0x0000000000000000 (OE)" "mlx5_ib 479232 0 - Live 0x0000000000000000" \
+		"ib_uverbs 184320 2 nvidia_peermem,mlx5_ib, Live 0x0000000000000000" \
+		"ib_core 454656 3 nvidia_peermem,mlx5_ib,ib_uverbs, Live 0x0000000000000000" \
+		"nvidia_uvm 1830912 0 - Live 0x0000000000000000 (OE)" \
+		"nvidia 14299136 3 nvidia_peermem,nvidia_uvm, Live 0x0000000000000000 (OE)" \
+		"mlx5_core 2297856 1 mlx5_ib, Live 0x0000000000000000"
+	echo "file /proc/driver/nvidia/version NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build"
+	echo "file /sys/module/nvidia/version 550.54.15"
+	echo "file /proc/sys/kernel/numa_balancing 0"
+	echo "file /proc/sys/kernel/modules_disabled 0"
+	for ((k = 0; k < n - 8; k++)); do     # every RDMA device's uverbsN node (numbered in spec order)
+		echo "file /dev/infiniband/uverbs$k"
+	done
+	echo "file /dev/nvidiactl"
+	echo "file /dev/nvidia-uvm"
+	for h in 0 1 2 3 4 5 6 7; do
+		printf 'file /proc/driver/nvidia/gpus/0000:%02x:00.0/information Device Minor: \t %d\\nGPU Excluded:\t No\n' \
+			$((h * 32 + 3)) $h
+		echo "file /dev/nvidia$h"
 	done
 }
 
@@ -78,7 +108,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 [ $# -gt 0 ] || set -- 1000 4000
 for n in "$@"; do
-	fx=$BUILD/perf/fx$n
+	fx=$BUILD/perf/fx${SCALE_HOST:+$SCALE_HOST}$n
 	fixture "$n" "$fx" || exit 2
 	IFS=';' read -ra cmds <<<"$CMDS"
 	for a in "${cmds[@]}"; do
