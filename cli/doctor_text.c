@@ -58,22 +58,8 @@ static char *generic(const char *s, const char *subj, const char *name)
 		}
 	}
 	*o = 0;
-	return r;
-}
-
-/* Whether a and b say the same but for their subjects (and, given, their device names na and nb). */
-static int same_text(const struct gp_finding *a, const struct gp_finding *b, const char *na, const char *nb)
-{
-	char *ma, *mb, *fa, *fb;
-	int r;
-
-	ma = generic(a->message + label_len(a->message), a->subject, na);
-	mb = generic(b->message + label_len(b->message), b->subject, nb);
-	fa = generic(a->fix, a->subject, na);
-	fb = generic(b->fix, b->subject, nb);
-	r = ma && mb && !strcmp(ma, mb) && (!a->fix || (fa && fb && !strcmp(fa, fb)));
-	free(ma), free(mb), free(fa), free(fb);
-	return r;
+	o = realloc(r, (size_t)(o - r) + 1); /* to its length: listing_keys keeps one per finding */
+	return o ? o : r;
 }
 
 /* The subjects of one listing and what folds a NIC's virtual functions into their physical function's
@@ -86,9 +72,95 @@ struct listing {
 	int *gen;                    /* -v: per item, 1 when those VFs' evidence is its own but for names */
 	int *sub;                    /* -v: per PF's item, its first VF whose evidence is not the PF's; -1 */
 	int *pos;                    /* per matrix entry, -1 (gp_topo_fold_vfs's scratch) */
+	/* per finding: its message (less its device label) and fix with the subject as "{}" (g[0], g[1]),
+	 * and with its device name too (g[2], g[3]; NULL unless a group of several functions holds it);
+	 * next[0][i]: the next finding after i of its check and severity whose g[0], g[1] are i's, next[1][i]
+	 * the next in its group whose g[2], g[3] are: the only candidates same() can accept, so folding
+	 * visits each finding's equals and not all that follow it */
+	char **g[4];
+	int *next[2];
+	int nf;                      /* findings (the length of g[k]) */
 };
 
-static int listing_init(struct listing *l, const struct gp_doctor_ctx *d)
+/* The device name ("NIC8") of finding j's subject, NULL when it is no GPU or NIC. */
+static const char *dev_name(const struct listing *l, int j)
+{
+	return l->t && l->ent[j] >= 0 ? l->t->devs[l->ent[j]].name : NULL;
+}
+
+/* Whether finding j's device shares a group of several functions (a NIC's PF and its VFs). */
+static int grouped(const struct listing *l, int j)
+{
+	const struct gp_topo *t = l->t;
+
+	return t && l->ent[j] >= 0 && t->devs[t->devs[l->ent[j]].group].members >= 2;
+}
+
+/* Each finding's generic texts and the chains of findings that may fold with it (struct listing).
+ * 0, or -1 out of memory. */
+static int listing_keys(struct listing *l, const struct gp_findings *out, int verbose)
+{
+	struct gp_strmap last[2] = { { 0 }, { 0 } };
+	struct gp_buf key = GP_BUF_INIT;
+	size_t n = (size_t)out->n + 1;
+	int rc = 0;
+
+	for (int k = 0; k < 4; k++)
+		if (!(l->g[k] = calloc(n, sizeof(char *))))
+			return -1;
+	if (!(l->next[0] = malloc(n * sizeof(int))) || !(l->next[1] = malloc(n * sizeof(int))))
+		return -1;
+	for (int i = 0; i < out->n && !rc; i++) {
+		const struct gp_finding *f = &out->v[i];
+		const char *msg = f->message + label_len(f->message);
+		char grp[16];
+
+		l->next[0][i] = l->next[1][i] = -1;
+		/* without -v an ok or skipped finding is listed by its check's id, never folded */
+		if (!verbose && (f->sev == GP_SEV_OK || f->sev == GP_SEV_SKIPPED))
+			continue;
+		l->g[0][i] = generic(msg, f->subject, NULL);
+		l->g[1][i] = f->fix ? generic(f->fix, f->subject, NULL) : NULL;
+		if (grouped(l, i)) {
+			l->g[2][i] = generic(msg, f->subject, dev_name(l, i));
+			l->g[3][i] = f->fix ? generic(f->fix, f->subject, dev_name(l, i)) : NULL;
+		}
+		for (int w = 0; w < 2 && !rc; w++) {
+			int prev;
+
+			if (!l->g[2 * w][i] || (f->fix && !l->g[2 * w + 1][i])) {
+				rc = w == 0 || grouped(l, i) ? -1 : 0;
+				continue;
+			}
+			snprintf(grp, sizeof(grp), "%d", w ? l->t->devs[l->ent[i]].group : -1);
+			gp_buf_reset(&key);
+			gp_buf_add(&key, f->check->id, "\n", sev_name[f->sev], "\n", grp, "\n", l->g[2 * w][i], "\n",
+				   f->fix ? "+" : "-", f->fix ? l->g[2 * w + 1][i] : "", (char *)NULL);
+			if (key.oom) {
+				rc = -1;
+				break;
+			}
+			if ((prev = gp_strmap_get(&last[w], gp_buf_str(&key))) >= 0)
+				l->next[w][prev] = i;
+			rc = gp_strmap_put(&last[w], gp_buf_str(&key), i) ? -1 : 0;
+		}
+	}
+	gp_strmap_free(&last[0]);
+	gp_strmap_free(&last[1]);
+	gp_buf_free(&key);
+	return rc;
+}
+
+/* Whether a and b say the same but for their subjects (w 0) or but for their subjects and device names
+ * too (w 1): their generic texts (listing_keys). */
+static int same_text(const struct listing *l, int a, int b, int w)
+{
+	char **m = l->g[2 * w], **fx = l->g[2 * w + 1];
+
+	return m[a] && m[b] && !strcmp(m[a], m[b]) && (!fx[a] == !fx[b]) && (!fx[a] || !strcmp(fx[a], fx[b]));
+}
+
+static int listing_init(struct listing *l, const struct gp_doctor_ctx *d, int verbose)
 {
 	const struct gp_findings *out = &d->out;
 	const struct gp_topo *t = d->topo;
@@ -96,6 +168,7 @@ static int listing_init(struct listing *l, const struct gp_doctor_ctx *d)
 	size_t n = (size_t)out->n + 1;
 
 	memset(l, 0, sizeof(*l));
+	l->nf = out->n;
 	l->ent = calloc(n, sizeof(int)), l->js = calloc(n, sizeof(int));
 	l->in = calloc(n, sizeof(int)), l->vfs = calloc(n, sizeof(int)), l->same = calloc(n, sizeof(int));
 	l->gen = calloc(n, sizeof(int)), l->sub = calloc(n, sizeof(int));
@@ -113,13 +186,7 @@ static int listing_init(struct listing *l, const struct gp_doctor_ctx *d)
 		l->ent[i] = t ? gp_strmap_get(&m, out->v[i].subject) : -1;
 	gp_strmap_free(&m);
 	l->t = t;
-	return 0;
-}
-
-/* The device name ("NIC8") of finding j's subject, NULL when it is no GPU or NIC. */
-static const char *dev_name(const struct listing *l, int j)
-{
-	return l->t && l->ent[j] >= 0 ? l->t->devs[l->ent[j]].name : NULL;
+	return listing_keys(l, out, verbose);
 }
 
 /* Whether findings v[i] and v[j] are one finding of two subjects: same check and severity, the same
@@ -134,10 +201,10 @@ static int same(const struct listing *l, const struct gp_finding *v, int i, int 
 
 	if (a->check != b->check || a->sev != b->sev || !a->fix != !b->fix)
 		return 0;
-	if (same_text(a, b, NULL, NULL))
+	if (same_text(l, i, j, 0))
 		return 1;
 	if (!t || ea < 0 || eb < 0 || t->devs[ea].group != t->devs[eb].group || t->devs[t->devs[ea].group].members < 2 ||
-	    !same_text(a, b, dev_name(l, i), dev_name(l, j)))
+	    !same_text(l, i, j, 1))
 		return 0;
 	*by_name = 1;
 	return 1;
@@ -146,6 +213,12 @@ static int same(const struct listing *l, const struct gp_finding *v, int i, int 
 static void listing_free(struct listing *l)
 {
 	free(l->ent), free(l->js), free(l->in), free(l->vfs), free(l->same), free(l->gen), free(l->sub), free(l->pos);
+	for (int k = 0; k < 4; k++) {
+		for (int i = 0; l->g[k] && i < l->nf; i++)
+			free(l->g[k][i]);
+		free(l->g[k]);
+	}
+	free(l->next[0]), free(l->next[1]);
 }
 
 /* Add finding j to the listing. */
@@ -270,14 +343,21 @@ static void print_folded(const struct cli *c, struct listing *l, const struct gp
 	int k = 0, col, by_name = 0;
 	char *m, *fx;
 
-	GP_STAT_ADD(compares, n - i);
 	l->k = 0;
-	for (int j = i; j < n; j++)
+	/* i's equals lie on its two chains, each in index order: merged, in order */
+	for (int c0 = l->next[0][i], c1 = l->next[1][i], j = i; j >= 0 && j < n;) {
+		GP_STAT_ADD(compares, 1);
 		if (!done[j] && (j == i || same(l, v, i, j, &by_name))) {
 			listing_add(l, j);
 			k++;
 			done[j] = 1;
 		}
+		j = c0 >= 0 && (c1 < 0 || c0 <= c1) ? c0 : c1;
+		if (j >= 0 && j == c0)
+			c0 = l->next[0][c0];
+		if (j >= 0 && j == c1)
+			c1 = l->next[1][c1];
+	}
 	listing_print(l, &b, v, 1);
 	if (f->sev != heading)
 		gp_buf_addf(&b, "%c(%s)", NBSP, sev_name[f->sev]);
@@ -400,7 +480,7 @@ int doc_text(const struct cli *c, struct gp_doctor_ctx *d, int strict, const int
 	struct listing lst;
 
 	counted = calloc((size_t)out->n + 1, 1);
-	if (listing_init(&lst, d) || !head || !done || !ck || !counted) {
+	if (listing_init(&lst, d, c->verbose) || !head || !done || !ck || !counted) {
 		free(head), free(done), free(ck), free(counted), listing_free(&lst);
 		return EX_ERROR;
 	}

@@ -81,7 +81,9 @@ np=$(grep -c '^  rdma.port  *mlx5_[0-9]*/1: mlx5_[0-9]* port 1 is ACTIVE, LinkUp
 grep -q '^summary: 0 errors, 0 warnings' "$T/out" && [ "$np" -eq 1992 ] &&
 	ok "scale: doctor on the full host: healthy, 1992 ports active ($(tail -1 "$T/out"))" ||
 	nok "scale: doctor on the full host: $(tail -1 "$T/out"), $np port rows"
-for cmd in doctor snapshot; do
+# doctor -v lists every ok finding, folding those alike: it compared each with all that follow
+# (9d3d766: 5,901,435 -> 88,061,429 comparisons, 21.5 s of CPU at 4000), now only with its equals.
+for cmd in doctor "doctor -v" snapshot; do
 	args=$cmd
 	[ "$cmd" = snapshot ] && args="-q snapshot --dir $T/snap"
 	rm -rf "$T/snap"
