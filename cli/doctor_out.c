@@ -4,6 +4,8 @@
 #include <time.h>
 
 #include "doctor_out.h"
+#include "gpup2p/buf.h"
+#include "gpup2p/strmap.h"
 
 #ifndef GPUP2P_VERSION
 #define GPUP2P_VERSION "0.0.0"
@@ -283,13 +285,17 @@ static int sev_status(enum gp_sev s)
 }
 
 /* Finding i repeats an earlier one's id and subject (the contract says it never does; a repeated
- * series would make the whole file unreadable to Prometheus, so the first one stands). */
-static int repeated(const struct gp_findings *l, int i)
+ * series would make the whole file unreadable to Prometheus, so the first one stands). seen: the
+ * "id subject" pairs so far (one look-up each: a host has tens of thousands of findings). 1 repeated,
+ * 0 not, -1 out of memory. */
+static int repeated(const struct gp_findings *l, int i, struct gp_strmap *seen, struct gp_buf *key)
 {
-	for (int k = 0; k < i; k++)
-		if (l->v[k].check == l->v[i].check && !strcmp(l->v[k].subject, l->v[i].subject))
-			return 1;
-	return 0;
+	gp_buf_reset(key);
+	if (gp_buf_add(key, l->v[i].check->id, " ", l->v[i].subject, (char *)NULL))
+		return -1;
+	if (gp_strmap_get(seen, gp_buf_str(key)) >= 0)
+		return 1;
+	return gp_strmap_put(seen, gp_buf_str(key), i) ? -1 : 0;
 }
 
 /* One end of a copy: "host" or the GPU's number. */
@@ -329,6 +335,8 @@ static void prom_figures(struct gp_doctor_ctx *d, FILE *f)
 static void prom_write(const struct doc_run *r, FILE *f)
 {
 	struct gp_doctor_ctx *d = r->d;
+	struct gp_strmap seen = { 0 };
+	struct gp_buf key = GP_BUF_INIT;
 	const char *lab[6];
 
 	gp_prom_family(f, "gpup2p_doctor_exit", "gauge", "Exit status of the last gpup2p doctor run: 0 ok, 1 warnings, "
@@ -357,12 +365,15 @@ static void prom_write(const struct doc_run *r, FILE *f)
 	for (int i = 0; i < d->out.n; i++) {
 		const struct gp_finding *fi = &d->out.v[i];
 
-		if (repeated(&d->out, i) || (r->alarms_only && !sev_status(fi->sev)))
+		/* out of memory (-1): written rather than lost; a repeat is the contract's breach anyway */
+		if (repeated(&d->out, i, &seen, &key) > 0 || (r->alarms_only && !sev_status(fi->sev)))
 			continue;
 		lab[0] = "id", lab[1] = fi->check->id;
 		lab[2] = "subject", lab[3] = fi->subject;
 		gp_prom_sample(f, "gpup2p_check_status", lab, 2, sev_status(fi->sev));
 	}
+	gp_strmap_free(&seen);
+	gp_buf_free(&key);
 	prom_figures(d, f);
 }
 
