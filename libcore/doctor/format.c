@@ -23,19 +23,29 @@ static size_t *finding_sizes(const struct gp_findings *f, const struct gp_doctor
 char *gp_doctor_fit_doc(const struct gp_findings *f, size_t max, const struct gp_doctor_render *r, size_t *len,
 			int *left)
 {
-	size_t base, budget, *size;
+	size_t base, budget, *size = NULL, sum = 0;
 	unsigned char *keep;
 	char *doc;
 
 	*left = 0;
-	doc = r->doc(r->arg, NULL, 0, len);
-	if (!doc || *len < max || !f->n)
-		return doc;
+	/* the findings alone as long as the bound: the whole document cannot fit and is never made (tens
+	 * of thousands of findings on a large host: megabytes held for nothing) */
+	if (f->n && (size = finding_sizes(f, r)))
+		for (int i = 0; i < f->n && sum < max; i++)
+			sum += size[i];
+	if (!size || sum < max) {
+		doc = r->doc(r->arg, NULL, 0, len);
+		if (!doc || *len < max || !f->n) {
+			free(size);
+			return doc;
+		}
+		free(doc);
+	}
 	/* too long: the most urgent findings that fit. The budget starts from each finding's size and the
 	 * document without any; should the document still be too long, the budget shrinks by the excess. */
-	free(doc);
 	doc = NULL;
-	size = finding_sizes(f, r);
+	if (!size)
+		size = finding_sizes(f, r);
 	keep = calloc((size_t)f->n, 1);
 	if (!size || !keep)
 		goto out;
