@@ -309,69 +309,169 @@ static int counters_wanted(const struct gp_snap *s)
 	return !s->src.format || gp_snapshot_info_has(&s->src, "rdma-counters");
 }
 
+/* A folder of an RDMA device's port, read through an fd: opened as one entry of its parent (held
+ * open at pfd; -1: the folder resolved from the root), and listed once. Where it cannot be opened or
+ * listed, its names come from its path (gp_root_list) and each file is read from the root, as
+ * before the folders were held open: the same members, the same errors. */
+struct ib_dir {
+	char path[GP_PATH_MAX];
+	int fd;                  /* the folder, or -1 */
+	struct gp_root_ent *ents;
+	int n;                   /* entries, or < 0: none (gp_root_list's error) */
+};
+
+static int ib_open(struct gp_snap *s, struct ib_dir *d, int pfd, const char *pdir, const char *name)
+{
+	d->fd = -1;
+	d->ents = NULL;
+	d->n = 0;
+	if (snprintf(d->path, sizeof(d->path), "%s/%s", pdir, name) >= (int)sizeof(d->path))
+		return gp_err_set(s->e, GP_E_FAIL, ENAMETOOLONG, "path too long: %s/%s", pdir, name);
+	d->fd = pfd >= 0 ? gp_root_open_in(s->r, pfd, pdir, name, O_RDONLY | O_DIRECTORY)
+			 : gp_root_open(s->r, d->path, O_RDONLY | O_DIRECTORY);
+	return 0;
+}
+
+/* List d (ib_open'ed): 0 or -ENOMEM. */
+static int ib_list(struct ib_dir *d, const struct gp_root *r)
+{
+	char **names = NULL;
+
+	if (d->fd >= 0 && (d->n = gp_root_entries(r, d->fd, d->path, &d->ents)) >= 0)
+		return 0;
+	free(d->ents);
+	d->ents = NULL;
+	if (d->fd == -ENOENT || d->fd == -ENOTDIR) /* gp_root_list finds no names there either */
+		return d->n = 0;
+	d->n = gp_root_list(r, d->path, &names);
+	if (d->n > 0 && !(d->ents = calloc((size_t)d->n, sizeof(*d->ents)))) {
+		gp_root_free_list(names);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < d->n; i++) {
+		snprintf(d->ents[i].name, sizeof(d->ents[i].name), "%s", names[i]);
+		d->ents[i].type = DT_UNKNOWN;
+	}
+	gp_root_free_list(names);
+	return 0;
+}
+
+static void ib_close(struct ib_dir *d)
+{
+	free(d->ents);
+	d->ents = NULL;
+	if (d->fd >= 0)
+		close(d->fd);
+	d->fd = -1;
+}
+
+/* Copy the file `name` of d: read as its listing showed it (type: DT_REG, or another; -1: not
+ * there, skipped), through d's fd where it is open. */
+static int ib_copy(struct gp_snap *s, const struct ib_dir *d, const char *name, int type, int *left_out)
+{
+	if (left_out)
+		*left_out = ENOENT;
+	if (type == -1)
+		return 0;
+	if (d->fd == -ENOENT || d->fd == -ENOTDIR) { /* the folder is not there: nor is what it would hold */
+		if (left_out)
+			*left_out = -d->fd;
+		return 0;
+	}
+	if (type == DT_REG && d->fd >= 0)
+		return gp_snap_copy_listed(s, d->fd, d->path, name, 0, left_out);
+	return gp_snap_copy_in(s, d->fd, d->path, name, 0, left_out);
+}
+
+/* The type of name in d's listing (-1: not there; DT_UNKNOWN: not told). */
+static int ib_type(const struct ib_dir *d, const char *name)
+{
+	return gp_root_ent_type(d->ents, d->fd >= 0 ? d->n : -1, name);
+}
+
+static int ib_nomem(struct gp_snap *s)
+{
+	return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
+}
+
 /* A port's counters/ and hw_counters/ (rdma.errors, rdma.flaps): one read, the lifetime values. A
  * counter the driver does not support cannot be read (EINVAL): it is left out. */
-static int capture_counters(struct gp_snap *s, const char *base, const char *port)
+static int capture_counters(struct gp_snap *s, const struct ib_dir *port)
 {
 	static const char *const dirs[] = { "counters", "hw_counters" };
-	char **names = NULL, p[GP_PATH_MAX];
+	struct ib_dir d;
 	int rc = 0;
 
-	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]) && !rc; d++) {
-		int n;
+	for (size_t k = 0; k < sizeof(dirs) / sizeof(dirs[0]) && !rc; k++) {
+		int unread;
 
-		snprintf(p, sizeof(p), "%s/ports/%s/%s", base, port, dirs[d]);
-		n = gp_root_list(s->r, p, &names);
-		for (int i = 0; i < n && !rc; i++) {
-			int unread;
-
-			snprintf(p, sizeof(p), "%s/ports/%s/%s/%s", base, port, dirs[d], names[i]);
-			rc = gp_snap_copy_file(s, p, 0, &unread);
-		}
-		gp_root_free_list(names);
-		names = NULL;
+		if (ib_type(port, dirs[k]) == -1 || (rc = ib_open(s, &d, port->fd, port->path, dirs[k])))
+			continue;
+		if (ib_list(&d, s->r))
+			rc = ib_nomem(s);
+		for (int i = 0; i < d.n && !rc; i++)
+			rc = ib_copy(s, &d, d.ents[i].name, d.fd >= 0 ? d.ents[i].type : DT_UNKNOWN, &unread);
+		ib_close(&d);
 	}
 	return rc;
 }
 
-/* One port of an RDMA device (base: its folder in the snapshot's layout). */
-static int capture_port(struct gp_snap *s, const char *base, const char *port)
+/* One port of an RDMA device (ports: the device's ports/ folder; the port's folder opened from it,
+ * listed once, each file read through it). */
+static int capture_port(struct gp_snap *s, const struct ib_dir *ports, const char *port)
 {
 	static const char *const files[] = { "state", "phys_state", "rate", "link_layer" };
-	char **names = NULL, p[GP_PATH_MAX];
-	int n, rc = 0;
+	struct ib_dir pd, ga, ty, gids;
+	int rc, gids_open = 0;
 
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]) && !rc; i++) {
-		snprintf(p, sizeof(p), "%s/ports/%s/%s", base, port, files[i]);
-		rc = gp_snap_copy_file(s, p, 0, NULL);
-	}
+	if ((rc = ib_open(s, &pd, ports->fd, ports->path, port)))
+		return rc;
+	if (pd.fd >= 0 && ib_list(&pd, s->r))
+		rc = ib_nomem(s);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]) && !rc; i++)
+		rc = ib_copy(s, &pd, files[i], ib_type(&pd, files[i]), NULL);
 	/* the GID table: unused entries read as EINVAL and are left out (the folder stays: no GID in use);
 	 * of each one in use, the GID too (rdma.gid tells link-local ones apart) */
-	snprintf(p, sizeof(p), "%s/ports/%s/gid_attrs/types", base, port);
-	if (!rc && gp_root_exists(s->r, p))
-		rc = gp_snap_make_dir(s, p);
-	n = gp_root_list(s->r, p, &names);
-	for (int i = 0; i < n && !rc; i++) {
+	ga.fd = ty.fd = -1;
+	ga.ents = ty.ents = NULL;
+	ga.n = ty.n = 0;
+	if (!rc && ib_type(&pd, "gid_attrs") != -1 && !(rc = ib_open(s, &ga, pd.fd, pd.path, "gid_attrs")))
+		rc = ib_open(s, &ty, ga.fd, ga.path, "types");
+	if (!rc && ib_type(&pd, "gid_attrs") != -1 && (ty.fd >= 0 || gp_root_exists(s->r, ty.path)))
+		rc = gp_snap_make_dir(s, ty.path);
+	if (!rc && ib_type(&pd, "gid_attrs") != -1 && ib_list(&ty, s->r))
+		rc = ib_nomem(s);
+	for (int i = 0; i < ty.n && !rc; i++) {
 		int unused;
 
-		snprintf(p, sizeof(p), "%s/ports/%s/gid_attrs/types/%s", base, port, names[i]);
-		rc = gp_snap_copy_file(s, p, 0, &unused);
-		snprintf(p, sizeof(p), "%s/ports/%s/gids/%s", base, port, names[i]);
+		rc = ib_copy(s, &ty, ty.ents[i].name, ty.fd >= 0 ? ty.ents[i].type : DT_UNKNOWN, &unused);
+		if (!rc && !unused && !gids_open) {
+			gids_open = 1;
+			if (!(rc = ib_open(s, &gids, pd.fd, pd.path, "gids")) && gids.fd >= 0 && ib_list(&gids, s->r))
+				rc = ib_nomem(s);
+		}
 		if (!rc && !unused)
-			rc = gp_snap_copy_file(s, p, 0, NULL);
+			rc = ib_copy(s, &gids, ty.ents[i].name, ib_type(&gids, ty.ents[i].name), NULL);
 	}
-	gp_root_free_list(names);
-	return rc || !counters_wanted(s) ? rc : capture_counters(s, base, port);
+	if (gids_open)
+		ib_close(&gids);
+	ib_close(&ty);
+	ib_close(&ga);
+	if (!rc && counters_wanted(s))
+		rc = capture_counters(s, &pd);
+	ib_close(&pd);
+	return rc;
 }
 
 /* /sys/class/infiniband/DEV: a link to the device's folder (below its PCI function, or virtual
  * for soft-RoCE) as in sysfs, its device link, its parent (soft-RoCE: the netdev), its ports. The
- * folder is listed once: what is not there is not asked for. */
+ * folder is opened beneath the root once and listed once: what is not there is not asked for; its
+ * ports/ and each port's folders are opened through it, one name each, and listed once. */
 static int capture_ibdev(struct gp_snap *s, const char *dev)
 {
 	char cls[GP_PATH_MAX], base[GP_PATH_MAX], p[GP_PATH_MAX], real[GP_PATH_MAX];
 	struct gp_root_ent *ents = NULL;
-	char **ports = NULL;
+	struct ib_dir ports = { .fd = -1 };
 	int n = -1, rc, bfd, t;
 
 	snprintf(cls, sizeof(cls), "/sys/class/infiniband/%s", dev);
@@ -393,15 +493,15 @@ static int capture_ibdev(struct gp_snap *s, const char *dev)
 		rc = gp_snap_copy_listed(s, bfd, base, "parent", 0, NULL);
 	else if (!rc && t != -1)
 		rc = gp_snap_copy_in(s, bfd, base, "parent", 0, NULL);
-	snprintf(p, sizeof(p), "%s/ports", base);
-	n = rc || TYPE("ports") == -1 ? 0 : gp_root_list(s->r, p, &ports);
+	if (!rc && TYPE("ports") != -1 && !(rc = ib_open(s, &ports, bfd, base, "ports")) && ib_list(&ports, s->r))
+		rc = ib_nomem(s);
 #undef TYPE
 	free(ents);
+	for (int i = 0; i < ports.n && !rc; i++)
+		rc = capture_port(s, &ports, ports.ents[i].name);
+	ib_close(&ports);
 	if (bfd >= 0)
 		close(bfd);
-	for (int i = 0; i < n && !rc; i++)
-		rc = capture_port(s, base, ports[i]);
-	gp_root_free_list(ports);
 	return rc;
 }
 
