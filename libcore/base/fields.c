@@ -45,11 +45,11 @@ static void json_words(struct gp_json *j, const char *key, const char *s)
 		char w[256];
 
 		if (l) {
-			l = l < sizeof(w) ? l : sizeof(w) - 1;
-			memcpy(w, s, l);
-			w[l] = '\0';
+			size_t k = l < sizeof(w) ? l : sizeof(w) - 1; /* a word longer than w: cut */
+
+			memcpy(w, s, k);
+			w[k] = '\0';
 			gp_json_str(j, NULL, w);
-			l = strcspn(s, " ");
 		}
 		s += l + (s[l] == ' ');
 	}

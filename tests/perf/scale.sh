@@ -51,22 +51,13 @@ spec() {
 	echo "default aer=0:0:0 mps=256 ro=1 ibport=ACTIVE:LinkUp:400:InfiniBand"
 	echo "default ibcounters=symbol_error:0,port_rcv_errors:0,link_downed:0,link_error_recovery:0,port_xmit_discards:0,port_xmit_data:48137205811,port_rcv_data:48120941366"
 	echo "default ibhw=out_of_sequence:0,packet_seq_err:0,local_ack_timeout_err:0,rnr_nak_retry_err:0,out_of_buffer:0"
-	printf 'file /proc/modules %s\\n%s\\n%s\\n%s\\n%s\\n%s\\n%s\n' \
-		"nvidia_peermem 16384 0 - Live 0x0000000000000000 (OE)" "mlx5_ib 479232 0 - Live 0x0000000000000000" \
-		"ib_uverbs 184320 2 nvidia_peermem,mlx5_ib, Live 0x0000000000000000" \
-		"ib_core 454656 3 nvidia_peermem,mlx5_ib,ib_uverbs, Live 0x0000000000000000" \
-		"nvidia_uvm 1830912 0 - Live 0x0000000000000000 (OE)" \
-		"nvidia 14299136 3 nvidia_peermem,nvidia_uvm, Live 0x0000000000000000 (OE)" \
-		"mlx5_core 2297856 1 mlx5_ib, Live 0x0000000000000000"
-	echo "file /proc/driver/nvidia/version NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build"
-	echo "file /sys/module/nvidia/version 550.54.15"
-	echo "file /proc/sys/kernel/numa_balancing 0"
-	echo "file /proc/sys/kernel/modules_disabled 0"
+	# the host-wide files as the healthy doctor fixture has them (modules, driver version, kernel knobs)
+	grep -E '^file /(proc/modules|proc/driver/nvidia/version|sys/module/nvidia/version|proc/sys/kernel/(numa_balancing|modules_disabled)) ' \
+		tests/fixtures/doctor/healthy.spec
 	for ((k = 0; k < n - 8; k++)); do     # every RDMA device's uverbsN node (numbered in spec order)
 		echo "file /dev/infiniband/uverbs$k"
 	done
-	echo "file /dev/nvidiactl"
-	echo "file /dev/nvidia-uvm"
+	grep -E '^file /dev/nvidia(ctl|-uvm)$' tests/fixtures/doctor/healthy.spec
 	for h in 0 1 2 3 4 5 6 7; do
 		printf 'file /proc/driver/nvidia/gpus/0000:%02x:00.0/information Device Minor: \t %d\\nGPU Excluded:\t No\n' \
 			$((h * 32 + 3)) $h
