@@ -48,8 +48,7 @@ static double nic_rate(struct gp_doctor_ctx *c, const struct gp_pci_dev *d)
 		struct ibport p;
 
 		gp_doctor_ib_port(c, i, 0, &p);
-		snprintf(path, sizeof(path), "%s/rate", p.at);
-		if (gp_doctor_read(c, path, buf, sizeof(buf)) > 0 && sscanf(buf, "%lf Gb/sec", &v) != 1)
+		if (gp_doctor_ib_file(c, &p, IBF_RATE, buf, sizeof(buf)) > 0 && sscanf(buf, "%lf Gb/sec", &v) != 1)
 			v = -1;
 		if (v > 0)
 			return v;

@@ -292,17 +292,18 @@ static void check_speed(struct gp_doctor_ctx *c)
 	each_link(c, 1, speed_one);
 }
 
-/* One aer_dev_* file: the TOTAL_ line's count into *total and the non-zero error names into names.
- * 0, or -errno (-ENOENT: the kernel exposes no counters for this function). */
-static int aer_read(struct gp_doctor_ctx *c, const struct gp_pci_dev *d, int k, const char *file, long long *total,
-		    char *names, size_t n)
+/* One aer_dev_* file of function d, in its folder dir: the TOTAL_ line's count into *total and the
+ * non-zero error names into names. 0, or -errno (-ENOENT: the kernel exposes no counters for this
+ * function). */
+static int aer_read(struct gp_doctor_ctx *c, const struct gp_doctor_dir *dir, const struct gp_pci_dev *d, int k,
+		    const char *file, long long *total, char *names, size_t n)
 {
-	char path[128], buf[1024];
+	char buf[1024];
 	long len;
 
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", d->bdf, file);
 	/* the scan's listing of the folder says whether the file is there: no path walk for an absent one */
-	len = d->aer_listed && !(d->aer_listed & GP_PCI_AER_HAS(k)) ? -ENOENT : gp_doctor_read(c, path, buf, sizeof(buf));
+	len = d->aer_listed && !(d->aer_listed & GP_PCI_AER_HAS(k)) ? -ENOENT : gp_doctor_dir_text(c, dir, file, buf,
+												      sizeof(buf));
 	*total = -1;
 	if (len < 0)
 		return (int)len;
@@ -337,12 +338,21 @@ static void check_aer(struct gp_doctor_ctx *c)
 	for (int k = 0; k < n; k++) {
 		const struct gp_pci_dev *d = &c->pci->devs[idx[k]];
 		long long cnt[3];
-		char names[3][256] = { "", "", "" };
+		char names[3][256] = { "", "", "" }, path[128];
 		int rc = 0;
 		struct gp_finding *f;
+		struct gp_doctor_dir dir;
 
+		dir.fd = -ENOENT;
+		dir.names = NULL;
+		/* the function's folder (where the scan found it, no link to follow) opened once for its files;
+		 * not where the scan's listing showed none of them */
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", d->bdf);
+		if (!d->aer_listed || d->aer_listed & GP_PCI_AER_HAS(0))
+			gp_doctor_dir_open(c, &dir, NULL, d->sysfs_path ? d->sysfs_path : path);
 		for (int i = 0; i < 3 && !rc; i++)
-			rc = aer_read(c, d, i, files[i], &cnt[i], names[i], sizeof(names[i]));
+			rc = aer_read(c, &dir, d, i, files[i], &cnt[i], names[i], sizeof(names[i]));
+		gp_doctor_dir_close(&dir);
 		if (rc) {
 			gp_doctor_pcie_append(rc == -ENOENT ? none : bad, sizeof(none), d->bdf);
 			continue;

@@ -23,15 +23,14 @@ static int ibdevs(struct gp_doctor_ctx *c, char ***names)
 }
 
 /* Read a port file into buf (trailing newline removed): 0, or -errno after adding the finding. */
-static int port_file(struct gp_doctor_ctx *c, const struct ibport *p, const char *file, char *buf, size_t n)
+static int port_file(struct gp_doctor_ctx *c, const struct ibport *p, enum ib_file file, char *buf, size_t n)
 {
 	char path[512];
-	long r;
+	long r = gp_doctor_ib_file(c, p, file, buf, n);
 
-	snprintf(path, sizeof(path), "%s/%s", p->at, file);
-	if ((r = gp_doctor_read(c, path, buf, n)) >= 0)
+	if (r >= 0)
 		return 0;
-	snprintf(path, sizeof(path), "%s/%s", p->base, file); /* named as the class names it */
+	snprintf(path, sizeof(path), "%s/%s", p->base, gp_doctor_ib_file_name(file)); /* named as the class names it */
 	gp_doctor_missing(c, p->subject, path, (int)r);
 	return (int)r;
 }
@@ -88,15 +87,14 @@ static int near_gpus(const struct gp_doctor_ctx *c, int j, char *buf, size_t n)
 
 static void port_one(struct gp_doctor_ctx *c, const struct ibport *p)
 {
-	char state[64], phys[64], layer[32] = "", gpus[256], path[512];
+	char state[64], phys[64], layer[32] = "", gpus[256];
 	const char *sname, *pname;
 	int st, ph, near = p->d.soft ? 0 : near_gpus(c, p->d.nic, gpus, sizeof(gpus)), ib;
 	struct gp_finding *f;
 
-	if (port_file(c, p, "state", state, sizeof(state)) || port_file(c, p, "phys_state", phys, sizeof(phys)))
+	if (port_file(c, p, IBF_STATE, state, sizeof(state)) || port_file(c, p, IBF_PHYS_STATE, phys, sizeof(phys)))
 		return;
-	snprintf(path, sizeof(path), "%s/link_layer", p->at);
-	if (gp_doctor_read(c, path, layer, sizeof(layer)) < 0) /* only the fix's wording depends on it */
+	if (gp_doctor_ib_file(c, p, IBF_LINK_LAYER, layer, sizeof(layer)) < 0) /* only the fix's wording depends on it */
 		layer[0] = '\0';
 	ib = strcmp(layer, "Ethernet") != 0;
 	st = atoi(state);
@@ -159,7 +157,7 @@ static void rate_one(struct gp_doctor_ctx *c, const struct ibport *p)
 			      "follows the interface's Ethernet speed, not a NIC port" : "has no PCI function");
 		return;
 	}
-	if (port_file(c, p, "state", state, sizeof(state)))
+	if (port_file(c, p, IBF_STATE, state, sizeof(state)))
 		return;
 	if (atoi(state) != IB_ACTIVE) {
 		f = gp_doctor_add(c, GP_SEV_SKIPPED, p->subject, "%s port %s is not ACTIVE: no rate to compare (see "
@@ -167,7 +165,7 @@ static void rate_one(struct gp_doctor_ctx *c, const struct ibport *p)
 		gp_doctor_rdma_bdf(c, p, f);
 		return;
 	}
-	if (port_file(c, p, "rate", rate, sizeof(rate)))
+	if (port_file(c, p, IBF_RATE, rate, sizeof(rate)))
 		return;
 	d = gp_doctor_dev(c, p->d.nic);
 	if (sscanf(rate, "%lf Gb/sec", &port) != 1 || port <= 0) {
@@ -219,7 +217,7 @@ static void gid_one(struct gp_doctor_ctx *c, const struct ibport *p)
 	int n, v2 = 0, ll = 0;
 	size_t used = 0;
 
-	if (port_file(c, p, "link_layer", layer, sizeof(layer)))
+	if (port_file(c, p, IBF_LINK_LAYER, layer, sizeof(layer)))
 		return;
 	if (strcmp(layer, "Ethernet")) {
 		f = gp_doctor_add(c, GP_SEV_SKIPPED, p->subject, "%s port %s: link layer %s, not RoCE", p->d.name, p->port,

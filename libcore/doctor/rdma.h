@@ -26,7 +26,12 @@ struct ibport {
 	char base[160];        /* /sys/class/infiniband/DEV/ports/N: what findings name */
 	char at[400];          /* the same folder resolved (where its files are read), else base */
 	int idx;               /* its place among all the devices' ports, in walk order */
+	int dev, k;            /* its device's index (gp_doctor_ib_name), its own among the device's ports */
 };
+
+/* The files of a port the checks read (gp_doctor_ib_file): each read once per run. */
+enum ib_file { IBF_STATE, IBF_PHYS_STATE, IBF_LINK_LAYER, IBF_RATE, IBF_N };
+#define IBF_MAX 128     /* the largest buffer a check reads one into */
 
 /* The RDMA devices and their ports, read once per run (doctor/rdma_facts.c): the first call lists
  * /sys/class/infiniband, resolves each device's folder, tells software RDMA (no device link) and
@@ -56,6 +61,14 @@ int gp_doctor_ib_ports(struct gp_doctor_ctx *c, int i, char ***ports);
 
 /* Port k of device i as the checks see it. */
 void gp_doctor_ib_port(struct gp_doctor_ctx *c, int i, int k, struct ibport *p);
+
+/* Port p's file f (its folder opened and listed once for all of them, on first use; only the files
+ * listed opened) into buf as gp_doctor_read of p->at/FILE answers with a buffer of n <= IBF_MAX bytes:
+ * its length, or -errno. */
+long gp_doctor_ib_file(struct gp_doctor_ctx *c, const struct ibport *p, enum ib_file f, char *buf, size_t n);
+
+/* File f's name in the port's folder ("state"). */
+const char *gp_doctor_ib_file_name(enum ib_file f);
 
 /* The sort order of the names (strcmp), for bsearch. */
 int gp_doctor_ib_cmp(const void *a, const void *b);

@@ -64,18 +64,28 @@ void gp_doctor_rdma_counters_free(struct gp_doctor_ctx *c)
 	c->ib_counters = NULL;
 }
 
-/* Read every counter of the port at base into v[..][r]. */
+/* Read every counter of the port at base into v[..][r]: its counters/ and hw_counters/ folders opened
+ * and listed once each, only the counters they show read. */
 static void read_port(struct gp_doctor_ctx *c, const char *base, long long v[NCTR][2], int r)
 {
+	struct gp_doctor_dir dir[2];
+	char path[GP_PATH_MAX];
+
+	for (int h = 0; h < 2; h++) {
+		snprintf(path, sizeof(path), "%s/%s", base, h ? "hw_counters" : "counters");
+		gp_doctor_dir_open(c, &dir[h], NULL, path);
+	}
 	for (int k = 0; k < NCTR; k++) {
-		char path[512], buf[64], *end;
+		char buf[64], *end;
 		long long x;
 
-		snprintf(path, sizeof(path), "%s/%s/%s", base, ctrs[k].hw ? "hw_counters" : "counters", ctrs[k].file);
 		v[k][r] = -1;
-		if (gp_doctor_read(c, path, buf, sizeof(buf)) > 0 && (x = strtoll(buf, &end, 10)) >= 0 && end != buf)
+		if (gp_doctor_dir_text(c, &dir[ctrs[k].hw], ctrs[k].file, buf, sizeof(buf)) > 0 &&
+		    (x = strtoll(buf, &end, 10)) >= 0 && end != buf)
 			v[k][r] = x;
 	}
+	gp_doctor_dir_close(&dir[0]);
+	gp_doctor_dir_close(&dir[1]);
 }
 
 /* Call fn(c, p, arg) for each port of each RDMA device, in gp_doctor_rdma_each_port's order. */
@@ -266,10 +276,9 @@ static void look(const struct ibport *p, char *buf, size_t n)
 
 static int is_roce(struct gp_doctor_ctx *c, const struct ibport *p)
 {
-	char path[512], layer[32];
+	char layer[32];
 
-	snprintf(path, sizeof(path), "%s/link_layer", p->at);
-	return gp_doctor_read(c, path, layer, sizeof(layer)) > 0 && !strcmp(layer, "Ethernet");
+	return gp_doctor_ib_file(c, p, IBF_LINK_LAYER, layer, sizeof(layer)) > 0 && !strcmp(layer, "Ethernet");
 }
 
 static const char *iface(const struct gp_doctor_ctx *c, const struct ibport *p)
@@ -334,7 +343,7 @@ static void flaps_one(struct gp_doctor_ctx *c, const struct ibport *p)
 {
 	const struct gp_doctor_ibc *b;
 	const struct ibc_port *q = port_counters(c, p, K_FLAP, K_FLAP, &b);
-	char path[512], state[64] = "", phys[64] = "", how[320];
+	char state[64] = "", phys[64] = "", how[320];
 	struct verdict v;
 	struct gp_finding *f;
 	int recovering;
@@ -342,11 +351,9 @@ static void flaps_one(struct gp_doctor_ctx *c, const struct ibport *p)
 	if (!q)
 		return;
 	judge(q, K_FLAP, &v);
-	snprintf(path, sizeof(path), "%s/state", p->at);
-	if (gp_doctor_read(c, path, state, sizeof(state)) < 0)
+	if (gp_doctor_ib_file(c, p, IBF_STATE, state, sizeof(state)) < 0)
 		state[0] = '\0';
-	snprintf(path, sizeof(path), "%s/phys_state", p->at);
-	if (gp_doctor_read(c, path, phys, sizeof(phys)) < 0)
+	if (gp_doctor_ib_file(c, p, IBF_PHYS_STATE, phys, sizeof(phys)) < 0)
 		phys[0] = '\0';
 	recovering = atoi(state) == IB_ACTIVE && phys[0] && atoi(phys) != IB_LINKUP;
 	look(p, how, sizeof(how));

@@ -11,12 +11,28 @@
 
 #include "rdma.h"
 
+/* One port's files (gp_doctor_ib_file), read once: rc[f] the length read (at most IBF_MAX bytes) or the
+ * negative errno the read gave; raw their bytes, one after the other (each NUL-terminated). */
+struct ib_pfiles {
+	int read;
+	short rc[IBF_N];
+	char *raw;
+};
+
+static const char *const ib_file_names[IBF_N] = { "state", "phys_state", "link_layer", "rate" };
+
+const char *gp_doctor_ib_file_name(enum ib_file f)
+{
+	return ib_file_names[f];
+}
+
 /* One RDMA device, as gp_doctor_ib keeps it. */
 struct ib_dev {
 	struct ibdev d;        /* name, NIC, soft, over */
 	char *at;              /* its folder, as gp_root_realpath resolves it; NULL: the class path */
 	int np;                /* ports listed (gp_root_list); 0 none, negative the error */
 	char **ports;
+	struct ib_pfiles *pf;  /* np of them, allocated on the first port file asked */
 	int first;             /* the index of its first port among all the devices' ports */
 	char uv[64];           /* its uverbs device ("uverbs3"), "" none (once uv_read) */
 };
@@ -208,10 +224,76 @@ void gp_doctor_ib_port(struct gp_doctor_ctx *c, int i, int k, struct ibport *p)
 	p->d = v->d;
 	p->port = v->ports[k];
 	p->idx = v->first + k;
+	p->dev = i;
+	p->k = k;
 	snprintf(p->subject, sizeof(p->subject), "%s/%s", v->d.name, p->port);
 	snprintf(p->base, sizeof(p->base), "/sys/class/infiniband/%s/ports/%s", v->d.name, p->port);
 	if (!v->at || (size_t)snprintf(p->at, sizeof(p->at), "%s/ports/%s", v->at, p->port) >= sizeof(p->at))
 		snprintf(p->at, sizeof(p->at), "%s", p->base);
+}
+
+/* Read port p's files into pf: the folder opened and listed once, the files it shows read through it. */
+static void read_pfiles(struct gp_doctor_ctx *c, const struct ibport *p, struct ib_pfiles *pf)
+{
+	struct gp_doctor_dir d;
+	char *raw[IBF_N];
+	size_t all = 0;
+
+	gp_doctor_dir_open(c, &d, NULL, p->at);
+	for (int f = 0; f < IBF_N; f++) {
+		long rc = gp_doctor_dir_alloc(c, &d, ib_file_names[f], &raw[f], IBF_MAX);
+
+		pf->rc[f] = (short)rc;
+		all += rc < 0 ? 0 : (size_t)rc + 1;
+	}
+	gp_doctor_dir_close(&d);
+	/* kept in one block (thousands of ports) */
+	if (all && !(pf->raw = malloc(all)))
+		for (int f = 0; f < IBF_N; f++)
+			pf->rc[f] = -ENOMEM;
+	all = 0;
+	for (int f = 0; f < IBF_N; f++) {
+		if (pf->rc[f] >= 0 && pf->raw) {
+			memcpy(pf->raw + all, raw[f], (size_t)pf->rc[f] + 1);
+			all += (size_t)pf->rc[f] + 1;
+		}
+		free(raw[f]);
+	}
+	pf->read = 1;
+}
+
+/* Where file f's bytes begin in pf->raw. */
+static const char *pfile(const struct ib_pfiles *pf, enum ib_file f)
+{
+	size_t at = 0;
+
+	for (int g = 0; g < (int)f; g++)
+		at += pf->rc[g] < 0 ? 0 : (size_t)pf->rc[g] + 1;
+	return pf->raw + at;
+}
+
+long gp_doctor_ib_file(struct gp_doctor_ctx *c, const struct ibport *p, enum ib_file f, char *buf, size_t n)
+{
+	struct ib_dev *v = &c->ib->dev[p->dev];
+	struct ib_pfiles *pf;
+	size_t len;
+
+	if (!v->pf && !(v->pf = calloc((size_t)v->np, sizeof(*v->pf))))
+		return -ENOMEM;
+	if (!(pf = &v->pf[p->k])->read)
+		read_pfiles(c, p, pf);
+	if (pf->rc[f] < 0 || n == 0 || n > IBF_MAX)
+		return pf->rc[f] < 0 ? pf->rc[f] : -EINVAL;
+	/* what a read of n bytes of the file saw (gp_root_read_text): all of it, or n bytes of a longer one */
+	if ((len = (size_t)pf->rc[f]) >= n)
+		return -EFBIG;
+	memcpy(buf, pfile(pf, f), len);
+	buf[len] = '\0';
+	if (memchr(buf, '\0', len))
+		return -EILSEQ;
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ' || buf[len - 1] == '\t'))
+		buf[--len] = '\0';
+	return (long)len;
 }
 
 const char *gp_doctor_ib_uverbs(struct gp_doctor_ctx *c, const char *name)
@@ -246,6 +328,9 @@ void gp_doctor_ib_free(struct gp_doctor_ctx *c)
 	if (!b)
 		return;
 	for (int i = 0; b->dev && i < b->n; i++) {
+		for (int k = 0; b->dev[i].pf && k < b->dev[i].np; k++)
+			free(b->dev[i].pf[k].raw);
+		free(b->dev[i].pf);
 		free(b->dev[i].at);
 		gp_root_free_list(b->dev[i].ports);
 	}

@@ -2,6 +2,7 @@
  * driver's version and parameters, kallsyms, NUMA nodes, device nodes), read through the root once,
  * on first use, so a check that is not selected costs nothing. */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,6 +12,8 @@
 #include <unistd.h>
 
 #include "check.h"
+
+#define NODE_DIRS 4
 
 struct gp_doctor_sys {
 	int mods_rc;             /* 0 not read yet, 1 read, -errno */
@@ -26,6 +29,8 @@ struct gp_doctor_sys {
 	char host[256];
 	int boot_rc;
 	char boot_id[64];
+	int dev_rc;              /* /dev under the root: 0 not asked yet, 1 there, -1 not */
+	struct gp_doctor_dir *nodes[NODE_DIRS]; /* the folders of the device nodes asked (/dev, /dev/infiniband) */
 };
 
 static struct gp_doctor_sys *sys_of(struct gp_doctor_ctx *c)
@@ -266,14 +271,42 @@ int gp_doctor_kallsyms_scan(const struct gp_root *r, const char *sym)
 	return found;
 }
 
+/* The folder of device node path (under a root), opened and listed on first use and kept for the run,
+ * its entry's name into *name; NULL when it cannot be kept (the node is then asked by its path). */
+static const struct gp_doctor_dir *node_dir(struct gp_doctor_ctx *c, const char *path, const char **name)
+{
+	struct gp_doctor_sys *s = sys_of(c);
+	const char *slash = strrchr(path, '/');
+	char dir[GP_PATH_MAX];
+	int i;
+
+	if (!s || !slash || slash == path || (size_t)(slash - path) >= sizeof(dir))
+		return NULL;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	*name = slash + 1;
+	for (i = 0; i < NODE_DIRS && s->nodes[i]; i++)
+		if (!strcmp(s->nodes[i]->path, dir))
+			return s->nodes[i];
+	if (i == NODE_DIRS || !(s->nodes[i] = malloc(sizeof(*s->nodes[i]))))
+		return NULL;
+	gp_doctor_dir_open(c, s->nodes[i], NULL, dir);
+	return s->nodes[i];
+}
+
 int gp_doctor_devnode(struct gp_doctor_ctx *c, const char *path, int *usable)
 {
+	struct gp_doctor_sys *s = sys_of(c);
+	const struct gp_doctor_dir *d;
+	const char *name;
 	struct stat st;
 	char note[64];
-	int fd;
+	int fd, t;
 
 	*usable = 0;
-	if (!gp_root_exists(c->root, "/dev"))
+	if (s && !s->dev_rc)
+		s->dev_rc = gp_root_exists(c->root, "/dev") ? 1 : -1;
+	if (s ? s->dev_rc < 0 : !gp_root_exists(c->root, "/dev"))
 		return -ENOENT;
 	if (c->root->live) {
 		if (stat(path, &st) || !S_ISCHR(st.st_mode))
@@ -281,6 +314,15 @@ int gp_doctor_devnode(struct gp_doctor_ctx *c, const char *path, int *usable)
 		*usable = access(path, R_OK | W_OK) == 0;
 		return 1;
 	}
+	/* its folder's listing: a node not there is missing, a recorded one (a regular file) read through it */
+	if ((d = node_dir(c, path, &name)) && d->fd >= 0 && d->n >= 0 &&
+	    ((t = gp_doctor_dir_type(d, name)) == -1 || t == DT_REG)) {
+		*usable = t == DT_REG && (gp_doctor_dir_text(c, d, name, note, sizeof(note)) <= 0 ||
+					  strncmp(note, "not usable", 10));
+		return t == DT_REG;
+	}
+	if (d && gp_doctor_dir_gone(d->fd))
+		return 0;
 	/* under a root, through the root layer: a link out of it is -EXDEV, a pipe is never opened */
 	fd = gp_root_open(c->root, path, O_PATH);
 	if (fd == -ENOENT || fd == -ENOTDIR)
@@ -364,6 +406,10 @@ void gp_doctor_sys_free(struct gp_doctor_ctx *c)
 		free(s->mods[i]);
 	free(s->mods);
 	free(s->params);
+	for (int i = 0; i < NODE_DIRS && s->nodes[i]; i++) {
+		gp_doctor_dir_close(s->nodes[i]);
+		free(s->nodes[i]);
+	}
 	free(s);
 	c->sys = NULL;
 }

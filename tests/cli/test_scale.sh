@@ -116,6 +116,25 @@ fo=$(awk '{ for (i = 1; i < NF; i++) if ($i == "files_opened") print $(i + 1) }'
 [ -n "$fo" ] && [ "$fns" -gt 0 ] && [ $((fo * 100 / fns)) -le 1576 ] &&
 	ok "scale: doctor opens $fo files for $fns functions (bound 15.76 per function)" ||
 	nok "scale: doctor opens ${fo:-?} files for $fns functions, more than 15.76 per function"
+# the same on the full host, every RDMA port checked: each port's folder opened once for the files every
+# rdma.* check and expect read (state, phys_state, link_layer, rate), once for its counters, only the
+# files their listings show opened; pcie.aer's files through the function's folder: 34.71 files per
+# function at 2000 functions, 41.56 before (main ce475e1: state and link_layer read three times,
+# phys_state twice, by a walk from the root each time; each counter asked by its path). Bound: 5% above.
+GPUP2P_STATS=1 "$BIN" --root "$BUILD/perf/fxfull2000" doctor 2>"$T/err" >/dev/null
+fo=$(sed -n 's/^stats: .*files_opened \([0-9]*\).*/\1/p' "$T/err")
+[ -n "$fo" ] && [ "$fns" -gt 0 ] && [ $((fo * 100 / fns)) -le 3645 ] &&
+	ok "scale: doctor on the full host opens $fo files for $fns functions (bound 36.45 per function)" ||
+	nok "scale: doctor on the full host opens ${fo:-?} files for $fns functions, more than 36.45 per function"
+# and each port file is asked once in the run (the read trace, gpup2p -vv): not once per check
+"$BIN" -vv --root "$BUILD/perf/fxfull500" doctor >/dev/null 2>"$T/err"
+sed -n 's|^gpup2p: read \(/sys/devices/.*/ports/[0-9]*/[a-z_]*\(/[a-z_]*\)\{0,1\}\): .*|\1|p' "$T/err" |
+	grep -v '/counters$\|/hw_counters$' >"$T/asked" # the folders: opened, then listed
+twice=$(sort "$T/asked" | uniq -d | wc -l)
+np=$(grep -c '/ports/[0-9]*/state$' "$T/asked")
+[ "$twice" -eq 0 ] && [ "$np" -eq 492 ] &&
+	ok "scale: doctor on the full host reads each of the 492 ports' files once ($(wc -l <"$T/asked") asked)" ||
+	nok "scale: doctor on the full host: $twice port files read more than once ($np reads of a port's state)"
 
 # the archive of 2000 functions is over a megabyte compressed: a write refused past 256 KiB fails
 # in the middle of the capture (zlib writes 256 KiB at a time), exits 2 and leaves nothing behind
