@@ -242,9 +242,14 @@ static void listing_print(struct listing *l, struct gp_buf *b, const struct gp_f
 
 		if (l->t && l->vfs[k] < 0)
 			continue;
-		gp_buf_addf(b, "%s", shown++ ? ", " : "");
-		for (const char *p = f->subject; *p; p++)
-			gp_buf_addf(b, "%c", *p == ' ' ? NBSP : *p);
+		if (shown++)
+			gp_buf_add(b, ", ", (char *)NULL);
+		for (const char *p = f->subject; *p;) { /* its spaces as NBSP: a run at a time, not a character */
+			size_t run = strcspn(p, " ");
+
+			gp_buf_addf(b, "%.*s%s", (int)run, p, p[run] ? (char[]){ NBSP, 0 } : "");
+			p += run + !!p[run];
+		}
 		if (l->t && l->vfs[k] > 0)
 			gp_buf_addf(b, "%c(%s)", NBSP, gp_topo_vfs_name(l->t, l->in[k], l->vfs[k], name, sizeof(name)));
 		else if (ll)
