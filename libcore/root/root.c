@@ -154,13 +154,15 @@ static int open_beneath(const struct gp_root *r, const char *path, int flags)
 	return -err;
 }
 
-/* fd (or a negative errno) kept when it is a regular file or a folder; else closed: -EMEDIUMTYPE. */
-static int file_or_folder(int fd)
+/* fd (or a negative errno) kept when it is a regular file or a folder; else closed: -EMEDIUMTYPE. An
+ * open with O_DIRECTORY (flags) succeeds on a folder only: nothing to ask. */
+static int file_or_folder(int fd, int flags)
 {
 	struct stat st;
 	int rc;
 
-	if (fd >= 0 && ((rc = fstat(fd, &st)) || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))) {
+	if (fd >= 0 && !(flags & O_DIRECTORY) &&
+	    ((rc = fstat(fd, &st)) || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))) {
 		close(fd);
 		return rc ? -EIO : -EMEDIUMTYPE;
 	}
@@ -185,7 +187,7 @@ static int open_untraced(const struct gp_root *r, const char *path, int flags)
 		return open_beneath(r, path, flags);
 	/* A root holds files and folders only: a device, pipe or socket there (an archive unpacked as
 	 * root can hold one) is never read; O_NONBLOCK keeps a pipe's open from blocking. */
-	return file_or_folder(open_beneath(r, path, flags | O_NONBLOCK));
+	return file_or_folder(open_beneath(r, path, flags | O_NONBLOCK), flags);
 }
 
 int gp_root_open(const struct gp_root *r, const char *path, int flags)
@@ -209,7 +211,7 @@ int gp_root_open_in(const struct gp_root *r, int dfd, const char *dir, const cha
 		GP_STAT_ADD(files_opened, 1);
 		fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC | (r->live ? 0 : O_NONBLOCK));
 		if (fd >= 0 || (errno != ELOOP && errno != ENOTDIR)) {
-			fd = fd < 0 ? -errno : r->live ? fd : file_or_folder(fd);
+			fd = fd < 0 ? -errno : r->live ? fd : file_or_folder(fd, flags);
 			if (gp_root_trace_on()) {
 				len = snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", name);
 				gp_root_traced(len >= 0 && (size_t)len < sizeof(path) ? path : name, fd < 0 ? -fd : 0);
