@@ -11,11 +11,6 @@ void gp_root_traced(const char *path, int err);
 /* 1 when a trace hook is set (a path need not be built for it otherwise). */
 int gp_root_trace_on(void);
 
-/* A text file's len bytes read into buf (n bytes, as gp_root_read_text asked; len < 0: the
- * error) made gp_root_read_text's result: -EFBIG when they filled buf, -EILSEQ for a NUL in them,
- * else NUL-terminated without trailing whitespace, its length. */
-ssize_t gp_root_text_end(char *buf, ssize_t len, size_t n);
-
 /* Read the whole file open at fd (closed here; fd < 0: that errno passed on) into a malloc'ed buffer
  * (*buf, NUL-terminated): its length, or -EFBIG when it holds more than max bytes. listed: reads
  * until gp_root_read_once says it ended (one read for a small file), else until a read returns 0. */

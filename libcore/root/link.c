@@ -75,11 +75,9 @@ static int lexical(const char *dir, const char *text, char *out, size_t n, size_
 int gp_root_link_in(const struct gp_root *r, int dfd, const char *dir, const char *name, struct gp_root_links *c,
 		    char *target, size_t tn)
 {
-	char path[GP_PATH_MAX], text[GP_PATH_MAX], place[GP_PATH_MAX], res[GP_PATH_MAX], nm[256];
-	const char *base;
-	size_t rest;
+	char path[GP_PATH_MAX], text[GP_PATH_MAX], nm[256];
 	ssize_t len;
-	int rc, i, n = snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", name);
+	int rc, n = snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", name);
 
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return -ENAMETOOLONG;
@@ -91,6 +89,19 @@ int gp_root_link_in(const struct gp_root *r, int dfd, const char *dir, const cha
 	if (len < 0)
 		return -rc;
 	text[len] = '\0';
+	return gp_root_link_resolve(r, dir, name, text, c, target, tn);
+}
+
+int gp_root_link_resolve(const struct gp_root *r, const char *dir, const char *name, const char *text,
+			 struct gp_root_links *c, char *target, size_t tn)
+{
+	char path[GP_PATH_MAX], place[GP_PATH_MAX], res[GP_PATH_MAX], nm[256];
+	const char *base;
+	size_t rest;
+	int rc, i, n = snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", name);
+
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
 	if (lexical(dir, text, place, sizeof(place), &rest))
 		return gp_root_link_target(r, path, target, tn, nm, sizeof(nm));
 	if (!place[rest]) { /* an ancestor of a canonical folder: canonical too, and there */

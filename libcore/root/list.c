@@ -186,17 +186,16 @@ static int open_listed(const struct gp_root *r, int dfd, const char *dir, const 
 	return fd < 0 ? -err : fd;
 }
 
-ssize_t gp_root_read_text_listed(const struct gp_root *r, int dfd, const char *dir, const char *name, char *buf,
-				 size_t n)
+ssize_t gp_root_read_raw_listed(const struct gp_root *r, int dfd, const char *dir, const char *name, char *buf,
+				size_t n, int *whole)
 {
 	size_t len = 0;
 	ssize_t k = 0;
 	int fd, end = 0;
 
-	if (n == 0)
-		return -EINVAL;
-	if ((fd = open_listed(r, dfd, dir, name)) == -ELOOP)
-		return gp_root_read_text_in(r, dfd, dir, name, buf, n);
+	*whole = 0;
+	if ((fd = open_listed(r, dfd, dir, name)) == -ELOOP) /* read as gp_root_read_text_in reads it */
+		return gp_root_read_at_in(r, dfd, dir, name, buf, n, 0);
 	if (fd < 0)
 		return fd;
 	while (len < n && !end) {
@@ -205,7 +204,18 @@ ssize_t gp_root_read_text_listed(const struct gp_root *r, int dfd, const char *d
 		len += (size_t)k;
 	}
 	close(fd);
-	return gp_root_text_end(buf, k < 0 && !len ? k : (ssize_t)len, n);
+	*whole = k >= 0 && end && len < n;
+	return k < 0 && !len ? k : (ssize_t)len;
+}
+
+ssize_t gp_root_read_text_listed(const struct gp_root *r, int dfd, const char *dir, const char *name, char *buf,
+				 size_t n)
+{
+	int whole;
+
+	if (n == 0)
+		return -EINVAL;
+	return gp_root_text_end(buf, gp_root_read_raw_listed(r, dfd, dir, name, buf, n, &whole), n);
 }
 
 ssize_t gp_root_read_listed(const struct gp_root *r, int dfd, const char *dir, const char *name, char **buf,
@@ -217,4 +227,41 @@ ssize_t gp_root_read_listed(const struct gp_root *r, int dfd, const char *dir, c
 	if ((fd = open_listed(r, dfd, dir, name)) == -ELOOP)
 		return gp_root_read_alloc_in(r, dfd, dir, name, buf, max);
 	return fd < 0 ? fd : gp_root_read_fd_alloc(fd, buf, max, 1);
+}
+
+int gp_root_dir_open(const struct gp_root *r, struct gp_root_dir *d, int pfd, const char *pdir, const char *name)
+{
+	int len;
+
+	d->fd = -ENOENT;
+	d->ents = NULL;
+	d->n = -1;
+	len = name ? snprintf(d->path, sizeof(d->path), "%s/%s", strcmp(pdir, "/") ? pdir : "", name)
+		   : snprintf(d->path, sizeof(d->path), "%s", pdir);
+	if (len < 0 || (size_t)len >= sizeof(d->path))
+		return d->fd = -ENAMETOOLONG;
+	d->fd = name && pfd >= 0 ? gp_root_open_in(r, pfd, pdir, name, O_RDONLY | O_DIRECTORY)
+				 : gp_root_open(r, d->path, O_RDONLY | O_DIRECTORY);
+	if (d->fd >= 0 && (d->n = gp_root_entries(r, d->fd, d->path, &d->ents)) < 0) {
+		len = d->n;
+		d->ents = NULL;
+		d->n = -1;
+		return len == -ENOMEM ? -ENOMEM : 0;
+	}
+	return 0;
+}
+
+int gp_root_dir_type(const struct gp_root_dir *d, const char *name)
+{
+	return gp_root_ent_type(d->ents, d->fd >= 0 ? d->n : -1, name);
+}
+
+void gp_root_dir_close(struct gp_root_dir *d)
+{
+	free(d->ents);
+	d->ents = NULL;
+	d->n = -1;
+	if (d->fd >= 0)
+		close(d->fd);
+	d->fd = -ENOENT;
 }

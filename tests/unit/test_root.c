@@ -392,6 +392,53 @@ static void links(struct gp_root *r, const char *mode)
 		close(fd);
 }
 
+/* A folder opened and listed in one call (gp_root_dir_open), by path and as an entry of its parent; a
+ * file's bytes read raw (gp_root_read_raw_listed); a link's text resolved without reading it again
+ * (gp_root_link_resolve). */
+static void dirs(struct gp_root *r, const char *mode)
+{
+	const char *dir = "/sys/devices/pci0/f0";
+	struct gp_root_dir d, sub, none, file;
+	char buf[64], b[GP_PATH_MAX], a[GP_PATH_MAX];
+	int whole = -1;
+	ssize_t n;
+
+	CHECK(gp_root_dir_open(r, &d, -1, dir, NULL) == 0 && d.fd >= 0 && d.n == 15 && !strcmp(d.path, dir) &&
+	      gp_root_dir_type(&d, "vendor") == DT_REG && gp_root_dir_type(&d, "irq") == -1,
+	      "%s: dir_open by path: open, listed, typed", mode);
+	CHECK(gp_root_dir_open(r, &sub, d.fd, d.path, "sub") == 0 && sub.fd >= 0 && sub.n == 0 &&
+	      !strcmp(sub.path, "/sys/devices/pci0/f0/sub"), "%s: dir_open of an entry through its parent", mode);
+	CHECK(gp_root_dir_open(r, &none, d.fd, d.path, "nothing") == 0 && none.fd == -ENOENT && none.n == -1 &&
+	      gp_root_dir_type(&none, "x") == DT_UNKNOWN, "%s: dir_open of a folder not there: -ENOENT, not listed",
+	      mode);
+	CHECK(gp_root_dir_open(r, &file, d.fd, d.path, "vendor") == 0 && file.fd == -ENOTDIR && file.n == -1,
+	      "%s: dir_open of a file: -ENOTDIR", mode);
+	gp_root_dir_close(&none);
+	gp_root_dir_close(&file);
+	gp_root_dir_close(&sub);
+	gp_root_dir_close(&sub); /* twice: harmless */
+
+	n = gp_root_read_raw_listed(r, d.fd, dir, "vendor", buf, sizeof(buf), &whole);
+	CHECK(n == 7 && whole == 1 && !memcmp(buf, "0x10de\n", 7), "%s: read_raw_listed: the bytes, untrimmed, whole",
+	      mode);
+	n = gp_root_read_raw_listed(r, d.fd, dir, "sixteen", buf, 16, &whole);
+	CHECK(n == 16 && whole == 0, "%s: read_raw_listed: cut at n: not whole", mode);
+	n = gp_root_read_raw_listed(r, d.fd, dir, "in", buf, sizeof(buf), &whole);
+	CHECK(n == 7 && whole == 0, "%s: read_raw_listed: a symlink is followed, not called whole", mode);
+	CHECK(gp_root_read_raw_listed(r, d.fd, dir, "esc", buf, sizeof(buf), &whole) == -EXDEV,
+	      "%s: read_raw_listed: out of the root: -EXDEV", mode);
+	CHECK(gp_root_text_end(buf, 7, sizeof(buf)) == 6, "%s: text_end trims what read_raw_listed read", mode);
+
+	CHECK(gp_root_link_in(r, d.fd, dir, "driver", NULL, a, sizeof(a)) == 0 &&
+	      gp_root_link_resolve(r, dir, "driver", "../../../bus/drv/x", NULL, b, sizeof(b)) == 0 && !strcmp(a, b),
+	      "%s: link_resolve of the text as link_in reads it", mode);
+	CHECK(gp_root_link_resolve(r, dir, "up", "../..", NULL, b, sizeof(b)) == 0 && !strcmp(b, "/sys/devices"),
+	      "%s: link_resolve: an ancestor", mode);
+	CHECK(gp_root_link_resolve(r, dir, "viaout", "../../../bus2/x", NULL, b, sizeof(b)) == -EXDEV,
+	      "%s: link_resolve: through a link out of the root: -EXDEV", mode);
+	gp_root_dir_close(&d);
+}
+
 /* A second root, TOP/lroot: the functions that read a listed folder, with openat2, with the root not
  * held (a struct filled by hand), with the realpath fallback. */
 static void listed(const char *dir)
@@ -403,12 +450,14 @@ static void listed(const char *dir)
 	CHECK(gp_root_init(&r, dir, &e) == 0 && r.dir_fd1 > 0, "listed root opened and held: %s", e.msg);
 	listing(&r, "openat2");
 	links(&r, "openat2");
+	dirs(&r, "openat2");
 	hand = r;
 	hand.dir_fd1 = 0;
 	links(&hand, "root not held");
 	r.no_openat2 = 1;
 	listing(&r, "realpath fallback");
 	links(&r, "realpath fallback");
+	dirs(&r, "realpath fallback");
 }
 
 int main(void)

@@ -135,6 +135,18 @@ ssize_t gp_root_read_listed(const struct gp_root *r, int dfd, const char *dir, c
 ssize_t gp_root_read_text_listed(const struct gp_root *r, int dfd, const char *dir, const char *name, char *buf,
 				 size_t n);
 
+/* gp_root_read_text_listed's reading, without its text's checks: the file's bytes into buf (n at most,
+ * no NUL added), their count or a negative errno (an error after some bytes ends the file there).
+ * *whole: 1 when the file's end was seen before n bytes (a later reading of it would give the same
+ * bytes), 0 where not (cut at n, an error, or a symlink read as gp_root_read_text_in reads one). */
+ssize_t gp_root_read_raw_listed(const struct gp_root *r, int dfd, const char *dir, const char *name, char *buf,
+				size_t n, int *whole);
+
+/* A text file's len bytes read into buf (n bytes asked for; len < 0: the error, passed on) made what
+ * gp_root_read_text gives: -EFBIG when they filled buf, -EILSEQ for a NUL in them, else NUL-terminated
+ * without trailing whitespace, its length. */
+ssize_t gp_root_text_end(char *buf, ssize_t len, size_t n);
+
 /* One read(2) of up to want bytes at buf (EINTR retried): its count, or a negative errno. *end is
  * set when it was the file's end: nothing more, or less than asked and not a whole number of 4 KiB
  * pages (a regular file's end, or a sysfs attribute's: it returns itself in one read; a binary one,
@@ -160,6 +172,31 @@ struct gp_root_links {
 int gp_root_link_in(const struct gp_root *r, int dfd, const char *dir, const char *name, struct gp_root_links *c,
 		    char *target, size_t tn);
 void gp_root_links_free(struct gp_root_links *c);
+/* gp_root_link_in of the link dir/name whose text (as readlinkat read it through the folder) is
+ * already known: the same resolution, without reading the link again. */
+int gp_root_link_resolve(const struct gp_root *r, const char *dir, const char *name, const char *text,
+			 struct gp_root_links *c, char *target, size_t tn);
+
+/* A folder opened beneath the root and listed once; its files are then read through its fd by name
+ * (gp_root_open_in, gp_root_read_listed), and where it could not be opened or listed, by path. */
+struct gp_root_dir {
+	char path[GP_PATH_MAX];      /* the folder's live path */
+	int fd;                      /* open (O_RDONLY | O_DIRECTORY), or the negative errno its open gave */
+	struct gp_root_ent *ents;    /* its entries, sorted (NULL: none, or not listed) */
+	int n;                       /* their count; -1: not listed (each name must be tried) */
+};
+
+/* Open the folder pdir/name (name NULL: pdir itself, resolved from the root) and list it: opened as one
+ * entry of its parent where pfd holds pdir open (gp_root_open_in), else by path (gp_root_open). One that
+ * cannot be opened keeps the errno in fd, one that cannot be listed n = -1. 0, or -ENOMEM (listing) or
+ * -ENAMETOOLONG; close it with gp_root_dir_close in any case. */
+int gp_root_dir_open(const struct gp_root *r, struct gp_root_dir *d, int pfd, const char *pdir, const char *name);
+
+/* The type of name in d's listing (gp_root_ent_type): -1 not there, DT_UNKNOWN where d is not listed. */
+int gp_root_dir_type(const struct gp_root_dir *d, const char *name);
+
+/* Close d and free its listing (d may be closed again). */
+void gp_root_dir_close(struct gp_root_dir *d);
 
 /* The read trace (libpci's debug hook; gpup2p -vv): fn is called with each path asked of the functions
  * above (opened, listed, read as a link or resolved), as the caller named it (beneath the root, not
