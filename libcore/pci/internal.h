@@ -7,16 +7,34 @@
 #include "gpup2p/pci.h"
 #include "gpup2p/root.h"
 
+/* What a scan read whole in a function's folder, kept for gp_pci_scan_each's caller: up to
+ * GP_PCI_KEPT_MAX files or links, GP_PCI_KEPT_BYTES bytes (config space and two pages of text). */
+#define GP_PCI_KEPT_MAX 24
+#define GP_PCI_KEPT_BYTES (4 * 4096 + 4096)
+
 /* A function's folder, opened and listed once for the whole scan: precheck, the scan, the sysfs
  * facts read from it. */
 struct gp_pci_fn {
-	int fd;                      /* the folder (O_RDONLY | O_DIRECTORY) beneath the root; -1: read by path */
-	char dir[64];                /* "/sys/bus/pci/devices/BDF" */
-	struct gp_root_ent *ents;    /* its listing, sorted (NULL: not listed) */
-	int n;                       /* its entries; -1: not listed (each name is tried) */
+	struct gp_root_dir d;        /* "/sys/bus/pci/devices/BDF", open beneath the root (fd -1: read by path) */
 	char canon[GP_PATH_MAX];     /* where it lies, as gp_root_realpath gives it, once canon_rc is 0 */
 	int canon_rc;                /* 1: not resolved yet; else 0 or the negative errno resolving gave */
+	int keep;                    /* 1: keep what is read whole (gp_pci_fn_keep) */
+	int nkept;
+	struct {
+		const char *name;    /* a static name */
+		int link;            /* 1: a link's text */
+		size_t off, len;     /* in kept[] */
+	} kept[GP_PCI_KEPT_MAX];
+	size_t used;
+	char bytes[GP_PCI_KEPT_BYTES];
 };
+
+/* Keep len bytes of data as what f's file (link: link) `name` holds whole, where f keeps them and
+ * there is room (name must outlive the scan of f: a literal). */
+void gp_pci_fn_keep(struct gp_pci_fn *f, const char *name, int link, const void *data, size_t len);
+
+/* gp_root_read_text_listed of f's file `name`, its bytes kept (gp_pci_fn_keep) where read whole. */
+ssize_t gp_pci_fn_text_listed(const struct gp_root *r, struct gp_pci_fn *f, const char *name, char *buf, size_t n);
 
 /* Where the folder f lies (f->canon), resolved once: 0 or a negative errno. */
 int gp_pci_fn_canon(const struct gp_root *r, struct gp_pci_fn *f);
@@ -51,11 +69,11 @@ void gp_pci_free_strs(struct gp_pci *p);
 /* The files libpci's sysfs method reads in the function's folder f, checked beneath the root so that
  * an error names the file and says what is wrong: 0, or -EINVAL with e set. What they hold into rd
  * (all but the subsystem ids: gp_pci_read_subsys). */
-int gp_pci_precheck(const struct gp_root *r, const struct gp_pci_fn *f, struct gp_pci_read *rd, struct gp_err *e);
+int gp_pci_precheck(const struct gp_root *r, struct gp_pci_fn *f, struct gp_pci_read *rd, struct gp_err *e);
 
 /* The subsystem ids in f's subsystem_vendor and subsystem_device, as libpci's sysfs method reads
  * them (rd->subsys 0 where it would fall back on config space). */
-void gp_pci_read_subsys(const struct gp_root *r, const struct gp_pci_fn *f, struct gp_pci_read *rd);
+void gp_pci_read_subsys(const struct gp_root *r, struct gp_pci_fn *f, struct gp_pci_read *rd);
 
 /* What gp_pci_fill_sysfs reads in function i's folder f: the realpath chain, link, NUMA node, CPUs,
  * and the name of its physical function into pf ("" when none). 0 or a GP_E_* error in e. */

@@ -82,17 +82,22 @@ int gp_pci_gen(double gts)
 
 /* Read an extended capability's registers into the config image (64 bytes at most); cfg: the config
  * file, open. */
-static void read_ext_cap(int cfg, struct gp_pci_dev *g, int off)
+static void read_ext_cap(int cfg, const char *whole, ssize_t wlen, struct gp_pci_dev *g, int off)
 {
 	int n = off + 64 <= GP_CFG_MAX ? 64 : GP_CFG_MAX - off;
 
+	if (whole) { /* the file read whole: its bytes there, as pread gives them */
+		if (wlen > off)
+			memcpy(g->config + off, whole + off, (size_t)(wlen - off < n ? wlen - off : n));
+		return;
+	}
 	for (int got = 0, k; cfg >= 0 && got < n; got += k)
 		if ((k = (int)pread(cfg, g->config + off + got, (size_t)(n - got), off + got)) <= 0)
 			break;
 }
 
 /* Capabilities from libpci's list, trusted only where the config space was readable. */
-static void fill_caps(struct gp_pci_dev *g, struct pci_dev *d, int cfg)
+static void fill_caps(struct gp_pci_dev *g, struct pci_dev *d, int cfg, const char *whole, ssize_t wlen)
 {
 	struct pci_cap *c;
 	int conventional_ok = g->config_len >= 256;
@@ -124,11 +129,11 @@ static void fill_caps(struct gp_pci_dev *g, struct pci_dev *d, int cfg)
 			g->ats_cap = (int)c->addr;
 	}
 	if (g->acs_cap > 0)
-		read_ext_cap(cfg, g, g->acs_cap);
+		read_ext_cap(cfg, whole, wlen, g, g->acs_cap);
 	if (g->rebar_cap > 0)
-		read_ext_cap(cfg, g, g->rebar_cap);
+		read_ext_cap(cfg, whole, wlen, g, g->rebar_cap);
 	if (g->ats_cap > 0)
-		read_ext_cap(cfg, g, g->ats_cap);
+		read_ext_cap(cfg, whole, wlen, g, g->ats_cap);
 }
 
 /* The BARs from "resource", as libpci's sysfs method gives them (rd: gp_pci_precheck's reading). */
@@ -203,22 +208,31 @@ const char *gp_pci_name(const struct gp_pci *p, const struct gp_pci_dev *d, enum
 static void link_target(const struct gp_root *r, struct gp_pci_fn *f, const char *link, struct gp_root_links *links,
 			char *buf, size_t n)
 {
-	char path[GP_PATH_MAX], real[GP_PATH_MAX], *base;
-	int t = gp_root_ent_type(f->ents, f->n, link);
+	char path[GP_PATH_MAX], real[GP_PATH_MAX], text[GP_PATH_MAX], *base;
+	int t = gp_root_ent_type(f->d.ents, f->d.n, link);
+
+	ssize_t len;
 
 	buf[0] = '\0';
 	/* no such link (most functions have no IOMMU group under a root): no resolving at all */
-	if (f->fd >= 0 && (t == -1 || (t != DT_LNK && t != DT_UNKNOWN) ||
-			   (t == DT_UNKNOWN && readlinkat(f->fd, link, real, sizeof(real)) < 0)))
+	if (f->d.fd >= 0 && (t == -1 || (t != DT_LNK && t != DT_UNKNOWN)))
 		return;
-	if (f->fd >= 0 && !gp_pci_fn_canon(r, f)) {
-		if (gp_root_link_in(r, f->fd, f->canon, link, links, real, sizeof(real)) ||
+	if (f->d.fd >= 0 && !gp_pci_fn_canon(r, f)) {
+		/* read once through the folder (its text kept), resolved from where the folder lies */
+		len = readlinkat(f->d.fd, link, text, sizeof(text) - 1);
+		snprintf(path, sizeof(path), "%s/%s", f->canon, link);
+		gp_root_trace(path, len < 0 ? errno : 0);
+		if (len < 0)
+			return;
+		text[len] = '\0';
+		gp_pci_fn_keep(f, link, 1, text, (size_t)len + 1);
+		if (gp_root_link_resolve(r, f->canon, link, text, links, real, sizeof(real)) ||
 		    !(base = strrchr(real, '/')) || strlen(base + 1) >= n)
 			return;
 		strcpy(buf, base + 1);
 		return;
 	}
-	snprintf(path, sizeof(path), "%s/%s", f->dir, link);
+	snprintf(path, sizeof(path), "%s/%s", f->d.path, link);
 	if (gp_root_link_target(r, path, real, sizeof(real), buf, n))
 		buf[0] = '\0';
 }
@@ -296,25 +310,24 @@ static void scan_fn(struct gp_pci *p, struct pci_access *a, const char *sysfs, c
 	struct gp_err e = { 0 };
 	struct pci_dev *d;
 	int cfg, rc;
-	char group[32];
+	char group[32], path[GP_PATH_MAX], *whole;
+	ssize_t wlen = 0;
 
 	g->domain = fn->a.domain;
 	g->bus = fn->a.bus;
 	g->dev = fn->a.dev;
 	g->func = fn->a.func;
 	snprintf(g->bdf, sizeof(g->bdf), "%s", fn->name);
-	snprintf(f->dir, sizeof(f->dir), "/sys/bus/pci/devices/%s", fn->name);
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", fn->name);
 	/* listed once: its files read by name, the absent ones not asked for */
-	f->fd = gp_root_open(r, f->dir, O_RDONLY | O_DIRECTORY);
-	if (f->fd >= 0 && (f->n = gp_root_entries(r, f->fd, f->dir, &f->ents)) < 0)
-		f->ents = NULL;
+	(void)gp_root_dir_open(r, &f->d, -1, path, NULL);
 	g->aer_listed = 0;
-	if (f->fd >= 0 && f->n >= 0) { /* doctor's pcie.aer asks only for the counters listed */
+	if (f->d.fd >= 0 && f->d.n >= 0) { /* doctor's pcie.aer asks only for the counters listed */
 		static const char *const aer[3] = { "aer_dev_fatal", "aer_dev_nonfatal", "aer_dev_correctable" };
 
 		g->aer_listed = GP_PCI_AER_LISTED;
 		for (int k = 0; k < 3; k++)
-			g->aer_listed |= gp_root_ent_type(f->ents, f->n, aer[k]) >= 0 ? GP_PCI_AER_HAS(k) : 0;
+			g->aer_listed |= gp_root_ent_type(f->d.ents, f->d.n, aer[k]) >= 0 ? GP_PCI_AER_HAS(k) : 0;
 	}
 	if (gp_pci_precheck(r, f, &rd, &e)) {
 		if (x->pre_at < 0 || fn->listed < x->pre_at) {
@@ -333,14 +346,36 @@ static void scan_fn(struct gp_pci *p, struct pci_access *a, const char *sysfs, c
 	if (x->lp || x->fill)
 		return;
 	gp_pci_read_subsys(r, f, &rd);
-	cfg = gp_root_open_in(r, f->fd, f->dir, "config", O_RDONLY);
-	/* Only the standard space is read whole: every config read may trap to a hypervisor,
-	 * so the extended space is probed, and read where a decoded capability lies. */
-	for (g->config_len = 0; cfg >= 0 && g->config_len < 256; g->config_len += rc)
-		if ((rc = (int)pread(cfg, g->config + g->config_len, (size_t)(256 - g->config_len), g->config_len)) <= 0)
-			break;
-	if (g->config_len == 256 && pread(cfg, g->config + 256, 4, 256) == 4)
-		g->config_len = GP_CFG_MAX;
+	/* Kept for the caller (a snapshot copies it whole), a regular file's config space is read whole
+	 * once, and what the scan takes of it taken from those bytes */
+	whole = NULL;
+	cfg = -1;
+	if (f->keep && gp_root_ent_type(f->d.ents, f->d.n, "config") == DT_REG && sizeof(f->bytes) - f->used > GP_CFG_MAX) {
+		whole = f->bytes + f->used;
+		wlen = gp_root_read_raw_listed(r, f->d.fd, f->d.path, "config", whole, GP_CFG_MAX + 1, &rc);
+		if (wlen >= 0 && rc)
+			gp_pci_fn_keep(f, "config", 0, whole, (size_t)wlen);
+		else
+			whole = NULL; /* longer than a config space, or an error: read as below */
+	}
+	if (whole) {
+		g->config_len = wlen < 256 ? (int)wlen : 256;
+		memcpy(g->config, whole, (size_t)g->config_len);
+		if (wlen > 256)
+			memcpy(g->config + 256, whole + 256, (size_t)(wlen - 256 < 4 ? wlen - 256 : 4));
+		if (wlen >= 260)
+			g->config_len = GP_CFG_MAX;
+	} else {
+		cfg = gp_root_open_in(r, f->d.fd, f->d.path, "config", O_RDONLY);
+		/* Only the standard space is read whole: every config read may trap to a hypervisor,
+		 * so the extended space is probed, and read where a decoded capability lies. */
+		for (g->config_len = 0; cfg >= 0 && g->config_len < 256; g->config_len += rc)
+			if ((rc = (int)pread(cfg, g->config + g->config_len, (size_t)(256 - g->config_len),
+					     g->config_len)) <= 0)
+				break;
+		if (g->config_len == 256 && pread(cfg, g->config + 256, 4, 256) == 4)
+			g->config_len = GP_CFG_MAX;
+	}
 	/* libpci walks the capabilities in the bytes just read rather than reading them again; the rest
 	 * (identity, class, BARs) it would read from the files precheck read */
 	d = ((struct pci_dev **)p->lpdevs)[i] = pci_get_dev(a, g->domain, g->bus, g->dev, g->func);
@@ -356,7 +391,7 @@ static void scan_fn(struct gp_pci *p, struct pci_access *a, const char *sysfs, c
 	pci_setup_cache(d, NULL, 0);
 	g->is_bridge = g->config_len > 0x0e ? (g->config[0x0e] & 0x7f) == 1 : (g->class_code >> 8) == 0x0604;
 	fill_bars(g, &rd);
-	fill_caps(g, d, cfg);
+	fill_caps(g, d, cfg, whole, wlen);
 	if (cfg >= 0)
 		close(cfg);
 	link_target(r, f, "driver", &lp_links, g->driver, sizeof(g->driver));
@@ -375,8 +410,9 @@ static int err_out(struct gp_err *e, const struct gp_err *from)
 	return from->errnum ? -from->errnum : -EIO;
 }
 
-static int scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
+static int scan(struct gp_pci *p, const struct gp_root *r, gp_pci_each_fn fn, void *arg, struct gp_err *e)
 {
+	volatile gp_pci_each_fn each = fn; /* NULL once it says stop */
 	struct pci_access *volatile a = NULL;
 	char sysfs[GP_PATH_MAX], **names = NULL, (*volatile pf)[GP_BDF_LEN] = NULL;
 	struct fn_name *volatile order = NULL;
@@ -411,7 +447,7 @@ static int scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 	p->devs = calloc((size_t)(n ? n : 1), sizeof(*p->devs));
 	p->lpdevs = calloc((size_t)(n ? n : 1), sizeof(struct pci_dev *));
 	if ((f = malloc(sizeof(*f))))
-		f->fd = -1, f->ents = NULL;
+		f->d.fd = -1, f->d.ents = NULL, f->keep = each != NULL;
 	a = pci_alloc();
 	if (!order || !pf || !p->devs || !p->lpdevs || !f || !a) {
 		rc = gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
@@ -445,14 +481,15 @@ static int scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 	if (strlen(sysfs) + strlen("/devices") >= LP_NAME_MAX)
 		lp_refuse(&x, "Directory name too long");
 	for (i = 0; i < n; i++) {
-		f->n = -1;
+		f->d.n = -1;
 		f->canon_rc = 1;
+		f->nkept = 0;
+		f->used = 0;
 		scan_fn(p, a, sysfs, &order[i], i, f, pf[i], &x);
-		free(f->ents);
-		f->ents = NULL;
-		if (f->fd >= 0)
-			close(f->fd);
-		f->fd = -1;
+		/* handed on while its folder is open, until an error (the scan's, or the caller's) */
+		if (each && x.pre_at < 0 && !x.lp && !x.fill && each(p, i, f, arg))
+			each = NULL;
+		gp_root_dir_close(&f->d);
 	}
 	if (n == 0 && !x.lp) {
 		int fd = gp_root_open(r, "/sys/bus/pci/devices", O_RDONLY | O_DIRECTORY);
@@ -468,9 +505,9 @@ out:
 	lp_jmp = NULL;
 	gp_root_links_free(&lp_links);
 	if (f) {
-		free(f->ents);
-		if (f->fd >= 0)
-			close(f->fd);
+		free(f->d.ents);
+		if (f->d.fd >= 0)
+			close(f->d.fd);
 		free(f);
 	}
 	if (!p->pacc && a)
@@ -483,7 +520,12 @@ out:
 
 int gp_pci_scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e)
 {
-	int rc = scan(p, r, e);
+	return gp_pci_scan_each(p, r, NULL, NULL, e);
+}
+
+int gp_pci_scan_each(struct gp_pci *p, const struct gp_root *r, gp_pci_each_fn fn, void *arg, struct gp_err *e)
+{
+	int rc = scan(p, r, fn, arg, e);
 
 	if (rc)
 		gp_pci_free(p); /* nothing for the caller to free after an error */

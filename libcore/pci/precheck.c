@@ -84,13 +84,13 @@ static void parse_resource(const char *buf, size_t len, struct gp_pci_read *rd)
 }
 
 /* Mandatory files libpci's scan reads: check them first so that the error names the file and says
- * what is wrong. Each is opened in the function's folder (f->fd, opened beneath the root; -1: by
+ * what is wrong. Each is opened in the function's folder (f->d.fd, opened beneath the root; -1: by
  * path), whose listing tells the regular files, read with one open, read and close. */
-int gp_pci_precheck(const struct gp_root *r, const struct gp_pci_fn *f, struct gp_pci_read *rd, struct gp_err *e)
+int gp_pci_precheck(const struct gp_root *r, struct gp_pci_fn *f, struct gp_pci_read *rd, struct gp_err *e)
 {
 	static const char *const hex_files[] = { "vendor", "device", "class" };
 	char path[GP_PATH_MAX], buf[256], *end, res[RES_LINES * RES_PIECE + 1];
-	const char *dir = f->dir;
+	const char *dir = f->d.path;
 	ssize_t len, k = 0;
 	size_t got = 0;
 	int irq, fd, eof = 0;
@@ -99,9 +99,9 @@ int gp_pci_precheck(const struct gp_root *r, const struct gp_pci_fn *f, struct g
 	for (size_t i = 0; i < sizeof(hex_files) / sizeof(hex_files[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, hex_files[i]);
 		memset(buf, 1, sizeof(buf)); /* no NUL: where the text ended before its blanks were cut */
-		len = gp_root_ent_type(f->ents, f->n, hex_files[i]) == DT_REG
-			      ? gp_root_read_text_listed(r, f->fd, dir, hex_files[i], buf, sizeof(buf))
-			      : gp_root_read_text_in(r, f->fd, dir, hex_files[i], buf, sizeof(buf));
+		len = gp_root_ent_type(f->d.ents, f->d.n, hex_files[i]) == DT_REG
+			      ? gp_pci_fn_text_listed(r, f, hex_files[i], buf, sizeof(buf))
+			      : gp_root_read_text_in(r, f->d.fd, dir, hex_files[i], buf, sizeof(buf));
 		if (len < 0)
 			return gp_err_set(e, GP_E_DATA, (int)-len, "%s%s: %s", r->dir, path, gp_root_strerror((int)-len));
 		errno = 0;
@@ -124,16 +124,23 @@ int gp_pci_precheck(const struct gp_root *r, const struct gp_pci_fn *f, struct g
 		}
 	}
 	snprintf(path, sizeof(path), "%s/resource", dir);
-	/* as much as libpci's reader takes (a sysfs attribute gives itself in one read) */
-	fd = gp_root_open_in(r, f->fd, dir, "resource", O_RDONLY);
-	while (fd >= 0 && got < sizeof(res) - 1 && !eof) {
-		if ((k = gp_root_read_once(fd, res + got, sizeof(res) - 1 - got, &eof)) < 0)
-			break;
-		got += (size_t)k;
+	/* as much as libpci's reader takes (a sysfs attribute gives itself in one read); listed as a
+	 * regular file: one open, read and close */
+	if (gp_root_ent_type(f->d.ents, f->d.n, "resource") == DT_REG) {
+		if ((len = gp_root_read_raw_listed(r, f->d.fd, dir, "resource", res, sizeof(res) - 1, &eof)) >= 0 && eof)
+			gp_pci_fn_keep(f, "resource", 0, res, (size_t)len);
+		got = len < 0 ? 0 : (size_t)len;
+	} else {
+		fd = gp_root_open_in(r, f->d.fd, dir, "resource", O_RDONLY);
+		while (fd >= 0 && got < sizeof(res) - 1 && !eof) {
+			if ((k = gp_root_read_once(fd, res + got, sizeof(res) - 1 - got, &eof)) < 0)
+				break;
+			got += (size_t)k;
+		}
+		if (fd >= 0)
+			close(fd);
+		len = fd < 0 ? fd : k < 0 && !got ? k : (ssize_t)got;
 	}
-	if (fd >= 0)
-		close(fd);
-	len = fd < 0 ? fd : k < 0 && !got ? k : (ssize_t)got;
 	if (len < 0)
 		return gp_err_set(e, GP_E_DATA, (int)-len, "%s%s: %s", r->dir, path, gp_root_strerror((int)-len));
 	/* its first 255 bytes must hold a line */
@@ -147,7 +154,7 @@ int gp_pci_precheck(const struct gp_root *r, const struct gp_pci_fn *f, struct g
 					  r->dir, path);
 	}
 	parse_resource(res, got, rd);
-	if (lp_files_beneath(r, f->fd, dir, f->ents, f->n, &irq, e))
+	if (lp_files_beneath(r, f->d.fd, dir, f->d.ents, f->d.n, &irq, e))
 		return -EINVAL;
 	snprintf(path, sizeof(path), "%s/irq", dir);
 	if (!irq && !gp_root_exists(r, path))
@@ -157,21 +164,21 @@ int gp_pci_precheck(const struct gp_root *r, const struct gp_pci_fn *f, struct g
 
 /* One of the subsystem files as libpci reads it (a single read of up to 1023 bytes, strtol): 0 and
  * *v, or -1 where libpci finds no value (a negative one included). */
-static int subsys_value(const struct gp_root *r, const struct gp_pci_fn *f, const char *name, int *v)
+static int subsys_value(const struct gp_root *r, struct gp_pci_fn *f, const char *name, int *v)
 {
 	char buf[1024];
-	int t = gp_root_ent_type(f->ents, f->n, name);
+	int t = gp_root_ent_type(f->d.ents, f->d.n, name);
 	ssize_t len;
 
 	if (t == -1) {
 		char path[GP_PATH_MAX];
 
-		snprintf(path, sizeof(path), "%s/%s", f->dir, name);
+		snprintf(path, sizeof(path), "%s/%s", f->d.path, name);
 		gp_root_trace(path, ENOENT);
 		return -1;
 	}
-	len = t == DT_REG ? gp_root_read_text_listed(r, f->fd, f->dir, name, buf, sizeof(buf))
-			  : gp_root_read_text_in(r, f->fd, f->dir, name, buf, sizeof(buf));
+	len = t == DT_REG ? gp_pci_fn_text_listed(r, f, name, buf, sizeof(buf))
+			  : gp_root_read_text_in(r, f->d.fd, f->d.path, name, buf, sizeof(buf));
 	/* a NUL inside: libpci's strtol stops there */
 	if (len < 0 && len != -EILSEQ)
 		return -1;
@@ -179,7 +186,7 @@ static int subsys_value(const struct gp_root *r, const struct gp_pci_fn *f, cons
 	return *v >= 0 ? 0 : -1;
 }
 
-void gp_pci_read_subsys(const struct gp_root *r, const struct gp_pci_fn *f, struct gp_pci_read *rd)
+void gp_pci_read_subsys(const struct gp_root *r, struct gp_pci_fn *f, struct gp_pci_read *rd)
 {
 	int v;
 

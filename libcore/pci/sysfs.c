@@ -86,24 +86,24 @@ static double parse_speed(const char *s)
 
 /* gp_root_read_text_in of the function's file `name`: not asked when its folder's listing lacks it
  * (-ENOENT), read with one open, read and close when the listing shows a regular file. */
-static ssize_t fn_text(const struct gp_pci *p, const struct gp_pci_fn *f, const char *name, char *buf, size_t n)
+static ssize_t fn_text(const struct gp_pci *p, struct gp_pci_fn *f, const char *name, char *buf, size_t n)
 {
 	char path[GP_PATH_MAX];
-	int t = gp_root_ent_type(f->ents, f->n, name);
+	int t = gp_root_ent_type(f->d.ents, f->d.n, name);
 
 	if (t == DT_REG)
-		return gp_root_read_text_listed(p->root, f->fd, f->dir, name, buf, n);
+		return gp_pci_fn_text_listed(p->root, f, name, buf, n);
 	if (t != -1)
-		return gp_root_read_text_in(p->root, f->fd, f->dir, name, buf, n);
-	snprintf(path, sizeof(path), "%s/%s", f->dir, name);
+		return gp_root_read_text_in(p->root, f->d.fd, f->d.path, name, buf, n);
+	snprintf(path, sizeof(path), "%s/%s", f->d.path, name);
 	gp_root_trace(path, ENOENT);
 	return -ENOENT;
 }
 
 /* The function's files are read in its folder f. */
-static void read_link(struct gp_pci *p, struct gp_pci_dev *g, const struct gp_pci_fn *f)
+static void read_link(struct gp_pci *p, struct gp_pci_dev *g, struct gp_pci_fn *f)
 {
-	const char *dir = f->dir;
+	const char *dir = f->d.path;
 	static const char *const files[] = { "current_link_speed", "max_link_speed",
 					     "current_link_width", "max_link_width" };
 	char path[GP_PATH_MAX], buf[64], *end;
@@ -136,10 +136,10 @@ static void read_link(struct gp_pci *p, struct gp_pci_dev *g, const struct gp_pc
 	}
 }
 
-static int read_numa(struct gp_pci *p, struct gp_pci_dev *g, const struct gp_pci_fn *f, const struct gp_pci_dev *prev,
+static int read_numa(struct gp_pci *p, struct gp_pci_dev *g, struct gp_pci_fn *f, const struct gp_pci_dev *prev,
 		     struct gp_err *e)
 {
-	const char *dir = f->dir;
+	const char *dir = f->d.path;
 	char path[GP_PATH_MAX], buf[64], *end, list[4096];
 	ssize_t rc;
 	long v;
@@ -258,8 +258,8 @@ static void read_netdev(struct gp_pci *p, struct gp_pci_dev *g, const struct gp_
 {
 	char **names = NULL, path[GP_PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/net", f->dir);
-	if (gp_root_ent_type(f->ents, f->n, "net") == -1) {
+	snprintf(path, sizeof(path), "%s/net", f->d.path);
+	if (gp_root_ent_type(f->d.ents, f->d.n, "net") == -1) {
 		gp_root_trace(path, ENOENT);
 		return;
 	}
@@ -287,20 +287,46 @@ static void read_netdevs(struct gp_pci *p)
 	gp_root_free_list(names);
 }
 
+/* Where /sys/class/infiniband/NAME/device leads, as gp_root_link_target gives it: the device's folder
+ * opened once (its place read back from the fd), the link read through it and resolved from there
+ * (its usual "../.." an ancestor: nothing more to ask). 0 or a negative errno. */
+static int rdma_device(const struct gp_root *r, const char *name, char *real, size_t n)
+{
+	char dir[GP_PATH_MAX], canon[GP_PATH_MAX], text[GP_PATH_MAX], path[GP_PATH_MAX], nm[256];
+	ssize_t len;
+	int fd, rc;
+
+	snprintf(dir, sizeof(dir), "/sys/class/infiniband/%s", name);
+	snprintf(path, sizeof(path), "%s/device", dir);
+	fd = gp_root_open(r, dir, O_PATH | O_DIRECTORY);
+	if (fd < 0 || gp_root_fd_realpath(r, fd, dir, canon, sizeof(canon))) {
+		if (fd >= 0)
+			close(fd);
+		return gp_root_link_target(r, path, real, n, nm, sizeof(nm));
+	}
+	len = readlinkat(fd, "device", text, sizeof(text) - 1);
+	rc = len < 0 ? errno : 0;
+	close(fd);
+	gp_root_trace(path, rc);
+	if (len < 0)
+		return -rc;
+	text[len] = '\0';
+	return gp_root_link_resolve(r, canon, "device", text, NULL, real, n);
+}
+
 /* RDMA devices: /sys/class/infiniband/NAME/device points at the PCI function. A software RDMA device
  * (soft-RoCE, rxe) has no PCI device of its own: its "parent" file names the network interface it
  * runs over, whose function then counts as the RDMA NIC. */
 static void read_rdma(struct gp_pci *p)
 {
-	char **names = NULL, path[GP_PATH_MAX], real[512], parent[64], name[256];
+	char **names = NULL, path[GP_PATH_MAX], real[512], parent[64];
 	int n = gp_root_list(p->root, "/sys/class/infiniband", &names);
 
 	for (int i = 0; i < n; i++) {
 		int idx = -1;
 
 		/* "device" is a link to the function (a file there names nothing: a snapshot would not keep it) */
-		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device", names[i]);
-		if (!gp_root_link_target(p->root, path, real, sizeof(real), name, sizeof(name)))
+		if (!rdma_device(p->root, names[i], real, sizeof(real)))
 			idx = owner_of(p, real);
 		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/parent", names[i]);
 		if (idx < 0 && gp_root_read_text(p->root, path, parent, sizeof(parent)) > 0)
@@ -343,17 +369,18 @@ static void read_nodes(struct gp_pci *p)
 
 /* A virtual function's physical function: the name its physfn link points at ("" when none). The
  * link is read, not followed (gp_root_link_name). */
-static void read_physfn(const struct gp_pci_fn *f, char pf[GP_BDF_LEN])
+static void read_physfn(struct gp_pci_fn *f, char pf[GP_BDF_LEN])
 {
 	char target[GP_PATH_MAX];
 	const char *base;
-	int t = gp_root_ent_type(f->ents, f->n, "physfn");
-	ssize_t len = f->fd >= 0 && t != -1 ? readlinkat(f->fd, "physfn", target, sizeof(target) - 1) : -1;
+	int t = gp_root_ent_type(f->d.ents, f->d.n, "physfn");
+	ssize_t len = f->d.fd >= 0 && t != -1 ? readlinkat(f->d.fd, "physfn", target, sizeof(target) - 1) : -1;
 
 	pf[0] = '\0';
 	if (len <= 0)
 		return;
 	target[len] = '\0';
+	gp_pci_fn_keep(f, "physfn", 1, target, (size_t)len + 1);
 	base = strrchr(target, '/');
 	if (gp_pci_parse_bdf(base ? base + 1 : target, pf))
 		pf[0] = '\0';
@@ -382,9 +409,59 @@ static int number_host_bridges(struct gp_pci *p)
 	return 0;
 }
 
+void gp_pci_fn_keep(struct gp_pci_fn *f, const char *name, int link, const void *data, size_t len)
+{
+	if (!f->keep || f->nkept == GP_PCI_KEPT_MAX || len > sizeof(f->bytes) - f->used)
+		return;
+	f->kept[f->nkept].name = name;
+	f->kept[f->nkept].link = link;
+	f->kept[f->nkept].off = f->used;
+	f->kept[f->nkept++].len = len;
+	memmove(f->bytes + f->used, data, len); /* (data may lie there already) */
+	f->used += len;
+}
+
+ssize_t gp_pci_fn_text_listed(const struct gp_root *r, struct gp_pci_fn *f, const char *name, char *buf, size_t n)
+{
+	ssize_t len;
+	int whole;
+
+	if (n == 0)
+		return -EINVAL;
+	if ((len = gp_root_read_raw_listed(r, f->d.fd, f->d.path, name, buf, n, &whole)) >= 0 && whole)
+		gp_pci_fn_keep(f, name, 0, buf, (size_t)len);
+	return gp_root_text_end(buf, len, n);
+}
+
+static const char *kept(const struct gp_pci_fn *f, const char *name, int link, size_t *len)
+{
+	for (int i = 0; i < f->nkept; i++)
+		if (f->kept[i].link == link && !strcmp(f->kept[i].name, name)) {
+			if (len)
+				*len = f->kept[i].len;
+			return f->bytes + f->kept[i].off;
+		}
+	return NULL;
+}
+
+const char *gp_pci_fn_file(const struct gp_pci_fn *f, const char *name, size_t *len)
+{
+	return kept(f, name, 0, len);
+}
+
+const char *gp_pci_fn_link(const struct gp_pci_fn *f, const char *name)
+{
+	return kept(f, name, 1, NULL);
+}
+
+const struct gp_root_dir *gp_pci_fn_dir(const struct gp_pci_fn *f)
+{
+	return &f->d;
+}
+
 int gp_pci_fn_canon(const struct gp_root *r, struct gp_pci_fn *f)
 {
-	if (f->canon_rc == 1 && (f->canon_rc = gp_root_fd_realpath(r, f->fd, f->dir, f->canon, sizeof(f->canon))))
+	if (f->canon_rc == 1 && (f->canon_rc = gp_root_fd_realpath(r, f->d.fd, f->d.path, f->canon, sizeof(f->canon))))
 		f->canon[0] = '\0';
 	return f->canon_rc;
 }

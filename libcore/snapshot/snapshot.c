@@ -68,9 +68,10 @@ static int list_in(struct gp_snap *s, int f, const char *real, const char *name,
 
 /* A link of the function's folder (driver, iommu_group, physfn) as libpci reads it: the folder it
  * leads to and the link, made in the snapshot. 0 when it is not there (or not a link); its target
- * into q. `type`: its type in the folder's listing (-1: absent; DT_UNKNOWN: not told). */
-static int link_in(struct gp_snap *s, int f, const char *real, const char *name, int type, char *q, size_t qn,
-		   int *made)
+ * into q. `type`: its type in the folder's listing (-1: absent; DT_UNKNOWN: not told); text: the
+ * link's text as the scan read it through the folder (NULL: read here). */
+static int link_in(struct gp_snap *s, int f, const char *real, const char *name, int type, const char *text, char *q,
+		   size_t qn, int *made)
 {
 	char p[GP_PATH_MAX];
 	int rc;
@@ -78,7 +79,8 @@ static int link_in(struct gp_snap *s, int f, const char *real, const char *name,
 	*made = 0;
 	if (type != DT_LNK && type != DT_UNKNOWN)
 		return 0;
-	if (gp_root_link_in(s->r, f, real, name, &s->links, q, qn))
+	if (text ? gp_root_link_resolve(s->r, real, name, text, &s->links, q, qn)
+		 : gp_root_link_in(s->r, f, real, name, &s->links, q, qn))
 		return 0;
 	snprintf(p, sizeof(p), "%s/%s", real, name);
 	if ((rc = gp_snap_make_dir(s, q)) || (rc = gp_snap_make_link(s, p, q)))
@@ -87,53 +89,92 @@ static int link_in(struct gp_snap *s, int f, const char *real, const char *name,
 	return 0;
 }
 
-/* One PCI function, at the folder the scan resolved its link to (beneath the root, canonical). Its
- * folder is listed once: only the names there are read, each file with one open, read and close. */
-static int capture_device(struct gp_snap *s, const struct gp_pci_dev *d)
+/* One PCI function, at the folder the scan resolved its link to (beneath the root, canonical), while
+ * the scan holds it open and listed (f): only the names there are read, each file with one open, read
+ * and close, and those the scan read whole (its identity, resource, config space, NUMA node, CPUs,
+ * links) not read again. */
+static int capture_device(struct gp_snap *s, const struct gp_pci_dev *d, const struct gp_pci_fn *f)
 {
-	char link[GP_PATH_MAX], real[GP_PATH_MAX], q[GP_PATH_MAX];
-	struct gp_root_ent *ents = NULL;
-	const char *bdf = d->bdf;
-	int rc, dfd, n = -1, made;
+	char link[GP_PATH_MAX], real[GP_PATH_MAX], q[GP_PATH_MAX], live[GP_PATH_MAX];
+	const struct gp_root_dir *dir = gp_pci_fn_dir(f);
+	const char *bdf = d->bdf, *data;
+	int rc, dfd = dir->fd, made;
+	size_t len;
 
 	snprintf(link, sizeof(link), "/sys/bus/pci/devices/%s", bdf);
 	snprintf(real, sizeof(real), "%s", d->sysfs_path);
 	if ((rc = gp_snap_make_dir(s, real)) || (rc = gp_snap_make_link(s, link, real)))
 		return rc;
-	/* the folder opened once and listed (a folder that cannot be: each name tried, from the root) */
-	dfd = gp_root_open(s->r, real, O_RDONLY | O_DIRECTORY);
-	if (dfd >= 0 && (n = gp_root_entries(s->r, dfd, real, &ents)) < 0)
-		free(ents), ents = NULL;
-#define TYPE(name) gp_root_ent_type(ents, n, name)
+#define TYPE(name) gp_root_dir_type(dir, name)
 	for (size_t i = 0; i < sizeof(dev_files) / sizeof(dev_files[0]) && !rc; i++) {
 		int t = TYPE(dev_files[i]);
 
-		if (t == DT_REG)
+		if (t == DT_REG && (data = gp_pci_fn_file(f, dev_files[i], &len))) {
+			snprintf(live, sizeof(live), "%s/%s", real, dev_files[i]);
+			rc = gp_snap_write_file(s, live, data, len);
+		} else if (t == DT_REG) {
 			rc = gp_snap_copy_listed(s, dfd, real, dev_files[i], 0, NULL);
-		else if (t != -1) /* a folder, a link, a type not told: as any file is read */
+		} else if (t != -1) { /* a folder, a link, a type not told: as any file is read */
 			rc = gp_snap_copy_in(s, dfd, real, dev_files[i], 0, NULL);
+		}
 	}
 	/* the links libpci reads, to where they lead in the root (so the replay names the same) */
 	if (!rc)
-		rc = link_in(s, dfd, real, "driver", TYPE("driver"), q, sizeof(q), &made);
-	if (!rc && !(rc = link_in(s, dfd, real, "iommu_group", TYPE("iommu_group"), q, sizeof(q), &made)) && made) {
+		rc = link_in(s, dfd, real, "driver", TYPE("driver"), gp_pci_fn_link(f, "driver"), q, sizeof(q), &made);
+	if (!rc && !(rc = link_in(s, dfd, real, "iommu_group", TYPE("iommu_group"), gp_pci_fn_link(f, "iommu_group"), q,
+				  sizeof(q), &made)) && made) {
 		snprintf(link, sizeof(link), "%s/devices/%s", q, bdf);
 		rc = gp_snap_make_link(s, link, real);
 	}
 	/* a virtual function's link to its physical function (doctor's nic.driver skips unbound VFs) */
 	if (!rc)
-		rc = link_in(s, dfd, real, "physfn", TYPE("physfn"), q, sizeof(q), &made);
+		rc = link_in(s, dfd, real, "physfn", TYPE("physfn"), gp_pci_fn_link(f, "physfn"), q, sizeof(q), &made);
 	if (!rc)
 		rc = list_in(s, dfd, real, "net", TYPE("net"));
 	if (!rc)
 		rc = list_in(s, dfd, real, "infiniband", TYPE("infiniband"));
 #undef TYPE
-	free(ents);
-	if (dfd >= 0)
-		close(dfd);
 	if (!rc)
 		s->st->devices++;
 	return rc;
+}
+
+/* The capture's part in the scan (gp_pci_scan_each): the snapshot opened at the first function, each
+ * function captured as it is read. Its error in c->rc, c->e (the scan's own come first). */
+struct scan_capture {
+	struct gp_snap *s;
+	const char *archive;
+	int opened;              /* 1: the snapshot's archive or folder was made */
+	int rc;
+	struct gp_err e;
+};
+
+/* Make the snapshot: the archive, or the folder s->dir. 0 or an error set (nothing left made). */
+static int open_out(struct scan_capture *c)
+{
+	struct gp_snap *s = c->s;
+	int rc;
+
+	if (c->archive) {
+		if ((rc = gp_snap_tar_open(s, c->archive)))
+			return rc;
+	} else if (mkdir(s->dir, 0755)) {
+		return gp_err_set(s->e, errno == EACCES ? GP_E_PERM : GP_E_FAIL, errno, "%s: %s", s->dir, strerror(errno));
+	} else if ((rc = gp_snap_out_open(s))) {
+		gp_snapshot_remove_tree(s->dir);
+		return rc;
+	}
+	c->opened = 1;
+	return 0;
+}
+
+static int capture_each(const struct gp_pci *p, int i, const struct gp_pci_fn *f, void *arg)
+{
+	struct scan_capture *c = arg;
+
+	if (!c->opened && (c->rc = open_out(c)))
+		return c->rc;
+	return c->rc = capture_device(c->s, &p->devs[i], f);
 }
 
 static int capture_misc(struct gp_snap *s)
@@ -259,6 +300,7 @@ int gp_snap_capture(const struct gp_root *r, const char *dir, const char *archiv
 {
 	struct gp_snap *s = calloc(1, sizeof(*s));
 	struct gp_gpu_facts *f = calloc(1, sizeof(*f));
+	struct scan_capture c = { 0 };
 	struct gp_pci p;
 	int rc;
 
@@ -268,32 +310,32 @@ int gp_snap_capture(const struct gp_root *r, const char *dir, const char *archiv
 		rc = gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
 		goto out;
 	}
-	*s = (struct gp_snap){ .r = r, .dir = dir, .flags = flags, .st = st, .e = e, .dfd = -1, .shown = shown };
+	*s = (struct gp_snap){ .r = r, .dir = dir, .flags = flags, .st = st, .e = &c.e, .dfd = -1, .shown = shown };
+	c.s = s;
+	c.archive = archive;
 	(void)gp_snapshot_info_read(r, &s->src); /* a snapshot of a snapshot keeps what its marker says */
 	/* what topo loads, and how it fails: a snapshot of a root topo refuses would replay as
-	 * something else (an empty bus, or facts its own reader refuses) */
-	if ((rc = gp_pci_scan(&p, r, e)) || (rc = gp_gpu_facts_load(r, f, GP_GPU_HEALTH, e)))
-		goto out;
-	if (archive) {
-		if ((rc = gp_snap_tar_open(s, archive)))
-			goto out;
-	} else if (mkdir(dir, 0755)) {
-		rc = gp_err_set(e, errno == EACCES ? GP_E_PERM : GP_E_FAIL, errno, "%s: %s", dir, strerror(errno));
-		goto out;
-	} else if ((rc = gp_snap_out_open(s))) {
-		gp_snapshot_remove_tree(dir);
-		goto out;
+	 * something else (an empty bus, or facts its own reader refuses). Each function is captured as
+	 * the scan reads it; the errors come in the order of the steps: the scan's, the facts', then
+	 * making the snapshot, then capturing */
+	rc = gp_pci_scan_each(&p, r, capture_each, &c, e);
+	s->e = e;
+	if (rc || (rc = gp_gpu_facts_load(r, f, GP_GPU_HEALTH, e)))
+		goto done;
+	if ((rc = c.rc) || (!c.opened && (rc = open_out(&c)))) {
+		if (c.rc)
+			*e = c.e;
+		goto done;
 	}
-	for (int i = 0; i < p.n && !rc; i++)
-		rc = capture_device(s, &p.devs[i]);
 	gp_snapshot_info_captured(&s->info, "pci aer");
 	if (!rc)
 		rc = capture_misc(s);
 	if (!rc)
 		rc = capture_facts(s, f);
+done:
 	rc = gp_snap_tar_close(s, rc); /* an archive: finished, or removed on error */
 	gp_snap_out_close(s);
-	if (rc && !archive)
+	if (rc && !archive && c.opened)
 		gp_snapshot_remove_tree(dir);
 out:
 	gp_pci_free(&p);

@@ -1,6 +1,8 @@
 /* Unit tests: the PCI model on fixture trees (real capture, synthetic, non-root, broken). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "gpup2p/pci.h"
 #include "unit.h"
@@ -48,6 +50,68 @@ static void libpci_errors(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
 	if (system(cmd) != 0)
 		printf("# could not remove %s\n", top);
+}
+
+/* gp_pci_scan_each: each function handed on once, in order, with its folder open and listed and the
+ * files the scan read whole as they are on disk; a nonzero answer stops the calls, not the scan. */
+struct each {
+	int calls, stop_at, order, same, kept, links;
+};
+
+static int each_fn(const struct gp_pci *p, int i, const struct gp_pci_fn *f, void *arg)
+{
+	static const char *const files[] = { "vendor", "device", "class", "resource", "config", "numa_node",
+					     "local_cpulist", "subsystem_vendor" };
+	struct each *x = arg;
+	const struct gp_root_dir *d = gp_pci_fn_dir(f);
+	const char *data, *text;
+	char *want = NULL, link[GP_PATH_MAX];
+	ssize_t n;
+	size_t len;
+
+	x->order &= i == x->calls && d->fd >= 0 && d->n > 0;
+	x->calls++;
+	for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
+		if (!(data = gp_pci_fn_file(f, files[k], &len)))
+			continue;
+		x->kept++;
+		n = gp_root_read_listed(p->root, d->fd, d->path, files[k], &want, 1 << 20);
+		x->same &= n == (ssize_t)len && !memcmp(want, data, len);
+		free(want);
+		want = NULL;
+	}
+	x->same &= gp_pci_fn_file(f, "vendor", NULL) && gp_pci_fn_file(f, "config", NULL) &&
+		   !gp_pci_fn_file(f, "revision", NULL);
+	if ((text = gp_pci_fn_link(f, "driver"))) {
+		n = readlinkat(d->fd, "driver", link, sizeof(link) - 1);
+		x->same &= n > 0 && (size_t)n == strlen(text) && !strncmp(link, text, (size_t)n);
+		x->links++;
+	}
+	return x->calls == x->stop_at;
+}
+
+static void scan_each(void)
+{
+	static struct gp_pci p;
+	struct each x = { .order = 1, .same = 1 }, y = { .order = 1, .same = 1, .stop_at = 3 };
+	struct gp_root r;
+	struct gp_err e = { 0 };
+
+	CHECK(gp_root_init(&r, unit_fixture("h200x2"), &e) == 0 && gp_pci_scan_each(&p, &r, each_fn, &x, &e) == 0,
+	      "scan_each: h200x2 scanned (%s)", e.msg);
+	CHECK(x.calls == p.n && p.n > 0 && x.order, "scan_each: each of the %d functions once, in order, open and "
+	      "listed (%d calls)", p.n, x.calls);
+	CHECK(x.same && x.kept >= 5 * p.n && x.links > 0, "scan_each: the files and links kept are as on disk (%d "
+	      "files, %d links)", x.kept, x.links);
+	gp_pci_free(&p);
+	CHECK(gp_pci_scan_each(&p, &r, each_fn, &y, &e) == 0 && y.calls == 3 && p.n > 3,
+	      "scan_each: a nonzero answer stops the calls, the scan goes on (%d calls, %d functions)", y.calls, p.n);
+	gp_pci_free(&p);
+	memset(&y, 0, sizeof(y));
+	CHECK(gp_root_init(&r, unit_fixture("broken-vendor"), &e) == 0 &&
+	      gp_pci_scan_each(&p, &r, each_fn, &y, &e) < 0 && e.cls == GP_E_DATA,
+	      "scan_each: the scan's error is its answer (%d calls before it)", y.calls);
+	gp_pci_free(&p);
 }
 
 int main(void)
@@ -165,5 +229,6 @@ int main(void)
 	CHECK(gp_root_init(&r, "/nonexistent-gpup2p-root", &e) < 0 && e.cls == GP_E_UNAVAIL, "nonexistent root: unavailable");
 	CHECK(gp_root_init(&r, "/proc/self/status", &e) < 0 && e.cls == GP_E_UNAVAIL, "root that is a file: unavailable");
 	libpci_errors();
+	scan_each();
 	return unit_done();
 }

@@ -117,6 +117,27 @@ struct gp_pci {
  * nothing is left to free (gp_pci_free is harmless). */
 int gp_pci_scan(struct gp_pci *p, const struct gp_root *r, struct gp_err *e);
 
+/* A function's folder during gp_pci_scan_each, open and listed, and what the scan read whole there. */
+struct gp_pci_fn;
+
+/* Called by gp_pci_scan_each for function i (p->devs[i], its bdf and sysfs_path known) while its folder
+ * f is open; nonzero stops the calls (the scan goes on: its own error comes first). */
+typedef int (*gp_pci_each_fn)(const struct gp_pci *p, int i, const struct gp_pci_fn *f, void *arg);
+
+/* gp_pci_scan, calling fn for each function as soon as it is read, in p->devs's order, until a
+ * function's error (the scan's, then reported by it) or fn's nonzero. */
+int gp_pci_scan_each(struct gp_pci *p, const struct gp_root *r, gp_pci_each_fn fn, void *arg, struct gp_err *e);
+
+/* The function's folder (/sys/bus/pci/devices/BDF): its fd and listing, as the scan opened it. */
+const struct gp_root_dir *gp_pci_fn_dir(const struct gp_pci_fn *f);
+
+/* The bytes of the file `name` of f as the scan read them, whole, listed as a regular file and read as
+ * gp_root_read_listed reads one (*len of them), or NULL where the scan did not read it so. */
+const char *gp_pci_fn_file(const struct gp_pci_fn *f, const char *name, size_t *len);
+
+/* The text of f's link `name` as the scan read it through the folder (readlinkat), or NULL. */
+const char *gp_pci_fn_link(const struct gp_pci_fn *f, const char *name);
+
 /* Release everything gp_pci_scan allocated. */
 void gp_pci_free(struct gp_pci *p);
 
