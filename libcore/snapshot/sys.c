@@ -205,10 +205,37 @@ static int capture_node(struct gp_snap *s, const char *path)
 	return rc;
 }
 
+/* A listed device node (type: its d_type) under a root: a recorded one, a regular file, read through
+ * the folder with one open, read and close; anything else that is no link recorded as present. 1 where
+ * the listing cannot tell (a link, a type not told, the live system): capture_node asks. */
+static int capture_listed_node(struct gp_snap *s, const struct gp_root_dir *d, const char *path, const char *name,
+			       int type, int *rc)
+{
+	char *buf = NULL;
+	ssize_t n;
+
+	if (s->r->live || d->fd < 0 || type == DT_LNK || type == DT_UNKNOWN)
+		return 1;
+	if (type != DT_REG) {
+		*rc = gp_snap_write_file(s, path, "", 0);
+		return 0;
+	}
+	n = gp_root_read_listed(s->r, d->fd, d->path, name, &buf, NODE_NOTE_MAX);
+	if (n == -EFBIG)
+		*rc = gp_err_set(s->e, GP_E_DATA, EFBIG, "%s%s: longer than %u bytes: no recorded device node is",
+				 s->r->dir, path, NODE_NOTE_MAX);
+	else if (n == -ENOENT) /* gone since the listing: as capture_node finds it */
+		*rc = 0;
+	else
+		*rc = gp_snap_write_file(s, path, n > 0 ? buf : "", n > 0 ? (size_t)n : 0);
+	free(buf);
+	return 0;
+}
+
 static int capture_dev(struct gp_snap *s)
 {
 	static const char *const dirs[] = { "/dev", "/dev/infiniband" };
-	char **names = NULL, p[GP_PATH_MAX];
+	char p[GP_PATH_MAX];
 	int rc = 0;
 
 	gp_snapshot_info_captured(&s->info, "dev");
@@ -218,17 +245,20 @@ static int capture_dev(struct gp_snap *s)
 	}
 	if ((rc = gp_snap_make_dir(s, "/dev")))
 		return rc;
-	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]) && !rc; d++) {
-		int n = gp_root_list(s->r, dirs[d], &names), kept = 0;
+	for (size_t k = 0; k < sizeof(dirs) / sizeof(dirs[0]) && !rc; k++) {
+		struct gp_root_dir d;
 
-		for (int i = 0; i < n && !rc; i++) {
-			if (!wanted_node(dirs[d], names[i]))
+		/* listed once: each wanted node as the listing shows it */
+		if (gp_root_dir_open(s->r, &d, -1, dirs[k], NULL) == -ENOMEM)
+			rc = gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
+		for (int i = 0; i < d.n && !rc; i++) {
+			if (!wanted_node(dirs[k], d.ents[i].name))
 				continue;
-			snprintf(p, sizeof(p), "%s/%s", dirs[d], names[i]);
-			rc = capture_node(s, p);
-			kept++;
+			snprintf(p, sizeof(p), "%s/%s", dirs[k], d.ents[i].name);
+			if (capture_listed_node(s, &d, p, d.ents[i].name, d.ents[i].type, &rc))
+				rc = capture_node(s, p);
 		}
-		gp_root_free_list(names);
+		gp_root_dir_close(&d);
 	}
 	/* doctor says "nvidia-modprobe creates them" instead of "missing" when it is installed */
 	if (!rc && gp_root_exists(s->r, "/usr/bin/nvidia-modprobe"))
@@ -309,71 +339,36 @@ static int counters_wanted(const struct gp_snap *s)
 	return !s->src.format || gp_snapshot_info_has(&s->src, "rdma-counters");
 }
 
-/* A folder of an RDMA device's port, read through an fd: opened as one entry of its parent (held
- * open at pfd; -1: the folder resolved from the root), and listed once. Where it cannot be opened or
- * listed, its names come from its path (gp_root_list) and each file is read from the root, as
- * before the folders were held open: the same members, the same errors. */
-struct ib_dir {
-	char path[GP_PATH_MAX];
-	int fd;                  /* the folder, or -1 */
-	struct gp_root_ent *ents;
-	int n;                   /* entries, or < 0: none (gp_root_list's error) */
-};
-
-static int ib_open(struct gp_snap *s, struct ib_dir *d, int pfd, const char *pdir, const char *name)
+/* The folders of an RDMA device are read through fds (gp_root_dir): each opened as one entry of its
+ * parent and listed once, each file read through it by name; where one cannot be opened or listed,
+ * its files are read by path, as before the folders were held open: the same members, the same
+ * errors (a folder that cannot be listed through its fd cannot be by path either). */
+static int ib_open(struct gp_snap *s, struct gp_root_dir *d, const struct gp_root_dir *parent, const char *name)
 {
-	d->fd = -1;
-	d->ents = NULL;
-	d->n = 0;
-	if (snprintf(d->path, sizeof(d->path), "%s/%s", pdir, name) >= (int)sizeof(d->path))
-		return gp_err_set(s->e, GP_E_FAIL, ENAMETOOLONG, "path too long: %s/%s", pdir, name);
-	d->fd = pfd >= 0 ? gp_root_open_in(s->r, pfd, pdir, name, O_RDONLY | O_DIRECTORY)
-			 : gp_root_open(s->r, d->path, O_RDONLY | O_DIRECTORY);
+	int rc = gp_root_dir_open(s->r, d, parent->fd, parent->path, name);
+
+	if (rc == -ENOMEM)
+		return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
+	if (rc)
+		return gp_err_set(s->e, GP_E_FAIL, ENAMETOOLONG, "path too long: %s/%s", parent->path, name);
 	return 0;
 }
 
-/* List d (ib_open'ed): 0 or -ENOMEM. */
-static int ib_list(struct ib_dir *d, const struct gp_root *r)
+/* 1 when d is not there (nor is anything it would hold). */
+static int ib_absent(const struct gp_root_dir *d)
 {
-	char **names = NULL;
-
-	if (d->fd >= 0 && (d->n = gp_root_entries(r, d->fd, d->path, &d->ents)) >= 0)
-		return 0;
-	free(d->ents);
-	d->ents = NULL;
-	if (d->fd == -ENOENT || d->fd == -ENOTDIR) /* gp_root_list finds no names there either */
-		return d->n = 0;
-	d->n = gp_root_list(r, d->path, &names);
-	if (d->n > 0 && !(d->ents = calloc((size_t)d->n, sizeof(*d->ents)))) {
-		gp_root_free_list(names);
-		return -ENOMEM;
-	}
-	for (int i = 0; i < d->n; i++) {
-		snprintf(d->ents[i].name, sizeof(d->ents[i].name), "%s", names[i]);
-		d->ents[i].type = DT_UNKNOWN;
-	}
-	gp_root_free_list(names);
-	return 0;
-}
-
-static void ib_close(struct ib_dir *d)
-{
-	free(d->ents);
-	d->ents = NULL;
-	if (d->fd >= 0)
-		close(d->fd);
-	d->fd = -1;
+	return d->fd == -ENOENT || d->fd == -ENOTDIR;
 }
 
 /* Copy the file `name` of d: read as its listing showed it (type: DT_REG, or another; -1: not
  * there, skipped), through d's fd where it is open. */
-static int ib_copy(struct gp_snap *s, const struct ib_dir *d, const char *name, int type, int *left_out)
+static int ib_copy(struct gp_snap *s, const struct gp_root_dir *d, const char *name, int type, int *left_out)
 {
 	if (left_out)
 		*left_out = ENOENT;
 	if (type == -1)
 		return 0;
-	if (d->fd == -ENOENT || d->fd == -ENOTDIR) { /* the folder is not there: nor is what it would hold */
+	if (ib_absent(d)) { /* the folder is not there: nor is what it would hold */
 		if (left_out)
 			*left_out = -d->fd;
 		return 0;
@@ -383,125 +378,109 @@ static int ib_copy(struct gp_snap *s, const struct ib_dir *d, const char *name, 
 	return gp_snap_copy_in(s, d->fd, d->path, name, 0, left_out);
 }
 
-/* The type of name in d's listing (-1: not there; DT_UNKNOWN: not told). */
-static int ib_type(const struct ib_dir *d, const char *name)
-{
-	return gp_root_ent_type(d->ents, d->fd >= 0 ? d->n : -1, name);
-}
-
-static int ib_nomem(struct gp_snap *s)
-{
-	return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
-}
-
 /* A port's counters/ and hw_counters/ (rdma.errors, rdma.flaps): one read, the lifetime values. A
  * counter the driver does not support cannot be read (EINVAL): it is left out. */
-static int capture_counters(struct gp_snap *s, const struct ib_dir *port)
+static int capture_counters(struct gp_snap *s, const struct gp_root_dir *port)
 {
 	static const char *const dirs[] = { "counters", "hw_counters" };
-	struct ib_dir d;
+	struct gp_root_dir d;
 	int rc = 0;
 
 	for (size_t k = 0; k < sizeof(dirs) / sizeof(dirs[0]) && !rc; k++) {
 		int unread;
 
-		if (ib_type(port, dirs[k]) == -1 || (rc = ib_open(s, &d, port->fd, port->path, dirs[k])))
+		if (gp_root_dir_type(port, dirs[k]) == -1 || (rc = ib_open(s, &d, port, dirs[k])))
 			continue;
-		if (ib_list(&d, s->r))
-			rc = ib_nomem(s);
 		for (int i = 0; i < d.n && !rc; i++)
-			rc = ib_copy(s, &d, d.ents[i].name, d.fd >= 0 ? d.ents[i].type : DT_UNKNOWN, &unread);
-		ib_close(&d);
+			rc = ib_copy(s, &d, d.ents[i].name, d.ents[i].type, &unread);
+		gp_root_dir_close(&d);
 	}
 	return rc;
 }
 
 /* One port of an RDMA device (ports: the device's ports/ folder; the port's folder opened from it,
  * listed once, each file read through it). */
-static int capture_port(struct gp_snap *s, const struct ib_dir *ports, const char *port)
+static int capture_port(struct gp_snap *s, const struct gp_root_dir *ports, const char *port)
 {
 	static const char *const files[] = { "state", "phys_state", "rate", "link_layer" };
-	struct ib_dir pd, ga, ty, gids;
-	int rc, gids_open = 0;
+	struct gp_root_dir pd, ga = { .fd = -ENOENT, .n = -1 }, ty = { .fd = -ENOENT, .n = -1 }, gids;
+	int rc, gids_open = 0, has_ga;
 
-	if ((rc = ib_open(s, &pd, ports->fd, ports->path, port)))
+	if ((rc = ib_open(s, &pd, ports, port)))
 		return rc;
-	if (pd.fd >= 0 && ib_list(&pd, s->r))
-		rc = ib_nomem(s);
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]) && !rc; i++)
-		rc = ib_copy(s, &pd, files[i], ib_type(&pd, files[i]), NULL);
+		rc = ib_copy(s, &pd, files[i], gp_root_dir_type(&pd, files[i]), NULL);
 	/* the GID table: unused entries read as EINVAL and are left out (the folder stays: no GID in use);
 	 * of each one in use, the GID too (rdma.gid tells link-local ones apart) */
-	ga.fd = ty.fd = -1;
-	ga.ents = ty.ents = NULL;
-	ga.n = ty.n = 0;
-	if (!rc && ib_type(&pd, "gid_attrs") != -1 && !(rc = ib_open(s, &ga, pd.fd, pd.path, "gid_attrs")))
-		rc = ib_open(s, &ty, ga.fd, ga.path, "types");
-	if (!rc && ib_type(&pd, "gid_attrs") != -1 && (ty.fd >= 0 || gp_root_exists(s->r, ty.path)))
+	has_ga = gp_root_dir_type(&pd, "gid_attrs") != -1;
+	if (!rc && has_ga && !(rc = ib_open(s, &ga, &pd, "gid_attrs")))
+		rc = ib_open(s, &ty, &ga, "types");
+	if (!rc && has_ga && (ty.fd >= 0 || gp_root_exists(s->r, ty.path)))
 		rc = gp_snap_make_dir(s, ty.path);
-	if (!rc && ib_type(&pd, "gid_attrs") != -1 && ib_list(&ty, s->r))
-		rc = ib_nomem(s);
 	for (int i = 0; i < ty.n && !rc; i++) {
 		int unused;
 
-		rc = ib_copy(s, &ty, ty.ents[i].name, ty.fd >= 0 ? ty.ents[i].type : DT_UNKNOWN, &unused);
+		rc = ib_copy(s, &ty, ty.ents[i].name, ty.ents[i].type, &unused);
 		if (!rc && !unused && !gids_open) {
 			gids_open = 1;
-			if (!(rc = ib_open(s, &gids, pd.fd, pd.path, "gids")) && gids.fd >= 0 && ib_list(&gids, s->r))
-				rc = ib_nomem(s);
+			rc = ib_open(s, &gids, &pd, "gids");
 		}
 		if (!rc && !unused)
-			rc = ib_copy(s, &gids, ty.ents[i].name, ib_type(&gids, ty.ents[i].name), NULL);
+			rc = ib_copy(s, &gids, ty.ents[i].name, gp_root_dir_type(&gids, ty.ents[i].name), NULL);
 	}
 	if (gids_open)
-		ib_close(&gids);
-	ib_close(&ty);
-	ib_close(&ga);
+		gp_root_dir_close(&gids);
+	gp_root_dir_close(&ty);
+	gp_root_dir_close(&ga);
 	if (!rc && counters_wanted(s))
 		rc = capture_counters(s, &pd);
-	ib_close(&pd);
+	gp_root_dir_close(&pd);
 	return rc;
 }
 
 /* /sys/class/infiniband/DEV: a link to the device's folder (below its PCI function, or virtual
  * for soft-RoCE) as in sysfs, its device link, its parent (soft-RoCE: the netdev), its ports. The
- * folder is opened beneath the root once and listed once: what is not there is not asked for; its
- * ports/ and each port's folders are opened through it, one name each, and listed once. */
+ * folder is opened beneath the root once, through the class's link, where it lies read back from the
+ * fd, and listed once: what is not there is not asked for; its ports/ and each port's folders are
+ * opened through it, one name each, and listed once. */
 static int capture_ibdev(struct gp_snap *s, const char *dev)
 {
 	char cls[GP_PATH_MAX], base[GP_PATH_MAX], p[GP_PATH_MAX], real[GP_PATH_MAX];
-	struct gp_root_ent *ents = NULL;
-	struct ib_dir ports = { .fd = -1 };
-	int n = -1, rc, bfd, t;
+	struct gp_root_dir d, ports = { .fd = -ENOENT, .n = -1 };
+	int rc, t;
 
 	snprintf(cls, sizeof(cls), "/sys/class/infiniband/%s", dev);
-	if (gp_root_realpath(s->r, cls, base, sizeof(base)))
+	if ((rc = gp_root_dir_open(s->r, &d, -1, cls, NULL)) == -ENOMEM) {
+		gp_root_dir_close(&d);
+		return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
+	}
+	/* where it lies (a folder that cannot be opened: resolved by path, and its files tried by path) */
+	if (d.fd >= 0 ? gp_root_fd_realpath(s->r, d.fd, cls, base, sizeof(base))
+		      : gp_root_realpath(s->r, cls, base, sizeof(base))) {
+		gp_root_dir_close(&d);
 		return 0;
-	if ((rc = gp_snap_make_dir(s, base)) || (strcmp(base, cls) && (rc = gp_snap_make_link(s, cls, base))))
+	}
+	snprintf(d.path, sizeof(d.path), "%s", base);
+	if ((rc = gp_snap_make_dir(s, base)) || (strcmp(base, cls) && (rc = gp_snap_make_link(s, cls, base)))) {
+		gp_root_dir_close(&d);
 		return rc;
-	bfd = gp_root_open(s->r, base, O_RDONLY | O_DIRECTORY);
-	if (bfd >= 0 && (n = gp_root_entries(s->r, bfd, base, &ents)) < 0)
-		free(ents), ents = NULL;
-#define TYPE(name) gp_root_ent_type(ents, n, name)
+	}
 	snprintf(p, sizeof(p), "%s/device", base);
-	t = TYPE("device");
-	if ((t == DT_LNK || t == DT_UNKNOWN) && gp_root_link_in(s->r, bfd, base, "device", &s->links, real,
-								sizeof(real)) == 0)
+	t = gp_root_dir_type(&d, "device");
+	if ((t == DT_LNK || t == DT_UNKNOWN) &&
+	    gp_root_link_in(s->r, d.fd >= 0 ? d.fd : -1, base, "device", &s->links, real, sizeof(real)) == 0)
 		rc = gp_snap_make_link(s, p, real);
-	t = TYPE("parent");
+	t = gp_root_dir_type(&d, "parent");
 	if (!rc && t == DT_REG)
-		rc = gp_snap_copy_listed(s, bfd, base, "parent", 0, NULL);
+		rc = gp_snap_copy_listed(s, d.fd, base, "parent", 0, NULL);
 	else if (!rc && t != -1)
-		rc = gp_snap_copy_in(s, bfd, base, "parent", 0, NULL);
-	if (!rc && TYPE("ports") != -1 && !(rc = ib_open(s, &ports, bfd, base, "ports")) && ib_list(&ports, s->r))
-		rc = ib_nomem(s);
-#undef TYPE
-	free(ents);
+		rc = gp_snap_copy_in(s, d.fd >= 0 ? d.fd : -1, base, "parent", 0, NULL);
+	if (!rc && gp_root_dir_type(&d, "ports") != -1)
+		rc = ib_open(s, &ports, &d, "ports");
 	for (int i = 0; i < ports.n && !rc; i++)
 		rc = capture_port(s, &ports, ports.ents[i].name);
-	ib_close(&ports);
-	if (bfd >= 0)
-		close(bfd);
+	gp_root_dir_close(&ports);
+	gp_root_dir_close(&d);
 	return rc;
 }
 
