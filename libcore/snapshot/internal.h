@@ -21,6 +21,8 @@ struct gp_snap {
 	int dfd;                            /* the snapshot directory, open while it is written; -1 */
 	char **dirs;                        /* hash set of the folders made (live paths), dirs_cap slots */
 	size_t dirs_cap, dirs_n;
+	char last[GP_PATH_MAX];             /* the folder a file was last written into (last_len bytes; 0: none) */
+	size_t last_len;
 	struct gp_root_links links;         /* where the functions' links led (one resolution per place) */
 };
 

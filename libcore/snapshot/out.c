@@ -84,6 +84,7 @@ void gp_snap_out_close(struct gp_snap *s)
 	free(s->dirs);
 	s->dirs = NULL;
 	s->dirs_cap = s->dirs_n = 0;
+	s->last_len = 0;
 }
 
 /* An error on the snapshot's file at live path `live`. */
@@ -104,6 +105,9 @@ static int make_dirs(struct gp_snap *s, char *live, size_t len)
 	int rc = 0;
 
 	if (len <= 1) /* "/": the snapshot directory */
+		return 0;
+	/* the folder of the last file, most often the next one's too: no hashing */
+	if (len == s->last_len && !memcmp(live, s->last, len))
 		return 0;
 	live[len] = '\0';
 	if (s->dirs_cap && *slot(s, live))
@@ -131,8 +135,13 @@ static int parent_of(struct gp_snap *s, const char *live, char *buf)
 	if (live[0] != '/' || l >= GP_PATH_MAX - strlen(s->dir))
 		return gp_err_set(s->e, GP_E_FAIL, ENAMETOOLONG, "path too long: %s", live);
 	memcpy(buf, live, l + 1);
-	if ((rc = make_dirs(s, buf, (size_t)(strrchr(buf, '/') - buf))))
+	l = (size_t)(strrchr(buf, '/') - buf);
+	if ((rc = make_dirs(s, buf, l)))
 		return out_err(s, live, rc);
+	if (l < sizeof(s->last)) { /* made, or there: the next file's folder is looked for here first */
+		memcpy(s->last, buf, l);
+		s->last_len = l;
+	}
 	return 0;
 }
 
