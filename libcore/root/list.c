@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,9 @@ int gp_mkdir_p(const char *path)
 	return 0;
 }
 
+/* The longest entry getdents64 gives: its header and a name of 255 bytes and its NUL, 8-aligned. */
+#define DIRENT_MAX ((offsetof(struct dirent64, d_name) + 256 + 7) & ~(size_t)7)
+
 static int cmp_ents(const void *a, const void *b)
 {
 	return strcmp(((const struct gp_root_ent *)a)->name, ((const struct gp_root_ent *)b)->name);
@@ -115,7 +119,10 @@ int gp_root_entries(const struct gp_root *r, int dfd, const char *dir, struct gp
 	size_t cnt = 0, cap = 0;
 	ssize_t k;
 
-	(void)r;
+	/* a read that left room for the longest entry ended the folder, where the file system fills
+	 * each read (the kernel's sysfs always does) */
+	int fills = r->live ? !strncmp(dir, "/sys/", 5) : r->fills_dirs;
+
 	*ents = NULL;
 	/* getdents64 straight on the folder's fd: no DIR stream (its dup, fcntl and close) */
 	while ((k = getdents64(dfd, buf, sizeof(buf))) > 0) {
@@ -136,6 +143,8 @@ int gp_root_entries(const struct gp_root *r, int dfd, const char *dir, struct gp
 			snprintf(v[cnt].name, sizeof(v[cnt].name), "%s", de->d_name);
 			v[cnt++].type = de->d_type;
 		}
+		if (fills && (size_t)k + 2 * DIRENT_MAX <= sizeof(buf))
+			break;
 	}
 	if (k < 0) {
 		k = -errno;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -33,6 +34,23 @@ struct open_how {
 #ifndef SYS_openat2
 #define SYS_openat2 437
 #endif
+
+/* 1 when the file system of the folder open at fd is one whose listing fills the caller's buffer
+ * until the folder's end (the kernel's dcache, ext4's and xfs's readdir: each read stops only when the
+ * next entry does not fit). FUSE, NFS and others may return less: they are read until a read gives 0. */
+static int fills_dirs(int fd)
+{
+	static const unsigned long magic[] = { 0xEF53, 0x58465342, 0x9123683E, 0x01021994, 0x794c7630, 0x62656572,
+					       0x9fa0 };
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf))
+		return 0;
+	for (size_t i = 0; i < sizeof(magic) / sizeof(magic[0]); i++)
+		if ((unsigned long)sf.f_type == magic[i])
+			return 1;
+	return 0;
+}
 
 int gp_root_init(struct gp_root *r, const char *dir, struct gp_err *e)
 {
@@ -73,6 +91,7 @@ int gp_root_init(struct gp_root *r, const char *dir, struct gp_err *e)
 	 * opens it each time) */
 	fd = open(r->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	r->dir_fd1 = fd >= 0 ? fd + 1 : 0;
+	r->fills_dirs = fd >= 0 && fills_dirs(fd);
 	return 0;
 }
 

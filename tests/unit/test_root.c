@@ -399,7 +399,7 @@ static void dirs(struct gp_root *r, const char *mode)
 {
 	const char *dir = "/sys/devices/pci0/f0";
 	struct gp_root_dir d, sub, none, file;
-	char buf[64], b[GP_PATH_MAX], a[GP_PATH_MAX];
+	char buf[200], b[GP_PATH_MAX], a[GP_PATH_MAX];
 	int whole = -1;
 	ssize_t n;
 
@@ -436,6 +436,27 @@ static void dirs(struct gp_root *r, const char *mode)
 	      "%s: link_resolve: an ancestor", mode);
 	CHECK(gp_root_link_resolve(r, dir, "viaout", "../../../bus2/x", NULL, b, sizeof(b)) == -EXDEV,
 	      "%s: link_resolve: through a link out of the root: -EXDEV", mode);
+	gp_root_dir_close(&d);
+
+	/* a folder whose listing takes many reads (2000 names of 100 bytes: 250 KiB of entries), and one
+	 * whose entries fill a read but for a little: every name, whatever a read left room for */
+	mk("lroot/sys/devices/many");
+	mk("lroot/sys/devices/nearly");
+	for (int i = 0; i < 2000; i++) {
+		snprintf(buf, sizeof(buf), "lroot/sys/devices/many/%0100d", i);
+		put(buf, "");
+	}
+	for (int i = 0; i < 2000 && i < 60; i++) { /* 60 entries of 272 bytes: 16,320 of 16,384 */
+		char rel[400];
+
+		snprintf(rel, sizeof(rel), "lroot/sys/devices/nearly/%0248d", i);
+		put(rel, "");
+	}
+	CHECK(gp_root_dir_open(r, &d, -1, "/sys/devices/many", NULL) == 0 && d.n == 2000,
+	      "%s: a listing of many reads has every entry (%d of 2000)", mode, d.n);
+	gp_root_dir_close(&d);
+	CHECK(gp_root_dir_open(r, &d, -1, "/sys/devices/nearly", NULL) == 0 && d.n == 60,
+	      "%s: a listing that nearly fills a read has every entry (%d of 60)", mode, d.n);
 	gp_root_dir_close(&d);
 }
 

@@ -24,6 +24,9 @@ struct gp_root {
 	int no_openat2;         /* 1: resolve with the realpath fallback only (tests; GPUP2P_TEST_NO_OPENAT2=1) */
 	int dir_fd1;            /* the root directory held open (O_PATH) for openat2, plus one; 0: none (each
 	                           resolution opens it: a struct filled by hand). Kept for the process's life */
+	int fills_dirs;         /* 1: its file system fills a listing's buffer until the folder's end (ext4, xfs,
+	                           btrfs, tmpfs, overlayfs, sysfs, procfs), so that a short one is the end:
+	                           gp_root_entries asks no more. On the live system, the folders of /sys */
 };
 
 /* Open a root: dir, else $GPUP2P_ROOT, else the live system. A missing or
@@ -115,7 +118,8 @@ struct gp_root_ent {
 
 /* The entries of the folder open at dfd (gp_root_open with O_RDONLY | O_DIRECTORY; dir names it,
  * for the trace), without "." entries, sorted by name, into a malloc'ed array *ents (free it):
- * their count, or a negative errno. The fd is read to its end, not closed. */
+ * their count, or a negative errno. The fd is read to its end (where the file system fills each
+ * read, one that left room for more was the end: see fills_dirs), not closed. */
 int gp_root_entries(const struct gp_root *r, int dfd, const char *dir, struct gp_root_ent **ents);
 
 /* The type of `name` in n sorted entries (gp_root_entries), or -1 when it is not there; DT_UNKNOWN
