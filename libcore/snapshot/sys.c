@@ -423,7 +423,10 @@ static int capture_port(struct gp_snap *s, const struct gp_root_dir *ports, cons
 		rc = ib_copy(s, &ty, ty.ents[i].name, ty.ents[i].type, &unused);
 		if (!rc && !unused && !gids_open) {
 			gids_open = 1;
-			rc = ib_open(s, &gids, &pd, "gids");
+			if (gp_root_dir_type(&pd, "gids") == -1) /* not listed: not there, as its open would find */
+				gids = (struct gp_root_dir){ .fd = -ENOENT, .n = -1 };
+			else
+				rc = ib_open(s, &gids, &pd, "gids");
 		}
 		if (!rc && !unused)
 			rc = ib_copy(s, &gids, ty.ents[i].name, gp_root_dir_type(&gids, ty.ents[i].name), NULL);
@@ -484,19 +487,32 @@ static int capture_ibdev(struct gp_snap *s, const char *dev)
 	return rc;
 }
 
-/* /sys/class/infiniband_verbs/uverbsN (ib_uverbs): a link to its folder, as in sysfs, and its ibdev. */
+/* /sys/class/infiniband_verbs/uverbsN (ib_uverbs): a link to its folder, as in sysfs, and its ibdev. The
+ * folder is opened through the class's link and listed once, where it lies read back from the fd,
+ * ibdev read through it. */
 static int capture_uverbs(struct gp_snap *s, const char *name)
 {
-	char cls[GP_PATH_MAX], base[GP_PATH_MAX], p[GP_PATH_MAX];
+	char cls[GP_PATH_MAX], base[GP_PATH_MAX];
+	struct gp_root_dir d;
 	int rc;
 
 	snprintf(cls, sizeof(cls), "/sys/class/infiniband_verbs/%s", name);
-	if (strncmp(name, "uverbs", 6) || gp_root_realpath(s->r, cls, base, sizeof(base)))
+	if (strncmp(name, "uverbs", 6))
 		return 0;
-	if ((rc = gp_snap_make_dir(s, base)) || (strcmp(base, cls) && (rc = gp_snap_make_link(s, cls, base))))
-		return rc;
-	snprintf(p, sizeof(p), "%s/ibdev", base);
-	return gp_snap_copy_file(s, p, 0, NULL);
+	if ((rc = gp_root_dir_open(s->r, &d, -1, cls, NULL)) == -ENOMEM) {
+		gp_root_dir_close(&d);
+		return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
+	}
+	if (d.fd >= 0 ? gp_root_fd_realpath(s->r, d.fd, cls, base, sizeof(base))
+		      : gp_root_realpath(s->r, cls, base, sizeof(base))) {
+		gp_root_dir_close(&d);
+		return 0;
+	}
+	snprintf(d.path, sizeof(d.path), "%s", base);
+	if (!(rc = gp_snap_make_dir(s, base)) && (!strcmp(base, cls) || !(rc = gp_snap_make_link(s, cls, base))))
+		rc = ib_copy(s, &d, "ibdev", gp_root_dir_type(&d, "ibdev"), NULL);
+	gp_root_dir_close(&d);
+	return rc;
 }
 
 int gp_snap_capture_rdma(struct gp_snap *s)
