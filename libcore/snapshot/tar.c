@@ -28,8 +28,14 @@
                                     first, as longer link targets do */
 #define PREFIX_MAX_FIELD 155
 
+#define ZBUF (1u << 18)           /* 256 KiB of tar into zlib at a time, 256 KiB of its output out */
+
 struct gp_snap_tar {
-	gzFile gz;               /* the archive, compressed as it is written */
+	z_stream z;              /* the gzip stream (deflateInit2'ed: zinit) */
+	int zinit;
+	int fd;                  /* the archive */
+	size_t inlen;            /* tar bytes waiting in in[] */
+	unsigned char in[ZBUF], zout[ZBUF];
 	const char *file;        /* its name */
 	unsigned long long out;  /* bytes of tar written */
 	mode_t umask;
@@ -58,15 +64,53 @@ static void num(char *field, size_t w, unsigned long long v)
 		field[i] = (char)(v & 0xff);
 }
 
+/* Compress what waits in in[] (flush: Z_NO_FLUSH, or Z_FINISH at the end) and write what zlib gives.
+ * 0 or a negative errno: the file's write's (ENOSPC, EFBIG), EIO for zlib's own failure. */
+static int deflate_in(struct gp_snap_tar *t, int flush)
+{
+	int zrc;
+
+	t->z.next_in = t->in;
+	t->z.avail_in = (uInt)t->inlen;
+	do {
+		unsigned char *o = t->zout;
+		size_t n;
+
+		t->z.next_out = t->zout;
+		t->z.avail_out = ZBUF;
+		if ((zrc = deflate(&t->z, flush)) == Z_STREAM_ERROR)
+			return -EIO;
+		for (n = ZBUF - t->z.avail_out; n;) {
+			ssize_t w = write(t->fd, o, n);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return w < 0 ? -errno : -EIO;
+			o += w;
+			n -= (size_t)w;
+		}
+	} while (t->z.avail_out == 0 || (flush == Z_FINISH && zrc != Z_STREAM_END));
+	t->inlen = 0;
+	return 0;
+}
+
 static int put(struct gp_snap_tar *t, const void *p, size_t n)
 {
-	if (n && gzwrite(t->gz, p, (unsigned)n) != (int)n) {
-		int zerr = Z_OK;
+	const unsigned char *b = p;
+	int rc;
 
-		gzerror(t->gz, &zerr);
-		return zerr == Z_ERRNO && errno > 0 ? -errno : -EIO; /* the file's write: its errno (ENOSPC) */
-	}
 	t->out += n;
+	while (n) {
+		size_t k = ZBUF - t->inlen < n ? ZBUF - t->inlen : n;
+
+		memcpy(t->in + t->inlen, b, k);
+		t->inlen += k;
+		b += k;
+		n -= k;
+		if (t->inlen == ZBUF && (rc = deflate_in(t, Z_NO_FLUSH)))
+			return rc;
+	}
 	return 0;
 }
 
@@ -199,13 +243,14 @@ int gp_snap_tar_open(struct gp_snap *s, const char *file)
 	}
 	/* gzip's fastest level: the stream is 1 KiB of header and block per sysfs file of a few bytes, mostly
 	 * zeros; at 4000 functions (113 MB of tar) -1 writes 2.5 MB, -6 1.6 MB for 1.7 times the CPU: the
-	 * archive's largest cost after the reads, for a size that matters little. 256 KiB in at a time. */
+	 * archive's largest cost after the reads, for a size that matters little. Its hash table at zlib's
+	 * memLevel 6, not gzopen's 8: a quarter as large, so that each 32 KiB the window slides moves less
+	 * (at N=4000 on scale.sh's full host: 0.25 s of CPU, not 0.30 s, for 1.4% more bytes). */
 	s->tar = t;
-	if (!(t->gz = gzdopen(fd, "wb1"))) {
-		close(fd);
+	t->fd = fd;
+	if (deflateInit2(&t->z, 1, Z_DEFLATED, 15 + 16, 6, Z_DEFAULT_STRATEGY) != Z_OK)
 		return gp_snap_tar_close(s, gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory"));
-	}
-	(void)gzbuffer(t->gz, 1 << 18);
+	t->zinit = 1;
 	rc = gp_snap_tar_add(s, "/", GP_TAR_DIR, NULL, 0, NULL);
 	return rc ? gp_snap_tar_close(s, gz_fail(s, rc)) : 0;
 }
@@ -216,15 +261,14 @@ int gp_snap_tar_close(struct gp_snap *s, int rc)
 
 	if (!t)
 		return rc;
-	/* the end: two zero blocks, then whole records */
-	if (!rc && t->gz && ((rc = pad(t, BLOCK)) || (rc = put(t, (char[2 * BLOCK]){ 0 }, 2 * BLOCK)) ||
-			      (rc = pad(t, RECORD))))
+	/* the end: two zero blocks, then whole records, then the stream's end */
+	if (!rc && t->zinit && ((rc = pad(t, BLOCK)) || (rc = put(t, (char[2 * BLOCK]){ 0 }, 2 * BLOCK)) ||
+				(rc = pad(t, RECORD)) || (rc = deflate_in(t, Z_FINISH))))
 		rc = gz_fail(s, -rc);
-	if (t->gz) {
-		errno = 0;
-		if (gzclose(t->gz) != Z_OK && !rc)
-			rc = gz_fail(s, errno > 0 ? errno : EIO);
-	}
+	if (t->zinit)
+		deflateEnd(&t->z);
+	if (close(t->fd) && !rc)
+		rc = gz_fail(s, errno);
 	if (rc)
 		unlink(t->file);
 	free(t);
