@@ -436,7 +436,7 @@ ssize_t gp_pci_fn_text_listed(const struct gp_root *r, struct gp_pci_fn *f, cons
 static const char *kept(const struct gp_pci_fn *f, const char *name, int link, size_t *len)
 {
 	for (int i = 0; i < f->nkept; i++)
-		if (f->kept[i].link == link && !strcmp(f->kept[i].name, name)) {
+		if (f->kept[i].link == link && f->kept[i].name[0] == name[0] && !strcmp(f->kept[i].name, name)) {
 			if (len)
 				*len = f->kept[i].len;
 			return f->bytes + f->kept[i].off;

@@ -18,13 +18,22 @@
  * /proc/driver/nvidia/params some KiB. A longer file is an error, never a silent cut. */
 #define SNAP_FILE_MAX (16u << 20)
 
+/* A path's hash, 8 bytes at a time (FNV-1a's byte at a time was most of the set's cost): each word
+ * mixed in by a multiply, the last one's bits spread over the low ones the table's index takes. */
 static uint64_t hash(const char *k)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	size_t n = strlen(k);
+	uint64_t h = 1469598103934665603ull ^ n, w;
 
-	for (; *k; k++)
-		h = (h ^ (unsigned char)*k) * 1099511628211ull;
-	return h;
+	for (; n >= 8; n -= 8, k += 8) {
+		memcpy(&w, k, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+	}
+	w = 0;
+	memcpy(&w, k, n);
+	h = (h ^ w) * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 32);
 }
 
 /* The slot holding k, or the empty slot where it belongs. */
