@@ -246,9 +246,15 @@ static int copy(struct gp_snap *s, int dfd, const char *dir, const char *name, s
 
 	if (left_out)
 		*left_out = 0;
-	rc = snprintf(live, sizeof(live), "%s/%s", strcmp(dir, "/") ? dir : "", name);
-	if (rc < 0 || (size_t)rc >= sizeof(live))
-		return gp_err_set(s->e, GP_E_FAIL, ENAMETOOLONG, "path too long: %s/%s", dir, name);
+	{ /* dir/name ("/": none), without a printf (one per file) */
+		size_t dl = strcmp(dir, "/") ? strlen(dir) : 0, nl = strlen(name);
+
+		if (dl + nl + 2 > sizeof(live))
+			return gp_err_set(s->e, GP_E_FAIL, ENAMETOOLONG, "path too long: %s/%s", dir, name);
+		memcpy(live, dir, dl);
+		live[dl] = '/';
+		memcpy(live + dl + 1, name, nl + 1);
+	}
 	if (!max)
 		max = SNAP_FILE_MAX;
 	n = listed ? gp_root_read_listed(s->r, dfd, dir, name, &buf, max)

@@ -169,8 +169,15 @@ static int header(struct gp_snap_tar *t, const char *name, char type, unsigned m
 	num((char *)h + 329, 8, 0); /* device numbers: none */
 	num((char *)h + 337, 8, 0);
 	memset(h + 148, ' ', 8);
-	for (size_t i = 0; i < sizeof(h); i++)
-		sum += h[i];
+	{ /* the bytes' sum, 8 at a time in 16-bit lanes (64 words of 8 bytes: at most 32,640 a lane) */
+		uint64_t lanes = 0, w;
+
+		for (size_t i = 0; i < sizeof(h); i += 8) {
+			memcpy(&w, h + i, 8);
+			lanes += (w & 0x00ff00ff00ff00ffull) + ((w >> 8) & 0x00ff00ff00ff00ffull);
+		}
+		sum = (unsigned)((lanes & 0xffff) + ((lanes >> 16) & 0xffff) + ((lanes >> 32) & 0xffff) + (lanes >> 48));
+	}
 	num((char *)h + 148, 7, sum); /* six digits, a NUL and a space */
 	h[155] = ' ';
 	return put(t, h, sizeof(h));
@@ -198,9 +205,19 @@ int gp_snap_tar_add(struct gp_snap *s, const char *live, char type, const void *
 	unsigned mode = type == GP_TAR_DIR ? 0755 : type == GP_TAR_LINK ? 0777 : 0644;
 	int rc, n;
 
-	n = snprintf(name, sizeof(name), "%s%s%s", s->dir, strcmp(live, "/") ? live : "", type == GP_TAR_DIR ? "/" : "");
-	if (n < 0 || (size_t)n >= sizeof(name))
-		return ENAMETOOLONG;
+	/* the top folder, the live path ("/": none), a folder's slash (a printf each was 3% of the CPU) */
+	{
+		size_t dl = strlen(s->dir), ll = strcmp(live, "/") ? strlen(live) : 0;
+
+		if (dl + ll + 2 > sizeof(name))
+			return ENAMETOOLONG;
+		memcpy(name, s->dir, dl);
+		memcpy(name + dl, live, ll);
+		n = (int)(dl + ll);
+		if (type == GP_TAR_DIR)
+			name[n++] = '/';
+		name[n] = '\0';
+	}
 	if (type != GP_TAR_LINK)
 		mode &= ~(unsigned)t->umask;
 	if ((rc = longlink(t, 'L', name)) || (link && (rc = longlink(t, 'K', link))) ||
