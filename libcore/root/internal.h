@@ -16,4 +16,9 @@ int gp_root_trace_on(void);
  * until gp_root_read_once says it ended (one read for a small file), else until a read returns 0. */
 ssize_t gp_root_read_fd_alloc(int fd, char **buf, size_t max, int listed);
 
+/* 1 when a mount point listed in the mountinfo file (/proc/self/mountinfo's format: the fifth field,
+ * octal escapes as the kernel writes them) lies strictly beneath the canonical folder dir, or when the
+ * file cannot be read (unknown: as if one did); 0 when none does. */
+int gp_root_mount_beneath(const char *mountinfo, const char *dir);
+
 #endif

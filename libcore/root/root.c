@@ -52,6 +52,43 @@ static int fills_dirs(int fd)
 	return 0;
 }
 
+/* The mount point of one mountinfo line, its octal escapes (\040 and the like) undone, into out. */
+static void mount_point(const char *line, char *out, size_t n)
+{
+	const char *p = line;
+	size_t k = 0;
+
+	for (int f = 0; f < 4 && p; f++)
+		if ((p = strchr(p, ' ')))
+			p++;
+	for (; p && *p && *p != ' ' && *p != '\n' && k + 1 < n; p++)
+		if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' && p[3] <= '7') {
+			out[k++] = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+			p += 3;
+		} else {
+			out[k++] = *p;
+		}
+	out[k] = '\0';
+}
+
+int gp_root_mount_beneath(const char *mountinfo, const char *dir)
+{
+	FILE *f = fopen(mountinfo, "re");
+	size_t l = strlen(dir), cap = 0;
+	char *line = NULL, mp[PATH_MAX];
+	int found = 0;
+
+	if (!f)
+		return 1;
+	while (!found && getline(&line, &cap, f) > 0) {
+		mount_point(line, mp, sizeof(mp));
+		found = !strncmp(mp, dir, l) && mp[l] == '/' && mp[l + 1];
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
 int gp_root_init(struct gp_root *r, const char *dir, struct gp_err *e)
 {
 	char real[PATH_MAX];
@@ -91,7 +128,9 @@ int gp_root_init(struct gp_root *r, const char *dir, struct gp_err *e)
 	 * opens it each time) */
 	fd = open(r->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	r->dir_fd1 = fd >= 0 ? fd + 1 : 0;
-	r->fills_dirs = fd >= 0 && fills_dirs(fd);
+	/* a file system mounted beneath the root (FUSE, NFS) may list less per read: then every listing
+	 * is read until a read gives 0 */
+	r->fills_dirs = fd >= 0 && fills_dirs(fd) && !gp_root_mount_beneath("/proc/self/mountinfo", r->dir);
 	return 0;
 }
 

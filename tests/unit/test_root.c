@@ -13,6 +13,7 @@
 #include "gpup2p/iommu.h"
 #include "gpup2p/pci.h"
 #include "gpup2p/root.h"
+#include "root/internal.h"
 #include "unit.h"
 
 static char top[256], rootdir[300];
@@ -481,6 +482,37 @@ static void listed(const char *dir)
 	dirs(&r, "realpath fallback");
 }
 
+/* A mount beneath the root (FUSE, NFS: listings may come short) turns the one-read listing off; the
+ * mountinfo file's fifth field, with its octal escapes, is what is compared. */
+static void mounts(void)
+{
+	static const struct {
+		const char *point;
+		int beneath;
+	} c[] = {
+		{ "/srv/snap/sys/fuse", 1 },      /* inside */
+		{ "/srv/snap\\040x/sys", 1 },     /* an escaped space: "/srv/snap x/sys" */
+		{ "/srv/snap", 0 },               /* the root itself: fstatfs judged it */
+		{ "/srv/snapshot/sys", 0 },       /* a sibling sharing the prefix */
+		{ "/srv", 0 },                    /* above */
+		{ "/srv/snap/", 0 },              /* the root, written with its slash */
+	};
+	char path[400];
+
+	snprintf(path, sizeof(path), "%s/mountinfo", top);
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char line[300];
+
+		snprintf(line, sizeof(line), "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
+			 "99 22 0:50 / %s rw,nosuid - fuse.sshfs host:/x rw\n", c[i].point);
+		put("mountinfo", line);
+		CHECK(gp_root_mount_beneath(path, c[i].point[9] == '\\' ? "/srv/snap x" : "/srv/snap") == c[i].beneath,
+		      "mount point %s beneath the root: %d", c[i].point, c[i].beneath);
+	}
+	CHECK(gp_root_mount_beneath("/nonexistent/mountinfo", "/srv/snap") == 1,
+	      "mountinfo unreadable: taken as a mount beneath (listings read to their end)");
+}
+
 int main(void)
 {
 	struct gp_err e = { 0 };
@@ -497,6 +529,7 @@ int main(void)
 	checks(&r, "realpath fallback");
 	scanned_copy();
 	listed(lroot);
+	mounts();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
 	if (top[0] && system(cmd) != 0)
 		printf("# could not remove %s\n", top);
