@@ -41,6 +41,16 @@ static void lp_debug(char *msg, ...)
 	(void)msg;
 }
 
+/* One byte of the captured config space: the last window read that holds it, else the standard bytes
+ * and the first extended header, else 0 (not read). */
+static unsigned cfg_byte(const struct gp_pci_dev *d, int off)
+{
+	for (int k = GP_EXT_N - 1; k >= 0; k--)
+		if (off >= d->ext[k].off && off < d->ext[k].off + d->ext[k].len)
+			return d->ext[k].b[off - d->ext[k].off];
+	return off < (int)sizeof(d->config) ? d->config[off] : 0;
+}
+
 int64_t gp_pci_cfg_read(const struct gp_pci_dev *d, int off, int width)
 {
 	uint64_t v = 0;
@@ -48,7 +58,7 @@ int64_t gp_pci_cfg_read(const struct gp_pci_dev *d, int off, int width)
 	if (off < 0 || width < 1 || width > 4 || off + width > d->config_len)
 		return -1;
 	for (int i = width - 1; i >= 0; i--)
-		v = (v << 8) | d->config[off + i];
+		v = (v << 8) | cfg_byte(d, off + i);
 	return (int64_t)v;
 }
 
@@ -80,20 +90,23 @@ int gp_pci_gen(double gts)
 	return 0;
 }
 
-/* Read an extended capability's registers into the config image (64 bytes at most); cfg: the config
- * file, open. */
-static void read_ext_cap(int cfg, const char *whole, ssize_t wlen, struct gp_pci_dev *g, int off)
+/* Read an extended capability's registers into window k (GP_CFG_WIN bytes at most, what the file
+ * gives); cfg: the config file, open; whole: that file read whole (wlen bytes), or NULL. */
+static void read_ext_cap(int cfg, const char *whole, ssize_t wlen, struct gp_pci_dev *g, int k, int off)
 {
-	int n = off + 64 <= GP_CFG_MAX ? 64 : GP_CFG_MAX - off;
+	struct gp_cfg_win *w = &g->ext[k];
+	int n = off + GP_CFG_WIN <= GP_CFG_MAX ? GP_CFG_WIN : GP_CFG_MAX - off, got = 0, rc;
 
 	if (whole) { /* the file read whole: its bytes there, as pread gives them */
 		if (wlen > off)
-			memcpy(g->config + off, whole + off, (size_t)(wlen - off < n ? wlen - off : n));
-		return;
+			memcpy(w->b, whole + off, (size_t)(got = wlen - off < n ? (int)(wlen - off) : n));
+	} else {
+		for (; cfg >= 0 && got < n; got += rc)
+			if ((rc = (int)pread(cfg, w->b + got, (size_t)(n - got), off + got)) <= 0)
+				break;
 	}
-	for (int got = 0, k; cfg >= 0 && got < n; got += k)
-		if ((k = (int)pread(cfg, g->config + off + got, (size_t)(n - got), off + got)) <= 0)
-			break;
+	w->off = (uint16_t)off;
+	w->len = (uint16_t)got;
 }
 
 /* Capabilities from libpci's list, trusted only where the config space was readable. */
@@ -129,11 +142,11 @@ static void fill_caps(struct gp_pci_dev *g, struct pci_dev *d, int cfg, const ch
 			g->ats_cap = (int)c->addr;
 	}
 	if (g->acs_cap > 0)
-		read_ext_cap(cfg, whole, wlen, g, g->acs_cap);
+		read_ext_cap(cfg, whole, wlen, g, GP_EXT_ACS, g->acs_cap);
 	if (g->rebar_cap > 0)
-		read_ext_cap(cfg, whole, wlen, g, g->rebar_cap);
+		read_ext_cap(cfg, whole, wlen, g, GP_EXT_REBAR, g->rebar_cap);
 	if (g->ats_cap > 0)
-		read_ext_cap(cfg, whole, wlen, g, g->ats_cap);
+		read_ext_cap(cfg, whole, wlen, g, GP_EXT_ATS, g->ats_cap);
 }
 
 /* The BARs from "resource", as libpci's sysfs method gives them (rd: gp_pci_precheck's reading). */

@@ -2,10 +2,15 @@
 #include "gpup2p/bar.h"
 #include "unit.h"
 
+/* A register of the Resizable BAR capability at d->rebar_cap (its window, as the scan reads it). */
 static void set32(struct gp_pci_dev *d, int off, uint32_t v)
 {
+	struct gp_cfg_win *w = &d->ext[GP_EXT_REBAR];
+
+	w->off = (uint16_t)d->rebar_cap;
+	w->len = GP_CFG_WIN;
 	for (int i = 0; i < 4; i++)
-		d->config[off + i] = (uint8_t)(v >> (8 * i));
+		w->b[off - w->off + i] = (uint8_t)(v >> (8 * i));
 }
 
 int main(void)

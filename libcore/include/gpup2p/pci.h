@@ -12,6 +12,8 @@
 #define GP_BDF_LEN 17          /* "dddd:bb:dd.f" + NUL, the domain up to 8 digits (Intel VMD: 10000 and up) */
 #define GP_CHAIN_MAX 16
 #define GP_CFG_MAX 4096
+#define GP_CFG_STD 256         /* the standard (conventional) config space, read whole */
+#define GP_CFG_WIN 64          /* bytes kept of each decoded extended capability */
 
 /* Tri-state for facts that depend on how much config space was readable. */
 enum gp_known { GP_UNKNOWN = -1, GP_ABSENT = 0, GP_PRESENT = 1 };
@@ -45,6 +47,16 @@ struct gp_bar {
 	int is_io, is_64, prefetch, assigned;
 };
 
+/* The registers of one decoded extended capability, as read at scan time. */
+struct gp_cfg_win {
+	uint16_t off;                /* its offset in config space */
+	uint16_t len;                /* bytes read from there (0: none; at most GP_CFG_WIN) */
+	uint8_t b[GP_CFG_WIN];
+};
+
+/* gp_pci_dev.ext: the windows in the order the scan reads them (a later one answers where two overlap) */
+enum { GP_EXT_ACS, GP_EXT_REBAR, GP_EXT_ATS, GP_EXT_N };
+
 struct gp_pci_dev {
 	char bdf[GP_BDF_LEN];
 	int domain, bus, dev, func;
@@ -54,8 +66,11 @@ struct gp_pci_dev {
 
 	struct gp_bar bars[6];
 
-	uint8_t config[GP_CFG_MAX];  /* the standard 256 bytes and the decoded extended capabilities (ACS,
-	                                ReBAR, ATS: 64 bytes each); other extended bytes are not read */
+	/* Config space as read (gp_pci_cfg_read answers from it; other extended bytes are not read: 0):
+	 * the standard 256 bytes and, where the extended space is readable, its first header (256..259),
+	 * then the decoded extended capabilities' registers (ACS, ReBAR, ATS: 64 bytes each). */
+	uint8_t config[GP_CFG_STD + 4];
+	struct gp_cfg_win ext[GP_EXT_N];
 	int config_len;              /* bytes readable (4096 root, 64 non-root, 256 conventional) */
 	enum gp_port_type port_type;
 	int pcie_cap;                /* offset, 0 absent, -1 unknown */
@@ -165,7 +180,8 @@ void gp_pci_addr_format(const struct gp_pci_addr *a, char out[GP_BDF_LEN]);
 /* Order of two addresses: domain, bus, device, function as numbers (<0, 0, >0). */
 int gp_pci_addr_cmp(const struct gp_pci_addr *x, const struct gp_pci_addr *y);
 
-/* Little-endian reads from the captured config space; -1 if beyond config_len. */
+/* Little-endian reads from the captured config space (d->config, then d->ext's windows: bytes of the
+ * extended space that were not read are 0); -1 if beyond config_len. */
 int64_t gp_pci_cfg_read(const struct gp_pci_dev *d, int off, int width);
 
 /* Short role name: "root port", "switch upstream", "switch downstream", "endpoint", ... */
