@@ -4,9 +4,10 @@
 # is missing.
 set -eu
 # zsh, bash-completion: tests/cli/test_install.sh asks zsh where completions belong and runs both
-# completion scripts; strace: tests/cli/test_snapshot_perf.sh counts calls;
+# completion scripts; strace: tests/cli/test_snapshot_perf.sh counts calls; time: tests/cli/test_scale.sh
+# measures peak memory (/usr/bin/time -f %M);
 # libibverbs-dev, librdmacm-dev: headers only, for tests/cli/test_verbs_abi.sh (the build needs none)
-PKGS="gcc make pkg-config libpci-dev libkmod-dev zlib1g-dev pciutils python3 tar gzip man-db zsh bash-completion strace libibverbs-dev librdmacm-dev"
+PKGS="gcc make pkg-config libpci-dev libkmod-dev zlib1g-dev pciutils python3 tar gzip man-db zsh bash-completion strace time libibverbs-dev librdmacm-dev"
 # `deps.sh pkg` (make check-pkg): also what building and testing the Debian packages needs (tests/pkg)
 [ "${1:-}" != pkg ] ||
 	PKGS="$PKGS dpkg-dev debhelper dh-dkms lintian dkms linux-headers-$(dpkg --print-architecture)"

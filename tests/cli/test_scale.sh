@@ -97,6 +97,44 @@ for cmd in doctor "doctor -v" snapshot; do
 		nok "scale: $cmd on the full host: superlinear work or no counters: ${bad:-$a -> $b}"
 done
 
+# peak memory (resident set, /usr/bin/time's %M: what the process touched, not how busy the machine is)
+# on the full host: the done-when is 64 MB at 4000 functions, so 32 MB at 2000, growing at most 4.5x for
+# 4x the functions. Before (main ce475e1) each function held 4 KiB of config space where 260 bytes and
+# three 64-byte capability windows are filled: doctor -v 35.6 MB at 2000 functions (62.7 MB at 4000),
+# now 28.3 MB; topo --tree 18.0 -> 10.7 MB. A per-function buffer of 16 KiB, filled, fails every line
+# below (topo --tree: 43 MB at 2000, 18.5 KiB a function).
+rss() { # rss N ARGS...: peak KiB of gpup2p ARGS on the N-function full host, "" when not measured
+	local n=$1
+	shift
+	/usr/bin/time -f 'rss %M' "$BIN" --root "$BUILD/perf/fxfull$n" "$@" 2>&1 >/dev/null | sed -n 's/^rss //p' | tail -1
+}
+if [ -x /usr/bin/time ]; then
+	for cmd in "topo --tree" acs bar doctor "doctor -v" "doctor --json" snapshot; do
+		args=$cmd
+		[ "$cmd" = snapshot ] && args="-q snapshot --dir $T/snap"
+		rm -rf "$T/snap"
+		a=$(rss 500 $args)
+		rm -rf "$T/snap"
+		b=$(rss 2000 $args)
+		if [ -z "$a" ] || [ -z "$b" ] || [ "$a" -le 0 ]; then
+			nok "scale: $cmd: peak memory not measured ('$a', '$b')"
+		elif [ "$b" -le $((32 * 1024)) ] && [ $((b * 10)) -le $((a * 45)) ]; then
+			ok "scale: $cmd: peak memory $((a / 1024)) MB at 500 functions, $((b / 1024)) MB at 2000 (<= 32 MB, <= 4.5x)"
+		else
+			nok "scale: $cmd: peak memory $a KiB at 500 functions, $b KiB at 2000: over 32 MB or 4.5x"
+		fi
+		# what holds the PCI model and little else: the memory each further function costs, 4.5 KiB
+		# at most (2.1 to 3.7 KiB now, 5.7 to 7.2 KiB with the 4 KiB config image); doctor's
+		# findings take more (8 to 11 KiB a function)
+		case $cmd in doctor*) continue ;; esac
+		[ -n "$a" ] && [ -n "$b" ] && [ $(((b - a) * 2)) -le $((9 * 1500)) ] &&
+			ok "scale: $cmd: $(((b - a) * 1024 / 1500)) bytes per function (<= 4.5 KiB)" ||
+			nok "scale: $cmd: $(((${b:-0} - ${a:-0}) * 1024 / 1500)) bytes per function from 500 to 2000, over 4.5 KiB"
+	done
+else
+	nok "scale: /usr/bin/time is missing (tests/deps.sh installs time): peak memory not measured"
+fi
+
 # files opened beneath the root per function (the scan opens each function's folder once and reads
 # each of its files once; libpci reads none of them again): 12.06 at 2000 functions, 14.06 before
 # (main 252ccc2: the folder opened three times, net/ asked where the listing has none). Bound: 5% above.
