@@ -180,8 +180,9 @@ void gp_pci_addr_format(const struct gp_pci_addr *a, char out[GP_BDF_LEN]);
 /* Order of two addresses: domain, bus, device, function as numbers (<0, 0, >0). */
 int gp_pci_addr_cmp(const struct gp_pci_addr *x, const struct gp_pci_addr *y);
 
-/* Little-endian reads from the captured config space (d->config, then d->ext's windows: bytes of the
- * extended space that were not read are 0); -1 if beyond config_len. */
+/* Little-endian reads from the captured config space (each byte from the last of d->ext's windows
+ * that holds it, else from d->config; extended bytes that were not read are 0); -1 if beyond
+ * config_len. */
 int64_t gp_pci_cfg_read(const struct gp_pci_dev *d, int off, int width);
 
 /* Short role name: "root port", "switch upstream", "switch downstream", "endpoint", ... */
