@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "gpup2p/snapshot.h"
@@ -73,6 +74,14 @@ static int write_failed(const struct gp_err *e)
 	return hint ? cli_error(EX_USAGE_, NULL, "%s%s", e->msg, hint) : cli_fail(e);
 }
 
+/* On a terminal: how far the capture is (a host with thousands of SR-IOV functions takes seconds,
+ * --dir tens of seconds), on one line of stderr cleared at the end. */
+static void progress(int done, int total)
+{
+	fprintf(stderr, "\r\033[Kgpup2p: snapshot: %d of %d PCI functions", done, total);
+	fflush(stderr);
+}
+
 int cmd_snapshot(struct cli *c, int argc, char **argv)
 {
 	struct gp_err e = { 0 };
@@ -91,7 +100,14 @@ int cmd_snapshot(struct cli *c, int argc, char **argv)
 		return cli_usage("snapshot", "give the archive to write, e.g. gpup2p snapshot myhost.tar.gz");
 	if (gp_root_init(&c->root, c->root_dir, &e))
 		return cli_fail(&e);
-	if (gp_snapshot_write(&c->root, file, flags, &st, &e))
+	if (!c->quiet && isatty(STDERR_FILENO))
+		gp_snapshot_set_progress(progress);
+	rc = gp_snapshot_write(&c->root, file, flags, &st, &e);
+	if (!c->quiet && isatty(STDERR_FILENO)) {
+		gp_snapshot_set_progress(NULL);
+		fprintf(stderr, "\r\033[K");
+	}
+	if (rc)
 		return write_failed(&e);
 	if (!c->quiet) {
 		fprintf(stderr, "gpup2p: wrote %s: %d PCI functions, %d files, NVML facts %s\n", file, st.devices,

@@ -168,13 +168,23 @@ static int open_out(struct scan_capture *c)
 	return 0;
 }
 
+static gp_snapshot_progress_fn progress;
+
+void gp_snapshot_set_progress(gp_snapshot_progress_fn fn)
+{
+	progress = fn;
+}
+
 static int capture_each(const struct gp_pci *p, int i, const struct gp_pci_fn *f, void *arg)
 {
 	struct scan_capture *c = arg;
 
 	if (!c->opened && (c->rc = open_out(c)))
 		return c->rc;
-	return c->rc = capture_device(c->s, &p->devs[i], f);
+	c->rc = capture_device(c->s, &p->devs[i], f);
+	if (!c->rc && progress && p->n >= 256 && ((i + 1) % 256 == 0 || i + 1 == p->n))
+		progress(i + 1, p->n);
+	return c->rc;
 }
 
 static int capture_misc(struct gp_snap *s)

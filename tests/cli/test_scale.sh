@@ -182,6 +182,21 @@ out=$(trap '' XFSZ; ulimit -f 256; "$BIN" --root "$BUILD/perf/fx2000" snapshot "
 	[ -z "$(ls -A "$T/gz")" ] && ok "scale: a write refused mid-archive: exit 2, nothing left" ||
 	nok "scale: a write refused mid-archive: exit $rc, '$out', left: $(ls -A "$T/gz")"
 
+# on a terminal the capture of the 500-GPU/NIC tree (532 functions with its bridges) says how far it
+# is, every 256 and at the last, on one line of stderr cleared at the end; piped (as above), never
+m=$(find "$BUILD/perf/fx500/sys/bus/pci/devices" -mindepth 1 -maxdepth 1 | wc -l)
+out=$(script -qec "$(printf '%q ' "$BIN" --root "$BUILD/perf/fx500" snapshot "$T/gz/t.tar.gz")" /dev/null | tr '\r' '\n')
+[ "$(grep -c "snapshot: [0-9]* of $m PCI functions" <<<"$out")" -eq $(( (m + 255) / 256 )) ] &&
+	grep -q "^.\[Kgpup2p: snapshot: 256 of $m PCI functions" <<<"$out" &&
+	grep -q "snapshot: $m of $m PCI" <<<"$out" && grep -q '^.\[Kgpup2p: wrote ' <<<"$out" &&
+	ok "scale: snapshot shows its progress on a terminal (256 of $m ... $m of $m, cleared)" ||
+	nok "scale: snapshot's progress on a terminal ($m functions): $(head -c 300 <<<"$out")"
+out=$("$BIN" --root "$BUILD/perf/fx500" snapshot --force "$T/gz/t.tar.gz" 2>&1)
+[[ $out != *"PCI functions"*"PCI functions"* ]] && [[ $out != *$'\r'* ]] &&
+	ok "scale: snapshot shows no progress when stderr is no terminal" ||
+	nok "scale: snapshot wrote progress to a pipe: $(head -c 200 <<<"$out")"
+rm -f "$T/gz/t.tar.gz"
+
 # the audit's text names a PF's VFs with it, once per pair of groups; JSON keeps each pair
 stats 2000 acs >/dev/null
 grep -q '^  on the path of: PIX GPU0-NIC0+248VFs; NODE GPU0-GPU1 ' "$T/out" &&

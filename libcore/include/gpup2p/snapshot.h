@@ -60,6 +60,12 @@ struct gp_snapshot_stats {
 	int gpu_facts;     /* 1 when NVML facts were recorded, 0 when "unavailable" was */
 };
 
+/* Told while a snapshot is captured: `done` of `total` PCI functions captured, every 256 and at the
+ * last. A process-wide hook, set before gp_snapshot_capture or gp_snapshot_write (the command line
+ * shows progress on a terminal with it); NULL: none. */
+typedef void (*gp_snapshot_progress_fn)(int done, int total);
+void gp_snapshot_set_progress(gp_snapshot_progress_fn fn);
+
 /* Copy the state under r into dir, which must not exist (it is created). The root is first
  * loaded as topo loads it: a root topo refuses is refused with topo's error. Files the commands
  * treat as unreadable are left out (from a live source, the marker lists doctor's). flags:
