@@ -6,7 +6,9 @@
 # names its PF.
 #
 # usage: BUILD=build tests/perf/scale.sh [N...]      time the commands (default N: 1000 4000)
-#        CMDS="acs;doctor" ... scale.sh N...         only these (';'-separated; "lspci" is lspci -tv)
+#        CMDS="acs;doctor" ... scale.sh N...         only these (';'-separated; "lspci" is lspci -tv;
+#                                                    "untar" is tar -xzf of the tree's snapshot archive,
+#                                                    the floor for writing snapshot --dir's entries)
 #        BIN=path/to/gpup2p ... scale.sh N...        another binary (a baseline build)
 #        SCALE_HOST=full ... scale.sh N...          a host as doctor finds a healthy one: every RDMA
 #                                                    device's port up with its counters and uverbs node,
@@ -108,6 +110,11 @@ for n in "$@"; do
 		# (a new archive or folder each run, $$ being the shell's: removing the last one is not timed)
 		snapshot) read -r w u s m < <(measure sh -c 'exec "$0" --root "$1" -q snapshot "$2/s$$.tar.gz"' \
 			"$BIN" "$fx" "$tmp") ;;
+		untar) # the same entries as snapshot --dir, written by tar from an archive made (untimed) first
+			"$BIN" --root "$fx" -q snapshot "$tmp/untar.tar.gz" || exit 2
+			read -r w u s m < <(measure sh -c 'mkdir "$1/x$$" && exec tar -xzf "$1/untar.tar.gz" -C "$1/x$$"' \
+				sh "$tmp")
+			rm -f "$tmp/untar.tar.gz" ;;
 		"snapshot --dir") read -r w u s m < <(measure sh -c 'exec "$0" --root "$1" -q snapshot --dir "$2/s$$"' \
 			"$BIN" "$fx" "$tmp") ;;
 		# shellcheck disable=SC2086
