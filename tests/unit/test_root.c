@@ -487,15 +487,15 @@ static void listed(const char *dir)
 static void mounts(void)
 {
 	static const struct {
-		const char *point;
+		const char *point, *root;
 		int beneath;
 	} c[] = {
-		{ "/srv/snap/sys/fuse", 1 },      /* inside */
-		{ "/srv/snap\\040x/sys", 1 },     /* an escaped space: "/srv/snap x/sys" */
-		{ "/srv/snap", 0 },               /* the root itself: fstatfs judged it */
-		{ "/srv/snapshot/sys", 0 },       /* a sibling sharing the prefix */
-		{ "/srv", 0 },                    /* above */
-		{ "/srv/snap/", 0 },              /* the root, written with its slash */
+		{ "/srv/snap/sys/fuse", "/srv/snap", 1 },       /* inside */
+		{ "/srv/snap\\040x/sys", "/srv/snap x", 1 },    /* an escaped space: "/srv/snap x/sys" */
+		{ "/srv/snap", "/srv/snap", 0 },                /* the root itself: fstatfs judged it */
+		{ "/srv/snapshot/sys", "/srv/snap", 0 },        /* a sibling sharing the prefix */
+		{ "/srv", "/srv/snap", 0 },                     /* above */
+		{ "/srv/snap/", "/srv/snap", 0 },               /* the root, written with its slash */
 	};
 	char path[400];
 
@@ -506,7 +506,7 @@ static void mounts(void)
 		snprintf(line, sizeof(line), "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
 			 "99 22 0:50 / %s rw,nosuid - fuse.sshfs host:/x rw\n", c[i].point);
 		put("mountinfo", line);
-		CHECK(gp_root_mount_beneath(path, c[i].point[9] == '\\' ? "/srv/snap x" : "/srv/snap") == c[i].beneath,
+		CHECK(gp_root_mount_beneath(path, c[i].root) == c[i].beneath,
 		      "mount point %s beneath the root: %d", c[i].point, c[i].beneath);
 	}
 	CHECK(gp_root_mount_beneath("/nonexistent/mountinfo", "/srv/snap") == 1,
