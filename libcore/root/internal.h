@@ -16,6 +16,11 @@ int gp_root_trace_on(void);
  * until gp_root_read_once says it ended (one read for a small file), else until a read returns 0. */
 ssize_t gp_root_read_fd_alloc(int fd, char **buf, size_t max, int listed);
 
+/* 1 when listings of the root dir, open at fd, may stop at a read that left room for more: its file
+ * system fills each read (fs_fills: ext4, xfs, btrfs, tmpfs, overlayfs, sysfs, procfs) and nothing is
+ * mounted beneath it (gp_root_mount_beneath on /proc/self/mountinfo). */
+int gp_root_fills_dirs(int fd, const char *dir);
+
 /* 1 when a mount point listed in the mountinfo file (/proc/self/mountinfo's format: the fifth field,
  * octal escapes as the kernel writes them) lies strictly beneath the canonical folder dir, or when the
  * file cannot be read (unknown: as if one did); 0 when none does. */

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -34,60 +33,6 @@ struct open_how {
 #ifndef SYS_openat2
 #define SYS_openat2 437
 #endif
-
-/* 1 when the file system of the folder open at fd is one whose listing fills the caller's buffer
- * until the folder's end (the kernel's dcache, ext4's and xfs's readdir: each read stops only when the
- * next entry does not fit). FUSE, NFS and others may return less: they are read until a read gives 0. */
-static int fills_dirs(int fd)
-{
-	static const unsigned long magic[] = { 0xEF53, 0x58465342, 0x9123683E, 0x01021994, 0x794c7630, 0x62656572,
-					       0x9fa0 };
-	struct statfs sf;
-
-	if (fstatfs(fd, &sf))
-		return 0;
-	for (size_t i = 0; i < sizeof(magic) / sizeof(magic[0]); i++)
-		if ((unsigned long)sf.f_type == magic[i])
-			return 1;
-	return 0;
-}
-
-/* The mount point of one mountinfo line, its octal escapes (\040 and the like) undone, into out. */
-static void mount_point(const char *line, char *out, size_t n)
-{
-	const char *p = line;
-	size_t k = 0;
-
-	for (int f = 0; f < 4 && p; f++)
-		if ((p = strchr(p, ' ')))
-			p++;
-	for (; p && *p && *p != ' ' && *p != '\n' && k + 1 < n; p++)
-		if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' && p[3] <= '7') {
-			out[k++] = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
-			p += 3;
-		} else {
-			out[k++] = *p;
-		}
-	out[k] = '\0';
-}
-
-int gp_root_mount_beneath(const char *mountinfo, const char *dir)
-{
-	FILE *f = fopen(mountinfo, "re");
-	size_t l = strlen(dir), cap = 0;
-	char *line = NULL, mp[PATH_MAX];
-	int found = 0;
-
-	if (!f)
-		return 1;
-	while (!found && getline(&line, &cap, f) > 0) {
-		mount_point(line, mp, sizeof(mp));
-		found = !strncmp(mp, dir, l) && mp[l] == '/' && mp[l + 1];
-	}
-	free(line);
-	fclose(f);
-	return found;
-}
 
 int gp_root_init(struct gp_root *r, const char *dir, struct gp_err *e)
 {
@@ -130,7 +75,7 @@ int gp_root_init(struct gp_root *r, const char *dir, struct gp_err *e)
 	r->dir_fd1 = fd >= 0 ? fd + 1 : 0;
 	/* a file system mounted beneath the root (FUSE, NFS) may list less per read: then every listing
 	 * is read until a read gives 0 */
-	r->fills_dirs = fd >= 0 && fills_dirs(fd) && !gp_root_mount_beneath("/proc/self/mountinfo", r->dir);
+	r->fills_dirs = fd >= 0 && gp_root_fills_dirs(fd, r->dir);
 	return 0;
 }
 

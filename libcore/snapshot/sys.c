@@ -441,6 +441,31 @@ static int capture_port(struct gp_snap *s, const struct gp_root_dir *ports, cons
 	return rc;
 }
 
+/* A class entry's folder (/sys/class/C/NAME, a link into the device tree): opened beneath the root
+ * through the link and listed (gp_root_dir_open), where it lies read back from the fd into base (d's
+ * path), made in the snapshot with the class's link to it. 1: d is open (close it); 0: the entry does
+ * not resolve (nothing made, skipped); or an error set. A folder that cannot be opened is resolved by
+ * path, and its files are then tried by path. */
+static int class_dir(struct gp_snap *s, const char *cls, struct gp_root_dir *d, char *base, size_t n)
+{
+	int rc;
+
+	if (gp_root_dir_open(s->r, d, -1, cls, NULL) == -ENOMEM) {
+		gp_root_dir_close(d);
+		return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
+	}
+	if (d->fd >= 0 ? gp_root_fd_realpath(s->r, d->fd, cls, base, n) : gp_root_realpath(s->r, cls, base, n)) {
+		gp_root_dir_close(d);
+		return 0;
+	}
+	snprintf(d->path, sizeof(d->path), "%s", base);
+	if ((rc = gp_snap_make_dir(s, base)) || (strcmp(base, cls) && (rc = gp_snap_make_link(s, cls, base)))) {
+		gp_root_dir_close(d);
+		return rc;
+	}
+	return 1;
+}
+
 /* /sys/class/infiniband/DEV: a link to the device's folder (below its PCI function, or virtual
  * for soft-RoCE) as in sysfs, its device link, its parent (soft-RoCE: the netdev), its ports. The
  * folder is opened beneath the root once, through the class's link, where it lies read back from the
@@ -453,21 +478,9 @@ static int capture_ibdev(struct gp_snap *s, const char *dev)
 	int rc, t;
 
 	snprintf(cls, sizeof(cls), "/sys/class/infiniband/%s", dev);
-	if ((rc = gp_root_dir_open(s->r, &d, -1, cls, NULL)) == -ENOMEM) {
-		gp_root_dir_close(&d);
-		return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
-	}
-	/* where it lies (a folder that cannot be opened: resolved by path, and its files tried by path) */
-	if (d.fd >= 0 ? gp_root_fd_realpath(s->r, d.fd, cls, base, sizeof(base))
-		      : gp_root_realpath(s->r, cls, base, sizeof(base))) {
-		gp_root_dir_close(&d);
-		return 0;
-	}
-	snprintf(d.path, sizeof(d.path), "%s", base);
-	if ((rc = gp_snap_make_dir(s, base)) || (strcmp(base, cls) && (rc = gp_snap_make_link(s, cls, base)))) {
-		gp_root_dir_close(&d);
+	if ((rc = class_dir(s, cls, &d, base, sizeof(base))) <= 0)
 		return rc;
-	}
+	rc = 0;
 	snprintf(p, sizeof(p), "%s/device", base);
 	t = gp_root_dir_type(&d, "device");
 	if ((t == DT_LNK || t == DT_UNKNOWN) &&
@@ -499,18 +512,9 @@ static int capture_uverbs(struct gp_snap *s, const char *name)
 	snprintf(cls, sizeof(cls), "/sys/class/infiniband_verbs/%s", name);
 	if (strncmp(name, "uverbs", 6))
 		return 0;
-	if ((rc = gp_root_dir_open(s->r, &d, -1, cls, NULL)) == -ENOMEM) {
-		gp_root_dir_close(&d);
-		return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
-	}
-	if (d.fd >= 0 ? gp_root_fd_realpath(s->r, d.fd, cls, base, sizeof(base))
-		      : gp_root_realpath(s->r, cls, base, sizeof(base))) {
-		gp_root_dir_close(&d);
-		return 0;
-	}
-	snprintf(d.path, sizeof(d.path), "%s", base);
-	if (!(rc = gp_snap_make_dir(s, base)) && (!strcmp(base, cls) || !(rc = gp_snap_make_link(s, cls, base))))
-		rc = ib_copy(s, &d, "ibdev", gp_root_dir_type(&d, "ibdev"), NULL);
+	if ((rc = class_dir(s, cls, &d, base, sizeof(base))) <= 0)
+		return rc;
+	rc = ib_copy(s, &d, "ibdev", gp_root_dir_type(&d, "ibdev"), NULL);
 	gp_root_dir_close(&d);
 	return rc;
 }
