@@ -3,6 +3,7 @@
 #define GPUP2P_PCI_INTERNAL_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "gpup2p/pci.h"
 #include "gpup2p/root.h"
@@ -78,5 +79,16 @@ void gp_pci_read_subsys(const struct gp_root *r, struct gp_pci_fn *f, struct gp_
 /* What gp_pci_fill_sysfs reads in function i's folder f: the realpath chain, link, NUMA node, CPUs,
  * and the name of its physical function into pf ("" when none). 0 or a GP_E_* error in e. */
 int gp_pci_fill_fn(struct gp_pci *p, int i, struct gp_pci_fn *f, char pf[GP_BDF_LEN], struct gp_err *e);
+
+struct pci_dev; /* libpci's */
+
+/* Find the PCIe, ACS, ReBAR and ATS capabilities in libpci's list d, trusted only where g's config
+ * space was readable, and read the extended ones' registers into g's windows: from whole (wlen bytes,
+ * the config file read whole) where given, else with pread on cfg (an open fd, or -1). */
+void gp_pci_fill_caps(struct gp_pci_dev *g, struct pci_dev *d, int cfg, const char *whole, ssize_t wlen);
+
+/* The subsystem ids where sysfs gives none, as libpci's generic fill takes them from config space by
+ * header type (a bridge's from its SSVID capability); 0 where it finds none. */
+void gp_pci_subsys_from_config(struct gp_pci_dev *g, struct pci_dev *d);
 
 #endif
