@@ -57,13 +57,14 @@ void gp_gpu_p2p_query(const char (*bdf)[GP_BDF_LEN], int n, struct gp_gpu_p2p *p
 	int (*status)(nvml_dev, nvml_dev, int, int *);
 	const char *(*err)(int);
 	nvml_dev dev[GP_GPU_MAX];
-	void *lib;
+	void *held = gp_gpu_nvml_session(), *lib;
 	int rc;
 
 	memset(p, 0, sizeof(*p));
 	memset(p->st, GP_P2P_FAILED, sizeof(p->st));
 	p->n = n < GP_GPU_MAX ? n : GP_GPU_MAX;
-	lib = dlopen(path && *path ? path : "libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+	/* the process's session when one is open: its init and shutdown would wait for a cuInit (gpu.h) */
+	lib = held ? held : dlopen(path && *path ? path : "libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
 		snprintf(p->why, sizeof(p->why), "libnvidia-ml.so.1 not found (NVIDIA driver not installed)");
 		return;
@@ -75,10 +76,11 @@ void gp_gpu_p2p_query(const char (*bdf)[GP_BDF_LEN], int n, struct gp_gpu_p2p *p
 	*(void **)&status = dlsym(lib, "nvmlDeviceGetP2PStatus");
 	if (!init || !shutdown || !err || !handle || !status) {
 		snprintf(p->why, sizeof(p->why), "libnvidia-ml.so.1 lacks nvmlDeviceGetP2PStatus (driver too old)");
-		dlclose(lib);
+		if (!held)
+			dlclose(lib);
 		return;
 	}
-	if ((rc = init())) {
+	if (!held && (rc = init())) {
 		snprintf(p->why, sizeof(p->why), "NVML: %s", err(rc));
 		dlclose(lib);
 		return;
@@ -103,6 +105,8 @@ void gp_gpu_p2p_query(const char (*bdf)[GP_BDF_LEN], int n, struct gp_gpu_p2p *p
 				pthread_join(t[i], NULL);
 	}
 	p->available = 1;
-	shutdown();
-	dlclose(lib);
+	if (!held) {
+		shutdown();
+		dlclose(lib);
+	}
 }
