@@ -107,17 +107,6 @@ struct gp_cuda_probe *gp_doctor_pre_cuda(struct gp_doctor_pre *p);
  * returns), or 0 when none was prefetched for sym. */
 int gp_doctor_pre_kallsyms(struct gp_doctor_pre *p, const char *sym, int *has);
 
-/* NVML's P2P status of the n GPUs named by bdf, asked now, on the calling thread, while the prefetch's
- * cuInit still runs on its own: the driver answers NVML's queries during a cuInit (only NVML's init
- * and shutdown wait for it, gpu.h), so p2p.nvml_status costs nothing after cuInit. Kept in p for
- * gp_doctor_pre_p2p_take. Nothing when p is NULL, its cuInit was joined or never started, or its NVML
- * session is not open. */
-struct gp_gpu_p2p;
-void gp_doctor_pre_p2p_status(struct gp_doctor_pre *p, const char (*bdf)[GP_BDF_LEN], int n);
-
-/* The status gp_doctor_pre_p2p_status kept (the caller frees it), or NULL when none was asked. */
-struct gp_gpu_p2p *gp_doctor_pre_p2p_take(struct gp_doctor_pre *p);
-
 /* libcuda probed once per run (live only; doctor/driver_rt.c): what cuInit said, or NULL (no memory). */
 const struct gp_cuda_probe *gp_doctor_cuda(struct gp_doctor_ctx *c);
 

@@ -327,46 +327,23 @@ static void status_pair(struct gp_doctor_ctx *c, const struct gp_doctor_p2p *s, 
 		      caps_str(p->st[b][a], v2, sizeof(v2)));
 }
 
-/* The first n topology GPUs' addresses (malloc'd), or NULL without memory. */
-static char (*gpu_bdfs(struct gp_doctor_ctx *c, int n))[GP_BDF_LEN]
-{
-	char (*bdf)[GP_BDF_LEN] = calloc((size_t)(n > 0 ? n : 1), sizeof(*bdf));
-
-	for (int i = 0; bdf && i < n; i++)
-		snprintf(bdf[i], sizeof(bdf[i]), "%s", gp_doctor_dev(c, i)->bdf);
-	return bdf;
-}
-
-void gp_doctor_p2p_nvml_early(struct gp_doctor_ctx *c, const unsigned char *on)
-{
-	int n = c->topo->ngpu < GP_GPU_MAX ? c->topo->ngpu : GP_GPU_MAX;
-	char (*bdf)[GP_BDF_LEN];
-
-	if (!c->pre || c->no_cuda || n < 2 || !gp_doctor_wants(on, c->active, 0, "p2p.nvml_status"))
-		return;
-	if ((bdf = gpu_bdfs(c, n)))
-		gp_doctor_pre_p2p_status(c->pre, (const char (*)[GP_BDF_LEN])bdf, n);
-	free(bdf);
-}
-
 static void check_nvml_status(struct gp_doctor_ctx *c)
 {
 	struct gp_doctor_p2p *s = gp_doctor_p2p_pairs(c);
-	char (*bdf)[GP_BDF_LEN] = NULL;
-	struct gp_gpu_p2p *p = gp_doctor_pre_p2p_take(c->pre); /* asked while cuInit ran, or NULL */
+	char (*bdf)[GP_BDF_LEN];
+	struct gp_gpu_p2p *p;
 	struct gp_finding *f;
 
-	if (p && (!s || p->n != s->n)) { /* not for these GPUs: ask again */
-		free(p);
-		p = NULL;
-	}
 	if (!s)
 		return;
-	if (!p && (bdf = gpu_bdfs(c, s->n)) && (p = calloc(1, sizeof(*p))))
-		gp_gpu_p2p_query((const char (*)[GP_BDF_LEN])bdf, s->n, p);
-	if (!p) {
+	bdf = calloc((size_t)s->n, sizeof(*bdf));
+	p = calloc(1, sizeof(*p));
+	if (!bdf || !p) {
 		c->out.nomem = 1;
 	} else {
+		for (int i = 0; i < s->n; i++)
+			snprintf(bdf[i], sizeof(bdf[i]), "%s", gp_doctor_dev(c, i)->bdf);
+		gp_gpu_p2p_query((const char (*)[GP_BDF_LEN])bdf, s->n, p);
 		if (!p->available) {
 			f = gp_doctor_add(c, GP_SEV_UNKNOWN, "system", "NVML's P2P status not available: %s", p->why);
 			gp_finding_ev(f, "nvml", "%s", p->why);

@@ -29,11 +29,6 @@ struct gp_doctor_p2p *gp_doctor_p2p_pairs(struct gp_doctor_ctx *c);
  * left out, never a silent cut. Nothing when s is NULL or holds them all. */
 void gp_doctor_p2p_cut(struct gp_doctor_ctx *c, const struct gp_doctor_p2p *s);
 
-/* p2p.nvml_status's NVML questions asked before the checks run, while the prefetch's cuInit runs
- * (gp_doctor_pre_p2p_status): when that check is selected (on, as gp_doctor_run's) and c->pre holds a
- * cuInit in flight; else nothing, and the check asks NVML itself. */
-void gp_doctor_p2p_nvml_early(struct gp_doctor_ctx *c, const unsigned char *on);
-
 /* Subject of the pair of topology GPUs a, b: "BDF-BDF". Returns buf. */
 const char *gp_doctor_p2p_subject(const struct gp_doctor_ctx *c, int a, int b, char *buf, size_t n);
 

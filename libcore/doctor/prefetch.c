@@ -10,7 +10,6 @@
 #include "gpup2p/clock.h"
 #include "gpup2p/cuda.h"
 #include "gpup2p/gpu.h"
-#include "gpup2p/gpu_p2p.h"
 #include "check.h"
 
 struct gp_doctor_pre {
@@ -21,7 +20,6 @@ struct gp_doctor_pre {
 	struct gp_cuda_probe probe;
 	int sym_has;                     /* gp_doctor_kallsyms_scan for GP_DOCTOR_P2P_SYM */
 	int nvml_open;                   /* gp_gpu_nvml_open succeeded: closed with the prefetch */
-	struct gp_gpu_p2p *nvml_p2p;     /* NVML's P2P status, asked while cuInit ran, until taken */
 	double cuda_ms, sym_ms;          /* each thread's wall time, -1 before it ends */
 };
 
@@ -102,27 +100,10 @@ int gp_doctor_pre_kallsyms(struct gp_doctor_pre *p, const char *sym, int *has)
 	return 1;
 }
 
-void gp_doctor_pre_p2p_status(struct gp_doctor_pre *p, const char (*bdf)[GP_BDF_LEN], int n)
-{
-	if (!p || !p->cuda_started || !p->nvml_open || p->nvml_p2p || !(p->nvml_p2p = malloc(sizeof(*p->nvml_p2p))))
-		return;
-	gp_gpu_p2p_query(bdf, n, p->nvml_p2p);
-}
-
-struct gp_gpu_p2p *gp_doctor_pre_p2p_take(struct gp_doctor_pre *p)
-{
-	struct gp_gpu_p2p *r = p ? p->nvml_p2p : NULL;
-
-	if (p)
-		p->nvml_p2p = NULL;
-	return r;
-}
-
 void gp_doctor_prefetch_free(struct gp_doctor_pre *p)
 {
 	if (!p)
 		return;
-	free(p->nvml_p2p);
 	if (p->cuda_started)
 		pthread_join(p->cuda_th, NULL);
 	if (p->sym_started)

@@ -11,7 +11,6 @@
 
 #include "gpup2p/clock.h"
 #include "check.h"
-#include "p2p.h"
 
 /* Process facts of a snapshot: those its capturing process recorded (none in older markers). */
 static void proc_recorded(struct gp_doctor_ctx *c, const struct gp_snapshot_info *s)
@@ -104,7 +103,6 @@ int gp_doctor_run(struct gp_doctor_ctx *c, const unsigned char *on, struct gp_er
 	c->cuda_wanted = !c->no_cuda && gp_doctor_wants(on, c->active, GP_SRC_CUDA, NULL);
 	free(c->check_ms);
 	c->check_ms = calloc((size_t)n, sizeof(*c->check_ms));
-	gp_doctor_p2p_nvml_early(c, on);
 	for (int i = 0; i < n; i++) {
 		const struct gp_doctor_check *k = gp_doctor_at(i);
 		int before = c->out.n;

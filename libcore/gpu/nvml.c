@@ -116,11 +116,6 @@ int gp_gpu_nvml_open(void)
 	return 0;
 }
 
-void *gp_gpu_nvml_session(void)
-{
-	return sess.open ? sess.a.lib : NULL;
-}
-
 void gp_gpu_nvml_close(void)
 {
 	if (!sess.open)

@@ -57,14 +57,13 @@ void gp_gpu_p2p_query(const char (*bdf)[GP_BDF_LEN], int n, struct gp_gpu_p2p *p
 	int (*status)(nvml_dev, nvml_dev, int, int *);
 	const char *(*err)(int);
 	nvml_dev dev[GP_GPU_MAX];
-	void *held = gp_gpu_nvml_session(), *lib;
+	void *lib;
 	int rc;
 
 	memset(p, 0, sizeof(*p));
 	memset(p->st, GP_P2P_FAILED, sizeof(p->st));
 	p->n = n < GP_GPU_MAX ? n : GP_GPU_MAX;
-	/* the process's session when one is open: its init and shutdown would wait for a cuInit (gpu.h) */
-	lib = held ? held : dlopen(path && *path ? path : "libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+	lib = dlopen(path && *path ? path : "libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
 		snprintf(p->why, sizeof(p->why), "libnvidia-ml.so.1 not found (NVIDIA driver not installed)");
 		return;
@@ -76,11 +75,10 @@ void gp_gpu_p2p_query(const char (*bdf)[GP_BDF_LEN], int n, struct gp_gpu_p2p *p
 	*(void **)&status = dlsym(lib, "nvmlDeviceGetP2PStatus");
 	if (!init || !shutdown || !err || !handle || !status) {
 		snprintf(p->why, sizeof(p->why), "libnvidia-ml.so.1 lacks nvmlDeviceGetP2PStatus (driver too old)");
-		if (!held)
-			dlclose(lib);
+		dlclose(lib);
 		return;
 	}
-	if (!held && (rc = init())) {
+	if ((rc = init())) {
 		snprintf(p->why, sizeof(p->why), "NVML: %s", err(rc));
 		dlclose(lib);
 		return;
@@ -105,8 +103,6 @@ void gp_gpu_p2p_query(const char (*bdf)[GP_BDF_LEN], int n, struct gp_gpu_p2p *p
 				pthread_join(t[i], NULL);
 	}
 	p->available = 1;
-	if (!held) {
-		shutdown();
-		dlclose(lib);
-	}
+	shutdown();
+	dlclose(lib);
 }

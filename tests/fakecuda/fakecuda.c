@@ -33,9 +33,6 @@
  *                          =bulk: only for the bulk-copy module (a driver too old for PTX 8.0)
  *   FAKECUDA_MARKER=FILE   append "load" to FILE when the library is loaded, "cuInit" at each cuInit
  *                          ("cuInit done" when it returns)
- *   FAKECUDA_INIT_UNTIL=L  cuInit lasts until the marker file holds a line L (polled each ms, at most
- *                          10 s, then it marks "cuInit waited in vain"), as a real cuInit takes about
- *                          a second (975-1026 ms on 4x H200): a test of what runs while it does
  *                          (a test that libcuda is not loaded at all, without strace), "cuModuleLoadData"
  *                          at each module load, a copy kernel's name at each launch of it (which SM
  *                          copy ran; gp_fill and gp_check: the pattern kernels)
@@ -70,7 +67,6 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../vm/nvp2p_stub/nvp2p_stub.h"
@@ -235,35 +231,10 @@ __attribute__((constructor)) static void loaded(void)
 	marker("load");
 }
 
-/* FAKECUDA_INIT_UNTIL: wait for its line in the marker file (1 when it came). */
-static int init_until(const char *line)
-{
-	const char *path = getenv("FAKECUDA_MARKER");
-	struct timespec ms = { 0, 1000000 };
-	char buf[256];
-
-	for (int i = 0; path && *path && i < 10000; i++, nanosleep(&ms, NULL)) {
-		FILE *f = fopen(path, "r");
-		int seen = 0;
-
-		while (f && !seen && fgets(buf, sizeof(buf), f))
-			seen = !strncmp(buf, line, strlen(line)) && buf[strlen(line)] == '\n';
-		if (f)
-			fclose(f);
-		if (seen)
-			return 1;
-	}
-	return 0;
-}
-
 EXPORT gp_cu_result cuInit(unsigned flags)
 {
-	const char *until = getenv("FAKECUDA_INIT_UNTIL");
-
 	(void)flags;
 	marker("cuInit");
-	if (until && *until && !init_until(until))
-		marker("cuInit waited in vain");
 	FAILPOINT("cuInit");
 	if (ngpus() == 0)
 		return GP_CUDA_ERROR_NO_DEVICE;

@@ -16,8 +16,8 @@
  * BB = I + 1 (domain:bus = I + 1 past 254), or the Ith of FAKENVML_BUSIDS=ID,ID,... Built with soname
  * libnvidia-ml.so.1: once loaded by path, gpup2p's dlopen("libnvidia-ml.so.1") finds it.
  * A recorded machine (profile.c): FAKENVML_PROBE=nvml_probe.txt replays it.
- * FAKENVML_MARKER=FILE: append "nvmlInit", "nvmlShutdown" and "GetP2PStatus" to FILE at each such call
- * (the same file as FAKECUDA_MARKER's shows the order of NVML's and CUDA's work). */
+ * FAKENVML_MARKER=FILE: append "nvmlInit" and "nvmlShutdown" to FILE at each call (the same file as
+ * FAKECUDA_MARKER's shows the order of NVML's and CUDA's initialisation). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,7 +252,6 @@ EXPORT int nvmlDeviceGetP2PStatus(void *a, void *b, int cap, int *status)
 	const char *s = getenv(cap == 2 ? "FAKENVML_P2P_NVLINK" : "FAKENVML_P2P");
 
 	fake_tick("GetP2PStatus", a);
-	marker("GetP2PStatus");
 	if (fake_profile_gpu(a) >= 0 && fake_profile_gpu(b) >= 0 && a != b && !s) {
 		*status = 0; /* as recorded: OK for every pair (NV18 through NVSwitch) */
 		return OK;

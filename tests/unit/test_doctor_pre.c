@@ -228,90 +228,11 @@ static void nvml_first(void)
 	dlclose(lib);
 }
 
-/* p2p.nvml_status's NVML questions are asked while cuInit runs, not after it: on 4x H200 (580.159.04)
- * the 48 calls cost 86.8 ms after a cuInit of ~1 s, and the driver answers NVML's queries during a
- * cuInit. The CUDA double's cuInit lasts until the NVML double has answered a P2P status (at most
- * 10 s): asked only after cuInit, the marker file says "cuInit waited in vain" and the statuses
- * follow "cuInit done". */
-static struct gp_doctor_pre *early_pre;
-
-static void early_setup(struct fx *x, struct gp_doctor_ctx *c)
-{
-	live(x, c); /* no environment change here: cuInit runs on the prefetch's thread */
-	c->pre = early_pre;
-}
-
-static void nvml_status_early(void)
-{
-	struct gp_root live_root = { .live = 1 };
-	char marker[] = "/tmp/gpup2p-early-XXXXXX", path[1024], line[64];
-	const char *fx = getenv("GPUP2P_FIXTURES");
-	int fd = mkstemp(marker), first = -1, done_at = -1, statuses = 0, vain = 0, agree = 0, pairs = 0, n = 0;
-	struct fx x;
-	struct gp_doctor_ctx c;
-	void *lib;
-	FILE *in;
-
-	snprintf(path, sizeof(path), "%s/../tests/fakenvml/libnvidia-ml.so.1", fx ? fx : "build/fixtures");
-	lib = dlopen(path, RTLD_NOW | RTLD_GLOBAL); /* gp_gpu_nvml_open's dlopen by soname finds it */
-	CHECK(fd >= 0 && lib, "marker file, the NVML double (%s)", lib ? path : dlerror());
-	if (fd < 0 || !lib)
-		return;
-	close(fd);
-	cuda_lib(NULL, NULL);
-	/* the healthy fixture's 8 GPUs, as CUDA lists them */
-	setenv("FAKECUDA_BUSIDS", "0000:13:00.0,0000:14:00.0,0000:33:00.0,0000:34:00.0,0000:93:00.0,0000:94:00.0,"
-	       "0000:b3:00.0,0000:b4:00.0", 1);
-	setenv("FAKECUDA_MARKER", marker, 1);
-	setenv("FAKENVML_MARKER", marker, 1);
-	setenv("FAKECUDA_INIT_UNTIL", "GetP2PStatus", 1);
-	setenv("FAKENVML_P2P_NVLINK", "0", 1); /* the NV18 pairs: OK over NVLink too */
-	unsetenv("FAKENVML_PROBE");
-	sel("driver.cuda_init,p2p.nvml_status");
-	early_pre = gp_doctor_prefetch(&live_root, on, 0, 0);
-	CHECK(early_pre != NULL, "prefetch started");
-	if (!run_sel(D("healthy"), early_setup, "driver.cuda_init,p2p.nvml_status", NULL, &x, &c)) {
-		for (int i = 0; i < c.out.n; i++)
-			if (!strcmp(c.out.v[i].check->id, "p2p.nvml_status")) {
-				pairs++;
-				agree += c.out.v[i].sev == GP_SEV_OK && strstr(c.out.v[i].message, "CUDA and NVML agree");
-			}
-		CHECK(pairs == 28 && agree == 28, "p2p.nvml_status judged all 28 pairs from the early answer: %d of %d "
-		      "agree", agree, pairs);
-		done(&x, &c); /* frees the prefetch */
-	}
-	if ((in = fopen(marker, "r"))) {
-		while (fgets(line, sizeof(line), in)) {
-			line[strcspn(line, "\n")] = '\0';
-			if (!strcmp(line, "GetP2PStatus") && statuses++ == 0)
-				first = n;
-			done_at = !strcmp(line, "cuInit done") && done_at < 0 ? n : done_at;
-			vain += !strcmp(line, "cuInit waited in vain");
-			n++;
-		}
-		fclose(in);
-	}
-	CHECK(!vain && first >= 0 && done_at > first, "NVML's P2P status asked while cuInit ran (first status at "
-	      "line %d, cuInit done at %d%s)", first, done_at, vain ? ", cuInit waited in vain" : "");
-	CHECK(statuses == 8 * 7 * 4, "each ordered pair's 4 statuses asked once: %d calls", statuses);
-	CHECK(marker_count(marker, "nvmlInit") == 1 && marker_count(marker, "nvmlShutdown") == 1,
-	      "the statuses asked through the prefetch's NVML session: nvmlInit %d, nvmlShutdown %d (1 each)",
-	      marker_count(marker, "nvmlInit"), marker_count(marker, "nvmlShutdown"));
-	unlink(marker);
-	unsetenv("FAKECUDA_MARKER");
-	unsetenv("FAKENVML_MARKER");
-	unsetenv("FAKECUDA_INIT_UNTIL");
-	unsetenv("FAKECUDA_BUSIDS");
-	unsetenv("FAKENVML_P2P_NVLINK");
-	dlclose(lib);
-}
-
 int main(void)
 {
 	uses_prefetch(); /* first: the double's marker counts cuInit calls from its first load */
 	starts();
 	skips_cuda();
 	nvml_first();
-	nvml_status_early();
 	return unit_done();
 }

@@ -155,9 +155,6 @@ int gp_gpu_nvml_read(struct gp_gpu_facts *f, unsigned flags, struct gp_err *e);
  * thread-safe: call from one thread, before any other asks NVML. */
 int gp_gpu_nvml_open(void);
 
-/* The open session's library handle (for dlsym: its NVML is initialised), or NULL when none is open. */
-void *gp_gpu_nvml_session(void);
-
 /* Shut the session down (nvmlShutdown, dlclose); nothing when none is open. */
 void gp_gpu_nvml_close(void);
 

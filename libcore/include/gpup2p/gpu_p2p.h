@@ -19,9 +19,8 @@ struct gp_gpu_p2p {
 	signed char st[GP_GPU_MAX][GP_GPU_MAX][GP_P2P_NCAPS]; /* [from][to][cap]: status or GP_P2P_FAILED */
 };
 
-/* Ask NVML for the P2P status of every ordered pair of the n GPUs named by bdf (n <= GP_GPU_MAX),
- * through the process's NVML session when one is open (gp_gpu_nvml_open), else loading and
- * initialising NVML for the call. Never fails: without NVML, available = 0 and why says what. */
+/* Ask NVML for the P2P status of every ordered pair of the n GPUs named by bdf (n <= GP_GPU_MAX).
+ * Never fails: without NVML, available = 0 and why says what. */
 void gp_gpu_p2p_query(const char (*bdf)[GP_BDF_LEN], int n, struct gp_gpu_p2p *p);
 
 /* NVML's name of a status, in words: "OK", "chipset not supported", ... ("call failed" for -1). */
