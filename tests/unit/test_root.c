@@ -5,7 +5,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdint.h>
+#include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -513,6 +516,53 @@ static void mounts(void)
 	      "mountinfo unreadable: taken as a mount beneath (listings read to their end)");
 }
 
+/* The same decision on real mounts (a mount namespace of its own: root only): a tmpfs root fills its
+ * listings; a tmpfs mounted beneath it turns the one-read listing off, one mounted beside it (a name
+ * sharing the root's prefix) does not; listings through the mount beneath stay whole. */
+static void live_mounts(void)
+{
+	char mnt[400], side[400], inner[480], dir[520];
+	struct gp_err e = { 0 };
+	struct gp_root r;
+	char **names = NULL;
+	int n = 0;
+
+	snprintf(mnt, sizeof(mnt), "%s/m", top);
+	snprintf(side, sizeof(side), "%s/msys", top);
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) {
+		SKIP("no mount namespace");
+		return;
+	}
+	if (mkdir(mnt, 0755) || mkdir(side, 0755) || mount("gpup2p", mnt, "tmpfs", 0, "size=1m") ||
+	    mkdir(strcat(strcpy(inner, mnt), "/sys"), 0755) || mount("gpup2p", side, "tmpfs", 0, "size=1m")) {
+		CHECK(0, "tmpfs mounts in the namespace: %s", strerror(errno));
+		return;
+	}
+	CHECK(gp_root_init(&r, mnt, &e) == 0 && r.fills_dirs == 1, "a tmpfs root, a tmpfs beside it: one-read "
+	      "listings (%d: %s)", r.fills_dirs, e.msg);
+	if (r.dir_fd1)
+		close(r.dir_fd1 - 1);
+	strcat(inner, "/fuse");
+	if (mkdir(inner, 0755) || mount("gpup2p", inner, "tmpfs", 0, "size=1m")) {
+		CHECK(0, "tmpfs beneath the root: %s", strerror(errno));
+		return;
+	}
+	for (int i = 0; i < 300; i++) { /* more than one 16 KiB getdents64 read holds */
+		snprintf(dir, sizeof(dir), "%s/entry-with-a-long-name-%03d", inner, i);
+		n += !mkdir(dir, 0755);
+	}
+	CHECK(gp_root_init(&r, mnt, &e) == 0 && r.fills_dirs == 0, "a tmpfs mounted beneath the root: listings "
+	      "read to their end (%d: %s)", r.fills_dirs, e.msg);
+	CHECK(n == 300 && gp_root_list(&r, "/sys/fuse", &names) == 300, "the folder on the mount beneath listed "
+	      "whole: 300 entries");
+	gp_root_free_list(names);
+	if (r.dir_fd1)
+		close(r.dir_fd1 - 1);
+	umount(inner);
+	umount(side);
+	umount(mnt);
+}
+
 int main(void)
 {
 	struct gp_err e = { 0 };
@@ -530,6 +580,7 @@ int main(void)
 	scanned_copy();
 	listed(lroot);
 	mounts();
+	live_mounts();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
 	if (top[0] && system(cmd) != 0)
 		printf("# could not remove %s\n", top);
