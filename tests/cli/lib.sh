@@ -63,3 +63,12 @@ plant() {
 		nok "planted $what: failed, but not naming $want: $(grep -m2 error <<<"$err")"
 	fi
 }
+
+# fakecuda_scratch: FAKE, the libcuda test double ($BUILD's; the script ends with a "not ok" when it is not
+# built), and T, a scratch folder removed when the script exits
+fakecuda_scratch() {
+	FAKE=$PWD/$BUILD/tests/fakecuda/libcuda.so.1
+	[ -f "$FAKE" ] || { nok "test double $FAKE not built"; exit 0; }
+	T=$(mktemp -d)
+	trap 'rm -rf "$T"' EXIT
+}

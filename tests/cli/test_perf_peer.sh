@@ -8,10 +8,7 @@ set -u
 BUILD=${BUILD:-build}
 BIN=$PWD/$BUILD/gpup2p
 . tests/cli/lib.sh
-FAKE=$PWD/$BUILD/tests/fakecuda/libcuda.so.1
-[ -f "$FAKE" ] || { nok "test double $FAKE not built"; exit 0; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+fakecuda_scratch
 unset GPUP2P_ROOT FAKECUDA_GPUS FAKECUDA_NOPEER FAKECUDA_CORRUPT FAKECUDA_FAIL FAKECUDA_L2 FAKECUDA_BADPTX
 export GPUP2P_PCI_IDS=$PWD/tests/fixtures/pci.ids NO_COLOR=1 GPUP2P_LIBCUDA=$FAKE GPUP2P=$BIN
 export NVBANDWIDTH=$T/nvbandwidth SIZE_MIB=1 ITERS=2 ROUNDS=2
