@@ -1,12 +1,15 @@
 /* Where a fresh process's CUDA start-up time goes: dlopen of libcuda (RTLD_NOW or RTLD_LAZY), cuInit,
  * device enumeration and cuDeviceCanAccessPeer, against NVML's start-up. Built and run on the GPU
- * machine by tests/perf/doctor_cost.sh; prints one JSON line. Not part of the build. */
+ * machine by tests/perf/doctor_cost.sh; prints one JSON line. A second argument "_exit" ends the
+ * process with _exit (no atexit handlers or library destructors: what libcuda's teardown costs is the
+ * difference in the process's wall time). Not part of the build. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now(void)
 {
@@ -63,5 +66,9 @@ int main(int argc, char **argv)
 	t4 = now();
 	printf("{\"mode\":\"%s\",\"dlopen_ms\":%.2f,\"cuinit_ms\":%.2f,\"enum_ms\":%.2f,\"peer_ms\":%.2f,"
 	       "\"rc\":%d,\"n\":%d}\n", lazy ? "lazy" : "now", t1 - t0, t2 - t1, t3 - t2, t4 - t3, rc, n);
+	if (argc > 2 && !strcmp(argv[2], "_exit")) {
+		fflush(stdout);
+		_exit(0);
+	}
 	return 0;
 }
