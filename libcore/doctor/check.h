@@ -142,41 +142,6 @@ int gp_doctor_numa_nodes(struct gp_doctor_ctx *c);
  * than n - 1 bytes, never cut). */
 long gp_doctor_read(struct gp_doctor_ctx *c, const char *path, char *buf, size_t n);
 
-/* A folder under the root, opened and listed once to read several of its files (doctor/dir.c): each
- * read answers what gp_doctor_read of its path would, but opens only a file the listing shows, one
- * openat through the folder (no walk from the root); a folder that cannot be opened is read by path. */
-struct gp_doctor_dir {
-	int fd;                    /* the folder, or the negative errno its open gave */
-	int n;                     /* its entries, or a negative errno: every name is tried */
-	char **names;              /* their names, sorted (one block with types) */
-	unsigned char *types;      /* their types as the listing gives them (DT_REG, ...) */
-	char path[GP_PATH_MAX];    /* its path under the root, as the findings and the trace name it */
-};
-
-/* Open folder name: a path when in is NULL, else an entry of the open folder in (not opened where
- * in's listing lacks it). Always close it with gp_doctor_dir_close. */
-void gp_doctor_dir_open(struct gp_doctor_ctx *c, struct gp_doctor_dir *d, const struct gp_doctor_dir *in,
-			const char *name);
-
-/* The type of entry name in d's listing (DT_REG, DT_DIR, ...; DT_UNKNOWN where it could not be listed),
- * or -1 when the listing has none. */
-int gp_doctor_dir_type(const struct gp_doctor_dir *d, const char *name);
-
-/* 1 when err, a folder's open error, is one every path through it answers (-ENOENT, -ENOTDIR). */
-int gp_doctor_dir_gone(int err);
-
-/* gp_doctor_read of d's file name (length or -errno), through the folder. */
-long gp_doctor_dir_text(struct gp_doctor_ctx *c, const struct gp_doctor_dir *d, const char *name, char *buf,
-			size_t n);
-
-/* gp_root_read_alloc of d's file name (*buf malloc'ed, NULL on error; at most max bytes, else -EFBIG),
- * through the folder. */
-long gp_doctor_dir_alloc(struct gp_doctor_ctx *c, const struct gp_doctor_dir *d, const char *name, char **buf,
-			 size_t max);
-
-/* Close d (and free its listing). */
-void gp_doctor_dir_close(struct gp_doctor_dir *d);
-
 /* 1 when /proc/kallsyms lists sym, 0 not, -errno when it could not be read (the prefetched answer
  * when there is one). */
 int gp_doctor_kallsyms_has(struct gp_doctor_ctx *c, const char *sym);

@@ -295,15 +295,15 @@ static void check_speed(struct gp_doctor_ctx *c)
 /* One aer_dev_* file of function d, in its folder dir: the TOTAL_ line's count into *total and the
  * non-zero error names into names. 0, or -errno (-ENOENT: the kernel exposes no counters for this
  * function). */
-static int aer_read(struct gp_doctor_ctx *c, const struct gp_doctor_dir *dir, const struct gp_pci_dev *d, int k,
+static int aer_read(struct gp_doctor_ctx *c, const struct gp_root_dir *dir, const struct gp_pci_dev *d, int k,
 		    const char *file, long long *total, char *names, size_t n)
 {
 	char buf[1024];
 	long len;
 
 	/* the scan's listing of the folder says whether the file is there: no path walk for an absent one */
-	len = d->aer_listed && !(d->aer_listed & GP_PCI_AER_HAS(k)) ? -ENOENT : gp_doctor_dir_text(c, dir, file, buf,
-												      sizeof(buf));
+	len = d->aer_listed && !(d->aer_listed & GP_PCI_AER_HAS(k))
+		? -ENOENT : gp_root_dir_read_text(c->root, dir, file, buf, sizeof(buf));
 	*total = -1;
 	if (len < 0)
 		return (int)len;
@@ -341,18 +341,19 @@ static void check_aer(struct gp_doctor_ctx *c)
 		char names[3][256] = { "", "", "" }, path[128];
 		int rc = 0;
 		struct gp_finding *f;
-		struct gp_doctor_dir dir;
+		struct gp_root_dir dir;
 
-		dir.fd = -ENOENT;
+		dir.fd = -ENOENT; /* not opened: none there */
+		dir.ents = NULL;
 		dir.names = NULL;
 		/* the function's folder (where the scan found it, no link to follow) opened once for its files;
 		 * not where the scan's listing showed none of them */
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", d->bdf);
 		if (!d->aer_listed || d->aer_listed & GP_PCI_AER_HAS(0))
-			gp_doctor_dir_open(c, &dir, NULL, d->sysfs_path ? d->sysfs_path : path);
+			gp_root_dir_open(c->root, &dir, -1, d->sysfs_path ? d->sysfs_path : path, NULL);
 		for (int i = 0; i < 3 && !rc; i++)
 			rc = aer_read(c, &dir, d, i, files[i], &cnt[i], names[i], sizeof(names[i]));
-		gp_doctor_dir_close(&dir);
+		gp_root_dir_close(&dir);
 		if (rc) {
 			gp_doctor_pcie_append(rc == -ENOENT ? none : bad, sizeof(none), d->bdf);
 			continue;

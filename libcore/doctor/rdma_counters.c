@@ -68,24 +68,24 @@ void gp_doctor_rdma_counters_free(struct gp_doctor_ctx *c)
  * and listed once each, only the counters they show read. */
 static void read_port(struct gp_doctor_ctx *c, const char *base, long long v[NCTR][2], int r)
 {
-	struct gp_doctor_dir dir[2];
+	struct gp_root_dir dir[2];
 	char path[GP_PATH_MAX];
 
 	for (int h = 0; h < 2; h++) {
 		snprintf(path, sizeof(path), "%s/%s", base, h ? "hw_counters" : "counters");
-		gp_doctor_dir_open(c, &dir[h], NULL, path);
+		gp_root_dir_open(c->root, &dir[h], -1, path, NULL);
 	}
 	for (int k = 0; k < NCTR; k++) {
 		char buf[64], *end;
 		long long x;
 
 		v[k][r] = -1;
-		if (gp_doctor_dir_text(c, &dir[ctrs[k].hw], ctrs[k].file, buf, sizeof(buf)) > 0 &&
+		if (gp_root_dir_read_text(c->root, &dir[ctrs[k].hw], ctrs[k].file, buf, sizeof(buf)) > 0 &&
 		    (x = strtoll(buf, &end, 10)) >= 0 && end != buf)
 			v[k][r] = x;
 	}
-	gp_doctor_dir_close(&dir[0]);
-	gp_doctor_dir_close(&dir[1]);
+	gp_root_dir_close(&dir[0]);
+	gp_root_dir_close(&dir[1]);
 }
 
 /* Call fn(c, p, arg) for each port of each RDMA device, in gp_doctor_rdma_each_port's order. */

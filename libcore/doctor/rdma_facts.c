@@ -235,18 +235,18 @@ void gp_doctor_ib_port(struct gp_doctor_ctx *c, int i, int k, struct ibport *p)
 /* Read port p's files into pf: the folder opened and listed once, the files it shows read through it. */
 static void read_pfiles(struct gp_doctor_ctx *c, const struct ibport *p, struct ib_pfiles *pf)
 {
-	struct gp_doctor_dir d;
+	struct gp_root_dir d;
 	char *raw[IBF_N];
 	size_t all = 0;
 
-	gp_doctor_dir_open(c, &d, NULL, p->at);
+	gp_root_dir_open(c->root, &d, -1, p->at, NULL);
 	for (int f = 0; f < IBF_N; f++) {
-		long rc = gp_doctor_dir_alloc(c, &d, ib_file_names[f], &raw[f], IBF_MAX);
+		long rc = gp_root_dir_read_alloc(c->root, &d, ib_file_names[f], &raw[f], IBF_MAX);
 
 		pf->rc[f] = (short)rc;
 		all += rc < 0 ? 0 : (size_t)rc + 1;
 	}
-	gp_doctor_dir_close(&d);
+	gp_root_dir_close(&d);
 	/* kept in one block (thousands of ports) */
 	if (all && !(pf->raw = malloc(all)))
 		for (int f = 0; f < IBF_N; f++)

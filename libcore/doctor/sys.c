@@ -30,7 +30,7 @@ struct gp_doctor_sys {
 	int boot_rc;
 	char boot_id[64];
 	int dev_rc;              /* /dev under the root: 0 not asked yet, 1 there, -1 not */
-	struct gp_doctor_dir *nodes[NODE_DIRS]; /* the folders of the device nodes asked (/dev, /dev/infiniband) */
+	struct gp_root_dir *nodes[NODE_DIRS]; /* the folders of the device nodes asked (/dev, /dev/infiniband) */
 };
 
 static struct gp_doctor_sys *sys_of(struct gp_doctor_ctx *c)
@@ -273,7 +273,7 @@ int gp_doctor_kallsyms_scan(const struct gp_root *r, const char *sym)
 
 /* The folder of device node path (under a root), opened and listed on first use and kept for the run,
  * its entry's name into *name; NULL when it cannot be kept (the node is then asked by its path). */
-static const struct gp_doctor_dir *node_dir(struct gp_doctor_ctx *c, const char *path, const char **name)
+static const struct gp_root_dir *node_dir(struct gp_doctor_ctx *c, const char *path, const char **name)
 {
 	struct gp_doctor_sys *s = sys_of(c);
 	const char *slash = strrchr(path, '/');
@@ -290,14 +290,14 @@ static const struct gp_doctor_dir *node_dir(struct gp_doctor_ctx *c, const char 
 			return s->nodes[i];
 	if (i == NODE_DIRS || !(s->nodes[i] = malloc(sizeof(*s->nodes[i]))))
 		return NULL;
-	gp_doctor_dir_open(c, s->nodes[i], NULL, dir);
+	gp_root_dir_open_in(c->root, s->nodes[i], NULL, dir, GP_ROOT_DIR_COMPACT);
 	return s->nodes[i];
 }
 
 int gp_doctor_devnode(struct gp_doctor_ctx *c, const char *path, int *usable)
 {
 	struct gp_doctor_sys *s = sys_of(c);
-	const struct gp_doctor_dir *d;
+	const struct gp_root_dir *d;
 	const char *name;
 	struct stat st;
 	char note[64];
@@ -316,12 +316,12 @@ int gp_doctor_devnode(struct gp_doctor_ctx *c, const char *path, int *usable)
 	}
 	/* its folder's listing: a node not there is missing, a recorded one (a regular file) read through it */
 	if ((d = node_dir(c, path, &name)) && d->fd >= 0 && d->n >= 0 &&
-	    ((t = gp_doctor_dir_type(d, name)) == -1 || t == DT_REG)) {
-		*usable = t == DT_REG && (gp_doctor_dir_text(c, d, name, note, sizeof(note)) <= 0 ||
+	    ((t = gp_root_dir_type(d, name)) == -1 || t == DT_REG)) {
+		*usable = t == DT_REG && (gp_root_dir_read_text(c->root, d, name, note, sizeof(note)) <= 0 ||
 					  strncmp(note, "not usable", 10));
 		return t == DT_REG;
 	}
-	if (d && gp_doctor_dir_gone(d->fd))
+	if (d && gp_root_dir_gone(d))
 		return 0;
 	/* under a root, through the root layer: a link out of it is -EXDEV, a pipe is never opened */
 	fd = gp_root_open(c->root, path, O_PATH);
@@ -407,7 +407,7 @@ void gp_doctor_sys_free(struct gp_doctor_ctx *c)
 	free(s->mods);
 	free(s->params);
 	for (int i = 0; i < NODE_DIRS && s->nodes[i]; i++) {
-		gp_doctor_dir_close(s->nodes[i]);
+		gp_root_dir_close(s->nodes[i]);
 		free(s->nodes[i]);
 	}
 	free(s);

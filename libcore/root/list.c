@@ -299,37 +299,158 @@ ssize_t gp_root_read_listed(const struct gp_root *r, int dfd, const char *dir, c
 	return fd < 0 ? fd : gp_root_read_fd_alloc(fd, buf, max, 1);
 }
 
-int gp_root_dir_open(const struct gp_root *r, struct gp_root_dir *d, int pfd, const char *pdir, const char *name)
+/* Keep d's listing compact (a folder kept for a run, of thousands of device nodes): its names, sorted, in
+ * d->names, their types in d->types, one block in place of d->ents. -ENOMEM: not listed (n = -1). */
+static int compact(struct gp_root_dir *d)
+{
+	size_t all = 0, at = (size_t)d->n * (sizeof(*d->names) + 1);
+	char *block;
+
+	for (int i = 0; i < d->n; i++)
+		all += strlen(d->ents[i].name) + 1;
+	if (!(block = malloc(at + all))) {
+		free(d->ents);
+		d->ents = NULL;
+		d->n = -1;
+		return -ENOMEM;
+	}
+	d->names = (char **)(void *)block;
+	d->types = (unsigned char *)block + (size_t)d->n * sizeof(*d->names);
+	for (int i = 0; i < d->n; i++) {
+		size_t l = strlen(d->ents[i].name) + 1;
+
+		d->names[i] = memcpy(block + at, d->ents[i].name, l);
+		d->types[i] = d->ents[i].type;
+		at += l;
+	}
+	free(d->ents);
+	d->ents = NULL;
+	return 0;
+}
+
+/* d->path made pdir/name (name NULL: pdir): 0, or -ENAMETOOLONG (into d->fd too). */
+static int dir_path(struct gp_root_dir *d, const char *pdir, const char *name)
 {
 	int len;
 
 	d->fd = -ENOENT;
 	d->ents = NULL;
+	d->names = NULL;
+	d->types = NULL;
 	d->n = -1;
 	len = name ? snprintf(d->path, sizeof(d->path), "%s/%s", strcmp(pdir, "/") ? pdir : "", name)
 		   : snprintf(d->path, sizeof(d->path), "%s", pdir);
-	if (len < 0 || (size_t)len >= sizeof(d->path))
-		return d->fd = -ENAMETOOLONG;
+	return len < 0 || (size_t)len >= sizeof(d->path) ? (d->fd = -ENAMETOOLONG) : 0;
+}
+
+/* gp_root_dir_open, d->path already made: opened through pfd where name is one of its entries, else by
+ * path, and listed (compact: GP_ROOT_DIR_COMPACT). */
+static int dir_list(const struct gp_root *r, struct gp_root_dir *d, int pfd, const char *pdir, const char *name,
+		    unsigned flags)
+{
+	int rc;
+
 	d->fd = name && pfd >= 0 ? gp_root_open_in(r, pfd, pdir, name, O_RDONLY | O_DIRECTORY)
 				 : gp_root_open(r, d->path, O_RDONLY | O_DIRECTORY);
 	if (d->fd >= 0 && (d->n = gp_root_entries(r, d->fd, d->path, &d->ents)) < 0) {
-		len = d->n;
+		rc = d->n;
 		d->ents = NULL;
 		d->n = -1;
-		return len == -ENOMEM ? -ENOMEM : 0;
+		return rc == -ENOMEM ? -ENOMEM : 0;
 	}
+	return d->fd >= 0 && d->n > 0 && (flags & GP_ROOT_DIR_COMPACT) ? compact(d) : 0;
+}
+
+int gp_root_dir_open(const struct gp_root *r, struct gp_root_dir *d, int pfd, const char *pdir, const char *name)
+{
+	return dir_path(d, pdir, name) ? d->fd : dir_list(r, d, pfd, pdir, name, 0);
+}
+
+int gp_root_dir_open_in(const struct gp_root *r, struct gp_root_dir *d, const struct gp_root_dir *in, const char *name,
+			unsigned flags)
+{
+	if (dir_path(d, in ? in->path : name, in ? name : NULL))
+		return d->fd;
+	if (in && gp_root_dir_gone(in))
+		d->fd = in->fd; /* every path through it answers the same */
+	else if (in && in->fd >= 0 && gp_root_dir_type(in, name) == -1)
+		d->fd = -ENOENT; /* its parent's listing has no such entry */
+	else
+		return dir_list(r, d, in ? in->fd : -1, in ? in->path : NULL, in ? name : NULL, flags);
 	return 0;
+}
+
+int gp_root_dir_gone(const struct gp_root_dir *d)
+{
+	return d->fd == -ENOENT || d->fd == -ENOTDIR;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 int gp_root_dir_type(const struct gp_root_dir *d, const char *name)
 {
-	return gp_root_ent_type(d->ents, d->fd >= 0 ? d->n : -1, name);
+	char **hit;
+
+	if (!d->names)
+		return gp_root_ent_type(d->ents, d->fd >= 0 ? d->n : -1, name);
+	hit = bsearch(&name, d->names, (size_t)d->n, sizeof(*d->names), cmp_name);
+	return hit ? d->types[hit - d->names] : -1;
+}
+
+/* How name is read through d: 1 through the folder (*listed: its listing showed it regular), 0 by its
+ * path (into path: the folder could not be opened), or the negative errno every read of it answers. */
+static int dir_how(const struct gp_root_dir *d, const char *name, int *listed, char *path, size_t n)
+{
+	int len, t;
+
+	*listed = 0;
+	if (d->fd >= 0 && (t = gp_root_dir_type(d, name)) != -1) {
+		*listed = t == DT_REG;
+		return 1;
+	}
+	if (d->fd < 0 && gp_root_dir_gone(d))
+		return d->fd;
+	if ((len = snprintf(path, n, "%s/%s", d->path, name)) < 0 || (size_t)len >= n)
+		return d->fd >= 0 ? -ENOENT : -ENAMETOOLONG;
+	if (d->fd < 0)
+		return 0;
+	gp_root_traced(path, ENOENT); /* not in its listing: asked, not opened */
+	return -ENOENT;
+}
+
+ssize_t gp_root_dir_read_text(const struct gp_root *r, const struct gp_root_dir *d, const char *name, char *buf,
+			      size_t n)
+{
+	char path[GP_PATH_MAX];
+	int listed, h = dir_how(d, name, &listed, path, sizeof(path));
+
+	if (h > 0)
+		return (listed ? gp_root_read_text_listed : gp_root_read_text_in)(r, d->fd, d->path, name, buf, n);
+	return h < 0 ? h : gp_root_read_text(r, path, buf, n);
+}
+
+ssize_t gp_root_dir_read_alloc(const struct gp_root *r, const struct gp_root_dir *d, const char *name, char **buf,
+			       size_t max)
+{
+	char path[GP_PATH_MAX];
+	int listed, h = dir_how(d, name, &listed, path, sizeof(path));
+
+	*buf = NULL;
+	if (h > 0)
+		return (listed ? gp_root_read_listed : gp_root_read_alloc_in)(r, d->fd, d->path, name, buf, max);
+	return h < 0 ? h : gp_root_read_alloc(r, path, buf, max);
 }
 
 void gp_root_dir_close(struct gp_root_dir *d)
 {
 	free(d->ents);
+	free(d->names);
 	d->ents = NULL;
+	d->names = NULL;
+	d->types = NULL;
 	d->n = -1;
 	if (d->fd >= 0)
 		close(d->fd);

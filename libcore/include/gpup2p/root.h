@@ -182,12 +182,16 @@ int gp_root_link_resolve(const struct gp_root *r, const char *dir, const char *n
 			 struct gp_root_links *c, char *target, size_t tn);
 
 /* A folder opened beneath the root and listed once; its files are then read through its fd by name
- * (gp_root_open_in, gp_root_read_listed), and where it could not be opened or listed, by path. */
+ * (gp_root_dir_read_text, gp_root_dir_read_alloc: one open of a listed file, none of one not listed), and
+ * where it could not be opened or listed, by path: every answer the one reading the file by its path
+ * gives. */
 struct gp_root_dir {
-	char path[GP_PATH_MAX];      /* the folder's live path */
+	char path[GP_PATH_MAX];      /* the folder's live path (as the trace and the findings name it) */
 	int fd;                      /* open (O_RDONLY | O_DIRECTORY), or the negative errno its open gave */
-	struct gp_root_ent *ents;    /* its entries, sorted (NULL: none, or not listed) */
+	struct gp_root_ent *ents;    /* its entries, sorted (NULL: none, not listed, or compact) */
 	int n;                       /* their count; -1: not listed (each name must be tried) */
+	char **names;                /* GP_ROOT_DIR_COMPACT: the entries' names, sorted (NULL otherwise) */
+	unsigned char *types;        /* GP_ROOT_DIR_COMPACT: their types (names and types: one block) */
 };
 
 /* Open the folder pdir/name (name NULL: pdir itself, resolved from the root) and list it: opened as one
@@ -196,8 +200,36 @@ struct gp_root_dir {
  * -ENAMETOOLONG; close it with gp_root_dir_close in any case. */
 int gp_root_dir_open(const struct gp_root *r, struct gp_root_dir *d, int pfd, const char *pdir, const char *name);
 
-/* The type of name in d's listing (gp_root_ent_type): -1 not there, DT_UNKNOWN where d is not listed. */
+/* gp_root_dir_open_in's options. COMPACT: the listing kept as names and types in one block (about 10
+ * bytes and the name per entry, not a struct gp_root_ent's 257), for a folder kept open long (doctor's
+ * /dev/infiniband of thousands of nodes); ents is NULL then, names and types hold it. */
+#define GP_ROOT_DIR_COMPACT 1u
+
+/* gp_root_dir_open of name, an entry of the folder in (in NULL: name is a path from the root), with
+ * flags (GP_ROOT_DIR_*), its parent's listing trusted: an entry in's listing lacks is -ENOENT unopened,
+ * and where in is gone (gp_root_dir_gone) so is it, with in's errno; where in could not be opened for
+ * another reason, it is opened by path. 0, -ENOMEM (listing) or -ENAMETOOLONG; close it in any case. */
+int gp_root_dir_open_in(const struct gp_root *r, struct gp_root_dir *d, const struct gp_root_dir *in, const char *name,
+			unsigned flags);
+
+/* 1 when d's folder is not there, or not a folder (fd -ENOENT, -ENOTDIR): any path through it answers so. */
+int gp_root_dir_gone(const struct gp_root_dir *d);
+
+/* The type of name in d's listing (DT_REG, DT_DIR, ...; gp_root_ent_type): -1 not there, DT_UNKNOWN
+ * where d is not listed. */
 int gp_root_dir_type(const struct gp_root_dir *d, const char *name);
+
+/* gp_root_read_text of d's file name (d->path/name), through the folder: a file its listing shows is
+ * read with one open (gp_root_read_text_listed where it shows a regular file, else
+ * gp_root_read_text_in), one it lacks is -ENOENT unopened (and traced so); where d is gone, its errno;
+ * where d could not be opened otherwise, read by path. Its length or a negative errno. */
+ssize_t gp_root_dir_read_text(const struct gp_root *r, const struct gp_root_dir *d, const char *name, char *buf,
+			      size_t n);
+
+/* gp_root_read_alloc of d's file name (*buf malloc'ed, NULL on error; at most max bytes, else -EFBIG),
+ * through the folder as gp_root_dir_read_text reads it (gp_root_read_listed, gp_root_read_alloc_in). */
+ssize_t gp_root_dir_read_alloc(const struct gp_root *r, const struct gp_root_dir *d, const char *name, char **buf,
+			       size_t max);
 
 /* Close d and free its listing (d may be closed again). */
 void gp_root_dir_close(struct gp_root_dir *d);
