@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "doctor_out.h"
+#include "gpup2p/arena.h"
 #include "gpup2p/buf.h"
 #include "gpup2p/stats.h"
 #include "gpup2p/strmap.h"
@@ -37,11 +38,11 @@ static size_t label_len(const char *m)
 }
 
 /* s with every occurrence of subj, and of name (a device name, "NIC8", not followed by a digit; NULL:
- * none), as "{}" (heap; NULL for s NULL) */
-static char *generic(const char *s, const char *subj, const char *name)
+ * none), as "{}": in a (NULL: heap, free it); NULL for s NULL */
+static char *generic(const char *s, const char *subj, const char *name, struct gp_arena *a)
 {
-	size_t ls = strlen(subj), ln = name ? strlen(name) : 0;
-	char *r = s ? malloc(strlen(s) * 2 + 3) : NULL, *o = r;
+	size_t ls = strlen(subj), ln = name ? strlen(name) : 0, n = s ? strlen(s) * 2 + 3 : 0;
+	char *r = !s ? NULL : a ? gp_arena_take(a, n, 1) : malloc(n), *o = r;
 
 	if (!r)
 		return NULL;
@@ -58,8 +59,9 @@ static char *generic(const char *s, const char *subj, const char *name)
 		}
 	}
 	*o = 0;
-	o = realloc(r, (size_t)(o - r) + 1); /* to its length: listing_keys keeps one per finding */
-	return o ? o : r;
+	if (a) /* to its length: listing_keys keeps four per finding */
+		gp_arena_trim(a, r, (size_t)(o - r) + 1);
+	return r;
 }
 
 /* The subjects of one listing and what folds a NIC's virtual functions into their physical function's
@@ -78,6 +80,7 @@ struct listing {
 	 * the next in its group whose g[2], g[3] are: the only candidates same() can accept, so folding
 	 * visits each finding's equals and not all that follow it */
 	char **g[4];
+	struct gp_arena keys;        /* where g[k][i] lie */
 	int *next[2];
 	int nf;                      /* findings (the length of g[k]) */
 };
@@ -119,11 +122,11 @@ static int listing_keys(struct listing *l, const struct gp_findings *out, int ve
 		/* without -v an ok or skipped finding is listed by its check's id, never folded */
 		if (!verbose && (f->sev == GP_SEV_OK || f->sev == GP_SEV_SKIPPED))
 			continue;
-		l->g[0][i] = generic(msg, f->subject, NULL);
-		l->g[1][i] = f->fix ? generic(f->fix, f->subject, NULL) : NULL;
+		l->g[0][i] = generic(msg, f->subject, NULL, &l->keys);
+		l->g[1][i] = f->fix ? generic(f->fix, f->subject, NULL, &l->keys) : NULL;
 		if (grouped(l, i)) {
-			l->g[2][i] = generic(msg, f->subject, dev_name(l, i));
-			l->g[3][i] = f->fix ? generic(f->fix, f->subject, dev_name(l, i)) : NULL;
+			l->g[2][i] = generic(msg, f->subject, dev_name(l, i), &l->keys);
+			l->g[3][i] = f->fix ? generic(f->fix, f->subject, dev_name(l, i), &l->keys) : NULL;
 		}
 		for (int w = 0; w < 2 && !rc; w++) {
 			int prev;
@@ -213,11 +216,9 @@ static int same(const struct listing *l, const struct gp_finding *v, int i, int 
 static void listing_free(struct listing *l)
 {
 	free(l->ent), free(l->js), free(l->in), free(l->vfs), free(l->same), free(l->gen), free(l->sub), free(l->pos);
-	for (int k = 0; k < 4; k++) {
-		for (int i = 0; l->g[k] && i < l->nf; i++)
-			free(l->g[k][i]);
+	for (int k = 0; k < 4; k++)
 		free(l->g[k]);
-	}
+	gp_arena_free(&l->keys);
 	free(l->next[0]), free(l->next[1]);
 }
 
@@ -269,8 +270,8 @@ static int same_evidence(const struct gp_finding *a, const struct gp_finding *b,
 		if (strcmp(a->ev[e].key, b->ev[e].key) || strcmp(a->ev[e].value, b->ev[e].value))
 			r = 2;
 	for (int e = 0; r == 2 && e < a->nev; e++) { /* "/sys/class/infiniband/mlx5_9/ports": its name as "{}" */
-		char *ka = generic(a->ev[e].key, a->subject, na), *kb = generic(b->ev[e].key, b->subject, nb);
-		char *va = generic(a->ev[e].value, a->subject, na), *vb = generic(b->ev[e].value, b->subject, nb);
+		char *ka = generic(a->ev[e].key, a->subject, na, NULL), *kb = generic(b->ev[e].key, b->subject, nb, NULL);
+		char *va = generic(a->ev[e].value, a->subject, na, NULL), *vb = generic(b->ev[e].value, b->subject, nb, NULL);
 		int eq = ka && kb && va && vb && !strcmp(ka, kb) && !strcmp(va, vb);
 
 		free(ka), free(kb), free(va), free(vb);
@@ -327,8 +328,8 @@ static void listing_evidence(struct listing *l, const struct gp_finding *v, int 
 		else if (l->k > 1)
 			gp_buf_addf(&b, "%s:", f->subject);
 		for (int e = 0; e < f->nev; e++) {
-			char *gk = l->gen[p] ? generic(f->ev[e].key, f->subject, nm) : NULL;
-			char *gv = l->gen[p] ? generic(f->ev[e].value, f->subject, nm) : NULL;
+			char *gk = l->gen[p] ? generic(f->ev[e].key, f->subject, nm, NULL) : NULL;
+			char *gv = l->gen[p] ? generic(f->ev[e].value, f->subject, nm, NULL) : NULL;
 
 			gp_buf_addf(&b, "%s %s = %s", e ? ";" : "", gk ? gk : f->ev[e].key, gv ? gv : f->ev[e].value);
 			free(gk), free(gv);
@@ -367,8 +368,8 @@ static void print_folded(const struct cli *c, struct listing *l, const struct gp
 	if (f->sev != heading)
 		gp_buf_addf(&b, "%c(%s)", NBSP, sev_name[f->sev]);
 	/* several subjects: each one's BDF, and its device name where a NIC's functions folded, as "{}" */
-	m = k > 1 ? generic(f->message + label_len(f->message), f->subject, by_name ? dev_name(l, i) : NULL) : NULL;
-	fx = k > 1 ? generic(f->fix, f->subject, by_name ? dev_name(l, i) : NULL) : NULL;
+	m = k > 1 ? generic(f->message + label_len(f->message), f->subject, by_name ? dev_name(l, i) : NULL, NULL) : NULL;
+	fx = k > 1 ? generic(f->fix, f->subject, by_name ? dev_name(l, i) : NULL, NULL) : NULL;
 	gp_buf_addf(&b, ": %s", m ? m : k > 1 ? f->message + label_len(f->message) : f->message);
 	col = printf("  %-*s  ", idw, f->check->id);
 	cli_wrap(stdout, b.s ? b.s : "", col, idw + 4, width);

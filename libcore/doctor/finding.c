@@ -1,17 +1,69 @@
-/* gpup2p doctor — findings as data: a growable list, built by the checks through these helpers. */
+/* gpup2p doctor — findings as data: a growable list, built by the checks through these helpers; their
+ * texts, BDFs and evidence taken from the list's arenas (gpup2p/arena.h), freed with it. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "gpup2p/arena.h"
+#include "gpup2p/strmap.h"
 
-static char *vfmt(const char *fmt, va_list ap)
+/* A list's findings' memory: their texts in one arena, their bdf and ev arrays in another, where the
+ * newest finding's grow in place (gp_arena_grow), each evidence key kept once (a few hundred keys name
+ * a hundred thousand values on a host of SR-IOV NICs). */
+struct gp_findings_mem {
+	struct gp_arena text;
+	struct gp_arena arrays;
+	struct gp_strmap keys;   /* an evidence key -> its index in key[] */
+	char **key;
+	size_t nkey, capkey;
+};
+
+/* key as kept in m (one copy of each), or NULL out of memory. */
+static char *mem_key(struct gp_findings_mem *m, const char *key)
 {
-	char *s = NULL;
+	int i = gp_strmap_get(&m->keys, key);
+	char **v;
 
-	return vasprintf(&s, fmt, ap) < 0 ? NULL : s;
+	if (i >= 0)
+		return m->key[i];
+	if (m->nkey == m->capkey) {
+		if (!(v = realloc(m->key, sizeof(*v) * (m->capkey ? 2 * m->capkey : 64))))
+			return NULL;
+		m->key = v;
+		m->capkey = m->capkey ? 2 * m->capkey : 64;
+	}
+	if (m->nkey > (size_t)INT_MAX - 1 || !(m->key[m->nkey] = gp_arena_str(&m->text, key)) ||
+	    gp_strmap_put(&m->keys, key, (int)m->nkey))
+		return NULL;
+	return m->key[m->nkey++];
+}
+
+/* Room for one more of *v's n items of size each, *cap of them held: grown in m's arrays arena by one
+ * where it is the last thing taken there (the newest finding's, as a check adds to it), else copied at
+ * twice its length (a finding added to among others: copies double, never one per item). 0, or -1 out
+ * of memory. */
+static int mem_grow(struct gp_findings_mem *m, void **v, int n, int *cap, size_t each)
+{
+	int want = n ? 2 * n : 1;
+	void *nv;
+
+	if (n < *cap)
+		return 0;
+	if (n && gp_arena_extend(&m->arrays, *v, each * (size_t)n, each * ((size_t)n + 1))) {
+		*cap = n + 1;
+		return 0;
+	}
+	if (n > INT_MAX / 2 || !(nv = gp_arena_take(&m->arrays, each * (size_t)want, sizeof(void *))))
+		return -1;
+	if (n)
+		memcpy(nv, *v, each * (size_t)n);
+	*v = nv;
+	*cap = want;
+	return 0;
 }
 
 struct gp_finding *gp_doctor_add(struct gp_doctor_ctx *c, enum gp_sev sev, const char *subject, const char *fmt, ...)
@@ -31,17 +83,20 @@ struct gp_finding *gp_doctor_add(struct gp_doctor_ctx *c, enum gp_sev sev, const
 		l->v = v;
 		l->cap = cap;
 	}
+	if (!l->mem && !(l->mem = calloc(1, sizeof(*l->mem)))) {
+		l->nomem = 1;
+		return NULL;
+	}
 	f = &l->v[l->n];
 	memset(f, 0, sizeof(*f));
 	f->check = c->cur;
 	f->sev = sev;
-	f->subject = strdup(subject ? subject : "system");
+	f->mem = l->mem;
+	f->subject = gp_arena_str(&l->mem->text, subject ? subject : "system");
 	va_start(ap, fmt);
-	f->message = vfmt(fmt, ap);
+	f->message = f->subject ? gp_arena_vfmt(&l->mem->text, fmt, ap) : NULL;
 	va_end(ap);
-	if (!f->subject || !f->message) {
-		free(f->subject);
-		free(f->message);
+	if (!f->message) {
 		l->nomem = 1;
 		return NULL;
 	}
@@ -74,25 +129,20 @@ void gp_finding_fix(struct gp_finding *f, const char *fmt, ...)
 
 	if (!f)
 		return;
-	free(f->fix);
 	va_start(ap, fmt);
-	f->fix = vfmt(fmt, ap);
+	f->fix = gp_arena_vfmt(&f->mem->text, fmt, ap); /* one it replaces stays until the list is freed */
 	va_end(ap);
 }
 
 void gp_finding_bdf(struct gp_finding *f, const char *bdf)
 {
-	char (*v)[GP_BDF_LEN];
-
 	if (!f)
 		return;
 	for (int i = 0; i < f->nbdf; i++)
 		if (!strcmp(f->bdf[i], bdf))
 			return;
-	v = realloc(f->bdf, sizeof(*v) * (size_t)(f->nbdf + 1));
-	if (!v)
+	if (mem_grow(f->mem, (void **)&f->bdf, f->nbdf, &f->capbdf, sizeof(*f->bdf)))
 		return;
-	f->bdf = v;
 	snprintf(f->bdf[f->nbdf++], GP_BDF_LEN, "%s", bdf);
 }
 
@@ -101,22 +151,14 @@ void gp_finding_ev(struct gp_finding *f, const char *key, const char *fmt, ...)
 	struct gp_kv *v;
 	va_list ap;
 
-	if (!f)
+	if (!f || mem_grow(f->mem, (void **)&f->ev, f->nev, &f->capev, sizeof(*f->ev)))
 		return;
-	v = realloc(f->ev, sizeof(*v) * (size_t)(f->nev + 1));
-	if (!v)
-		return;
-	f->ev = v;
+	v = &f->ev[f->nev];
 	va_start(ap, fmt);
-	v[f->nev].value = vfmt(fmt, ap);
+	v->value = gp_arena_vfmt(&f->mem->text, fmt, ap);
 	va_end(ap);
-	v[f->nev].key = strdup(key);
-	if (!v[f->nev].key || !v[f->nev].value) {
-		free(v[f->nev].key);
-		free(v[f->nev].value);
-		return;
-	}
-	f->nev++;
+	if (v->value && (v->key = mem_key(f->mem, key)))
+		f->nev++;
 }
 
 void gp_finding_figure(struct gp_finding *f, int src, int dst, double bytes_per_s)
@@ -134,19 +176,14 @@ void gp_finding_figure(struct gp_finding *f, int src, int dst, double bytes_per_
 
 void gp_findings_free(struct gp_findings *l)
 {
-	for (int i = 0; i < l->n; i++) {
-		struct gp_finding *f = &l->v[i];
-
-		free(f->subject);
-		free(f->message);
-		free(f->fix);
-		free(f->bdf);
-		for (int k = 0; k < f->nev; k++) {
-			free(f->ev[k].key);
-			free(f->ev[k].value);
-		}
-		free(f->ev);
-		free(f->fig);
+	for (int i = 0; i < l->n; i++)
+		free(l->v[i].fig);
+	if (l->mem) {
+		gp_arena_free(&l->mem->text);
+		gp_arena_free(&l->mem->arrays);
+		gp_strmap_free(&l->mem->keys);
+		free(l->mem->key);
+		free(l->mem);
 	}
 	free(l->v);
 	memset(l, 0, sizeof(*l));

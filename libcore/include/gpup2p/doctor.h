@@ -79,24 +79,27 @@ struct gp_figure {
 	double bytes_per_s;
 };
 
+struct gp_findings_mem; /* doctor/finding.c: the findings' texts and arrays (gpup2p/arena.h) */
+
 struct gp_finding {
 	const struct gp_doctor_check *check;
-	enum gp_sev sev;
 	char *subject;           /* "0000:13:00.0", "nvidia", "system" */
 	char *message;
 	char *fix;               /* NULL: nothing to do */
 	char (*bdf)[GP_BDF_LEN];
-	int nbdf;
 	struct gp_kv *ev;        /* evidence: file or register, and the value seen */
-	int nev;
 	struct gp_figure *fig;   /* measured figures (p2p.bandwidth), nfig of them */
-	int nfig;
+	struct gp_findings_mem *mem; /* its list's: where the texts, bdf and ev above live */
+	enum gp_sev sev;
+	int nbdf, nev, nfig;
+	int capbdf, capev;       /* bdf and ev hold this many (their arrays grow in mem) */
 };
 
 struct gp_findings {
 	struct gp_finding *v;
 	int n, cap;
 	int nomem;               /* an allocation failed: the list is incomplete */
+	struct gp_findings_mem *mem; /* its findings' texts and arrays, freed with it (NULL: none yet) */
 };
 
 /* Where the facts came from, for the header of the report. */
