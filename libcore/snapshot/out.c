@@ -36,42 +36,65 @@ static uint64_t hash(const char *k)
 	return h ^ (h >> 32);
 }
 
-/* The slot holding k, or the empty slot where it belongs. */
-static char **slot(const struct gp_snap *s, const char *k)
+/* The slot holding path k (hash h), or the empty slot where it belongs: a path is compared only
+ * where the hashes agree (comparing each one probed, read from wherever it lay, was most of the
+ * set's cost). */
+static struct gp_snap_made *slot(const struct gp_snap *s, const char *k, uint64_t h)
 {
-	size_t i = (size_t)hash(k) & (s->dirs_cap - 1);
+	size_t i = (size_t)h & (s->made_cap - 1);
 
-	while (s->dirs[i] && strcmp(s->dirs[i], k))
-		i = (i + 1) & (s->dirs_cap - 1);
-	return &s->dirs[i];
+	while (s->made[i].off && (s->made[i].hash != h || strcmp(s->names + s->made[i].off, k)))
+		i = (i + 1) & (s->made_cap - 1);
+	return &s->made[i];
 }
 
-/* Remember folder k as made. 0 or -ENOMEM. */
-static int remember(struct gp_snap *s, const char *k)
+/* 1 when path k (hash h) was made. */
+static int made(const struct gp_snap *s, const char *k, uint64_t h)
 {
-	char **sl;
+	return s->made_cap && slot(s, k, h)->off;
+}
 
-	if (2 * (s->dirs_n + 1) > s->dirs_cap) { /* at most half full */
-		char **old = s->dirs;
-		size_t ocap = s->dirs_cap;
+/* Remember path k (hash h) as made, once. 0 or -ENOMEM. */
+static int remember(struct gp_snap *s, const char *k, uint64_t h)
+{
+	struct gp_snap_made *sl;
+	size_t l = strlen(k) + 1;
 
-		s->dirs_cap = ocap ? 2 * ocap : 1024;
-		if (!(s->dirs = calloc(s->dirs_cap, sizeof(*s->dirs)))) {
-			s->dirs = old;
-			s->dirs_cap = ocap;
+	if (2 * (s->made_n + 1) > s->made_cap) { /* at most half full */
+		struct gp_snap_made *old = s->made;
+		size_t ocap = s->made_cap;
+
+		s->made_cap = ocap ? 2 * ocap : 1024;
+		if (!(s->made = calloc(s->made_cap, sizeof(*s->made)))) {
+			s->made = old;
+			s->made_cap = ocap;
 			return -ENOMEM;
 		}
 		for (size_t i = 0; i < ocap; i++)
-			if (old[i])
-				*slot(s, old[i]) = old[i];
+			if (old[i].off)
+				*slot(s, s->names + old[i].off, old[i].hash) = old[i];
 		free(old);
 	}
-	sl = slot(s, k);
-	if (!*sl) {
-		if (!(*sl = strdup(k)))
+	sl = slot(s, k, h);
+	if (sl->off)
+		return 0;
+	if (s->names_len + l > s->names_cap) { /* offset 0 is no path: the first one at 1 */
+		size_t cap = s->names_cap ? 2 * s->names_cap : 1 << 16;
+		char *more;
+
+		while (cap < s->names_len + l + 1)
+			cap *= 2;
+		if (!(more = realloc(s->names, cap)))
 			return -ENOMEM;
-		s->dirs_n++;
+		s->names = more;
+		s->names_cap = cap;
+		if (!s->names_len)
+			s->names_len = 1;
 	}
+	memcpy(s->names + s->names_len, k, l);
+	*sl = (struct gp_snap_made){ .hash = h, .off = s->names_len };
+	s->names_len += l;
+	s->made_n++;
 	return 0;
 }
 
@@ -88,11 +111,11 @@ void gp_snap_out_close(struct gp_snap *s)
 	if (s->dfd >= 0)
 		close(s->dfd);
 	s->dfd = -1;
-	for (size_t i = 0; i < s->dirs_cap; i++)
-		free(s->dirs[i]);
-	free(s->dirs);
-	s->dirs = NULL;
-	s->dirs_cap = s->dirs_n = 0;
+	free(s->made);
+	free(s->names);
+	s->made = NULL;
+	s->names = NULL;
+	s->made_cap = s->made_n = s->names_len = s->names_cap = 0;
 	s->last_len = 0;
 }
 
@@ -107,19 +130,21 @@ static int out_err(struct gp_snap *s, const char *live, int err)
 }
 
 /* Make the folder at live path `live` (len bytes of it) and the missing ones above it, each
- * once. 0 or a positive errno. */
+ * once. 0 or a positive errno. The last file's folder and those above it are made: such a one is
+ * neither looked up nor hashed (most folders are made below the one before). */
 static int make_dirs(struct gp_snap *s, char *live, size_t len)
 {
 	char *slash, c = live[len];
+	uint64_t h;
 	int rc = 0;
 
 	if (len <= 1) /* "/": the snapshot directory */
 		return 0;
-	/* the folder of the last file, most often the next one's too: no hashing */
-	if (len == s->last_len && !memcmp(live, s->last, len))
+	if (len <= s->last_len && !memcmp(live, s->last, len) && (len == s->last_len || s->last[len] == '/'))
 		return 0;
 	live[len] = '\0';
-	if (s->dirs_cap && *slot(s, live))
+	h = hash(live);
+	if (made(s, live, h))
 		goto out;
 	slash = strrchr(live, '/');
 	if ((rc = make_dirs(s, live, (size_t)(slash - live))))
@@ -129,7 +154,7 @@ static int make_dirs(struct gp_snap *s, char *live, size_t len)
 	else if (mkdirat(s->dfd, live + 1, 0755) && errno != EEXIST)
 		rc = errno;
 	if (!rc)
-		rc = -remember(s, live);
+		rc = -remember(s, live, h);
 out:
 	live[len] = c;
 	return rc;
@@ -225,9 +250,11 @@ int gp_snap_make_link(struct gp_snap *s, const char *from, const char *to)
 	if ((rc = parent_of(s, from, buf)))
 		return rc;
 	if (s->tar) { /* made once, as symlinkat's EEXIST keeps the first */
-		if (s->dirs_cap && *slot(s, from))
+		uint64_t h = hash(from);
+
+		if (made(s, from, h))
 			return 0;
-		if ((rc = gp_snap_tar_add(s, from, GP_TAR_LINK, NULL, 0, rel)) || (rc = -remember(s, from)))
+		if ((rc = gp_snap_tar_add(s, from, GP_TAR_LINK, NULL, 0, rel)) || (rc = -remember(s, from, h)))
 			return out_err(s, from, rc);
 		return 0;
 	}
