@@ -57,9 +57,9 @@ struct gp_pci_read {
 void gp_pci_warn(struct gp_pci *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Fill what depends on all the functions (each read with gp_pci_fill_fn; pf: their physical
- * functions' names): host bridges, the chains' and physical functions' indexes, RDMA/net names, NUMA
- * nodes. */
-int gp_pci_fill_sysfs(struct gp_pci *p, char (*pf)[GP_BDF_LEN], struct gp_err *e);
+ * functions' names): host bridges, the chains' and physical functions' indexes, RDMA (unless rdma
+ * is 0) and net names, NUMA nodes. */
+int gp_pci_fill_sysfs(struct gp_pci *p, char (*pf)[GP_BDF_LEN], int rdma, struct gp_err *e);
 
 /* A copy of s held by p until gp_pci_free ("" shared), or NULL when out of memory. */
 const char *gp_pci_keep_str(struct gp_pci *p, const char *s);

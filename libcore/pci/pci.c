@@ -410,7 +410,7 @@ static int scan(struct gp_pci *p, const struct gp_root *r, gp_pci_each_fn fn, vo
 			close(fd);
 	}
 	rc = x.pre_at >= 0 ? err_out(e, &x.pre_e) : x.lp ? err_out(e, &x.lp_e) : x.fill ? err_out(e, &x.fill_e)
-									      : gp_pci_fill_sysfs(p, pf, e);
+									      : gp_pci_fill_sysfs(p, pf, fn == NULL, e);
 out:
 	lp_jmp = NULL;
 	gp_root_links_free(&lp_links);

@@ -483,7 +483,7 @@ int gp_pci_fill_fn(struct gp_pci *p, int i, struct gp_pci_fn *f, char pf[GP_BDF_
 	return 0;
 }
 
-int gp_pci_fill_sysfs(struct gp_pci *p, char (*pf)[GP_BDF_LEN], struct gp_err *e)
+int gp_pci_fill_sysfs(struct gp_pci *p, char (*pf)[GP_BDF_LEN], int rdma, struct gp_err *e)
 {
 	read_netdevs(p);
 	if (number_host_bridges(p))
@@ -496,7 +496,8 @@ int gp_pci_fill_sysfs(struct gp_pci *p, char (*pf)[GP_BDF_LEN], struct gp_err *e
 		g->parent = g->chain_len ? g->chain_idx[g->chain_len - 1] : -1;
 		g->physfn = pf[i][0] ? gp_pci_index(p, pf[i]) : -1;
 	}
-	read_rdma(p);
+	if (rdma)
+		read_rdma(p);
 	read_nodes(p);
 	return 0;
 }

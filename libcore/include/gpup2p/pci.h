@@ -140,7 +140,9 @@ struct gp_pci_fn;
 typedef int (*gp_pci_each_fn)(const struct gp_pci *p, int i, const struct gp_pci_fn *f, void *arg);
 
 /* gp_pci_scan, calling fn for each function as soon as it is read, in p->devs's order, until a
- * function's error (the scan's, then reported by it) or fn's nonzero. */
+ * function's error (the scan's, then reported by it) or fn's nonzero. The functions' RDMA devices
+ * (devs[].rdma) are not looked up: its caller (the snapshot) reads /sys/class/infiniband itself, and
+ * resolving each device's link twice was 4 system calls a device, 3% of a snapshot's CPU at 4000. */
 int gp_pci_scan_each(struct gp_pci *p, const struct gp_root *r, gp_pci_each_fn fn, void *arg, struct gp_err *e);
 
 /* The function's folder (/sys/bus/pci/devices/BDF): its fd and listing, as the scan opened it. */
