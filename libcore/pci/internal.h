@@ -19,6 +19,8 @@ struct gp_pci_fn {
 	struct gp_root_dir d;        /* "/sys/bus/pci/devices/BDF", open beneath the root (fd -1: read by path) */
 	char canon[GP_PATH_MAX];     /* where it lies, as gp_root_realpath gives it, once canon_rc is 0 */
 	int canon_rc;                /* 1: not resolved yet; else 0 or the negative errno resolving gave */
+	int devs_fd;                 /* /sys/bus/pci/devices, open (O_PATH) under a root to read the links; -1 */
+	char devs_canon[GP_PATH_MAX]; /* where it lies ("": unknown) */
 	int keep;                    /* 1: keep what is read whole (gp_pci_fn_keep) */
 	int nkept;
 	struct {

@@ -229,8 +229,16 @@ static void scan_fn(struct gp_pci *p, struct pci_access *a, const char *sysfs, c
 	g->func = fn->a.func;
 	snprintf(g->bdf, sizeof(g->bdf), "%s", fn->name);
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", fn->name);
-	/* listed once: its files read by name, the absent ones not asked for */
-	(void)gp_root_dir_open(r, &f->d, -1, path, NULL);
+	/* listed once: its files read by name, the absent ones not asked for; where the link's text
+	 * names a place reached through no link, opened there (where it lies is known: no read-back) */
+	if (!f->devs_canon[0] ||
+	    (f->d.fd = gp_root_link_open(r, f->devs_fd, f->devs_canon, fn->name, O_RDONLY | O_DIRECTORY, f->canon,
+					 sizeof(f->canon))) < 0) {
+		(void)gp_root_dir_open(r, &f->d, -1, path, NULL);
+	} else {
+		(void)gp_root_dir_list(r, &f->d, f->d.fd, path);
+		f->canon_rc = 0;
+	}
 	g->aer_listed = 0;
 	if (f->d.fd >= 0 && f->d.n >= 0) { /* doctor's pcie.aer asks only for the counters listed */
 		static const char *const aer[3] = { "aer_dev_fatal", "aer_dev_nonfatal", "aer_dev_correctable" };
@@ -356,8 +364,13 @@ static int scan(struct gp_pci *p, const struct gp_root *r, gp_pci_each_fn fn, vo
 	pf = calloc((size_t)(n ? n : 1), GP_BDF_LEN);
 	p->devs = calloc((size_t)(n ? n : 1), sizeof(*p->devs));
 	p->lpdevs = calloc((size_t)(n ? n : 1), sizeof(struct pci_dev *));
-	if ((f = malloc(sizeof(*f))))
+	if ((f = malloc(sizeof(*f)))) {
 		f->d.fd = -1, f->d.ents = NULL, f->keep = each != NULL;
+		f->devs_fd = r->live ? -1 : gp_root_open(r, "/sys/bus/pci/devices", O_PATH | O_DIRECTORY);
+		if (f->devs_fd < 0 || gp_root_fd_realpath(r, f->devs_fd, "/sys/bus/pci/devices", f->devs_canon,
+							 sizeof(f->devs_canon)))
+			f->devs_canon[0] = '\0';
+	}
 	a = pci_alloc();
 	if (!order || !pf || !p->devs || !p->lpdevs || !f || !a) {
 		rc = gp_err_set(e, GP_E_FAIL, ENOMEM, "out of memory");
@@ -418,6 +431,8 @@ out:
 		free(f->d.ents);
 		if (f->d.fd >= 0)
 			close(f->d.fd);
+		if (f->devs_fd >= 0)
+			close(f->devs_fd);
 		free(f);
 	}
 	if (!p->pacc && a)

@@ -26,4 +26,9 @@ int gp_root_fills_dirs(int fd, const char *dir);
  * file cannot be read (unknown: as if one did); 0 when none does. */
 int gp_root_mount_beneath(const char *mountinfo, const char *dir);
 
+/* Open the live path `path` beneath the root through no symlink at all (one openat2): an fd, -ELOOP
+ * where a link lies on the way, another negative errno, or -ENOSYS where it cannot be asked so (the
+ * live system, no openat2). Not traced. */
+int gp_root_open_nolinks(const struct gp_root *r, const char *path, int flags);
+
 #endif

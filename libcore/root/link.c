@@ -127,6 +127,28 @@ int gp_root_link_resolve(const struct gp_root *r, const char *dir, const char *n
 	return 0;
 }
 
+int gp_root_link_open(const struct gp_root *r, int dfd, const char *dir, const char *name, int flags, char *real,
+		      size_t n)
+{
+	char path[GP_PATH_MAX], text[GP_PATH_MAX], place[GP_PATH_MAX];
+	ssize_t len;
+	size_t rest;
+	int fd, k = snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", name);
+
+	if (r->live || dfd < 0 || strchr(name, '/') || k < 0 || (size_t)k >= sizeof(path))
+		return -ENOSYS;
+	if ((len = readlinkat(dfd, name, text, sizeof(text) - 1)) <= 0)
+		return -ENOSYS;
+	text[len] = '\0';
+	/* the place the text names, where nothing on the way is a link: there, and canonical */
+	if (lexical(dir, text, place, sizeof(place), &rest) || strlen(place) >= n ||
+	    (fd = gp_root_open_nolinks(r, place, flags)) < 0)
+		return -ENOSYS;
+	gp_root_traced(path, 0);
+	strcpy(real, place);
+	return fd;
+}
+
 void gp_root_links_free(struct gp_root_links *c)
 {
 	for (size_t i = 0; i < c->n; i++)

@@ -348,15 +348,11 @@ static int dir_path(struct gp_root_dir *d, const char *pdir, const char *name)
 	return len < 0 || (size_t)len >= sizeof(d->path) ? (d->fd = -ENAMETOOLONG) : 0;
 }
 
-/* gp_root_dir_open, d->path already made: opened through pfd where name is one of its entries, else by
- * path, and listed (compact: GP_ROOT_DIR_COMPACT). */
-static int dir_list(const struct gp_root *r, struct gp_root_dir *d, int pfd, const char *pdir, const char *name,
-		    unsigned flags)
+/* d's folder, open at d->fd (or its negative errno), listed (compact: GP_ROOT_DIR_COMPACT). */
+static int dir_entries(const struct gp_root *r, struct gp_root_dir *d, unsigned flags)
 {
 	int rc;
 
-	d->fd = name && pfd >= 0 ? gp_root_open_in(r, pfd, pdir, name, O_RDONLY | O_DIRECTORY)
-				 : gp_root_open(r, d->path, O_RDONLY | O_DIRECTORY);
 	if (d->fd >= 0 && (d->n = gp_root_entries(r, d->fd, d->path, &d->ents)) < 0) {
 		rc = d->n;
 		d->ents = NULL;
@@ -364,6 +360,34 @@ static int dir_list(const struct gp_root *r, struct gp_root_dir *d, int pfd, con
 		return rc == -ENOMEM ? -ENOMEM : 0;
 	}
 	return d->fd >= 0 && d->n > 0 && (flags & GP_ROOT_DIR_COMPACT) ? compact(d) : 0;
+}
+
+/* gp_root_dir_open, d->path already made: opened through pfd where name is one of its entries, else by
+ * path, and listed (compact: GP_ROOT_DIR_COMPACT). */
+static int dir_list(const struct gp_root *r, struct gp_root_dir *d, int pfd, const char *pdir, const char *name,
+		    unsigned flags)
+{
+	d->fd = name && pfd >= 0 ? gp_root_open_in(r, pfd, pdir, name, O_RDONLY | O_DIRECTORY)
+				 : gp_root_open(r, d->path, O_RDONLY | O_DIRECTORY);
+	return dir_entries(r, d, flags);
+}
+
+int gp_root_dir_list(const struct gp_root *r, struct gp_root_dir *d, int fd, const char *path)
+{
+	d->fd = fd;
+	d->ents = NULL;
+	d->names = NULL;
+	d->types = NULL;
+	d->n = -1;
+	if (path != d->path) {
+		if (strlen(path) >= sizeof(d->path)) {
+			if (fd >= 0)
+				close(fd);
+			return d->fd = -ENAMETOOLONG;
+		}
+		strcpy(d->path, path);
+	}
+	return dir_entries(r, d, 0);
 }
 
 int gp_root_dir_open(const struct gp_root *r, struct gp_root_dir *d, int pfd, const char *pdir, const char *name)

@@ -28,6 +28,7 @@ struct open_how {
 	uint64_t resolve;
 };
 #define RESOLVE_NO_MAGICLINKS 0x02
+#define RESOLVE_NO_SYMLINKS 0x04
 #define RESOLVE_BENEATH 0x08
 #endif
 #ifndef SYS_openat2
@@ -123,15 +124,16 @@ static int open_checked(const struct gp_root *r, const char *path, int flags)
 	return fd < 0 ? -errno : fd;
 }
 
-/* Open a live path beneath a root directory: openat2, or the checked realpath where it is missing. */
-static int open_beneath(const struct gp_root *r, const char *path, int flags)
+/* Open a live path beneath a root directory: openat2 resolving as `resolve` says, or (checked: 1) the
+ * checked realpath where openat2 is missing (else -ENOSYS). */
+static int open_resolved(const struct gp_root *r, const char *path, int flags, uint64_t resolve, int checked)
 {
 	struct open_how how;
 	const char *rel = path;
 	int dfd, fd, err;
 
 	if (r->no_openat2)
-		return open_checked(r, path, flags);
+		return checked ? open_checked(r, path, flags) : -ENOSYS;
 	while (*rel == '/')
 		rel++;
 	dfd = r->dir_fd1 > 0 ? r->dir_fd1 - 1 : open(r->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -139,7 +141,7 @@ static int open_beneath(const struct gp_root *r, const char *path, int flags)
 		return -errno;
 	memset(&how, 0, sizeof(how));
 	how.flags = (uint64_t)flags;
-	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+	how.resolve = resolve;
 	/* EAGAIN: a rename somewhere raced a ".." in a link; the kernel asks for a retry */
 	for (int tries = 0; tries < 64; tries++) {
 		fd = (int)syscall(SYS_openat2, dfd, *rel ? rel : ".", &how, sizeof(how));
@@ -153,8 +155,13 @@ static int open_beneath(const struct gp_root *r, const char *path, int flags)
 		return fd;
 	/* no openat2 here (EPERM: how seccomp filters refuse it), or renames keep racing */
 	if (err == ENOSYS || err == EPERM || err == EAGAIN)
-		return open_checked(r, path, flags);
+		return checked ? open_checked(r, path, flags) : -ENOSYS;
 	return -err;
+}
+
+static int open_beneath(const struct gp_root *r, const char *path, int flags)
+{
+	return open_resolved(r, path, flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS, 1);
 }
 
 /* fd (or a negative errno) kept when it is a regular file or a folder; else closed: -EMEDIUMTYPE. An
@@ -193,6 +200,15 @@ static int open_untraced(const struct gp_root *r, const char *path, int flags)
 	return file_or_folder(open_beneath(r, path, flags | O_NONBLOCK), flags);
 }
 
+int gp_root_open_nolinks(const struct gp_root *r, const char *path, int flags)
+{
+	if (r->live || path[0] != '/' || (flags & (O_CREAT | O_PATH)))
+		return -ENOSYS;
+	GP_STAT_ADD(files_opened, 1);
+	flags |= O_CLOEXEC | O_NONBLOCK;
+	return file_or_folder(open_resolved(r, path, flags, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, 0), flags);
+}
+
 int gp_root_open(const struct gp_root *r, const char *path, int flags)
 {
 	int fd = open_untraced(r, path, flags);
@@ -222,6 +238,21 @@ int gp_root_open_in(const struct gp_root *r, int dfd, const char *dir, const cha
 			return fd;
 		}
 		/* a symlink (O_DIRECTORY meets one as ENOTDIR): resolved as gp_root_open resolves it */
+	}
+	/* entries further down (a/b): one openat2 beneath the folder that follows no symlink at all; what
+	 * it cannot open but a missing entry is resolved from the root, as gp_root_open resolves it */
+	if (dfd >= 0 && !(flags & O_PATH) && !r->live && !r->no_openat2 && strchr(name, '/')) {
+		struct open_how how = { .flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK),
+					.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS };
+
+		GP_STAT_ADD(files_opened, 1);
+		fd = (int)syscall(SYS_openat2, dfd, name, &how, sizeof(how));
+		if (fd >= 0 || errno == ENOENT) {
+			fd = fd < 0 ? -errno : file_or_folder(fd, flags);
+			len = snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", name);
+			gp_root_traced(len >= 0 && (size_t)len < sizeof(path) ? path : name, fd < 0 ? -fd : 0);
+			return fd;
+		}
 	}
 	len = snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", name);
 	if (len < 0 || (size_t)len >= sizeof(path))

@@ -403,7 +403,7 @@ static int capture_counters(struct gp_snap *s, const struct gp_root_dir *port)
 static int capture_port(struct gp_snap *s, const struct gp_root_dir *ports, const char *port)
 {
 	static const char *const files[] = { "state", "phys_state", "rate", "link_layer" };
-	struct gp_root_dir pd, ga = { .fd = -ENOENT, .n = -1 }, ty = { .fd = -ENOENT, .n = -1 }, gids;
+	struct gp_root_dir pd, ty = { .fd = -ENOENT, .n = -1 }, gids;
 	int rc, gids_open = 0, has_ga;
 
 	if ((rc = ib_open(s, &pd, ports, port)))
@@ -411,10 +411,12 @@ static int capture_port(struct gp_snap *s, const struct gp_root_dir *ports, cons
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]) && !rc; i++)
 		rc = ib_copy(s, &pd, files[i], gp_root_dir_type(&pd, files[i]), NULL);
 	/* the GID table: unused entries read as EINVAL and are left out (the folder stays: no GID in use);
-	 * of each one in use, the GID too (rdma.gid tells link-local ones apart) */
+	 * of each one in use, the GID too (rdma.gid tells link-local ones apart). gid_attrs/types is
+	 * opened from the port's folder in one call: gid_attrs/ itself is not listed (it holds types/,
+	 * ndevs/ and nothing the snapshot reads: 3 system calls a port, 2% of the CPU) */
 	has_ga = gp_root_dir_type(&pd, "gid_attrs") != -1;
-	if (!rc && has_ga && !(rc = ib_open(s, &ga, &pd, "gid_attrs")))
-		rc = ib_open(s, &ty, &ga, "types");
+	if (!rc && has_ga)
+		rc = ib_open(s, &ty, &pd, "gid_attrs/types");
 	if (!rc && has_ga && (ty.fd >= 0 || gp_root_exists(s->r, ty.path)))
 		rc = gp_snap_make_dir(s, ty.path);
 	for (int i = 0; i < ty.n && !rc; i++) {
@@ -434,31 +436,44 @@ static int capture_port(struct gp_snap *s, const struct gp_root_dir *ports, cons
 	if (gids_open)
 		gp_root_dir_close(&gids);
 	gp_root_dir_close(&ty);
-	gp_root_dir_close(&ga);
 	if (!rc && counters_wanted(s))
 		rc = capture_counters(s, &pd);
 	gp_root_dir_close(&pd);
 	return rc;
 }
 
-/* A class entry's folder (/sys/class/C/NAME, a link into the device tree): opened beneath the root
- * through the link and listed (gp_root_dir_open), where it lies read back from the fd into base (d's
- * path), made in the snapshot with the class's link to it. 1: d is open (close it); 0: the entry does
- * not resolve (nothing made, skipped); or an error set. A folder that cannot be opened is resolved by
- * path, and its files are then tried by path. */
-static int class_dir(struct gp_snap *s, const char *cls, struct gp_root_dir *d, char *base, size_t n)
-{
-	int rc;
+/* A class folder (/sys/class/C), open and listed (gp_root_dir), and where it lies ("": unknown). */
+struct class_folder {
+	struct gp_root_dir d;
+	char canon[GP_PATH_MAX];
+};
 
-	if (gp_root_dir_open(s->r, d, -1, cls, NULL) == -ENOMEM) {
+/* A class entry's folder (/sys/class/C/NAME, a link into the device tree, of class folder c): opened
+ * beneath the root through the link and listed (gp_root_dir_open), where it lies into base (d's path),
+ * made in the snapshot with the class's link to it. The link is read and the place it names opened
+ * through no link where it can be (gp_root_link_open: no read-back of where the folder lies), else
+ * the folder is opened through the link and where it lies read back from the fd. 1: d is open (close
+ * it); 0: the entry does not resolve (nothing made, skipped); or an error set. A folder that cannot be
+ * opened is resolved by path, and its files are then tried by path. */
+static int class_dir(struct gp_snap *s, const struct class_folder *c, const char *name, struct gp_root_dir *d,
+		     char *base, size_t n)
+{
+	char cls[GP_PATH_MAX];
+	int rc, fd;
+
+	snprintf(cls, sizeof(cls), "%s/%s", c->d.path, name);
+	fd = c->canon[0] ? gp_root_link_open(s->r, c->d.fd, c->canon, name, O_RDONLY | O_DIRECTORY, base, n) : -ENOSYS;
+	if ((fd >= 0 ? gp_root_dir_list(s->r, d, fd, base) : gp_root_dir_open(s->r, d, -1, cls, NULL)) == -ENOMEM) {
 		gp_root_dir_close(d);
 		return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
 	}
-	if (d->fd >= 0 ? gp_root_fd_realpath(s->r, d->fd, cls, base, n) : gp_root_realpath(s->r, cls, base, n)) {
-		gp_root_dir_close(d);
-		return 0;
+	if (fd < 0) {
+		if (d->fd >= 0 ? gp_root_fd_realpath(s->r, d->fd, cls, base, n) : gp_root_realpath(s->r, cls, base, n)) {
+			gp_root_dir_close(d);
+			return 0;
+		}
+		snprintf(d->path, sizeof(d->path), "%s", base);
 	}
-	snprintf(d->path, sizeof(d->path), "%s", base);
 	if ((rc = gp_snap_make_dir(s, base)) || (strcmp(base, cls) && (rc = gp_snap_make_link(s, cls, base)))) {
 		gp_root_dir_close(d);
 		return rc;
@@ -466,19 +481,32 @@ static int class_dir(struct gp_snap *s, const char *cls, struct gp_root_dir *d, 
 	return 1;
 }
 
+/* Open and list the class folder `path` (c->d; its entries, sorted, as gp_root_list gives them) and
+ * where it lies. 0 or an error set. */
+static int class_open(struct gp_snap *s, struct class_folder *c, const char *path)
+{
+	c->canon[0] = '\0';
+	if (gp_root_dir_open(s->r, &c->d, -1, path, NULL) == -ENOMEM) {
+		gp_root_dir_close(&c->d);
+		return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
+	}
+	if (c->d.fd >= 0 && gp_root_fd_realpath(s->r, c->d.fd, path, c->canon, sizeof(c->canon)))
+		c->canon[0] = '\0';
+	return 0;
+}
+
 /* /sys/class/infiniband/DEV: a link to the device's folder (below its PCI function, or virtual
  * for soft-RoCE) as in sysfs, its device link, its parent (soft-RoCE: the netdev), its ports. The
  * folder is opened beneath the root once, through the class's link, where it lies read back from the
  * fd, and listed once: what is not there is not asked for; its ports/ and each port's folders are
  * opened through it, one name each, and listed once. */
-static int capture_ibdev(struct gp_snap *s, const char *dev)
+static int capture_ibdev(struct gp_snap *s, const struct class_folder *c, const char *dev)
 {
-	char cls[GP_PATH_MAX], base[GP_PATH_MAX], p[GP_PATH_MAX], real[GP_PATH_MAX];
+	char base[GP_PATH_MAX], p[GP_PATH_MAX], real[GP_PATH_MAX];
 	struct gp_root_dir d, ports = { .fd = -ENOENT, .n = -1 };
 	int rc, t;
 
-	snprintf(cls, sizeof(cls), "/sys/class/infiniband/%s", dev);
-	if ((rc = class_dir(s, cls, &d, base, sizeof(base))) <= 0)
+	if ((rc = class_dir(s, c, dev, &d, base, sizeof(base))) <= 0)
 		return rc;
 	rc = 0;
 	snprintf(p, sizeof(p), "%s/device", base);
@@ -503,16 +531,15 @@ static int capture_ibdev(struct gp_snap *s, const char *dev)
 /* /sys/class/infiniband_verbs/uverbsN (ib_uverbs): a link to its folder, as in sysfs, and its ibdev. The
  * folder is opened through the class's link and listed once, where it lies read back from the fd,
  * ibdev read through it. */
-static int capture_uverbs(struct gp_snap *s, const char *name)
+static int capture_uverbs(struct gp_snap *s, const struct class_folder *c, const char *name)
 {
-	char cls[GP_PATH_MAX], base[GP_PATH_MAX];
+	char base[GP_PATH_MAX];
 	struct gp_root_dir d;
 	int rc;
 
-	snprintf(cls, sizeof(cls), "/sys/class/infiniband_verbs/%s", name);
 	if (strncmp(name, "uverbs", 6))
 		return 0;
-	if ((rc = class_dir(s, cls, &d, base, sizeof(base))) <= 0)
+	if ((rc = class_dir(s, c, name, &d, base, sizeof(base))) <= 0)
 		return rc;
 	rc = ib_copy(s, &d, "ibdev", gp_root_dir_type(&d, "ibdev"), NULL);
 	gp_root_dir_close(&d);
@@ -521,17 +548,20 @@ static int capture_uverbs(struct gp_snap *s, const char *name)
 
 int gp_snap_capture_rdma(struct gp_snap *s)
 {
-	char **names = NULL;
-	int n = gp_root_list(s->r, "/sys/class/infiniband", &names), rc = 0;
+	struct class_folder *c = malloc(sizeof(*c));
+	int rc;
 
-	for (int i = 0; i < n && !rc; i++)
-		rc = capture_ibdev(s, names[i]);
-	gp_root_free_list(names);
-	names = NULL;
-	n = rc ? 0 : gp_root_list(s->r, "/sys/class/infiniband_verbs", &names);
-	for (int i = 0; i < n && !rc; i++)
-		rc = capture_uverbs(s, names[i]);
-	gp_root_free_list(names);
+	if (!c)
+		return gp_err_set(s->e, GP_E_FAIL, ENOMEM, "out of memory");
+	rc = class_open(s, c, "/sys/class/infiniband");
+	for (int i = 0; !rc && i < (c->d.fd >= 0 ? c->d.n : 0); i++)
+		rc = capture_ibdev(s, c, c->d.ents[i].name);
+	gp_root_dir_close(&c->d);
+	if (!rc && !(rc = class_open(s, c, "/sys/class/infiniband_verbs")))
+		for (int i = 0; !rc && i < (c->d.fd >= 0 ? c->d.n : 0); i++)
+			rc = capture_uverbs(s, c, c->d.ents[i].name);
+	gp_root_dir_close(&c->d);
+	free(c);
 	gp_snapshot_info_captured(&s->info, counters_wanted(s) ? "rdma rdma-ports rdma-counters rdma-uverbs"
 						     : "rdma rdma-ports rdma-uverbs");
 	return rc;

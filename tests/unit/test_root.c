@@ -80,6 +80,50 @@ static void build_tree(void)
 	link_to(abs, "root/sys/d");
 	link_to("../../outdir", "root/sys/lnk");
 	link_to("../outdir", "root/run");
+	/* a class folder's links (/sys/class/C/NAME): to a real folder by "../" and plain names, through
+	 * a link on the way, out of the root, absolute */
+	mk("root/sys/devices");
+	mk("root/sys/devices/dev0");
+	put("root/sys/devices/dev0/attr", "a\n");
+	link_to("devices", "root/sys/devlink");
+	mk("root/sys/class");
+	link_to("../devices/dev0", "root/sys/class/dev0");
+	link_to("../devlink/dev0", "root/sys/class/via");
+	link_to("../../../outdir", "root/sys/class/out");
+	snprintf(abs, sizeof(abs), "%s/root/sys/devices/dev0", top);
+	link_to(abs, "root/sys/class/abs");
+}
+
+/* gp_root_link_open: a class entry's folder opened at the place its link names, where nothing on the
+ * way is a link, that place told; anything else left to gp_root_open (-ENOSYS) */
+static void link_opens(struct gp_root *r, const char *mode)
+{
+	int cfd = gp_root_open(r, "/sys/class", O_PATH | O_DIRECTORY), fd;
+	int on = !r->no_openat2;
+	char real[512];
+
+	CHECK(cfd >= 0, "%s: /sys/class opened", mode);
+	fd = gp_root_link_open(r, cfd, "/sys/class", "dev0", O_RDONLY | O_DIRECTORY, real, sizeof(real));
+	CHECK(on ? fd >= 0 && !strcmp(real, "/sys/devices/dev0") : fd == -ENOSYS,
+	      "%s: link_open: a \"../\" link to a real folder: %s", mode, on ? "opened, where it lies told" : "-ENOSYS");
+	if (fd >= 0) {
+		char *b = NULL;
+
+		CHECK(gp_root_read_alloc_in(r, fd, real, "attr", &b, 64) == 2, "%s: link_open: the folder the link leads to",
+		      mode);
+		free(b);
+		close(fd);
+	}
+	CHECK(gp_root_link_open(r, cfd, "/sys/class", "via", O_RDONLY | O_DIRECTORY, real, sizeof(real)) == -ENOSYS,
+	      "%s: link_open: a link on the way (its place not canonical): -ENOSYS", mode);
+	CHECK(gp_root_link_open(r, cfd, "/sys/class", "out", O_RDONLY | O_DIRECTORY, real, sizeof(real)) == -ENOSYS,
+	      "%s: link_open: a link above the root: -ENOSYS", mode);
+	CHECK(gp_root_link_open(r, cfd, "/sys/class", "abs", O_RDONLY | O_DIRECTORY, real, sizeof(real)) == -ENOSYS,
+	      "%s: link_open: an absolute link: -ENOSYS", mode);
+	CHECK(gp_root_link_open(r, cfd, "/sys/class", "none", O_RDONLY | O_DIRECTORY, real, sizeof(real)) == -ENOSYS,
+	      "%s: link_open: no such link: -ENOSYS", mode);
+	if (cfd >= 0)
+		close(cfd);
 }
 
 static void checks(struct gp_root *r, const char *mode)
@@ -133,9 +177,21 @@ static void checks(struct gp_root *r, const char *mode)
 			close(fd);
 		CHECK(gp_root_open_in(r, dfd, "/sys", "missing", O_RDONLY) == -ENOENT, "%s: open_in: missing: -ENOENT", mode);
 		CHECK(gp_root_read_alloc_in(r, -1, "/sys", "rel", &b, 64) == -EXDEV, "%s: open_in without a folder fd: -EXDEV", mode);
+		/* a name further down: through a real folder opened, through a folder symlinked out refused */
+		CHECK(gp_root_read_alloc_in(r, dfd, "/sys", "devices/dev0/attr", &b, 64) == 2 && b && !strcmp(b, "a\n"),
+		      "%s: open_in: a name further down, through real folders", mode);
+		free(b);
+		CHECK(gp_root_read_alloc_in(r, dfd, "/sys", "devlink/dev0/attr", &b, 64) == 2,
+		      "%s: open_in: a name further down through a link inside: followed", mode);
+		free(b);
+		CHECK(gp_root_read_alloc_in(r, dfd, "/sys", "d/file", &b, 64) == -EXDEV && !b,
+		      "%s: open_in: a name further down through a folder symlinked out: -EXDEV", mode);
+		CHECK(gp_root_open_in(r, dfd, "/sys", "devices/none", O_RDONLY) == -ENOENT,
+		      "%s: open_in: a missing name further down: -ENOENT", mode);
 		if (dfd >= 0)
 			close(dfd);
 	}
+	link_opens(r, mode);
 }
 
 static void host_paths(struct gp_root *r)

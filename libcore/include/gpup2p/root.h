@@ -68,7 +68,8 @@ ssize_t gp_root_read_alloc(const struct gp_root *r, const char *path, char **buf
 
 /* Open `name`, one entry of the folder `dir` that dfd holds open (opened beneath the root with
  * gp_root_open), as gp_root_open(dir/name) would: one openat that follows no symlink; a symlink
- * there is resolved as gp_root_open resolves it (beneath the root, or -EXDEV). */
+ * there is resolved as gp_root_open resolves it (beneath the root, or -EXDEV). A name further down
+ * ("a/b") under a root: one openat2 beneath dfd through no symlink, else as gp_root_open. */
 int gp_root_open_in(const struct gp_root *r, int dfd, const char *dir, const char *name, int flags);
 
 /* gp_root_read_text of dir/name through the folder's fd dfd (see gp_root_open_in). */
@@ -181,6 +182,16 @@ void gp_root_links_free(struct gp_root_links *c);
 int gp_root_link_resolve(const struct gp_root *r, const char *dir, const char *name, const char *text,
 			 struct gp_root_links *c, char *target, size_t tn);
 
+/* Open what the link dir/name leads to (flags as gp_root_open's), where dfd holds the folder dir open
+ * and dir is canonical: the link read with one readlinkat through dfd, and where its text is "../"
+ * repeated then plain names, the place it names opened in one openat2 that follows no link; nothing
+ * on the way being a link, that place is canonical: its live path into real (n bytes). The fd, or
+ * -ENOSYS where it cannot tell so (not a link, another text, a link on the way, an error, the live
+ * system): resolve it as gp_root_open does. A readlinkat instead of the read-back from /proc/self/fd
+ * that gp_root_fd_realpath costs (a path built by the kernel), and an open that follows no link. */
+int gp_root_link_open(const struct gp_root *r, int dfd, const char *dir, const char *name, int flags, char *real,
+		      size_t n);
+
 /* A folder opened beneath the root and listed once; its files are then read through its fd by name
  * (gp_root_dir_read_text, gp_root_dir_read_alloc: one open of a listed file, none of one not listed), and
  * where it could not be opened or listed, by path: every answer the one reading the file by its path
@@ -199,6 +210,11 @@ struct gp_root_dir {
  * cannot be opened keeps the errno in fd, one that cannot be listed n = -1. 0, or -ENOMEM (listing) or
  * -ENAMETOOLONG; close it with gp_root_dir_close in any case. */
 int gp_root_dir_open(const struct gp_root *r, struct gp_root_dir *d, int pfd, const char *pdir, const char *name);
+
+/* d as gp_root_dir_open makes it of the folder open at fd (held by d from now on; a negative errno: not
+ * open), named path: listed once. 0, -ENOMEM or -ENAMETOOLONG (fd closed); close it with
+ * gp_root_dir_close in any case. */
+int gp_root_dir_list(const struct gp_root *r, struct gp_root_dir *d, int fd, const char *path);
 
 /* gp_root_dir_open_in's options. COMPACT: the listing kept as names and types in one block (about 10
  * bytes and the name per entry, not a struct gp_root_ent's 257), for a folder kept open long (doctor's
