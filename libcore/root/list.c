@@ -227,16 +227,23 @@ int gp_root_entries(const struct gp_root *r, int dfd, const char *dir, struct gp
 
 int gp_root_ent_type(const struct gp_root_ent *ents, int n, const char *name)
 {
-	struct gp_root_ent key;
-	const struct gp_root_ent *e;
+	size_t lo = 0, hi;
 
 	if (n < 0)
 		return DT_UNKNOWN;
-	if (n == 0 || strlen(name) >= sizeof(key.name))
-		return -1;
-	strcpy(key.name, name);
-	e = bsearch(&key, ents, (size_t)n, sizeof(*ents), cmp_ents);
-	return e ? e->type : -1;
+	/* by name, as cmp_ents sorted them (no copy of the name into a key: 25 look-ups a function) */
+	for (hi = (size_t)n; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(name, ents[mid].name);
+
+		if (!c)
+			return ents[mid].type;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return -1;
 }
 
 /* open(2) of a listed entry through dfd, no symlink followed: the fd, -ELOOP for a symlink (the

@@ -34,6 +34,7 @@ struct gp_snap {
 	char last[GP_PATH_MAX];             /* the folder a file was last written into (last_len bytes; 0: none) */
 	size_t last_len;
 	struct gp_root_links links;         /* where the functions' links led (one resolution per place) */
+	char rbuf[65536];                   /* a listed file read whole (out.c's copy): no allocation a file */
 };
 
 /* Capture r into the directory dir (archive NULL; dir must not exist), or into the gzip'ed tar

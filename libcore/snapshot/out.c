@@ -284,8 +284,20 @@ static int copy(struct gp_snap *s, int dfd, const char *dir, const char *name, s
 	}
 	if (!max)
 		max = SNAP_FILE_MAX;
-	n = listed ? gp_root_read_listed(s->r, dfd, dir, name, &buf, max)
-		   : gp_root_read_alloc_in(s->r, dfd, dir, name, &buf, max);
+	/* a listed file into the snapshot's buffer where it fits whole (all but a few): no allocation;
+	 * one that does not (longer, a read error after some bytes, a link) read again as before */
+	if (listed && max >= sizeof(s->rbuf)) {
+		int whole;
+
+		n = gp_root_read_raw_listed(s->r, dfd, dir, name, s->rbuf, sizeof(s->rbuf), &whole);
+		if (n >= 0 && whole)
+			return gp_snap_write_file(s, live, s->rbuf, (size_t)n);
+		if (n >= 0)
+			n = gp_root_read_listed(s->r, dfd, dir, name, &buf, max);
+	} else {
+		n = listed ? gp_root_read_listed(s->r, dfd, dir, name, &buf, max)
+			   : gp_root_read_alloc_in(s->r, dfd, dir, name, &buf, max);
+	}
 	if (n < 0) {
 		switch ((int)-n) {
 		case EISDIR:
