@@ -249,8 +249,10 @@ int gp_root_open_in(const struct gp_root *r, int dfd, const char *dir, const cha
 		fd = (int)syscall(SYS_openat2, dfd, name, &how, sizeof(how));
 		if (fd >= 0 || errno == ENOENT) {
 			fd = fd < 0 ? -errno : file_or_folder(fd, flags);
-			len = snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", name);
-			gp_root_traced(len >= 0 && (size_t)len < sizeof(path) ? path : name, fd < 0 ? -fd : 0);
+			if (gp_root_trace_on()) {
+				len = snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", name);
+				gp_root_traced(len >= 0 && (size_t)len < sizeof(path) ? path : name, fd < 0 ? -fd : 0);
+			}
 			return fd;
 		}
 	}
