@@ -354,12 +354,6 @@ static int ib_open(struct gp_snap *s, struct gp_root_dir *d, const struct gp_roo
 	return 0;
 }
 
-/* 1 when d is not there (nor is anything it would hold). */
-static int ib_absent(const struct gp_root_dir *d)
-{
-	return d->fd == -ENOENT || d->fd == -ENOTDIR;
-}
-
 /* Copy the file `name` of d: read as its listing showed it (type: DT_REG, or another; -1: not
  * there, skipped), through d's fd where it is open. */
 static int ib_copy(struct gp_snap *s, const struct gp_root_dir *d, const char *name, int type, int *left_out)
@@ -368,7 +362,7 @@ static int ib_copy(struct gp_snap *s, const struct gp_root_dir *d, const char *n
 		*left_out = ENOENT;
 	if (type == -1)
 		return 0;
-	if (ib_absent(d)) { /* the folder is not there: nor is what it would hold */
+	if (gp_root_dir_gone(d)) { /* the folder is not there: nor is what it would hold */
 		if (left_out)
 			*left_out = -d->fd;
 		return 0;
