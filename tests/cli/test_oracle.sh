@@ -134,11 +134,32 @@ PATH=$T/ob:$PATH GPUP2P_LIBCUDA=$FAKE FAKECUDA_GPUS=2 ROUNDS=1 SIZE_MIB=1 bash t
 rc=$?
 paths=$(grep -c '^[a-z0-9_]\+ \+[0-9.]\+ \+[0-9.]\+ [0-9.]\+x$' "$T/ob.out")
 man=$(sed -n '/^\.TS/,/^\.TE/p' man/gpup2p-bench.1 | awk -F'\t' 'NF == 2 && $1 ~ /^[a-z_]+$/ && $1 !~ /latency/ {
-	print $1; if ($1 ~ /_ce$/) { sub(/_ce$/, "_sm", $1); print $1 } }' | sort)
+	print $1; if ($1 ~ /_ce$/) { sub(/_ce$/, "_sm", $1); print $1 } }' | sort -u)
 asked=$(sort -u "$T/ob/asked" 2>/dev/null)
 [ $rc -eq 0 ] && [ "$paths" -eq 33 ] && ! grep -q 'only$' "$T/ob.out" && [ -n "$man" ] && [ "$man" = "$asked" ] &&
 	ok "oracle_bench.sh offline: 33 paths measured by both; nvbandwidth asked for the man page's tests" ||
 	nok "oracle_bench offline: exit $rc, $paths paths, man/asked differ: $(diff <(echo "$man") <(echo "$asked") | head -5 | tr '\n' ' ') $(grep -v '^SUM' "$T/ob.out" | head -5 | tr '\n' ';')"
+
+# the map pairs each nvbandwidth test with the bench gpup2p-bench(1)'s table names for it: mode, op
+# (peer modes: write unless --op read), --duplex, engine (_sm tests: --sm); rows of the table written
+# for _sm tests win over the "_sm, the same" rule
+mapd=$(PATH=$T/ob:$PATH OR_PRINT_MAP=1 bash tests/device/oracle_bench.sh "$BIN" x "$T/obr" |
+	awk '{ op = $4; if ($2 ~ /^(h2d|d2h|all2host|host2all)$/) op = ($4 == "duplex" ? "duplex" : "-");
+		print $6, $2, op, $3 }' | sort)
+mant=$(sed -n '/^\.TS/,/^\.TE/p' man/gpup2p-bench.1 | sed 's/\\-/-/g' | awk -F'\t' '
+	NF == 2 && $1 ~ /^[a-z_]+$/ && $1 !~ /latency/ {
+		n = split($2, w, " "); mode = w[1]; op = "write"; dup = 0
+		for (i = 2; i <= n; i++) { if (w[i] == "read") op = "read"; if (w[i] == "--duplex") dup = 1 }
+		if (mode ~ /^(h2d|d2h|all2host|host2all)$/) op = dup ? "duplex" : "-"
+		if (mode == "d2d") op = "-"
+		eng = ($1 ~ /_sm$/) ? "sm" : "ce"; t[$1] = mode " " op " " eng
+		if ($1 ~ /_ce$/) { s = $1; sub(/_ce$/, "_sm", s); if (!(s in own)) t[s] = mode " " op " sm" }
+		if ($1 ~ /_sm$/) own[$1] = 1 }
+	END { for (k in t) print k, t[k] }' | sort)
+[ -n "$mapd" ] && [ "$mapd" = "$mant" ] &&
+	grep -qx 'one_to_all_read_ce all2one read ce' <<<"$mapd" && grep -qx 'one_to_all_read_sm all2one write sm' <<<"$mapd" &&
+	ok "oracle_bench.sh's map is gpup2p-bench(1)'s table: each nvbandwidth test against its bench" ||
+	nok "map and man table differ: $(diff <(echo "$mapd") <(echo "$mant") | head -6 | tr '\n' ' ')"
 
 # no GPU: one line, 69
 mkdir -p "$T/nogpu"

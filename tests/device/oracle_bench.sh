@@ -2,7 +2,8 @@
 # oracle.sh's bench comparison: oracle_bench.sh GPUP2P NVBANDWIDTH RAWDIR. ROUNDS (3) alternating
 # rounds of gpup2p bench (--jsonl) and nvbandwidth (-b SIZE_MIB, default 512) on the same paths;
 # each round's figure per path goes to RAWDIR/bench-{gpup2p,nvb}.tsv, oracle_cmp.py bench prints the
-# medians and ratios (below 1.00x a disagreement only with OR_STRICT_BENCH=1).
+# medians and ratios (below 1.00x a disagreement only with OR_STRICT_BENCH=1). OR_PRINT_MAP=1: print
+# the map (path, gpup2p mode engine op kind, nvbandwidth test, divisor) and exit.
 # nvbandwidth's figure per path is its "SUM <test> <GB/s>" line over the entries it sums: per GPU
 # (host<->device, one_to_all/all_to_one rows), per ordered pair (device_to_device), or the aggregate
 # itself (all_to_host, host_to_all); gpup2p's is the median of its rows (pairs, GPUs) or its
@@ -28,16 +29,26 @@ p2p_read_$e p2p $e read rows device_to_device_memcpy_read_$e $pairs
 bidir_$e bidir $e write rows device_to_device_bidirectional_memcpy_write_$e $pairs
 bidir_read_$e bidir $e read rows device_to_device_bidirectional_memcpy_read_$e $pairs
 one2all_$e one2all $e write aggregate one_to_all_write_$e $n
-one2all_read_$e one2all $e read aggregate one_to_all_read_$e $n
 all2one_$e all2one $e write aggregate all_to_one_write_$e $n
-all2one_read_$e all2one $e read aggregate all_to_one_read_$e $n
 all2host_$e all2host $e - aggregate all_to_host_memcpy_$e 1
 all2host_duplex_$e all2host $e duplex aggregate all_to_host_bidirectional_memcpy_$e 1
 host2all_$e host2all $e - aggregate host_to_all_memcpy_$e 1
 host2all_duplex_$e host2all $e duplex aggregate host_to_all_bidirectional_memcpy_$e 1"
 done
+# nvbandwidth's pattern read tests, by what they do (its testcases_*.cpp): one_to_all_read_ce has the
+# one GPU's copy engines pull from every peer (gpup2p all2one --op read), all_to_one_read_ce every peer
+# pull from the one (one2all --op read); the _sm ones run their kernel on the GPU holding the source
+# (PREFER_SRC_CONTEXT), remote writes: all2one and one2all --sm, writing
 MAP="${MAP#?}
+all2one_read_ce all2one ce read aggregate one_to_all_read_ce $n
+one2all_read_ce one2all ce read aggregate all_to_one_read_ce $n
+all2one_sm_as_read all2one sm write aggregate one_to_all_read_sm $n
+one2all_sm_as_read one2all sm write aggregate all_to_one_read_sm $n
 d2d_ce d2d ce - rows device_local_copy $n"
+if [ -n "${OR_PRINT_MAP:-}" ]; then
+	echo "$MAP"
+	exit 0
+fi
 [ "$n" -ge 2 ] || MAP=$(grep -E '^(h2d|d2h|d2d|all2host|host2all)' <<<"$MAP")
 MODES=${OR_BENCH_MODES:-$(awk '{print $2}' <<<"$MAP" | sort -u | tr '\n' ' ')}
 MAP=$(awk -v m=" $MODES " 'index(m, " " $2 " ")' <<<"$MAP")
