@@ -2,10 +2,13 @@
  * it finds (cuModuleLoadData), so the build needs no CUDA compiler. PTX ISA 7.0 / sm_70: every GPU that
  * a driver of CUDA 11.0 or later runs, Volta onwards. tests/cli/test_ptx.sh assembles it with ptxas.
  *
- * gp_copy16(dst, src, n16, tail): copy n16 16-byte words and then `tail` bytes (< 16) from src to dst.
- *   Grid-stride: thread t of T copies words t, t+T, t+2T, ...; eight of them at a time (eight 16-byte
- *   loads in flight before the eight stores), then one at a time, then threads 0..tail-1 one byte each.
- *   src and dst must be 16-byte aligned (the caller checks).
+ * gp_copy16(dst, src, n16, tail, reps): copy n16 16-byte words and then `tail` bytes (< 16) from src
+ *   to dst, `reps` times over (0 as 1). Grid-stride: thread t of T copies words t, t+T, t+2T, ...;
+ *   eight of them at a time (eight 16-byte loads in flight before the eight stores), then one at a time,
+ *   then threads 0..tail-1 one byte each; then the next pass from word t again, so that every pass
+ *   streams the whole buffer (a thread never copies a word twice in a row). Passes in one launch have
+ *   no gap between them, where launches have one each (its ramp down and up). src and dst must be
+ *   16-byte aligned (the caller checks).
  * gp_copy_duplex(a, b, n16, tail): both directions at once between two buffers of n16 16-byte words and
  *   `tail` bytes (< 16), as one kernel: the buffers are cut into stripes of 512 bytes (32 words); even
  *   stripes are copied from a to b, odd stripes from b to a, so that after the copy both hold what each
@@ -122,11 +125,12 @@ const char gp_ptx_bulk_name[] = "gp_copy_bulk";
 	"\tld.global.u8 %h1, [%rd13];\n" \
 	"\tst.global.u8 [%rd14], %h1;\n"
 
-#define COPY_PARAMS(p1, p2) \
+/* the copy kernels' parameters: two buffers, n16, tail, and `more` (further parameters, "" none) */
+#define COPY_PARAMS(p1, p2, more) \
 	"\t.param .u64 " p1 ",\n" \
 	"\t.param .u64 " p2 ",\n" \
 	"\t.param .u64 p_n16,\n" \
-	"\t.param .u32 p_tail\n" \
+	"\t.param .u32 p_tail" more "\n" \
 	")\n" \
 	"{\n" \
 	"\t.reg .pred %p<4>;\n" \
@@ -142,17 +146,25 @@ const char gp_ptx_text[] =
 	".address_size 64\n"
 	"\n"
 	".visible .entry gp_copy16(\n"
-	COPY_PARAMS("p_dst", "p_src")
+	COPY_PARAMS("p_dst", "p_src", ",\n\t.param .u32 p_reps")
 	HEAD("p_dst", "p_src")
+	"\tld.param.u32 %r6, [p_reps];\n"
+	"\tmov.u64 %rd23, %rd8;\n"                /* rd23: the thread's first word, each pass's start */
 	LOOPS("LOOP8", "LOOP1", "BYTES", GP_PTX_LD, GP_PTX_ST, "%rd2", "%rd1")
 	"BYTES:\n"
-	TAIL("DONE", "%rd2", "%rd1")
+	TAIL("PASS", "%rd2", "%rd1")
+	"PASS:\n"                                 /* another pass while reps > 1 */
+	"\tsetp.le.u32 %p1, %r6, 1;\n"
+	"\t@%p1 bra DONE;\n"
+	"\tsub.u32 %r6, %r6, 1;\n"
+	"\tmov.u64 %rd8, %rd23;\n"
+	"\tbra.uni LOOP8;\n"
 	"DONE:\n"
 	"\tret;\n"
 	"}\n"
 	"\n"
 	".visible .entry gp_copy_duplex(\n"
-	COPY_PARAMS("p_a", "p_b")
+	COPY_PARAMS("p_a", "p_b", "")
 	HEAD("p_a", "p_b")
 	"\tshr.u64 %rd5, %rd4, 5;\n"
 	"\tand.b64 %rd5, %rd5, 1;\n"

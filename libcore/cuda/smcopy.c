@@ -66,14 +66,14 @@ int gp_sm_prepare(struct gp_cuda *c, gp_cuda_stream *s, struct gp_err *e)
 }
 
 int gp_sm_copy(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr dst, gp_dptr src, size_t n, enum gp_sm_where where,
-	       struct gp_err *e)
+	       unsigned reps, struct gp_err *e)
 {
 	int g = gp_cuda_stream_gpu(s), sms, cc, l2;
 	struct gp_sm_geom geo;
 	uint64_t words = n / 16, nch = n / GP_SM_BULK_CHUNK, rem = n % GP_SM_BULK_CHUNK;
 	unsigned tail = (unsigned)(n % 16);
 	gp_dptr word;
-	void *fn, *params[] = { &dst, &src, &words, &tail }, *bulk_params[] = { &dst, &src, &nch, &rem, &word };
+	void *fn, *params[] = { &dst, &src, &words, &tail, &reps }, *bulk_params[] = { &dst, &src, &nch, &rem, &word };
 
 	if ((dst | src) & 15)
 		return gp_err_set(e, GP_E_USAGE, EINVAL, "SM copy: buffers must be 16-byte aligned");
@@ -84,8 +84,10 @@ int gp_sm_copy(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr dst, gp_dptr src, s
 	if (gp_sm_use_bulk(cc, sms, (uint64_t)(l2 > 0 ? l2 : 0), n, where) && (fn = bulk_kernel(c, g, cc))) {
 		if (gp_cuda_stream_word(c, s, &word, e))
 			return -EIO;
-		return gp_cuda_launch(c, s, fn, (unsigned)sms, GP_SM_BULK_BLOCK, GP_SM_BULK_SMEM, bulk_params, e) ?
-			       -EIO : 0;
+		for (unsigned k = 0; k < (reps ? reps : 1); k++)
+			if (gp_cuda_launch(c, s, fn, (unsigned)sms, GP_SM_BULK_BLOCK, GP_SM_BULK_SMEM, bulk_params, e))
+				return -EIO;
+		return 0;
 	}
 	if (gp_cuda_kernel(c, g, gp_ptx_text, gp_ptx_copy_name, &fn, e))
 		return -EIO;

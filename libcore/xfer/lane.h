@@ -38,8 +38,9 @@ struct gp_xfer_io {
 	gp_dptr dflag;
 };
 
-/* Queue one copy of the lane (a kernel when io->sm, else the copy engines). 0 or -errno. */
-int gp_xfer_lane_copy(struct gp_xfer_io *io, const struct gp_xfer_lane *l);
+/* Queue `reps` copies of the lane, one after the other (kernels when io->sm, else the copy engines;
+ * a plain SM copy as one launch for all: gp_sm_copy). 0 or -errno. */
+int gp_xfer_lane_copy(struct gp_xfer_io *io, const struct gp_xfer_lane *l, unsigned reps);
 
 /* Write seed's pattern into the lane's source (dst_side 0) or destination (1) and wait: by a kernel
  * (gp_sm_fill) of the GPU that holds it, or of the lane's GPU for pinned host memory; pageable host

@@ -345,7 +345,7 @@ static int measure(struct run *R, struct gp_xfer_result *r)
 		double t0 = (gp_clock_s() * 1e6);
 
 		for (int k = 0; k < s->iters && !rc; k++)
-			rc = gp_xfer_lane_copy(&R->io, &R->l[0]) || gp_cuda_sync(R->c, R->l[0].st, R->e);
+			rc = gp_xfer_lane_copy(&R->io, &R->l[0], 1) || gp_cuda_sync(R->c, R->l[0].st, R->e);
 		r->host_us = ((gp_clock_s() * 1e6) - t0) / s->iters;
 	}
 	if (!rc) {

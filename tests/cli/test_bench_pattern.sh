@@ -74,10 +74,11 @@ x=json.loads(sys.argv[1]); n=1<<20
 assert x["dst"]=="all" and x["gbps"]==round(2*n/(2e-6+n/25e9)/1e9, 2), x' "$out" &&
 	ok "host2all without a host link: aggregate = 2 pairs' bandwidth" || nok "host2all uncapped: $out"
 
-# SM copies: one2all --sm, 3 GPUs: 3 us + bytes at 350 GB/s per kernel; aggregate 2 pairs
+# SM copies: one2all --sm, 3 GPUs: a batch of 2 copies is one kernel, 3 us + its bytes at 350 GB/s;
+# aggregate 2 pairs
 FAKECUDA_GPUS=3 "$BIN" bench one2all --sm --size 100003 --iters 2 --reps 2 --json >"$T/s.json"; rc=$?
 py 'import json,sys
-r=json.load(open(sys.argv[1]))["results"]; n=100003
+r=json.load(open(sys.argv[1]))["results"]; n=2*100003
 bw=n/(3e-6+n/350e9)/1e9
 assert len(r)==9 and all(x["engine"]=="sm" and x["verified"] is True for x in r), r
 for x in r:
@@ -161,7 +162,7 @@ agg=[x for x in r if x["dst"]=="all"]
 assert len(agg)==4 and all(470<=x["gbps"]<=478.125 and not x["impossible"] for x in agg), agg' "$T/s.jsonl" && [ $rc -eq 0 ] &&
 	ok "one2all --sm: kernels share the GPU's NVLinks, aggregate 470-478.1 GB/s" || nok "sm egress: rc=$rc $(head -c 600 "$T/s.jsonl")"
 # a figure above what the links carry is a measurement error: links of 2000 GB/s in the double, the
-# facts' 478.1: three SM copies of n = 8 MiB at 3 us + n / 350 GB/s each sum to 933.2,
+# facts' 478.1: three SM kernels of 4 copies of n = 8 MiB, 3 us + 4 n / 350 GB/s each, sum to 1018.1,
 # refused: exit 2, one line per aggregate, its figure not printed (null, 'error' in the table)
 FAKECUDA_BUSIDS=$HB FAKECUDA_NVLINK_GBPS=2000 "$BIN" --root "$H200" bench one2all --sm --size 8M --iters 4 --reps 2 \
 	--json >"$T/x.json" 2>"$T/e"; rc=$?
@@ -170,14 +171,14 @@ r=json.load(open(sys.argv[1]))["results"]
 agg=[x for x in r if x["dst"]=="all"]
 assert all(x["impossible"] and x["gbps"] is None and x["max_gbps"]==478.12 and x["verified"] for x in agg), agg
 assert not any(x["impossible"] for x in r if x["dst"]!="all"), r' "$T/x.json" && [ $rc -eq 2 ] &&
-	[ "$(grep -c '' "$T/e")" = 4 ] && grep -q '^gpup2p: one2all GPU0->all: 933.2 GB/s, its links carry 478.1: measurement error$' "$T/e" &&
+	[ "$(grep -c '' "$T/e")" = 4 ] && grep -q '^gpup2p: one2all GPU0->all: 1018.1 GB/s, its links carry 478.1: measurement error$' "$T/e" &&
 	ok "above the links' 478.1 GB/s: exit 2, one 'measurement error' line per aggregate, figure null" ||
 	nok "impossible: rc=$rc $(cat "$T/e") $(head -c 600 "$T/x.json")"
 out=$(FAKECUDA_BUSIDS=$HB FAKECUDA_NVLINK_GBPS=2000 "$BIN" --root "$H200" bench one2all --sm --size 8M --iters 4 --reps 2 2>/dev/null)
 grep -q '^one2all sm  *GPU0  *all  .* error  ' <<<"$out" && grep -q "^error: above its links' 478.1 GB/s (GPU0's 18 NVLinks x 26.56 GB/s)" <<<"$out" &&
 	ok "table: 'error' for the figure, a note with the ceiling and how it was worked out" || nok "table error: $out"
 
-# --op read (nvbandwidth's one_to_all_read): each pair queued on its destination, which pulls; on the
+# --op read (nvbandwidth's all_to_one_read_ce): each pair queued on its destination, which pulls; on the
 # H200 replay the pulls run side by side on three GPUs and share the hub's 478 GB/s out, where the
 # pushes above ran one after another on the hub's copy engines
 FAKECUDA_BUSIDS=$HB FAKECUDA_NVLINK_GBPS=478 "$BIN" --root "$H200" bench one2all --op read --size 8M --iters 4 --reps 2 \

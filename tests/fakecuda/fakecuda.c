@@ -37,7 +37,8 @@
  *                          at each module load, a copy kernel's name at each launch of it (which SM
  *                          copy ran; gp_fill and gp_check: the pattern kernels)
  *   FAKECUDA_WINDOWS=FILE  append a line per timed window (cuEventElapsedTime): "ms=M copies=N gap=G",
- *                          N the work queued on the window's stream inside it, G the work (copies,
+ *                          N the work queued on the window's stream inside it (a gp_copy16 of reps
+ *                          passes counts reps), G the work (copies,
  *                          kernels, memsets) queued anywhere between the previous window's end and its
  *                          start: a test that no verification runs between or inside timed batches
  * Built with -DFAKECUDA_DMABUF (tests/fakecuda-dmabuf/libcuda.so.1) it also exports

@@ -5,20 +5,14 @@ geometry reach the copy engine's bandwidth. PTX generated here, loaded with cuMo
 with cuLaunchKernel through ctypes (no CUDA toolkit). Run on the GPU machine (device tool):
     [MODE=d2d|h2d|d2h] [FAMILY=tma,ld,l2,dyn,tmad] [LD_ONLY="U LAYOUT LD ST BLOCK"] [GRIDS=N,..] python3 tests/perf/sm_tune.py [SIZE_MiB] > $OUT/sm-tune.txt
 Prints one line per variant (GB/s, median of REPS samples of ITERS copies, bytes copied / time, as
-nvbandwidth counts) and the copy engine's figure measured between the variants. Not part of the build.
-Peer copies between two GPUs (MODE=peer_read|peer_write, FAMILY=loop: one looping launch against ITERS
-launches, issue 24) are sm_peer.py's, which this hands them to; its docstring says what it prints:
-    MODE=peer_read FAMILY=loop python3 tests/perf/sm_tune.py 512 > $OUT/peer-read.txt"""
+nvbandwidth counts) and the copy engine's figure measured between the variants. Not part of the build."""
 import ctypes as C
 import itertools
 import os
 import statistics
 import sys
 
-try:
-    cu = C.CDLL("libcuda.so.1")
-except OSError:  # no driver: the PTX generators still work (sm_peer.py --ptx, for ptxas)
-    cu = None
+cu = C.CDLL("libcuda.so.1")
 U64 = C.c_uint64
 
 
@@ -27,25 +21,6 @@ def ck(r, what):
         name = C.c_char_p()
         cu.cuGetErrorName(r, C.byref(name))
         raise RuntimeError("%s: %s (%d)" % (what, name.value.decode() if name.value else "?", r))
-
-
-def sample(run, n, reps, clock, nbytes):
-    """GB/s, the median of `reps` samples of n run()s (after one warm-up), each copying nbytes in all,
-    timed by events e0, e1 on the stream (clock = (stream, e0, e1))."""
-    stream, e0, e1 = clock
-    elapsed = getattr(cu, "cuEventElapsedTime_v2", None) or cu.cuEventElapsedTime
-    out = []
-    run()  # warm-up
-    for _ in range(reps):
-        ck(cu.cuEventRecord(e0, stream), "record")
-        for _ in range(n):
-            run()
-        ck(cu.cuEventRecord(e1, stream), "record")
-        ck(cu.cuEventSynchronize(e1), "sync")
-        ms = C.c_float()
-        ck(elapsed(C.byref(ms), e0, e1), "elapsed")
-        out.append(nbytes / (ms.value / 1e3) / 1e9)
-    return statistics.median(out)
 
 
 def ptx(unroll, layout, ld, st, version="7.8", target="sm_80"):
@@ -275,11 +250,6 @@ def ptx_tmad(ch, stages, early=False, lag=0, reset=False):
 def main():
     size = int(sys.argv[1] if len(sys.argv) > 1 else 512) << 20
     iters, reps = int(os.environ.get("ITERS", 16)), int(os.environ.get("REPS", 5))
-    if os.environ.get("MODE", "").startswith("peer_"):
-        import sm_peer
-        return sm_peer.main(size, os.environ["MODE"])
-    if cu is None:
-        sys.exit("sm_tune: no libcuda.so.1 here (run it on the GPU machine)")
     ck(cu.cuInit(0), "cuInit")
     dev, ctx = C.c_int(), C.c_void_p()
     ck(cu.cuDeviceGet(C.byref(dev), 0), "cuDeviceGet")
@@ -332,9 +302,21 @@ def main():
     e0, e1 = C.c_void_p(), C.c_void_p()
     ck(cu.cuEventCreate(C.byref(e0), 0), "event")
     ck(cu.cuEventCreate(C.byref(e1), 0), "event")
+    elapsed = getattr(cu, "cuEventElapsedTime_v2", None) or cu.cuEventElapsedTime
 
     def timed(run):
-        return sample(run, iters, reps, (stream, e0, e1), size * iters)
+        out = []
+        run()  # warm-up
+        for _ in range(reps):
+            ck(cu.cuEventRecord(e0, stream), "record")
+            for _ in range(iters):
+                run()
+            ck(cu.cuEventRecord(e1, stream), "record")
+            ck(cu.cuEventSynchronize(e1), "sync")
+            ms = C.c_float()
+            ck(elapsed(C.byref(ms), e0, e1), "elapsed")
+            out.append(size * iters / (ms.value / 1e3) / 1e9)
+        return statistics.median(out)
 
     def ce():
         if mode == "d2d":

@@ -72,12 +72,14 @@ int gp_sm_use_bulk(int cc_major, int sms, uint64_t l2, uint64_t n, enum gp_sm_wh
  * the stream's chunk counter. */
 int gp_sm_prepare(struct gp_cuda *c, gp_cuda_stream *s, struct gp_err *e);
 
-/* Queue an SM copy of n bytes on the stream (the kernel runs on the stream's GPU; src and dst are
- * device addresses that GPU can reach: its memory, a peer's with peer access, mapped pinned host
- * memory; `where` says which). Both 16-byte aligned, else -EINVAL. The bulk copy when gp_sm_use_bulk
- * says so and its module loaded, else gp_copy16. */
+/* Queue `reps` SM copies of n bytes on the stream, one after the other (the kernel runs on the stream's
+ * GPU; src and dst are device addresses that GPU can reach: its memory, a peer's with peer access,
+ * mapped pinned host memory; `where` says which). Both 16-byte aligned, else -EINVAL. The bulk copy
+ * when gp_sm_use_bulk says so and its module loaded, one launch a copy; else one launch of gp_copy16
+ * for all of them (each pass streams the buffer; no gap between passes, where each launch ramps down
+ * and up: tests/perf/results/sm-peer-loop-*.txt). reps 0 is taken as 1. */
 int gp_sm_copy(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr dst, gp_dptr src, size_t n, enum gp_sm_where where,
-	       struct gp_err *e);
+	       unsigned reps, struct gp_err *e);
 
 /* Queue a duplex SM copy on the stream: one kernel (gp_copy_duplex) whose even warps copy the even
  * GP_SM_STRIPE-byte stripes of n bytes from a to b and whose odd warps copy the odd stripes from b to a,
