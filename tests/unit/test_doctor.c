@@ -1,13 +1,15 @@
 /* Unit tests: doctor. Every check in the registry must have a fixture (or a set-up on one) where it
  * fires and one where it stays quiet; the registry walk at the end fails an id that lacks either.
  * Fixtures: the specs in tests/fixtures/doctor/ (healthy.spec plus one planted fault each) and the shared
- * specs; the expectations below were worked out from the spec lines, not copied from output. */
+ * specs; the expectations below were worked out from the spec lines, not copied from output. The case
+ * set-ups: doctor_setups.h; the healthy fixtures, quiet throughout: test_doctor_healthy. */
 #include <errno.h>
 #include <stdint.h>
 #include <unistd.h>
 
 #include "doctor/check.h"
 #include "doctor_fx.h"
+#include "doctor_setups.h"
 #include "expect_fx.h"
 
 enum want { FIRE, QUIET };
@@ -20,143 +22,6 @@ struct dcase {
 	enum gp_sev sev;                   /* FIRE: a finding of this severity ... */
 	const char *subject;               /* ... on this subject (NULL: any) */
 };
-
-static void memlock_64k(struct fx *x, struct gp_doctor_ctx *c)
-{
-	live(x, c);
-	c->proc.memlock = 64 << 10;
-}
-
-static void shm_64m(struct fx *x, struct gp_doctor_ctx *c)
-{
-	live(x, c);
-	c->proc.shm_size = 64ULL << 20;
-}
-
-static void cuda_nodev(struct fx *x, struct gp_doctor_ctx *c)
-{
-	live(x, c);
-	cuda_lib(NULL, "0");
-}
-
-static void cuda_missing(struct fx *x, struct gp_doctor_ctx *c)
-{
-	live(x, c);
-	cuda_lib("/nonexistent/libcuda.so.1", NULL);
-}
-
-/* p2p: the doubles of libcuda (the fixture's GPUs, FAKECUDA_NOPEER / _CORRUPT / _PEER_GBPS) and NVML
- * (FAKENVML_P2P: read and write status; FAKENVML_P2P_NVLINK), on a root that pretends to be live. */
-static void p2p(struct fx *x, struct gp_doctor_ctx *c, const char *nopeer, const char *nvml, const char *nvlink)
-{
-	live(x, c);
-	cuda_lib(NULL, NULL);
-	unit_p2p_env(&x->t, nopeer, nvml, nvlink, NULL);
-}
-static void p2p_yes(struct fx *x, struct gp_doctor_ctx *c) { p2p(x, c, NULL, NULL, NULL); }
-static void p2p_yes_nvl(struct fx *x, struct gp_doctor_ctx *c) { p2p(x, c, NULL, NULL, "0"); }
-static void p2p_no(struct fx *x, struct gp_doctor_ctx *c) { p2p(x, c, "1", NULL, NULL); }
-static void p2p_no_pix(struct fx *x, struct gp_doctor_ctx *c) { p2p(x, c, "2:3,3:2", NULL, NULL); }
-static void p2p_none(struct fx *x, struct gp_doctor_ctx *c) { p2p(x, c, "1", "1", NULL); }
-static void p2p_nvml_no(struct fx *x, struct gp_doctor_ctx *c) { p2p(x, c, NULL, "1", NULL); }
-static void active(struct fx *x, struct gp_doctor_ctx *c) { p2p_yes(x, c); c->active = 1; }
-static void corrupt_peer(struct fx *x, struct gp_doctor_ctx *c) { active(x, c); setenv("FAKECUDA_CORRUPT", "peer", 1); }
-static void corrupt_h2d(struct fx *x, struct gp_doctor_ctx *c) { active(x, c); setenv("FAKECUDA_CORRUPT", "h2d", 1); }
-static void slow_peer(struct fx *x, struct gp_doctor_ctx *c) { active(x, c); setenv("FAKECUDA_PEER_GBPS", "0:1=3", 1); }
-
-/* BAR1 use as live NVML reports it (not recorded in fixtures): 1000 MiB BARs, GPU0 901 MiB in use
- * (90.1%: above the 90% line), GPU1 900 MiB (exactly 90%: not above), the others 3 MiB. */
-static void bar1_set(struct fx *x, struct gp_doctor_ctx *c, int full)
-{
-	live(x, c);
-	for (int i = 0; i < x->f.n; i++) {
-		struct gp_gpu_state *s = &x->f.gpus[i].st;
-
-		s->bar1_total = 1000LL << 20;
-		s->bar1_used = 3LL << 20;
-		if (full && !strcmp(x->f.gpus[i].bdf, "0000:13:00.0"))
-			s->bar1_used = 901LL << 20;
-		if (full && !strcmp(x->f.gpus[i].bdf, "0000:14:00.0"))
-			s->bar1_used = 900LL << 20;
-	}
-}
-
-static void bar1_full(struct fx *x, struct gp_doctor_ctx *c)
-{
-	bar1_set(x, c, 1);
-}
-
-static void bar1_ok(struct fx *x, struct gp_doctor_ctx *c)
-{
-	bar1_set(x, c, 0);
-}
-
-/* libibverbs: the test double (tests/fakeverbs; "-old": without ibv_reg_dmabuf_mr) listing these
- * devices (the ones whose provider it found), or a library that is not there (dir NULL). */
-static void verbs_lib(const char *dir, const char *devices)
-{
-	static char path[1024];
-	const char *fx = getenv("GPUP2P_FIXTURES");
-
-	snprintf(path, sizeof(path), "%s/../tests/%s/libibverbs.so.1", fx ? fx : "build/fixtures", dir ? dir : "nonexistent");
-	setenv("GPUP2P_LIBIBVERBS", path, 1);
-	setenv("FAKEVERBS_DEVICES", devices, 1);
-}
-
-#define ALL_MLX5 "mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7"
-
-/* The fixture's sysfs, with libcuda's and libibverbs' test doubles answering (c->probe_libs). */
-static void verbs_all(struct fx *x, struct gp_doctor_ctx *c)
-{
-	(void)x;
-	c->probe_libs = 1;
-	cuda_lib(NULL, NULL);
-	unsetenv("FAKECUDA_NODMABUF");
-	verbs_lib("fakeverbs", ALL_MLX5);
-}
-
-static void verbs_no_mlx5_7(struct fx *x, struct gp_doctor_ctx *c)
-{
-	verbs_all(x, c);
-	verbs_lib("fakeverbs", "mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6");
-}
-
-static void verbs_missing(struct fx *x, struct gp_doctor_ctx *c)
-{
-	verbs_all(x, c);
-	verbs_lib(NULL, "");
-}
-
-/* dma-buf live: CUDA says DMA_BUF_SUPPORTED = 0, or rdma-core predates ibv_reg_dmabuf_mr. */
-static void dmabuf_cuda_no(struct fx *x, struct gp_doctor_ctx *c)
-{
-	verbs_all(x, c);
-	setenv("FAKECUDA_NODMABUF", "1", 1);
-}
-
-static void dmabuf_old_verbs(struct fx *x, struct gp_doctor_ctx *c)
-{
-	verbs_all(x, c);
-	verbs_lib("fakeverbs-old", ALL_MLX5);
-}
-
-/* dma-buf live, libcuda not loadable: CUDA's attribute unknown. */
-static void dmabuf_no_cuda(struct fx *x, struct gp_doctor_ctx *c)
-{
-	verbs_all(x, c);
-	cuda_lib("/nonexistent/libcuda.so.1", NULL);
-}
-
-/* rdma.gdr live: CUDA (the double, seeing the fixture's GPUs) says no GPUDirect RDMA, or compute 7.0. */
-static void gdr_cuda(struct fx *x, struct gp_doctor_ctx *c, const char *nogdr, const char *cc)
-{
-	verbs_all(x, c);
-	unit_p2p_env(&x->t, NULL, NULL, NULL, NULL);
-	unit_setenv("FAKECUDA_NOGDR", nogdr);
-	unit_setenv("FAKECUDA_CC", cc);
-}
-static void gdr_nogpu(struct fx *x, struct gp_doctor_ctx *c) { gdr_cuda(x, c, "1", NULL); }
-static void gdr_cc70(struct fx *x, struct gp_doctor_ctx *c) { gdr_cuda(x, c, NULL, "7.0"); }
 
 static const struct dcase cases[] = {
 	/* driver */
@@ -565,45 +430,10 @@ static void registry_walk(void)
 			CHECK(0, "case %d names an unknown check %s", j, cases[j].id);
 }
 
-/* A healthy machine: no error, no warning, and every check gave a verdict. */
-static void healthy(const char *fixture)
-{
-	static struct fx x;
-	struct gp_doctor_ctx c;
-	int sum[GP_SEV_N], verdicts = 1;
-
-	if (run_sel(fixture, NULL, NULL, NULL, &x, &c)) {
-		CHECK(0, "%s loads", fixture);
-		return;
-	}
-	gp_doctor_summary(&c.out, sum);
-	for (int i = 0; i < c.out.n; i++) {
-		if (c.out.v[i].sev <= GP_SEV_WARNING)
-			printf("# %s: %s %s: %s\n", fixture, c.out.v[i].check->id, c.out.v[i].subject, c.out.v[i].message);
-		if (strstr(c.out.v[i].message, "no verdict"))
-			verdicts = 0;
-	}
-	CHECK(sum[GP_SEV_ERROR] == 0 && sum[GP_SEV_WARNING] == 0, "%s: no error, no warning (%d, %d)", fixture,
-	      sum[GP_SEV_ERROR], sum[GP_SEV_WARNING]);
-	CHECK(verdicts, "%s: every check gave a verdict", fixture);
-	CHECK(gp_doctor_exit_code(sum, 0) == 0, "%s: exit 0", fixture);
-	done(&x, &c);
-}
-
 int main(void)
 {
 	registry_walk();
 	for (int i = 0; i < NCASES; i++)
 		check_case(&cases[i]);
-	healthy(D("healthy"));
-	healthy(D("iommu-pt"));
-	healthy(D("kmod-loaded"));
-	healthy(D("pcie-gpu-idle"));   /* idle GPUs at Gen1: info, never a warning */
-	healthy(D("gpu-mig"));
-	healthy(D("rdma-far"));        /* a RoCE NIC far from the GPUs, up */
-	healthy(D("rdma-roce"));
-	healthy(D("acs-rootport"));    /* redirect on a root port of NODE/SYS/NVLink pairs: info, never an error */
-	healthy(D("acs-boot-unit"));
-	healthy("h200x2");
 	return unit_done();
 }
