@@ -61,11 +61,11 @@ static void queue(struct fch *ch, struct fid *id, struct fid *listen, int type, 
 		e->ev.param.conn.private_data = e->pdata;
 		e->ev.param.conn.private_data_len = (uint8_t)pdlen;
 	}
-	fakeverbs_lock(1);
+	fakeverbs_lock(1);        /* the channel's owner destroys it under the lock (rdma_destroy_*) */
 	ch->q[ch->tail++ % 64] = &e->ev;
-	fakeverbs_lock(0);
 	if (write(ch->wfd, &b, 1) != 1)
 		abort();
+	fakeverbs_lock(0);
 }
 
 static int port_of(const struct sockaddr *sa)
@@ -117,11 +117,13 @@ API(void, rdma_destroy_event_channel, (struct gp_rdma_event_channel *ch))
 {
 	struct fch *c = (struct fch *)ch;
 
+	fakeverbs_lock(1);
 	while (c->head != c->tail)              /* events nobody took */
 		free(c->q[c->head++ % 64]);
 	close(c->fd);
 	close(c->wfd);
 	free(c);
+	fakeverbs_lock(0);
 }
 
 API(int, rdma_create_id, (struct gp_rdma_event_channel *ch, struct gp_rdma_cm_id **out, void *ctx, gp_rdma_port_space ps))
@@ -277,28 +279,36 @@ static int to_rts(struct gp_ibv_qp *qp, struct gp_ibv_qp *to)
 
 API(int, rdma_accept, (struct gp_rdma_cm_id *id, struct gp_rdma_conn_param *cp))
 {
-	struct fid *f = (struct fid *)id, *peer = f->peer;
+	struct fid *f = (struct fid *)id, *peer;
+	int rc = 0;
 
-	if (!peer || !id->qp || !peer->id.qp || to_rts(id->qp, peer->id.qp) || to_rts(peer->id.qp, id->qp))
-		return errno = EINVAL, -1;
-	queue((struct fch *)id->channel, f, NULL, GP_RDMA_CM_EVENT_ESTABLISHED, NULL, 0);
-	queue((struct fch *)peer->id.channel, peer, NULL, GP_RDMA_CM_EVENT_ESTABLISHED, cp->private_data,
-	      cp->private_data_len);
-	return 0;
+	fakeverbs_lock(1);        /* the peer is not destroyed between its lookup and its event */
+	peer = f->peer;
+	if (!peer || !id->qp || !peer->id.qp || to_rts(id->qp, peer->id.qp) || to_rts(peer->id.qp, id->qp)) {
+		rc = -1;
+	} else {
+		queue((struct fch *)id->channel, f, NULL, GP_RDMA_CM_EVENT_ESTABLISHED, NULL, 0);
+		queue((struct fch *)peer->id.channel, peer, NULL, GP_RDMA_CM_EVENT_ESTABLISHED, cp->private_data,
+		      cp->private_data_len);
+	}
+	fakeverbs_lock(0);
+	return rc ? (errno = EINVAL, -1) : 0;
 }
 
 API(int, rdma_disconnect, (struct gp_rdma_cm_id *id))
 {
 	struct fid *f = (struct fid *)id, *peer;
 
+	/* under the lock from the lookup to the event: the peer's thread may be closing (rdma_destroy_id,
+	 * then its channel); once its id is gone, f->peer is NULL and no event goes out */
 	fakeverbs_lock(1);
 	peer = f->peer;
 	if (peer)
 		peer->peer = NULL;
 	f->peer = NULL;
-	fakeverbs_lock(0);
 	if (peer)
 		queue((struct fch *)peer->id.channel, peer, NULL, GP_RDMA_CM_EVENT_DISCONNECTED, NULL, 0);
+	fakeverbs_lock(0);
 	return 0;
 }
 
