@@ -42,16 +42,19 @@ if [ "$ROLE" = client ]; then
 
 	# client/server: the server's first run
 	await srv1 600
-	for _ in 1 2 3 4 5; do
+	for a in 1 2 3 4 5; do
+		s=$(date +%s)
 		timeout 120 "$B" bench rdma --connect "$PEER" --device rxe0 --mem host --size 64K --iters 200 --jsonl \
 			--timeout $T >"$J/cs.jsonl" 2>"$J/cs.err"
 		rc=$?
+		# every attempt's outcome, so that a failure after the server took the first one can be read
+		echo "attempt $a: exit $rc after $(($(date +%s) - s)) s: $(head -c 300 "$J/cs.err" | tr '\n' ' ')" >>"$J/cs.log"
 		[ $rc -eq 0 ] && break
 		sleep 2 # the server may not listen yet
 	done
 	ops=$(jsonl "$J/cs.jsonl" 2>>"$J/cs.err")
 	chk "client --connect $PEER: exit 0, verified results (${ops:-none})" bash -c "[ $rc -eq 0 ] && [ -n '$ops' ]"
-	[ $rc -eq 0 ] || sed 's/^/#   /' "$J/cs.err" | head -5
+	[ $rc -eq 0 ] || { sed 's/^/#   /' "$J/cs.err" | head -5; sed 's/^/#   /' "$J/cs.log"; }
 	signal cli1
 
 	# the server's second run, killed once this client is under way: an error within --timeout
