@@ -9,15 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "probe.h"
 #include <unistd.h>
-
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
 
 int main(int argc, char **argv)
 {

@@ -12,18 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-typedef struct {
-	unsigned fieldId, scopeId;
-	long long ts, lat;
-	int type, ret;
-	unsigned long long v;
-} fv_t;
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
+
+#include "probe.h"
 static void *L;
 #define F(name) dlsym(L, name)
 typedef int (*f0)(void *, ...);

@@ -17,22 +17,10 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+
+#include "probe.h"
 #include <unistd.h>
 
-typedef struct {
-	unsigned fieldId, scopeId;
-	long long ts, lat;
-	int type, ret;
-	unsigned long long v;
-} fv_t;
-
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
 
 static void *L;
 static int (*init_)(void), (*count_)(unsigned *), (*by_index)(unsigned, void **), (*by_bus)(const char *, void **);
