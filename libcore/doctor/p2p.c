@@ -287,7 +287,7 @@ static void status_pair(struct gp_doctor_ctx *c, const struct gp_doctor_p2p *s, 
 {
 	const struct gp_topo_link lv = gp_topo_link_at(c->topo, a, b), *l = &lv;
 	const char *na = c->topo->devs[a].name, *nb = c->topo->devs[b].name;
-	char subj[2 * GP_BDF_LEN + 2], path[16], v1[160], v2[160];
+	char subj[2 * GP_BDF_LEN + 2], path[16], v1[160];
 	int d1 = disagree(s, p->st[a][b], a, b, l->nvlinks > 0), d2 = disagree(s, p->st[b][a], b, a, l->nvlinks > 0);
 	int d = d1 > 0 ? d1 : d2, from = d1 > 0 ? a : b, to = d1 > 0 ? b : a;
 	const signed char *st = p->st[from][to];
@@ -323,8 +323,7 @@ static void status_pair(struct gp_doctor_ctx *c, const struct gp_doctor_p2p *s, 
 	gp_finding_bdf(f, gp_doctor_dev(c, b)->bdf);
 	gp_finding_ev(f, "path", "%s", path);
 	gp_finding_ev(f, "cuDeviceCanAccessPeer", "%s->%s %d, %s->%s %d", na, nb, s->can[a][b], nb, na, s->can[b][a]);
-	gp_finding_ev(f, "NVML", "%s->%s: %s; %s->%s: %s", na, nb, caps_str(p->st[a][b], v1, sizeof(v1)), nb, na,
-		      caps_str(p->st[b][a], v2, sizeof(v2)));
+	gp_finding_ev(f, "NVML", "%s-%s: %s", na, nb, caps_str(p->st[a][b], v1, sizeof(v1)));
 }
 
 static void check_nvml_status(struct gp_doctor_ctx *c)
@@ -366,7 +365,8 @@ static const struct gp_doctor_check checks[] = {
 	  "them; a patched driver needs a large BAR and no IOMMU translation: info, or a warning when CUDA says yes "
 	  "without them; gpup2p doctor --active verifies by moving data. Live only." },
 	{ "p2p.nvml_status", "NVML's P2P status disagrees with CUDA's", GP_SRC_NVML | GP_SRC_CUDA, 0, check_nvml_status,
-	  "Asks NVML (nvmlDeviceGetP2PStatus: read, write, NVLink, atomics) and libcuda for every ordered GPU pair. "
+	  "Asks NVML (nvmlDeviceGetP2PStatus: read, write, NVLink, atomics; once per pair, as the driver answers "
+	  "for the pair, not a direction) and libcuda (both ways) for every GPU pair. "
 	  "Warning naming the side that refuses when they disagree: CUDA allows and NVML reports read or write "
 	  "not OK, NVML reports both OK and CUDA refuses, or NVML refuses NVLink P2P on a pair NVLink joins. "
 	  "Live only (neither answer is recorded in snapshots)." },

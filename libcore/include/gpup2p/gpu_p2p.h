@@ -16,11 +16,13 @@ struct gp_gpu_p2p {
 	int available;           /* 1 when NVML answered */
 	char why[256];           /* why not */
 	int n;                   /* GPUs asked about, in the caller's order */
-	signed char st[GP_GPU_MAX][GP_GPU_MAX][GP_P2P_NCAPS]; /* [from][to][cap]: status or GP_P2P_FAILED */
+	signed char st[GP_GPU_MAX][GP_GPU_MAX][GP_P2P_NCAPS]; /* [from][to][cap]: status or GP_P2P_FAILED;
+	                                                        symmetric */
 };
 
-/* Ask NVML for the P2P status of every ordered pair of the n GPUs named by bdf (n <= GP_GPU_MAX).
- * Never fails: without NVML, available = 0 and why says what. */
+/* Ask NVML for the P2P status of every pair of the n GPUs named by bdf (n <= GP_GPU_MAX): one call per
+ * unordered pair and capability, the answer stored both ways (st[i][j] = st[j][i]: the driver answers
+ * for the pair). Never fails: without NVML, available = 0 and why says what. */
 void gp_gpu_p2p_query(const char (*bdf)[GP_BDF_LEN], int n, struct gp_gpu_p2p *p);
 
 /* NVML's name of a status, in words: "OK", "chipset not supported", ... ("call failed" for -1). */
