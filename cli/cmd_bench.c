@@ -20,7 +20,7 @@ void help_bench(FILE *f)
 		"pushed (write) and pulled (read), both directions at once, and the latency of\n"
 		"small copies. Each timed batch of copies is queued behind a gate the host opens\n"
 		"once everything is queued, between two GPU events (copies running together:\n"
-		"on one clock, from their shared start); the median of the repetitions is\n"
+		"each timed on its GPU from the gate); the median of the repetitions is\n"
 		"reported with min and max. The data of every path is checked once, after its\n"
 		"timed batches, by the GPU that holds it. With --sm the GPU's own cores move\n"
 		"the data (a kernel, 16-byte loads and stores, grid from the SM count), and\n"

@@ -382,9 +382,9 @@ static void print_table(const struct cli *c, const struct gp_bench_row *rows, in
 	if (any_chase)
 		printf("latency sm: one load of a pointer chase by SRC's cores in DST's memory, us (GPU timer).\n");
 	if (any_group)
-		printf("one2all/all2one/all2host/host2all: copies run together on one clock, each from\n"
-		       "the shared start to its end; 'all': the aggregate, every byte over the time\n"
-		       "until the last copy ended.\n");
+		printf("one2all/all2one/all2host/host2all: copies run together from one gate, each\n"
+		       "timed on its GPU from the gate to its end; 'all': the aggregate, every byte\n"
+		       "over the time until the last copy ended.\n");
 	if (any_sm)
 		printf("sm: copied by the GPU's cores (a kernel on the source GPU, or the destination's for reads).\n");
 	for (int i = 0; i < n; i++)

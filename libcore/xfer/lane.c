@@ -106,13 +106,30 @@ int gp_xfer_lane_check(struct gp_xfer_io *io, const struct gp_xfer_lane *l, uint
 	return ok;
 }
 
+/* The lane whose start event lane i is timed from. Gated: the first lane on i's GPU, as the gate opens
+ * every GPU's streams at once (each sees the host's write to the gate word) and a GPU's clock needs
+ * no signal from another GPU, whose crossing would count in the time (bidir measured 0.999 of
+ * nvbandwidth that way). Lanes of one GPU keep one start: its copy engines may serve them one after
+ * another, and each from its own start would look as fast as alone. Without a gate: lane 0, one clock
+ * for all, other GPUs' starts and ends crossing to it. */
+static int lead_of(const struct gp_xfer_lane *l, int i, int gated)
+{
+	for (int j = 0; j < i && gated; j++)
+		if (l[j].q == l[i].q)
+			return j;
+	return gated ? i : 0;
+}
+
 /* Queue the batch's copies and its events; the gate is still shut. */
-static int queue_batch(struct gp_xfer_io *io, struct gp_xfer_lane *l, int n, int iters)
+static int queue_batch(struct gp_xfer_io *io, struct gp_xfer_lane *l, int n, int iters, int gated)
 {
 	int rc = 0;
 
-	for (int i = 1; i < n && !rc; i++)    /* every lane starts with lane 0: one clock */
-		rc = gp_cuda_wait(io->c, l[i].st, l[0].ev0, io->e);
+	for (int i = 0; i < n && !rc; i++) {  /* every lane starts with its lead: see lead_of */
+		int j = lead_of(l, i, gated);
+
+		rc = j == i ? gp_cuda_mark(io->c, l[i].st, &l[i].ev0, io->e) : gp_cuda_wait(io->c, l[i].st, l[j].ev0, io->e);
+	}
 	for (int k = 0; k < iters && !rc; k++)  /* round robin: every stream gets work early */
 		for (int i = 0; i < n && !rc; i++) {
 			unsigned mult = l[i].mult > 1 ? (unsigned)l[i].mult : 1;
@@ -124,7 +141,7 @@ static int queue_batch(struct gp_xfer_io *io, struct gp_xfer_lane *l, int n, int
 		}
 	for (int i = 0; i < n && !rc; i++)
 		rc = gp_cuda_mark(io->c, l[i].st, &l[i].ev1, io->e);
-	for (int i = 1; i < n && !rc; i++)    /* an end on another GPU, seen from lane 0's */
+	for (int i = 1; i < n && !rc && !gated; i++)    /* an end on another GPU, seen from lane 0's */
 		if (l[i].q != l[0].q)
 			rc = (!l[i].wit && gp_cuda_stream_new(io->c, l[0].q, &l[i].wit, io->e)) ||
 			     gp_cuda_wait(io->c, l[i].wit, l[i].ev1, io->e) || gp_cuda_mark(io->c, l[i].wit, &l[i].evw, io->e);
@@ -140,12 +157,10 @@ int gp_xfer_lanes_batch(struct gp_xfer_io *io, struct gp_xfer_lane *l, int n, in
 	__atomic_store_n(io->flag, 0, __ATOMIC_RELEASE);
 	for (int i = 0; i < n && !rc; i++)
 		rc = gated && gp_cuda_gate(io->c, l[i].st, io->dflag, io->e);
-	if (!rc)
-		rc = gp_cuda_mark(io->c, l[0].st, &l[0].ev0, io->e);
 	if (!rc && gated)
 		w = gp_xfer_watch_start(io->flag);
 	if (!rc)
-		rc = queue_batch(io, l, n, iters);
+		rc = queue_batch(io, l, n, iters, gated);
 	/* open the gate even after an error: the queued work must be able to drain */
 	__atomic_store_n(io->flag, 1, __ATOMIC_RELEASE);
 	*forced |= gp_xfer_watch_stop(w);
@@ -156,9 +171,10 @@ int gp_xfer_lanes_batch(struct gp_xfer_io *io, struct gp_xfer_lane *l, int n, in
 	}
 	*slow = 0;
 	for (int i = 0; i < n; i++) {
+		int j = lead_of(l, i, gated);
 		float t;
 
-		if (gp_cuda_elapsed(io->c, l[0].ev0, l[i].q != l[0].q ? l[i].evw : l[i].ev1, &t, io->e))
+		if (gp_cuda_elapsed(io->c, l[j].ev0, !gated && l[i].q != l[0].q ? l[i].evw : l[i].ev1, &t, io->e))
 			return -EIO;
 		if (ms)
 			ms[i] = t;

@@ -14,9 +14,9 @@ struct gp_xfer_lane {
 	gp_dptr dsrc, ddst;             /* device buffers; pinned host buffers: their device addresses (0 when
 	                                   pageable) */
 	gp_cuda_stream *st;
-	void *ev0, *ev1;                /* the batch's start (lane 0 only: the shared start) and end events */
-	gp_cuda_stream *wit;            /* a lane on another GPU than lane 0's: a stream of lane 0's GPU that
-	                                   waits for ev1 and records evw, its end on lane 0's clock */
+	void *ev0, *ev1;                /* the batch's start (a lead lane only: gp_xfer_lanes_batch) and end */
+	gp_cuda_stream *wit;            /* ungated, a lane on another GPU than lane 0's: a stream of lane 0's
+	                                   GPU that waits for ev1 and records evw, its end on lane 0's clock */
 	void *evw;
 	int mult;                       /* copies per round (0 counts as 1): the interfering direction of a
 	                                   duplex copy runs twice as many, so that it lasts the whole time */
@@ -54,12 +54,14 @@ int gp_xfer_lane_put(struct gp_xfer_io *io, const struct gp_xfer_lane *l, int ds
 int gp_xfer_lane_check(struct gp_xfer_io *io, const struct gp_xfer_lane *l, uint64_t seed, struct gp_xfer_result *r);
 
 /* One timed batch: iters copies on each of the n lanes, queued round robin, held behind the gate
- * (io->flag; gated 0: no gate) until all are queued. Every lane runs on one clock: lane 0's stream
- * records the shared start once the gate opens, the other lanes wait for it, and each lane's end is
- * read on lane 0's GPU (directly, or through a witness stream of that GPU that waits for it): copies
- * that a GPU runs one after another cannot each look as fast as alone. ms[i] each lane's time from
- * the shared start to its end in ms (ms may be NULL), *slow the latest end of the lanes that are not
- * noise; *forced |= 1 when the watchdog had to open the gate. 0, or -EIO after every lane drained. */
+ * (io->flag; gated 0: no gate) until all are queued. Gated, every GPU's clock starts as the gate opens:
+ * the first lane queued on a GPU records the start, the GPU's other lanes wait for it (copies that a
+ * GPU runs one after another cannot each look as fast as alone), and each lane's end is read on its own
+ * GPU, so no signal crosses between GPUs inside the timed window. Ungated, lane 0's start is every
+ * lane's and each end is read on lane 0's GPU (directly, or through a witness stream of that GPU that
+ * waits for it). ms[i] each lane's time from its start to its end in ms (ms may be NULL), *slow the
+ * latest end of the lanes that are not noise; *forced |= 1 when the watchdog had to open the gate. 0,
+ * or -EIO after every lane drained. */
 int gp_xfer_lanes_batch(struct gp_xfer_io *io, struct gp_xfer_lane *l, int n, int iters, int gated, double *ms,
 			double *slow, int *forced);
 

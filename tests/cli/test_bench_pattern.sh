@@ -1,9 +1,9 @@
 #!/bin/bash
 # gpup2p bench one2all / all2one / all2host / host2all end to end without a GPU (tests/fakecuda): copies
-# running together, one stream per pair behind one gate, timed on one clock. In the double every stream
-# has its own virtual clock (peer copies: 2 us + bytes at 300 GB/s, FAKECUDA_PEER_GBPS per pair; SM: 3 us
-# + bytes at 350); with FAKECUDA_HOST_GBPS=R every host copy also takes its turn, in queueing order, on
-# one host link of R GB/s; FAKECUDA_NVLINK_GBPS=R replays the 4xH200 (tests/fakecuda/sched.c). The
+# running together, one stream per pair behind one gate, each timed on its GPU from it. In the double
+# every stream has its own virtual clock (peer copies: 2 us + bytes at 300 GB/s, FAKECUDA_PEER_GBPS per
+# pair; SM: 3 us + bytes at 350); with FAKECUDA_HOST_GBPS=R every host copy also takes its turn, in
+# queueing order, on one host link of R GB/s; FAKECUDA_NVLINK_GBPS=R replays the 4xH200 (tests/fakecuda/sched.c). The
 # expected numbers below are worked out from that model by hand, not copied from output.
 set -u
 BUILD=${BUILD:-build}
@@ -222,6 +222,28 @@ err=$(FAKECUDA_GPUS=2 FAKECUDA_CORRUPT=duplexback "$BIN" bench host2all --duplex
 	2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ] && grep -q "^gpup2p: host2all GPU1->host: data wrong at byte 4609 after the timed copies" <<<"$err" &&
 	ok "host2all --duplex --sm, the reverse copy corrupted: exit 2, GPU->host named" || nok "pattern duplexback: rc=$rc $err"
+
+# Gated copies on several GPUs are timed on each GPU's clock from the gate: a signal crossing between
+# GPUs (FAKECUDA_XWAIT_US=5: a wait for another GPU's event goes on 5 us after it; 3.5 to 9 us on the
+# 4x H200, tests/perf/results/oracle-h200x4-2026-11-27e.log) is not counted. bidir (write: each
+# direction queued on its source) and one2all --op read (each pull on its destination): the same
+# figures as with no crossing cost, each direction or pull n / (2 us + n / 300) (timed on one GPU's
+# clock with both signals crossing, as before stop 38, bidir gave 199.82 instead of 381.63)
+for x in 0 5; do
+	FAKECUDA_XWAIT_US=$x "$BIN" bench bidir --p2p on --size 1M --iters 2 --reps 2 --jsonl >"$T/b$x.jsonl" &&
+		FAKECUDA_GPUS=4 FAKECUDA_XWAIT_US=$x "$BIN" bench one2all --op read --size 1M --iters 2 --reps 2 \
+			--jsonl >>"$T/b$x.jsonl" || nok "xwait $x: bench failed"
+done
+py 'import json,sys
+a,b=([json.loads(l) for l in open(f)] for f in sys.argv[1:3]); n=1<<20; t=2e-6+n/300e9
+assert len(a)==len(b)==1+4*4, (len(a), len(b))
+assert [x["gbps"] for x in a]==[x["gbps"] for x in b], (a, b)
+bi=[x for x in b if x["mode"]=="bidir"]
+assert len(bi)==1 and bi[0]["gbps"]==round(2*n/t/1e9,2), bi
+pulls=[x for x in b if x["mode"]=="one2all" and x["dst"]!="all"]
+assert len(pulls)==12 and all(x["gbps"]==round(n/t/1e9,2) for x in pulls), pulls "$T/b0.jsonl" "$T/b5.jsonl" &&
+	ok "gated copies on several GPUs: 5 us signal crossings between GPUs not in the figures" ||
+	nok "xwait: $(cat "$T/b5.jsonl")"
 
 # the wait for the shared start failing: one line naming the call, exit 2, nothing hangs
 err=$(FAKECUDA_GPUS=3 FAKECUDA_FAIL=cuStreamWaitEvent "$BIN" bench one2all --size 64K --iters 1 --reps 1 2>&1 >/dev/null); rc=$?

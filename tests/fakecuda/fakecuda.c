@@ -29,6 +29,8 @@
  *   FAKECUDA_NVLINK_GBPS=R each GPU's NVLinks carry R GB/s out and R in, shared by every peer copy
  *                          through them, and the copy engines of a GPU serve one stream at a time, as
  *                          the 4xH200 of issue 24 did (sched.c tells how)
+ *   FAKECUDA_XWAIT_US=U    a stream waiting for an event recorded on another GPU goes on U us after
+ *                          it: the signal's crossing between GPUs (sched.c)
  *   FAKECUDA_BADPTX=1      cuModuleLoadData fails as a JIT error would (CUDA_ERROR_INVALID_VALUE);
  *                          =bulk: only for the bulk-copy module (a driver too old for PTX 8.0)
  *   FAKECUDA_MARKER=FILE   append "load" to FILE when the library is loaded, "cuInit" at each cuInit

@@ -27,7 +27,7 @@ struct fstream {
 };
 /* an event: the stream's clock; pending: its record is queued, not played; the work queued before it
  * (on its stream: sops; anywhere: ops) */
-struct fevent { double t; int recorded, pending; long sops, ops; };
+struct fevent { double t; int recorded, pending, dev; long sops, ops; };  /* dev: of its last record played */
 
 extern struct fctx *current;             /* cuCtxSetCurrent's */
 extern int peer_on[MAXG][MAXG];          /* peer access from context a to b's memory */

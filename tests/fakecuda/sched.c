@@ -11,7 +11,9 @@
  * one2all --engine ce: three copies from one GPU, each timed by its own stream's events, each looked
  * as fast as alone): the copy engines of a GPU serve one stream at a time. A stream with copy-engine
  * copies queued gets the engines in queueing order and keeps them, events included, until its queue
- * is played or it waits for another stream's event; until then its work, its events too, waits. */
+ * is played or it waits for another stream's event; until then its work, its events too, waits.
+ * FAKECUDA_XWAIT_US=U: a stream that waits for an event recorded on another GPU goes on U us after it
+ * (the signal crossing between GPUs; 0 when unset). */
 #include <stdlib.h>
 
 #include "fakecuda.h"
@@ -160,7 +162,7 @@ static int can_play(struct fstream *s, int serial)
 	return 1;
 }
 
-static void play(struct fstream *s, int serial, double nvl, double host)
+static void play(struct fstream *s, int serial, double nvl, double host, double xwait)
 {
 	struct fop *o = s->head;
 	double end;
@@ -176,11 +178,12 @@ static void play(struct fstream *s, int serial, double nvl, double host)
 	switch (o->kind) {
 	case OP_REC:
 		o->ev->t = s->t;
+		o->ev->dev = s->dev;
 		o->ev->pending = 0;
 		break;
-	case OP_WAIT:
-		if (o->ev->t > s->t)
-			s->t = o->ev->t;
+	case OP_WAIT:              /* an event of another GPU: its signal crosses to this one (xwait) */
+		if (o->ev->t + (o->ev->dev != s->dev ? xwait : 0) > s->t)
+			s->t = o->ev->t + (o->ev->dev != s->dev ? xwait : 0);
 		break;
 	case OP_COPY:
 		end = s->t + o->dur;
@@ -203,6 +206,7 @@ static void play(struct fstream *s, int serial, double nvl, double host)
 void sched_settle(void)
 {
 	double nvl = rate_env("FAKECUDA_NVLINK_GBPS"), host = rate_env("FAKECUDA_HOST_GBPS");
+	double xwait = rate_env("FAKECUDA_XWAIT_US") * 1e-6;
 	int serial = nvl > 0;
 
 	batch_open = 0;
@@ -237,6 +241,6 @@ void sched_settle(void)
 				best->head->ev->pending = 0;
 			ce_holder[best->dev] = NULL;
 		}
-		play(best, serial, nvl, host);
+		play(best, serial, nvl, host, xwait);
 	}
 }
