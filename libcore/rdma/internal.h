@@ -125,12 +125,14 @@ int gp_rdma_post(struct gp_rdma *s, struct gp_rdma_ep *ep, int opcode, uint64_t 
 int gp_rdma_post_recv(struct gp_rdma *s, struct gp_rdma_ep *ep, uint64_t n, int ctl, struct gp_err *e);
 
 /* Seconds for a measurement: the verbs library's own clock when it keeps one (the test double: rates
- * that do not follow the CPU), else the monotonic clock. Timeouts always use the monotonic clock. */
+ * that do not follow the CPU), else the monotonic clock. Timeouts use the monotonic clock, and the
+ * library's too when it keeps one (gp_rdma_wait). */
 double gp_rdma_now(const struct gp_rdma *s);
 
 /* Poll ep's CQ for up to max completions into wc, waiting until at least one arrives or timeout_s
- * passes (-ETIMEDOUT: "the peer stopped answering"). A completion in error is -EIO naming its status.
- * Returns the count. */
+ * passes (-ETIMEDOUT: "the peer stopped answering"): on the monotonic clock, or on the verbs library's
+ * own (the test double's, which the peer's thread moves too) by the time the completion came. A
+ * completion in error is -EIO naming its status. Returns the count. */
 int gp_rdma_wait(struct gp_rdma *s, struct gp_rdma_ep *ep, struct gp_ibv_wc *wc, int max, struct gp_err *e);
 
 /* Take one completion from ep's CQ (waiting up to the timeout) and count it: a send, a data receive or
