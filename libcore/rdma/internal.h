@@ -53,6 +53,7 @@ struct gp_rdma {
 	struct gp_rdma_cm_id *listen_id, *id;
 	int connected;
 	int peer_lost;                 /* a wait failed (error completion, timeout): no goodbye on close */
+	double slack_s;                /* what a wait allows beyond --timeout: the peer's share of a run */
 };
 
 /* Control messages between client and server (rdma_cm.c, rdma_run.c). */
@@ -129,10 +130,10 @@ int gp_rdma_post_recv(struct gp_rdma *s, struct gp_rdma_ep *ep, uint64_t n, int 
  * library's too when it keeps one (gp_rdma_wait). */
 double gp_rdma_now(const struct gp_rdma *s);
 
-/* Poll ep's CQ for up to max completions into wc, waiting until at least one arrives or timeout_s
- * passes (-ETIMEDOUT: "the peer stopped answering"): on the monotonic clock, or on the verbs library's
- * own (the test double's, which the peer's thread moves too) by the time the completion came. A
- * completion in error is -EIO naming its status. Returns the count. */
+/* Poll ep's CQ for up to max completions into wc, waiting until at least one arrives or timeout_s and
+ * s->slack_s pass (-ETIMEDOUT: "the peer stopped answering"): on the monotonic clock, or on the verbs
+ * library's own (the test double's, which the peer's thread moves too) by the time the completion
+ * came. A completion in error is -EIO naming its status. Returns the count. */
 int gp_rdma_wait(struct gp_rdma *s, struct gp_rdma_ep *ep, struct gp_ibv_wc *wc, int max, struct gp_err *e);
 
 /* Take one completion from ep's CQ (waiting up to the timeout) and count it: a send, a data receive or
@@ -145,6 +146,12 @@ int gp_rdma_loop_open(struct gp_rdma *s, struct gp_err *e);
 /* Client/server (rdma_cm.c): connect or accept, exchanging buffers in the private data. */
 int gp_rdma_cm_open(struct gp_rdma *s, struct gp_err *e);
 void gp_rdma_cm_close(struct gp_rdma *s);
+
+/* Seconds that ops operations of size bytes may take on a slow but healthy link, for a wait beyond
+ * --timeout (s->slack_s): at 1/GP_RDMA_SLOW_DIV of the port's rate (unknown: of SDR 1x's 2 Gb/s),
+ * plus 0.1 ms an operation (lat: 1 ms a round trip). */
+double gp_rdma_slack(const struct gp_rdma *s, double ops, uint64_t size, int lat);
+#define GP_RDMA_SLOW_DIV 100
 
 /* Bandwidth: iters operations (verbs opcode) of n bytes from a, a window in flight; with b (loopback
  * send) b posts the receives. *sec: the time they took. 0 or -errno. */

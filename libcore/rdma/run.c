@@ -96,17 +96,23 @@ double gp_rdma_now(const struct gp_rdma *s)
 	return s->L && s->L->clock_s ? s->L->clock_s() : gp_clock_s();
 }
 
-/* The end of a wait: no completion on ep for timeout seconds, the peer presumed gone (no goodbye). */
-static int silent(struct gp_rdma *s, struct gp_rdma_ep *ep, int timeout, struct gp_err *e)
+/* The end of a wait: no completion on ep for limit seconds, the peer presumed gone (no goodbye). */
+static int silent(struct gp_rdma *s, struct gp_rdma_ep *ep, double limit, struct gp_err *e)
 {
+	int timeout = s->o.timeout_s > 0 ? s->o.timeout_s : 10;
+
 	s->peer_lost = 1;
+	if (limit > timeout + 0.5)
+		return gp_err_set(e, GP_E_FAIL, ETIMEDOUT, "no completion on %s for %.0f s (--timeout %d s and %.0f s for "
+				  "the peer's operations at a slow link's rate): the peer stopped answering", ep->dev->at->device,
+				  limit, timeout, limit - timeout);
 	return gp_err_set(e, GP_E_FAIL, ETIMEDOUT, "no completion on %s for %d s: the peer stopped answering "
 			  "(gpup2p bench rdma --timeout SEC waits longer)", ep->dev->at->device, timeout);
 }
 
 int gp_rdma_wait(struct gp_rdma *s, struct gp_rdma_ep *ep, struct gp_ibv_wc *wc, int max, struct gp_err *e)
 {
-	int timeout = s->o.timeout_s > 0 ? s->o.timeout_s : 10;
+	double limit = (s->o.timeout_s > 0 ? s->o.timeout_s : 10) + s->slack_s;
 	/* the library's own clock (the test double's) moves as completions are taken, the peer's thread's
 	 * too, never while this one spins: a completion that comes later than the limit on it is the
 	 * silence that real hardware's monotonic clock would have timed out */
@@ -123,8 +129,8 @@ int gp_rdma_wait(struct gp_rdma *s, struct gp_rdma_ep *ep, struct gp_ibv_wc *wc,
 						  "(status %d, vendor error 0x%x)%s", ep->dev->at->device, ep->dev->at->port,
 						  s->L->ibv_wc_status_str((unsigned)wc[i].status), wc[i].status, wc[i].vendor_err,
 						  wc[i].status == 12 || wc[i].status == 13 ? ": the peer stopped answering" : "");
-		if (n && s->L->clock_s && s->L->clock_s() - c0 > timeout)
-			return silent(s, ep, timeout, e);
+		if (n && s->L->clock_s && s->L->clock_s() - c0 > limit)
+			return silent(s, ep, limit, e);
 		if (n)
 			return n;
 		if (!(spin & 1023)) {
@@ -132,8 +138,8 @@ int gp_rdma_wait(struct gp_rdma *s, struct gp_rdma_ep *ep, struct gp_ibv_wc *wc,
 
 			if (!t0)
 				t0 = t;
-			else if (t - t0 > timeout)
-				return silent(s, ep, timeout, e);
+			else if (t - t0 > limit)
+				return silent(s, ep, limit, e);
 		}
 	}
 }
@@ -286,6 +292,8 @@ out:
 int gp_rdma_run(struct gp_rdma *s, int op, int lat, uint64_t size, int iters, int reps, int no_verify,
 		struct gp_rdma_result *r, struct gp_err *e)
 {
+	int rc;
+
 	memset(r, 0, sizeof(*r));
 	r->op = op;
 	r->lat = lat;
@@ -300,7 +308,10 @@ int gp_rdma_run(struct gp_rdma *s, int op, int lat, uint64_t size, int iters, in
 	if (!gp_rdma_counts_ok((uint32_t)op, (uint32_t)lat, (uint32_t)iters, (uint32_t)reps) || iters < 1 || reps < 1)
 		return gp_err_set(e, GP_E_USAGE, EINVAL, "%d iterations x %d repetitions: at most %d x %d (latency: %d "
 				  "round trips in all)", iters, reps, GP_RDMA_MAX_ITERS, GP_RDMA_MAX_REPS, GP_RDMA_MAX_SAMPLES);
-	return s->o.role == GP_RDMA_LOOPBACK ? run_loopback(s, r, no_verify, e) : gp_rdma_client_run(s, r, no_verify, e);
+	s->slack_s = gp_rdma_slack(s, 2, size, lat);       /* a message on a slow link, and its answer */
+	rc = s->o.role == GP_RDMA_LOOPBACK ? run_loopback(s, r, no_verify, e) : gp_rdma_client_run(s, r, no_verify, e);
+	s->slack_s = 0;
+	return rc;
 }
 
 int gp_rdma_pump(struct gp_rdma *s, struct gp_rdma_ep *ep, struct gp_err *e)

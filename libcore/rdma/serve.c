@@ -112,6 +112,14 @@ int gp_rdma_run_check(const struct gp_rdma_ctl *m, uint64_t max_size, struct gp_
 	return 0;
 }
 
+double gp_rdma_slack(const struct gp_rdma *s, double ops, uint64_t size, int lat)
+{
+	double gbits = s->info.port_gbits > 0 ? s->info.port_gbits : 2.0;
+	double bytes_s = gbits * 1e9 / 8 / GP_RDMA_SLOW_DIV;
+
+	return ops * ((double)size / bytes_s + (lat ? 1e-3 : 1e-4));
+}
+
 /* The server's part of one run. The client's message is checked before anything is used. */
 static int serve_one(struct gp_rdma *s, struct gp_rdma_ctl *m, struct gp_err *e)
 {
@@ -124,6 +132,10 @@ static int serve_one(struct gp_rdma *s, struct gp_rdma_ctl *m, struct gp_err *e)
 	if ((rc = gp_rdma_run_check(m, s->o.max_size, e)))
 		return rc;
 	total = (long)m->iters * m->reps;          /* at most 1e11: no overflow */
+	/* RDMA READ and WRITE (but a write ping-pong's) complete nothing here and the client sends nothing
+	 * while it times them: its next message comes after all of them, which a slow link may stretch
+	 * past --timeout; a send or a ping-pong completes a receive here every message */
+	s->slack_s = gp_rdma_slack(s, send_bw || pong ? 2 : (double)total, m->size, (int)m->lat);
 	if ((rc = gp_rdma_fill(s, ep, m->size, m->op == GP_RDMA_READ ? m->seed : ~m->seed, e)))
 		return rc;
 	for (; send_bw && rposted < total && rposted < GP_RDMA_WINDOW; rposted++)
@@ -189,7 +201,9 @@ int gp_rdma_serve(struct gp_rdma *s, struct gp_err *e)
 			return 0;
 		if (m.kind != CTL_RUN)
 			return gp_err_set(e, GP_E_FAIL, EPROTO, "the client sent control message %u, expected a run", m.kind);
-		if ((rc = serve_one(s, &m, e)))
+		rc = serve_one(s, &m, e);
+		s->slack_s = 0;                    /* between runs: the client's next message at once */
+		if (rc)
 			return rc;
 	}
 }

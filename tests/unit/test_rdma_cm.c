@@ -179,10 +179,83 @@ static void client_server(void)
 	      "no server on that port: refused, naming the fix (%s)", e.msg);
 }
 
+/* A slow link (the double's wire at 10 MB/s on an SDR 1x port): RDMA READ and WRITE bandwidth and READ
+ * latency runs that last longer than the server's --timeout 2 on the double's clock complete nothing and
+ * send nothing on the server's side, which must wait them out; a client silent after its run message is
+ * still given up on. */
+static void slow_link(void)
+{
+	static const struct { int op, lat, iters; } run[] = { { GP_RDMA_WRITE, 0, 200 }, { GP_RDMA_READ, 0, 200 },
+		{ GP_RDMA_READ, 1, 200 } };
+	struct server sv = { .mode = 0, .port = 21000 + getpid() % 20000 };
+	struct gp_rdma_result r;
+	struct gp_rdma *s = NULL;
+	struct gp_err e;
+	pthread_t th;
+	int rc;
+
+	env_reset();
+	setenv("FAKEVERBS_SPEED", "1", 1);
+	setenv("FAKEVERBS_WIDTH", "1", 1);
+	setenv("FAKEVERBS_GBPS", "0.01", 1);
+	pthread_create(&th, NULL, server_main, &sv);
+	rc = client(&s, sv.port, "host", &e);
+	CHECK(!rc, "slow link: the client connects (%s)", e.msg);
+	for (size_t k = 0; !rc && k < sizeof(run) / sizeof(run[0]); k++) {
+		double sec;
+
+		rc = gp_rdma_run(s, run[k].op, run[k].lat, 65536, run[k].iters, 2, 0, &r, &e);
+		sec = run[k].lat ? r.us_median * 2 * run[k].iters / 1e6 : 65536.0 * run[k].iters * 2 / (r.gbps * 1e9);
+		CHECK(!rc && r.verified == 1 && sec > 2.5, "slow link: %s %s of %.1f s on the double's clock, past the "
+		      "server's --timeout 2: measured and checked (%s)", gp_rdma_op_name(run[k].op),
+		      run[k].lat ? "lat" : "bw", rc ? 0 : sec, e.msg);
+	}
+	if (s)
+		gp_rdma_close(s);
+	pthread_join(th, NULL);
+	CHECK(sv.rc == 0, "slow link: the server waited out the one-sided runs and served them all (%s)", sv.e.msg);
+
+	/* a client that asks for a small write run and then falls silent: the server still gives up */
+	sv = (struct server){ .mode = 0, .port = sv.port + 1 };
+	pthread_create(&th, NULL, server_main, &sv);
+	if (!(rc = client(&s, sv.port, "host", &e))) {
+		struct gp_rdma_ctl m = { .magic = GP_RDMA_MAGIC, .kind = 1, .op = GP_RDMA_WRITE, .iters = 1, .reps = 1,
+					 .size = 4096, .seed = 1 };
+
+		rc = gp_rdma_ctl_send(s, &m, &e);
+		pthread_join(th, NULL);
+		gp_rdma_close(s);
+	} else {
+		pthread_join(th, NULL);
+	}
+	CHECK(!rc && sv.rc == -ETIMEDOUT && strstr(sv.e.msg, "stopped answering"),
+	      "a client silent after its run: the server gives up, ETIMEDOUT (%s)", sv.e.msg);
+
+	/* a link far slower than what the server allows for (0.5 MB/s: a fifth of 1/100 of SDR 1x's 2 Gb/s);
+	 * last: the double's one wire stays busy with the posts of the run the server gave up on */
+	setenv("FAKEVERBS_GBPS", "0.0005", 1);
+	sv = (struct server){ .mode = 0, .port = sv.port + 1 };
+	pthread_create(&th, NULL, server_main, &sv);
+	if (!(rc = client(&s, sv.port, "host", &e))) {
+		rc = gp_rdma_run(s, GP_RDMA_WRITE, 0, 65536, 200, 2, 0, &r, &e);
+		pthread_join(th, NULL);
+		gp_rdma_close(s);
+	} else {
+		pthread_join(th, NULL);
+	}
+	CHECK(rc && sv.rc == -ETIMEDOUT && strstr(sv.e.msg, "s for the peer's operations at a slow link's rate)"),
+	      "a link slower than 1/100 of its port's rate: the server gives up after --timeout and the time "
+	      "allowed (%s)", sv.e.msg);
+	unsetenv("FAKEVERBS_SPEED");
+	unsetenv("FAKEVERBS_WIDTH");
+	unsetenv("FAKEVERBS_GBPS");
+}
+
 int main(void)
 {
 	rdma_fx_init();
 	client_server();
+	slow_link();
 	rmdir(tmproot);
 	return unit_done();
 }
