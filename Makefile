@@ -128,13 +128,13 @@ $(FAKENVML): tests/fakenvml/fakenvml.c tests/fakenvml/profile.c tests/fakenvml/f
 # A test double of libibverbs and librdmacm (tests/fakeverbs), with and without ibv_reg_dmabuf_mr, for
 # test_doctor.c and bench rdma (QPs connected in-process: loopback, and client/server in two threads).
 FAKEVERBS = $(BUILD)/tests/fakeverbs/libibverbs.so.1 $(BUILD)/tests/fakeverbs-old/libibverbs.so.1
-$(FAKEVERBS): tests/fakeverbs/fakeverbs.c tests/fakeverbs/fakeport.c tests/fakeverbs/fakecm.c tests/fakeverbs/fakeverbs.h \
-		tests/fakeverbs/fakeverbs.map libcore/rdma/verbs_abi.h
+$(FAKEVERBS): tests/fakeverbs/fakeverbs.c tests/fakeverbs/fakedev.c tests/fakeverbs/fakeport.c \
+		tests/fakeverbs/fakecm.c tests/fakeverbs/fakeverbs.h tests/fakeverbs/fakeverbs.map libcore/rdma/verbs_abi.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	@$(CC) -std=c11 -D_GNU_SOURCE -Ilibcore $(CPPFLAGS) $(WARN) $(CFLAGS) $(if $(findstring -old,$@),-DFAKEVERBS_OLD) \
 		-fPIC -shared -fvisibility=hidden -pthread -Wl,--version-script=tests/fakeverbs/fakeverbs.map $(LDFLAGS) \
-		-o $@ tests/fakeverbs/fakeverbs.c tests/fakeverbs/fakeport.c tests/fakeverbs/fakecm.c
+		-o $@ $(filter %.c,$^)
 
 # Fixture trees are generated from tests/fixtures/specs/*.spec.
 fixtures:

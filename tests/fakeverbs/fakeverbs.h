@@ -1,5 +1,5 @@
-/* What the halves of the libibverbs test double share (fakeverbs.c: devices, memory, queue pairs;
- * fakeport.c: ports and GIDs). */
+/* What the parts of the libibverbs test double share (fakeverbs.c: contexts, memory, queue pairs;
+ * fakedev.c: the device list and protection domains; fakeport.c: ports and GIDs). */
 #ifndef GPUP2P_FAKEVERBS_H
 #define GPUP2P_FAKEVERBS_H
 
