@@ -2,7 +2,7 @@
 # Build, for the guest's kernel, gpup2p.ko and the test-only nvp2p_stub.ko (against Debian's
 # linux-headers-$KVER, installed by setup.sh), and the guest test program. Out of the source tree:
 # build/vm/kmod, build/vm/stub, build/vm/kmod_test. The stub stands in for three NVIDIA drivers
-# (nvp2p_stub.c): build/vm/stub (535+, persistent pins), stub-nullcb (515-530), stub-none (older);
+# (nvp2p_stub/stub.c): build/vm/stub (535+, persistent pins), stub-nullcb (515-530), stub-none (older);
 # gpup2p.ko is built against each (kmod, kmod-nullcb, kmod-none) and finds out from its Module.symvers.
 set -eu
 BUILD=${BUILD:-build}
