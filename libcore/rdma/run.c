@@ -104,8 +104,8 @@ static int silent(struct gp_rdma *s, struct gp_rdma_ep *ep, double limit, struct
 	s->peer_lost = 1;
 	if (limit > timeout + 0.5)
 		return gp_err_set(e, GP_E_FAIL, ETIMEDOUT, "no completion on %s for %.0f s (gpup2p bench rdma --timeout "
-				  "%d s and %.0f s for the peer's operations at a slow link's rate): the peer stopped answering", ep->dev->at->device,
-				  limit, timeout, limit - timeout);
+				  "%d s and %.0f s for the peer's operations at a slow link's rate): the peer stopped "
+				  "answering", ep->dev->at->device, limit, timeout, limit - timeout);
 	return gp_err_set(e, GP_E_FAIL, ETIMEDOUT, "no completion on %s for %d s: the peer stopped answering "
 			  "(gpup2p bench rdma --timeout SEC waits longer)", ep->dev->at->device, timeout);
 }
