@@ -54,6 +54,12 @@ for t in "$@"; do
 	p0=$pass f0=$fail s0=$skipped t0=$SECONDS
 	case $t in
 	*.sh)
+		# a script that does not parse would stop at the error and count only the checks before it
+		if ! out=$(bash -n "$t" 2>&1); then
+			echo "$name: does not parse: $out"
+			fail=$((fail + 1))
+			continue
+		fi
 		out=$(BUILD=$BUILD bash "$t" 2>&1)
 		grep -A12 '^not ok ' <<<"$out" | sed "s|^|$name: |"
 		tally "$name" "$out"

@@ -241,7 +241,7 @@ assert [x["gbps"] for x in a]==[x["gbps"] for x in b], (a, b)
 bi=[x for x in b if x["mode"]=="bidir"]
 assert len(bi)==1 and bi[0]["gbps"]==round(2*n/t/1e9,2), bi
 pulls=[x for x in b if x["mode"]=="one2all" and x["dst"]!="all"]
-assert len(pulls)==12 and all(x["gbps"]==round(n/t/1e9,2) for x in pulls), pulls "$T/b0.jsonl" "$T/b5.jsonl" &&
+assert len(pulls)==12 and all(x["gbps"]==round(n/t/1e9,2) for x in pulls), pulls' "$T/b0.jsonl" "$T/b5.jsonl" &&
 	ok "gated copies on several GPUs: 5 us signal crossings between GPUs not in the figures" ||
 	nok "xwait: $(cat "$T/b5.jsonl")"
 

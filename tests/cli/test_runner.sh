@@ -1,6 +1,6 @@
 #!/bin/bash
 # The test runner itself (tests/run.sh): skips are counted and fail the run unless declared expected,
-# a test that runs no check or dies without a failed one is a failure, and unit tests fail (rather
+# a test that runs no check, dies without a failed one or does not parse is a failure, and unit tests fail (rather
 # than skip or pass) when their fixture trees are missing.
 set -u
 BUILD=${BUILD:-build}
@@ -54,6 +54,10 @@ r=$(runner "$T/none" "$T/test_fakenone")
 [ "$r" = "1|0 passed, 1 failed, 0 skipped" ] && ok "runner: a test that runs no check fails" || nok "no checks: $r"
 r=$(runner "$T/none" "$T/test_missing")
 [ "$r" = "1|0 passed, 1 failed, 0 skipped" ] && ok "runner: a named test that does not exist fails" || nok "missing test: $r"
+# a script with a quote left open passes every check before the error and stops there
+printf '. tests/cli/lib.sh\nok "one"\npy '"'"'assert 1\nok "two"\n' >"$T/test_fakeparse.sh"
+r=$(runner "$T/none" "$T/test_fakeparse.sh")
+[ "$r" = "1|0 passed, 1 failed, 0 skipped" ] && ok "runner: a script that does not parse fails" || nok "no parse: $r"
 # one line per test as it finishes, with its counts and seconds, before the total
 out=$(GPUP2P_EXPECTED_SKIPS=$T/allow BUILD=$BUILD bash tests/run.sh "$T/test_fakeok" "$T/test_fakeskip" 2>&1)
 grep -qE '^test_fakeok: 2 passed, 0 failed, 0 skipped, [0-9]+ s$' <<<"$out" &&
