@@ -149,9 +149,11 @@ void gp_rdma_cm_close(struct gp_rdma *s);
 
 /* Seconds that ops operations of size bytes may take on a slow but healthy link, for a wait beyond
  * --timeout (s->slack_s): at 1/GP_RDMA_SLOW_DIV of the port's rate (unknown: of SDR 1x's 2 Gb/s),
- * plus 0.1 ms an operation (lat: 1 ms a round trip). */
+ * plus 0.1 ms an operation (lat: 1 ms a round trip); at most GP_RDMA_SLACK_MAX, as the wait polls a
+ * CPU core and a peer that vanished is noticed only at its end. */
 double gp_rdma_slack(const struct gp_rdma *s, double ops, uint64_t size, int lat);
 #define GP_RDMA_SLOW_DIV 100
+#define GP_RDMA_SLACK_MAX 600.0
 
 /* Bandwidth: iters operations (verbs opcode) of n bytes from a, a window in flight; with b (loopback
  * send) b posts the receives. *sec: the time they took. 0 or -errno. */

@@ -183,6 +183,20 @@ static void client_server(void)
  * latency runs that last longer than the server's --timeout 2 on the double's clock complete nothing and
  * send nothing on the server's side, which must wait them out; a client silent after its run message is
  * still given up on. */
+/* The allowance's arithmetic: a small run gets its time at 1/100 of a 100 Gb/s port (2 x (64 KiB /
+ * 125 MB/s + 0.1 ms)); a huge one (1000 x 5 x 1 GiB: 11.9 hours) no more than 10 minutes. */
+static void slack_cap(void)
+{
+	static struct gp_rdma s;
+	double small, huge;
+
+	s.info.port_gbits = 100;
+	small = gp_rdma_slack(&s, 2, 64 << 10, 0);
+	huge = gp_rdma_slack(&s, 5000, 1ULL << 30, 0);
+	CHECK(small > 0.00124 && small < 0.00126 && huge == 600, "slow-link allowance: 64K x 2 %.5f s, 1G x 5000 "
+	      "capped at %.0f s", small, huge);
+}
+
 static void slow_link(void)
 {
 	static const struct { int op, lat, iters; } run[] = { { GP_RDMA_WRITE, 0, 200 }, { GP_RDMA_READ, 0, 200 },
@@ -255,6 +269,7 @@ int main(void)
 {
 	rdma_fx_init();
 	client_server();
+	slack_cap();
 	slow_link();
 	rmdir(tmproot);
 	return unit_done();
