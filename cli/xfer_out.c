@@ -384,7 +384,7 @@ static void print_table(const struct cli *c, const struct gp_bench_row *rows, in
 	if (any_group)
 		printf("one2all/all2one/all2host/host2all: copies run together from one gate, each\n"
 		       "timed on its GPU from the gate to its end; 'all': the aggregate, every byte\n"
-		       "over the time until the last copy ended.\n");
+		       "over the longest copy's time.\n");
 	if (any_sm)
 		printf("sm: copied by the GPU's cores (a kernel on the source GPU, or the destination's for reads).\n");
 	for (int i = 0; i < n; i++)

@@ -60,7 +60,7 @@ int gp_xfer_lane_check(struct gp_xfer_io *io, const struct gp_xfer_lane *l, uint
  * GPU, so no signal crosses between GPUs inside the timed window. Ungated, lane 0's start is every
  * lane's and each end is read on lane 0's GPU (directly, or through a witness stream of that GPU that
  * waits for it). ms[i] each lane's time from its start to its end in ms (ms may be NULL), *slow the
- * latest end of the lanes that are not noise; *forced |= 1 when the watchdog had to open the gate. 0,
+ * longest of those times among the lanes that are not noise; *forced |= 1 when the watchdog had to open the gate. 0,
  * or -EIO after every lane drained. */
 int gp_xfer_lanes_batch(struct gp_xfer_io *io, struct gp_xfer_lane *l, int n, int iters, int gated, double *ms,
 			double *slow, int *forced);

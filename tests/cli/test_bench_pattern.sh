@@ -131,7 +131,7 @@ err=$(FAKECUDA_GPUS=2 FAKECUDA_HOST_GBPS=30 "$BIN" bench all2host --size 1M --it
 FAKECUDA_GPUS=2 FAKECUDA_HOST_GBPS=30 "$BIN" bench all2host --size 1M --iters 2 --reps 2 --min-bw all2host=29 -q >/dev/null 2>&1 &&
 	ok "--min-bw all2host=29: pairs below it (20 GB/s) do not count, exit 0" || nok "min-bw pairs counted"
 
-# one clock (issue 24): on the 4xH200's facts (NV18 every pair, 18 x 26.56 = 478.1 GB/s out of each
+# one GPU's clock (issue 24): on the 4xH200's facts (NV18 every pair, 18 x 26.56 = 478.1 GB/s out of each
 # GPU) with the double replaying that machine (FAKECUDA_NVLINK_GBPS=478: each GPU's NVLinks carry 478
 # each way, its copy engines serve one stream at a time), GPU k's three copies run one after another,
 # each t = 2 us + n / 300 GB/s: the pair ending j-th (j = 1..3) took j x iters x t from the shared

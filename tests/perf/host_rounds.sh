@@ -4,7 +4,7 @@
 # rounds swing (the host's memory is shared by every GPU's copies), so the figure is the median over
 # rounds, beside each round's ratio; no goal is judged. nvbandwidth's number is its SUM over the GPUs
 # (each measured in turn while the others copy too); gpup2p's is its aggregate (every GPU measured
-# together, on one clock) and the sum of its per-GPU rows. Raw outputs under $OUT/host/. Needs
+# together, each on its own clock from one gate) and the sum of its per-GPU rows. Raw outputs under $OUT/host/. Needs
 # build/gpup2p (or GPUP2P), build/devlibs when carried, and NVBANDWIDTH (built by hand outside the
 # repository). Exit 0; 1 when a tool failed (gpup2p's wrong data included); 2 without NVBANDWIDTH; 69
 # when gpup2p sees no GPU.

@@ -94,10 +94,10 @@ int gp_bench_impossible(const struct gp_bench_row *r, double margin);
 extern const char *const gp_bench_threshold_modes[];
 
 /* Run one pattern group, rows[0..n): the pair rows, then the aggregate. Every pair that is not skipped
- * gets its own stream and buffers; the batches of all pairs start together behind one gate and are
- * timed on one clock (gp_xfer_lanes_batch): a pair's figure is its bytes over the time from the shared
- * start to its end, the aggregate all bytes over the time until the last pair ended. Every pair's data
- * is checked after each timed batch. Fills each row's res and done. 0 or -errno (e filled). */
+ * gets its own stream and buffers; the batches of all pairs start together behind one gate, each timed
+ * on its GPU's clock from the gate (gp_xfer_lanes_batch): a pair's figure is its bytes over the time
+ * from the gate to its end, the aggregate all bytes over the longest pair's time. Every pair's data is
+ * checked once, after the last timed batch. Fills each row's res and done. 0 or -errno (e filled). */
 int gp_bench_pattern_run(struct gp_cuda *c, struct gp_bench_row *rows, int n, struct gp_err *e);
 
 #endif
