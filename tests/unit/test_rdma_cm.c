@@ -245,6 +245,20 @@ static void slow_link(void)
 	CHECK(!rc && sv.rc == -ETIMEDOUT && strstr(sv.e.msg, "stopped answering"),
 	      "a client silent after its run: the server gives up, ETIMEDOUT (%s)", sv.e.msg);
 
+	/* a client silent after a long write run that went through: the allowance was that run's, the
+	 * server gives up after --timeout alone (with the run's allowance left in place: 2 + 10.5 s) */
+	sv = (struct server){ .mode = 0, .port = sv.port + 1 };
+	pthread_create(&th, NULL, server_main, &sv);
+	if (!(rc = client(&s, sv.port, "host", &e))) {
+		rc = gp_rdma_run(s, GP_RDMA_WRITE, 0, 65536, 200, 2, 0, &r, &e);
+		pthread_join(th, NULL);
+		gp_rdma_close(s);
+	} else {
+		pthread_join(th, NULL);
+	}
+	CHECK(!rc && sv.rc == -ETIMEDOUT && strstr(sv.e.msg, "for 2 s: the peer stopped answering"),
+	      "a client silent after a long one-sided run: the server gives up after --timeout alone (%s)", sv.e.msg);
+
 	/* a link far slower than what the server allows for (0.5 MB/s: a fifth of 1/100 of SDR 1x's 2 Gb/s);
 	 * last: the double's one wire stays busy with the posts of the run the server gave up on */
 	setenv("FAKEVERBS_GBPS", "0.0005", 1);
