@@ -38,7 +38,7 @@ static int cm_event(struct gp_rdma *s, int want, int ms, struct gp_rdma_cm_event
 
 static int ms_of(const struct gp_rdma *s)
 {
-	return (s->o.timeout_s > 0 ? s->o.timeout_s : 10) * 1000;
+	return gp_rdma_timeout_s(s) * 1000;
 }
 
 /* Device, port, PD, buffer and QP on the device the CM id is bound to. */

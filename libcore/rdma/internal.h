@@ -147,6 +147,9 @@ int gp_rdma_loop_open(struct gp_rdma *s, struct gp_err *e);
 int gp_rdma_cm_open(struct gp_rdma *s, struct gp_err *e);
 void gp_rdma_cm_close(struct gp_rdma *s);
 
+/* --timeout's seconds (10 when not given). */
+int gp_rdma_timeout_s(const struct gp_rdma *s);
+
 /* Seconds that ops operations of size bytes may take on a slow but healthy link, for a wait beyond
  * --timeout (s->slack_s): at 1/GP_RDMA_SLOW_DIV of the port's rate (unknown: of SDR 1x's 2 Gb/s),
  * plus 0.1 ms an operation (lat: 1 ms a round trip); at most GP_RDMA_SLACK_MAX, as the wait polls a

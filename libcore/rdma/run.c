@@ -96,10 +96,15 @@ double gp_rdma_now(const struct gp_rdma *s)
 	return s->L && s->L->clock_s ? s->L->clock_s() : gp_clock_s();
 }
 
+int gp_rdma_timeout_s(const struct gp_rdma *s)
+{
+	return s->o.timeout_s > 0 ? s->o.timeout_s : 10;
+}
+
 /* The end of a wait: no completion on ep for limit seconds, the peer presumed gone (no goodbye). */
 static int silent(struct gp_rdma *s, struct gp_rdma_ep *ep, double limit, struct gp_err *e)
 {
-	int timeout = s->o.timeout_s > 0 ? s->o.timeout_s : 10;
+	int timeout = gp_rdma_timeout_s(s);
 
 	s->peer_lost = 1;
 	if (limit > timeout + 0.5)
@@ -112,7 +117,7 @@ static int silent(struct gp_rdma *s, struct gp_rdma_ep *ep, double limit, struct
 
 int gp_rdma_wait(struct gp_rdma *s, struct gp_rdma_ep *ep, struct gp_ibv_wc *wc, int max, struct gp_err *e)
 {
-	double limit = (s->o.timeout_s > 0 ? s->o.timeout_s : 10) + s->slack_s;
+	double limit = gp_rdma_timeout_s(s) + s->slack_s;
 	/* the library's own clock (the test double's) moves as completions are taken, the peer's thread's
 	 * too, never while this one spins: a completion that comes later than the limit on it is the
 	 * silence that real hardware's monotonic clock would have timed out */

@@ -116,7 +116,6 @@ double gp_rdma_slack(const struct gp_rdma *s, double ops, uint64_t size, int lat
 {
 	double gbits = s->info.port_gbits > 0 ? s->info.port_gbits : 2.0;
 	double bytes_s = gbits * 1e9 / 8 / GP_RDMA_SLOW_DIV;
-
 	double t = ops * ((double)size / bytes_s + (lat ? 1e-3 : 1e-4));
 
 	/* a client that vanished mid-run leaves this side polling until then: no more than this */

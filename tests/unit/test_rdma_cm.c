@@ -197,6 +197,42 @@ static void slack_cap(void)
 	      "capped at %.0f s", small, huge);
 }
 
+/* The client's part in against_server: a run message for a small write, then nothing. */
+static int ask_and_fall_silent(struct gp_rdma *s, struct gp_err *e)
+{
+	struct gp_rdma_ctl m = { .magic = GP_RDMA_MAGIC, .kind = 1, .op = GP_RDMA_WRITE, .iters = 1, .reps = 1,
+				 .size = 4096, .seed = 1 };
+
+	return gp_rdma_ctl_send(s, &m, e);
+}
+
+/* The client's part in against_server: a write run of 200 x 2 x 64 KiB, then nothing. */
+static int write_run(struct gp_rdma *s, struct gp_err *e)
+{
+	struct gp_rdma_result r;
+
+	return gp_rdma_run(s, GP_RDMA_WRITE, 0, 65536, 200, 2, 0, &r, e);
+}
+
+/* A server on port (sv: its outcome) and a client that does act and stays connected until the server
+ * ended: act's rc, or the client's when it could not connect. */
+static int against_server(struct server *sv, int port, int (*act)(struct gp_rdma *, struct gp_err *),
+			  struct gp_err *e)
+{
+	struct gp_rdma *s = NULL;
+	pthread_t th;
+	int rc;
+
+	*sv = (struct server){ .mode = 0, .port = port };
+	pthread_create(&th, NULL, server_main, sv);
+	if (!(rc = client(&s, port, "host", e)))
+		rc = act(s, e);
+	pthread_join(th, NULL);
+	if (s)
+		gp_rdma_close(s);
+	return rc;
+}
+
 static void slow_link(void)
 {
 	static const struct { int op, lat, iters; } run[] = { { GP_RDMA_WRITE, 0, 200 }, { GP_RDMA_READ, 0, 200 },
@@ -230,47 +266,20 @@ static void slow_link(void)
 	CHECK(sv.rc == 0, "slow link: the server waited out the one-sided runs and served them all (%s)", sv.e.msg);
 
 	/* a client that asks for a small write run and then falls silent: the server still gives up */
-	sv = (struct server){ .mode = 0, .port = sv.port + 1 };
-	pthread_create(&th, NULL, server_main, &sv);
-	if (!(rc = client(&s, sv.port, "host", &e))) {
-		struct gp_rdma_ctl m = { .magic = GP_RDMA_MAGIC, .kind = 1, .op = GP_RDMA_WRITE, .iters = 1, .reps = 1,
-					 .size = 4096, .seed = 1 };
-
-		rc = gp_rdma_ctl_send(s, &m, &e);
-		pthread_join(th, NULL);
-		gp_rdma_close(s);
-	} else {
-		pthread_join(th, NULL);
-	}
+	rc = against_server(&sv, sv.port + 1, ask_and_fall_silent, &e);
 	CHECK(!rc && sv.rc == -ETIMEDOUT && strstr(sv.e.msg, "stopped answering"),
 	      "a client silent after its run: the server gives up, ETIMEDOUT (%s)", sv.e.msg);
 
 	/* a client silent after a long write run that went through: the allowance was that run's, the
 	 * server gives up after --timeout alone (with the run's allowance left in place: 2 + 10.5 s) */
-	sv = (struct server){ .mode = 0, .port = sv.port + 1 };
-	pthread_create(&th, NULL, server_main, &sv);
-	if (!(rc = client(&s, sv.port, "host", &e))) {
-		rc = gp_rdma_run(s, GP_RDMA_WRITE, 0, 65536, 200, 2, 0, &r, &e);
-		pthread_join(th, NULL);
-		gp_rdma_close(s);
-	} else {
-		pthread_join(th, NULL);
-	}
+	rc = against_server(&sv, sv.port + 1, write_run, &e);
 	CHECK(!rc && sv.rc == -ETIMEDOUT && strstr(sv.e.msg, "for 2 s: the peer stopped answering"),
 	      "a client silent after a long one-sided run: the server gives up after --timeout alone (%s)", sv.e.msg);
 
 	/* a link far slower than what the server allows for (0.5 MB/s: a fifth of 1/100 of SDR 1x's 2 Gb/s);
 	 * last: the double's one wire stays busy with the posts of the run the server gave up on */
 	setenv("FAKEVERBS_GBPS", "0.0005", 1);
-	sv = (struct server){ .mode = 0, .port = sv.port + 1 };
-	pthread_create(&th, NULL, server_main, &sv);
-	if (!(rc = client(&s, sv.port, "host", &e))) {
-		rc = gp_rdma_run(s, GP_RDMA_WRITE, 0, 65536, 200, 2, 0, &r, &e);
-		pthread_join(th, NULL);
-		gp_rdma_close(s);
-	} else {
-		pthread_join(th, NULL);
-	}
+	rc = against_server(&sv, sv.port + 1, write_run, &e);
 	CHECK(rc && sv.rc == -ETIMEDOUT && strstr(sv.e.msg, "s for the peer's operations at a slow link's rate)"),
 	      "a link slower than 1/100 of its port's rate: the server gives up after --timeout and the time "
 	      "allowed (%s)", sv.e.msg);
