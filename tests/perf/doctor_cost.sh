@@ -6,7 +6,9 @@
 # that whole process (cuinit_proc: start, cuInit, and the exit, where libcuda tears down). Then one run with GPUP2P_DOCTOR_TIMING=1
 # (where the time went). Also `gpup2p topo` against `nvidia-smi topo -m` (the same view). Medians on
 # stdout; raw figures in $OUT/doctor-cost.txt. BIN= another binary; BASE= a second binary (an older
-# build) timed in the same rounds, its columns prefixed base_.
+# build) timed in the same rounds, its columns prefixed base_. Run it on an idle machine: seconds after
+# GPU work, cuInit takes about half as long (results/oracle-h200x4-2026-11-27f.log, round 1), so a
+# first round that follows a bench differs from the rest; the medians keep the idle figure.
 set -u
 OUT=${OUT:-/tmp/gpup2p-out}
 ROUNDS=${ROUNDS:-9}
