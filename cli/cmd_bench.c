@@ -25,9 +25,10 @@ void help_bench(FILE *f)
 		"timed batches, by the GPU that holds it. With --sm the GPU's own cores move\n"
 		"the data (a kernel, 16-byte loads and stores, grid from the SM count), and\n"
 		"latency is a pointer chase: one GPU thread following a chain of dependent\n"
-		"loads through pinned host memory and through each peer GPU's memory. Host\n"
-		"memory is placed on the GPU's NUMA node (and the thread on its CPUs) unless\n"
-		"--numa says. Defaults match nvbandwidth's (512 MiB, 16 copies, 3 batches).\n\n"
+		"loads through pinned host memory and through each peer GPU's memory, on\n"
+		"each SM in turn (the figure is the mean over the SMs). Host memory is placed\n"
+		"on the GPU's NUMA node (and the thread on its CPUs) unless --numa says.\n"
+		"Defaults match nvbandwidth's (512 MiB, 16 copies, 3 batches).\n\n"
 		"  MODE                   h2d, d2h, d2d (within a GPU), p2p, bidir, latency or\n"
 		"                         all (default all)\n"
 		"  PATTERN                copies running together, each pair and the aggregate\n"
@@ -191,7 +192,7 @@ static const struct opt bench_opts[] = {
 	{ "--factor", NULL, "F", OPT_CALL, O(factor), .call = factor_opt, .help = "sweep step, > 1" },
 	{ "--iters", NULL, "K", OPT_COUNT, O(b.iters), .hi = 1000000,
 	  .help = "copies per timed batch (default 16; latency alone:\n"
-		  "1000; latency --sm: loads per launch, default 100000)" },
+		  "1000; latency --sm: loads per batch, spread over the\nSMs, default 100000)" },
 	{ "--reps", NULL, "R", OPT_COUNT, O(b.reps), .hi = 10000, .help = "timed batches (default 3; latency: 5)" },
 	{ "--pinned", NULL, NULL, OPT_BITS, O(b.mem), GP_MEM_PINNED, .label = "--pinned, --pageable",
 	  .help = "host memory for h2d/d2h (default both)" },

@@ -380,7 +380,8 @@ static void print_table(const struct cli *c, const struct gp_bench_row *rows, in
 	if (any_lat)
 		printf("LAT us: one copy, timed on the GPU within a gated batch; host: copy + wait timed by the CPU.\n");
 	if (any_chase)
-		printf("latency sm: one load of a pointer chase by SRC's cores in DST's memory, us (GPU timer).\n");
+		printf("latency sm: one load of a pointer chase by SRC's cores in DST's memory, us (GPU\n"
+		       "timer; the mean over SRC's SMs, each chasing in turn).\n");
 	if (any_group)
 		printf("one2all/all2one/all2host/host2all: copies run together from one gate, each\n"
 		       "timed on its GPU from the gate to its end; 'all': the aggregate, every byte\n"

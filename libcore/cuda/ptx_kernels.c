@@ -17,9 +17,10 @@
  *   block is) word t + kT is in a stripe of the same parity as warp t / 32. The tail bytes go the way
  *   of the stripe they are in (threads 0..tail-1, one byte each). Loads and stores cache in L2 only
  *   (.cg): each SM's accesses never come back. a and b 16-byte aligned.
- * gp_chase(start, hops, out): one thread follows a chain of 64-bit pointers `hops` times (each load's
- *   address is the value the previous one returned), reading %globaltimer (ns) before and after;
- *   out[0] = the last pointer, out[1] = the nanoseconds.
+ * gp_chase(start, hops, out, block): the one thread of block `block` follows a chain of 64-bit pointers
+ *   `hops` times (each load's address is the value the previous one returned), reading %globaltimer (ns)
+ *   before and after; out[0] = the last pointer, out[1] = the nanoseconds. Every other block returns at
+ *   once: launched with one block per SM, the chase runs on the SM the hardware gives that block.
  * gp_copy_bulk (its own module, gp_ptx_bulk_text: PTX ISA 8.0 / sm_90, Hopper onwards): see below. */
 #include "gpup2p/smcopy.h"
 #include "cuda/ptx.h"
@@ -186,12 +187,18 @@ const char gp_ptx_text[] =
 	".visible .entry gp_chase(\n"
 	"\t.param .u64 p_start,\n"
 	"\t.param .u64 p_hops,\n"
-	"\t.param .u64 p_out\n"
+	"\t.param .u64 p_out,\n"
+	"\t.param .u32 p_block\n"
 	")\n"
 	"{\n"
 	"\t.reg .pred %p<2>;\n"
+	"\t.reg .b32 %r<3>;\n"
 	"\t.reg .b64 %rd<8>;\n"
 	"\n"
+	"\tld.param.u32 %r1, [p_block];\n"
+	"\tmov.u32 %r2, %ctaid.x;\n"
+	"\tsetp.ne.u32 %p1, %r1, %r2;\n"
+	"\t@%p1 bra CDONE;\n"
 	"\tld.param.u64 %rd1, [p_start];\n"
 	"\tld.param.u64 %rd2, [p_hops];\n"
 	"\tld.param.u64 %rd3, [p_out];\n"
@@ -209,6 +216,7 @@ const char gp_ptx_text[] =
 	"\tsub.u64 %rd6, %rd5, %rd4;\n"
 	"\tst.global.u64 [%rd3], %rd1;\n"
 	"\tst.global.u64 [%rd3+8], %rd6;\n"
+	"CDONE:\n"
 	"\tret;\n"
 	"}\n";
 

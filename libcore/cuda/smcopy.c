@@ -111,13 +111,26 @@ int gp_sm_copy_duplex(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr a, gp_dptr b
 	return gp_cuda_launch(c, s, fn, geo.grid, geo.block, 0, params, e) ? -EIO : 0;
 }
 
-int gp_sm_chase(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr start, uint64_t hops, gp_dptr out, struct gp_err *e)
+int gp_sm_count(struct gp_cuda *c, int g, unsigned *n, struct gp_err *e)
 {
-	void *fn, *params[] = { &start, &hops, &out };
+	int sms = 0;
 
+	if (gp_cuda_attr(c, g, GP_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &sms, e))
+		return -EIO;
+	*n = sms > 0 ? (unsigned)sms : 1;
+	return 0;
+}
+
+int gp_sm_chase(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr start, uint64_t hops, gp_dptr out, unsigned block,
+		unsigned grid, struct gp_err *e)
+{
+	void *fn, *params[] = { &start, &hops, &out, &block };
+
+	if (!grid || block >= grid)
+		return gp_err_set(e, GP_E_FAIL, EINVAL, "SM chase: block %u of a grid of %u", block, grid);
 	if (gp_cuda_kernel(c, gp_cuda_stream_gpu(s), gp_ptx_text, gp_ptx_chase_name, &fn, e))
 		return -EIO;
-	return gp_cuda_launch(c, s, fn, 1, 1, 0, params, e) ? -EIO : 0;
+	return gp_cuda_launch(c, s, fn, grid, 1, 0, params, e) ? -EIO : 0;
 }
 
 int gp_sm_chain_default(struct gp_cuda *c, uint64_t *size, struct gp_err *e)

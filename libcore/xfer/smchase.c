@@ -1,4 +1,5 @@
-/* gpup2p — pointer-chase latency: a chain in host or peer memory followed by one GPU thread. */
+/* gpup2p — pointer-chase latency: a chain in host or peer memory followed by one GPU thread at a time,
+ * on each SM in turn. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,13 +21,15 @@ struct chase {
 	uint64_t *out;             /* mapped pinned: last pointer, nanoseconds */
 	gp_dptr dout;
 	gp_cuda_stream *st;
+	unsigned sms;              /* the chasing GPU's SMs: the launch's blocks */
 };
 
-/* One launch of `hops` loads from `from`; *ns = the kernel's own timing, *end = where it stopped. */
-static int launch(struct chase *k, gp_dptr from, uint64_t hops, double *ns, uint64_t *end)
+/* One launch of `hops` loads from `from` by block `block` of a grid of k->sms; *ns = the kernel's own
+ * timing, *end = where it stopped. */
+static int launch(struct chase *k, gp_dptr from, uint64_t hops, unsigned block, double *ns, uint64_t *end)
 {
 	k->out[0] = k->out[1] = 0;
-	if (gp_sm_chase(k->c, k->st, from, hops, k->dout, k->e) || gp_cuda_sync(k->c, k->st, k->e))
+	if (gp_sm_chase(k->c, k->st, from, hops, k->dout, block, k->sms, k->e) || gp_cuda_sync(k->c, k->st, k->e))
 		return -EIO;
 	*end = __atomic_load_n(&k->out[0], __ATOMIC_ACQUIRE);
 	*ns = (double)__atomic_load_n(&k->out[1], __ATOMIC_ACQUIRE);
@@ -38,43 +41,57 @@ static int64_t offset_in(const struct chase *k, uint64_t a)
 	return a >= k->dev && a - k->dev < k->s->size ? (int64_t)(a - k->dev) : -1;
 }
 
+/* Launch `hops` loads from *at by block `block` and check where they ended against the host's walk of
+ * the chain; *at moves on, *ns adds the launch's nanoseconds. 0; 1 when the chase ended elsewhere
+ * (r says where, batch `batch`: -1 the warm-up); -EIO. */
+static int chase_from(struct chase *k, uint64_t *at, uint64_t hops, unsigned block, int batch, double *ns,
+		      struct gp_xfer_result *r)
+{
+	const struct gp_xfer_spec *s = k->s;
+	uint64_t want = gp_chain_walk(k->host, s->size, s->stride, k->dev, *at, hops), end;
+	double t;
+
+	if (launch(k, *at, hops, block, &t, &end))
+		return -EIO;
+	if (end != want) {
+		r->verified = 0;
+		r->bad_copy = batch;
+		r->want_offset = offset_in(k, want);
+		r->bad_offset = offset_in(k, end);
+		return 1;
+	}
+	*at = want;
+	*ns += t;
+	return 0;
+}
+
+/* A warm-up, then `reps` batches of `iters` loads each, spread evenly over the GPU's SMs: one launch
+ * per SM in turn, each going on where the previous one stopped. A batch's figure is its nanoseconds
+ * over its loads: the mean over the SMs (a peer load on 2x H200 took 794-856 ns by SM,
+ * results/chase-sm-h200x2-*.txt, where nvbandwidth's latency tests also report the mean). */
 static int measure(struct chase *k, struct gp_xfer_result *r)
 {
 	const struct gp_xfer_spec *s = k->s;
-	double *us = calloc((size_t)s->reps, sizeof(double)), ns;
-	uint64_t at = k->dev, end;
+	double *us = calloc((size_t)s->reps, sizeof(double)), ns = 0;
+	uint64_t at = k->dev, each = (uint64_t)s->iters / k->sms, extra = (uint64_t)s->iters % k->sms;
 	int n = 0, rc;
 
 	if (!us)
 		return gp_err_set(k->e, GP_E_FAIL, ENOMEM, "out of memory");
 	r->verified = 1;
-	rc = launch(k, at, WARMUP_HOPS, &ns, &end);
-	at = gp_chain_walk(k->host, s->size, s->stride, k->dev, at, WARMUP_HOPS);
-	for (int i = 0; i < s->reps && !rc && r->verified; i++) {
-		uint64_t want = gp_chain_walk(k->host, s->size, s->stride, k->dev, at, (uint64_t)s->iters);
-
-		if (end != at) {                 /* the warm-up, or the last repetition, ended elsewhere */
-			r->verified = 0;
-			r->bad_copy = i - 1;
-			r->want_offset = offset_in(k, at);
-			r->bad_offset = offset_in(k, end);
-			break;
-		}
-		rc = launch(k, at, (uint64_t)s->iters, &ns, &end);
+	rc = chase_from(k, &at, WARMUP_HOPS, 0, -1, &ns, r);
+	for (int i = 0; i < s->reps && !rc; i++) {
+		ns = 0;
+		for (unsigned b = 0; b < k->sms && !rc; b++)
+			if (each + (b < extra))
+				rc = chase_from(k, &at, each + (b < extra), b, i, &ns, r);
 		if (!rc)
 			us[n++] = ns / 1e3 / s->iters;
-		at = want;
 	}
-	if (!rc && r->verified && end != at) {
-		r->verified = 0;
-		r->bad_copy = n - 1;
-		r->want_offset = offset_in(k, at);
-		r->bad_offset = offset_in(k, end);
-	}
-	if (!rc)
+	if (rc >= 0)
 		gp_stats_compute(us, n, &r->us);
 	free(us);
-	return rc;
+	return rc < 0 ? rc : 0;
 }
 
 static int setup(struct chase *k)
@@ -84,8 +101,8 @@ static int setup(struct chase *k)
 	void *img;
 	int64_t slots;
 
-	if (gp_cuda_stream_new(k->c, g, &k->st, k->e) || gp_sm_prepare(k->c, k->st, k->e) ||
-	    gp_cuda_host_alloc(k->c, 64, (void **)&k->out, k->e) || gp_cuda_host_dptr(k->c, k->out, &k->dout, k->e))
+	if (gp_sm_count(k->c, g, &k->sms, k->e) || gp_cuda_stream_new(k->c, g, &k->st, k->e) ||
+	    gp_sm_prepare(k->c, k->st, k->e) || gp_cuda_host_alloc(k->c, 64, (void **)&k->out, k->e) || gp_cuda_host_dptr(k->c, k->out, &k->dout, k->e))
 		return -EIO;
 	if (s->kind == GP_XFER_PEER) {
 		int rc = gp_cuda_peer_require(k->c, g, s->peer_gpu, k->e);

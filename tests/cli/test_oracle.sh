@@ -107,15 +107,20 @@ plant "doctor finding" "doctor: driver.persistence 0000:00:07.0: live ok, on its
 	$CMP doctor "$R/doctor.json" "$P"
 
 # bench figures: a ratio line each, below 1.00x a disagreement only when strict
-printf 'p2p_ce_write 390\np2p_ce_write 392\np2p_ce_write 391\nh2d_ce 57\n' >"$T/a"
-printf 'p2p_ce_write 396\np2p_ce_write 395\np2p_ce_write 397\nh2d_ce 55\n' >"$T/b"
+# (latency paths, lat_*: ns, lower is better, the ratio nvbandwidth's over gpup2p's)
+printf 'p2p_ce_write 390\np2p_ce_write 392\np2p_ce_write 391\nh2d_ce 57\nlat_p2p_sm 850\nlat_host_sm 1180\n' >"$T/a"
+printf 'p2p_ce_write 396\np2p_ce_write 395\np2p_ce_write 397\nh2d_ce 55\nlat_p2p_sm 830\nlat_host_sm 1190\n' >"$T/b"
 $CMP bench "$T/a" "$T/b" >"$T/d"
 rc=$?
 [ $rc -eq 0 ] && grep -q '^p2p_ce_write .* 391.0 .* 396.0 0.987x' "$T/d" && grep -q '^h2d_ce .* 1.036x' "$T/d" &&
-	ok "bench: medians and ratios printed, below 1.00x only a figure" || nok "bench: exit $rc: $(cat "$T/d")"
+	grep -q '^lat_p2p_sm .* 850.0 .* 830.0 0.976x' "$T/d" && grep -q '^lat_host_sm .* 1180.0 .* 1190.0 1.008x' "$T/d" &&
+	ok "bench: medians and ratios printed (latency: nvbandwidth's over gpup2p's), below 1.00x only a figure" ||
+	nok "bench: exit $rc: $(cat "$T/d")"
 OR_STRICT_BENCH=1 $CMP bench "$T/a" "$T/b" >"$T/d"
 [ $? -eq 1 ] && grep -q '^bench: p2p_ce_write: gpup2p 391.0 GB/s, nvbandwidth 396.0 (0.987x)' "$T/d" &&
-	! grep -q '^bench: h2d' "$T/d" && ok "bench: OR_STRICT_BENCH=1 counts a path below 1.00x" || nok "strict: $(cat "$T/d")"
+	grep -q '^bench: lat_p2p_sm: gpup2p 850.0 ns, nvbandwidth 830.0 (0.976x)' "$T/d" &&
+	! grep -q '^bench: h2d\|^bench: lat_host' "$T/d" && ok "bench: OR_STRICT_BENCH=1 counts a path below 1.00x" ||
+	nok "strict: $(cat "$T/d")"
 
 # bench offline: oracle_bench.sh on the test double (2 GPUs) with a stand-in nvbandwidth that prints a
 # SUM line for every test it is asked for: every path of its map is measured by both (no "only" line),
@@ -133,11 +138,12 @@ PATH=$T/ob:$PATH GPUP2P_LIBCUDA=$FAKE FAKECUDA_GPUS=2 ROUNDS=1 SIZE_MIB=1 bash t
 	"$T/ob/nvbandwidth" "$T/obr" >"$T/ob.out" 2>&1
 rc=$?
 paths=$(grep -c '^[a-z0-9_]\+ \+[0-9.]\+ \+[0-9.]\+ [0-9.]\+x$' "$T/ob.out")
-man=$(sed -n '/^\.TS/,/^\.TE/p' man/gpup2p-bench.1 | awk -F'\t' 'NF == 2 && $1 ~ /^[a-z_]+$/ && $1 !~ /latency/ {
+man=$(sed -n '/^\.TS/,/^\.TE/p' man/gpup2p-bench.1 | awk -F'\t' 'NF == 2 && $1 ~ /^[a-z_]+$/ {
 	print $1; if ($1 ~ /_ce$/) { sub(/_ce$/, "_sm", $1); print $1 } }' | sort -u)
 asked=$(sort -u "$T/ob/asked" 2>/dev/null)
-[ $rc -eq 0 ] && [ "$paths" -eq 33 ] && ! grep -q 'only$' "$T/ob.out" && [ -n "$man" ] && [ "$man" = "$asked" ] &&
-	ok "oracle_bench.sh offline: 33 paths measured by both; nvbandwidth asked for the man page's tests" ||
+[ $rc -eq 0 ] && [ "$paths" -eq 35 ] && ! grep -q 'only$' "$T/ob.out" && [ -n "$man" ] && [ "$man" = "$asked" ] &&
+	grep -q '"mode": "latency".*"size": 1048576' "$T/obr/bench-1.jsonl" &&
+	ok "oracle_bench.sh offline: 35 paths (2 latencies, 1 MiB chains) measured by both; nvbandwidth asked for the man page's tests" ||
 	nok "oracle_bench offline: exit $rc, $paths paths, man/asked differ: $(diff <(echo "$man") <(echo "$asked") | head -5 | tr '\n' ' ') $(grep -v '^SUM' "$T/ob.out" | head -5 | tr '\n' ';')"
 
 # the map pairs each nvbandwidth test with the bench gpup2p-bench(1)'s table names for it: mode, op
@@ -147,9 +153,10 @@ mapd=$(PATH=$T/ob:$PATH OR_PRINT_MAP=1 bash tests/device/oracle_bench.sh "$BIN" 
 	awk '{ op = $4; if ($2 ~ /^(h2d|d2h|all2host|host2all)$/) op = ($4 == "duplex" ? "duplex" : "-");
 		print $6, $2, op, $3 }' | sort)
 mant=$(sed -n '/^\.TS/,/^\.TE/p' man/gpup2p-bench.1 | sed 's/\\-/-/g' | awk -F'\t' '
-	NF == 2 && $1 ~ /^[a-z_]+$/ && $1 !~ /latency/ {
+	NF == 2 && $1 ~ /^[a-z_]+$/ {
 		n = split($2, w, " "); mode = w[1]; op = "write"; dup = 0
 		for (i = 2; i <= n; i++) { if (w[i] == "read") op = "read"; if (w[i] == "--duplex") dup = 1 }
+		if (mode == "latency") op = w[n]
 		if (mode ~ /^(h2d|d2h|all2host|host2all)$/) op = dup ? "duplex" : "-"
 		if (mode == "d2d") op = "-"
 		eng = ($1 ~ /_sm$/) ? "sm" : "ce"; t[$1] = mode " " op " " eng

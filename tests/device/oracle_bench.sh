@@ -16,7 +16,10 @@ n=$(nvidia-smi -L | grep -c '^GPU [0-9]')
 pairs=$((n * (n - 1)))
 # path  gpup2p: mode engine op kind(rows|aggregate)  nvbandwidth test  its divisor. op "-": a row with
 # no op (null); duplex: run with --duplex. Every single-node bandwidth test nvbandwidth v0.8 has (the
-# table in gpup2p-bench(1)); its latency tests are not compared (gpup2p's chase has its own chain).
+# table in gpup2p-bench(1)). Latency (kind "latency", op = the rows' path): nvbandwidth's SM chases
+# walk ~1 MB from the chain's start on each SM in turn (1,000,000 loads over the SMs, 128-byte
+# stride), so gpup2p chases a 1 MiB chain (--size 1M; its default, twice L2, measures DRAM); the
+# figure is ns per load, and oracle_cmp.py's ratio is nvbandwidth's over gpup2p's.
 MAP=""
 for e in ce sm; do
 	MAP="$MAP
@@ -44,12 +47,14 @@ all2one_read_ce all2one ce read aggregate one_to_all_read_ce $n
 one2all_read_ce one2all ce read aggregate all_to_one_read_ce $n
 all2one_sm_as_read all2one sm write aggregate one_to_all_read_sm $n
 one2all_sm_as_read one2all sm write aggregate all_to_one_read_sm $n
-d2d_ce d2d ce - rows device_local_copy $n"
+d2d_ce d2d ce - rows device_local_copy $n
+lat_host_sm latency sm host latency host_device_latency_sm $n
+lat_p2p_sm latency sm p2p latency device_to_device_latency_sm $pairs"
 if [ -n "${OR_PRINT_MAP:-}" ]; then
 	echo "$MAP"
 	exit 0
 fi
-[ "$n" -ge 2 ] || MAP=$(grep -E '^(h2d|d2h|d2d|all2host|host2all)' <<<"$MAP")
+[ "$n" -ge 2 ] || MAP=$(grep -E '^(h2d|d2h|d2d|all2host|host2all|lat_host)' <<<"$MAP")
 MODES=${OR_BENCH_MODES:-$(awk '{print $2}' <<<"$MAP" | sort -u | tr '\n' ' ')}
 MAP=$(awk -v m=" $MODES " 'index(m, " " $2 " ")' <<<"$MAP")
 TESTS=$(awk '{print $6}' <<<"$MAP" | tr '\n' ' ')
@@ -66,7 +71,7 @@ for r in $(seq "$ROUNDS"); do
 		EM=$CE_MODES
 		[ $e = sm ] && EM=$SM_MODES
 		PEER=$(tr ' ' '\n' <<<"$EM" | grep -xE 'p2p|bidir|one2all|all2one' | tr '\n' ' ')
-		REST=$(tr ' ' '\n' <<<"$EM" | grep -vxE 'p2p|bidir|one2all|all2one' | tr '\n' ' ')
+		REST=$(tr ' ' '\n' <<<"$EM" | grep -vxE 'p2p|bidir|one2all|all2one|latency' | tr '\n' ' ')
 		HOST=$(tr ' ' '\n' <<<"$EM" | grep -xE 'h2d|d2h|all2host|host2all' | tr '\n' ' ')
 		for args in "${PEER:+$PEER --op both --p2p on}" "$REST" "${HOST:+$HOST --duplex}"; do
 			[ -n "${args// /}" ] || continue
@@ -75,6 +80,10 @@ for r in $(seq "$ROUNDS"); do
 				>>"$R/bench-$r.jsonl" 2>>"$R/bench-$r.err" || echo "round $r: gpup2p bench $args --engine $e: exit $?" >&2
 		done
 	done
+	case " $SM_MODES " in *" latency "*)
+		"$BIN" --jsonl bench latency --sm --size 1M >>"$R/bench-$r.jsonl" 2>>"$R/bench-$r.err" ||
+			echo "round $r: gpup2p bench latency --sm: exit $?" >&2 ;;
+	esac
 	g=$((SECONDS - s)) s=$SECONDS
 	# shellcheck disable=SC2086
 	"$NVB" -b "$SIZE_MIB" -t $TESTS >"$R/nvb-$r.txt" 2>&1 || echo "round $r: nvbandwidth exit $?" >&2
@@ -87,7 +96,7 @@ for line in open(sys.argv[1]):
         d = json.loads(line)
     except ValueError:
         continue
-    if isinstance(d, dict) and d.get("gbps") is not None:
+    if isinstance(d, dict) and (d.get("gbps") is not None or (d.get("mode") == "latency" and d.get("us"))):
         rows.append(d)
 sums = {}
 for line in open(sys.argv[2]):
@@ -97,10 +106,13 @@ for line in open(sys.argv[2]):
 ga, na = open(sys.argv[3], "a"), open(sys.argv[4], "a")
 for m in """$MAP""".splitlines():
     path, mode, eng, op, kind, test, div = m.split()
-    sel = [d["gbps"] for d in rows if d["mode"] == mode and d["engine"] == eng
-           and d.get("op") == (None if op == "-" else op)
-           and (d["path"] == "aggregate") == (kind == "aggregate")
-           and (mode not in ("h2d", "d2h") or d.get("memory") == "pinned")]
+    if kind == "latency":  # ns per load, each row a chase (path host or p2p)
+        sel = [d["us"] * 1e3 for d in rows if d["mode"] == mode and d["engine"] == eng and d["path"] == op]
+    else:
+        sel = [d["gbps"] for d in rows if d["mode"] == mode and d["engine"] == eng
+               and d.get("op") == (None if op == "-" else op)
+               and (d["path"] == "aggregate") == (kind == "aggregate")
+               and (mode not in ("h2d", "d2h") or d.get("memory") == "pinned")]
     if sel:
         ga.write("%s %.2f\n" % (path, statistics.median(sel)))
     test = test if test in sums else test + "_total"  # bidirectional tests: both directions' sum

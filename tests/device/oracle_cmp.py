@@ -9,8 +9,10 @@ if any, 0 if none, 2 when an input cannot be read. WHAT and its files:
   q      FACTS TOPO_JSON SMI_Q       PCIe generation/width (topo --json), BAR1, ECC, persistence
                                      (gpu-facts) vs nvidia-smi -q
   doctor LIVE_JSON SNAP_JSON         doctor --json live vs on its own snapshot (static findings)
-  bench  GPUP2P_TSV NVB_TSV          medians per path and their ratio (lines "path<TAB>GB/s");
-                                     below 1.00x is a disagreement only with OR_STRICT_BENCH=1
+  bench  GPUP2P_TSV NVB_TSV          medians per path and their ratio (lines "path<TAB>GB/s", or
+                                     ns for paths lat_*: the ratio then nvbandwidth's over
+                                     gpup2p's); below 1.00x is a disagreement only with
+                                     OR_STRICT_BENCH=1
 """
 import json
 import os
@@ -253,10 +255,11 @@ def cmp_bench(mine, theirs):
             say("bench: %s: measured by %s only", p, "gpup2p" if p in a else "nvbandwidth")
             continue
         x, y = statistics.median(a[p]), statistics.median(b[p])
-        r = x / y if y else 0.0
+        lat = p.startswith("lat_")  # ns per load: lower is better, the ratio nvbandwidth's over gpup2p's
+        r = (y / x if x else 0.0) if lat else (x / y if y else 0.0)
         print("%-34s %9.1f %9.1f %5.3fx" % (p, x, y, r))
         if r < 1.0 and strict:
-            say("bench: %s: gpup2p %.1f GB/s, nvbandwidth %.1f (%.3fx)", p, x, y, r)
+            say("bench: %s: gpup2p %.1f %s, nvbandwidth %.1f (%.3fx)", p, x, "ns" if lat else "GB/s", y, r)
 
 
 def main(argv):

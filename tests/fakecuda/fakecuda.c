@@ -55,7 +55,8 @@
  * and compared where the data is); cuLaunchKernel runs them here, in C. An SM copy costs
  * 3 us plus its bytes at h2d 27, d2h 28, within a GPU 1500, to a peer 350 GB/s (by where source and
  * destination are; a pattern kernel as a copy from its buffer to itself); a chase takes 1000 ns per load
- * in host memory, 700 in a peer's.
+ * in host memory, in a peer's 700 on average over the SMs, by SM as recorded on 2x H200 (kernels.c:
+ * 674-727; a lone block's SM, as there, one of the slow ones: 721).
  * Streams run side by side, each on its own clock (the gate sets every one to 0; an event wait holds a
  * stream until the event's stream got there): concurrent copies do not slow each other, except through
  * the links of FAKECUDA_HOST_GBPS and FAKECUDA_NVLINK_GBPS when set: a copy's bytes also pass them, one

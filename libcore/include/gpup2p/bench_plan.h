@@ -50,7 +50,7 @@ struct gp_bench_opts {
 	uint64_t chain_stride;          /* SM latency: bytes between slots */
 	int chain_random;               /* SM latency: random slot order (from chain_seed) */
 	uint64_t chain_seed;
-	int chase_hops;                 /* SM latency: loads per launch */
+	int chase_hops;                 /* SM latency: loads per batch (spread over the SMs) */
 	const int *gpu_numa;            /* NUMA node of each GPU index (-1 unknown), may be NULL */
 	int (*can_peer)(void *ctx, int a, int b); /* 1 direct access possible */
 	void *ctx;

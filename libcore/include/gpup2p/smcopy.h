@@ -87,9 +87,15 @@ int gp_sm_copy(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr dst, gp_dptr src, s
  * a and b as for gp_sm_copy, both 16-byte aligned, else -EINVAL. */
 int gp_sm_copy_duplex(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr a, gp_dptr b, size_t n, struct gp_err *e);
 
-/* Queue a pointer chase of `hops` loads from `start` on the stream; the last pointer and the
- * nanoseconds (GPU global timer) go to out[0] and out[1] (out: a device address of 16 bytes). */
-int gp_sm_chase(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr start, uint64_t hops, gp_dptr out, struct gp_err *e);
+/* GPU g's SM count in *n (1 when the driver says 0 or less); -EIO when it cannot be asked. */
+int gp_sm_count(struct gp_cuda *c, int g, unsigned *n, struct gp_err *e);
+
+/* Queue a pointer chase of `hops` loads from `start` on the stream, by block `block` of a launch of
+ * `grid` one-thread blocks (the others return at once; with a block per SM, block b runs on the SM
+ * the hardware gives it); the last pointer and the nanoseconds (GPU global timer) go to out[0] and
+ * out[1] (out: a device address of 16 bytes). -EINVAL when block >= grid. */
+int gp_sm_chase(struct gp_cuda *c, gp_cuda_stream *s, gp_dptr start, uint64_t hops, gp_dptr out, unsigned block,
+		unsigned grid, struct gp_err *e);
 
 /* The verification kernels' PTX module (ptx_verify.c: gp_fill, gp_check; PTX 6.0, sm_50) and names. */
 extern const char gp_ptx_verify_text[];

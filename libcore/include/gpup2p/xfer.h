@@ -41,7 +41,8 @@ struct gp_xfer_spec {
 	                              engines: host memory must be pinned, peer copies need peer access */
 	int chase;                 /* pointer-chase latency (smcopy.h): GPU `gpu` follows a chain of `size`
 	                              bytes in pinned host memory (H2D) or in peer_gpu's memory (PEER),
-	                              `iters` loads per launch, `reps` launches */
+	                              `reps` batches of `iters` loads, each spread evenly over the
+	                              GPU's SMs (smchase.c) */
 	uint64_t stride;           /* chase: bytes between chain slots */
 	int random;                /* chase: slots in a random order drawn from seed (else address order) */
 	uint64_t seed;
