@@ -484,9 +484,13 @@ int xfer_verdict(const struct cli *c, const struct gp_bench_row *rows, int n)
 		if (r->res.verified == 0 && r->aggregate) {
 			continue;               /* the pair that went wrong says so */
 		} else if (r->res.verified == 0 && r->spec.chase) {
+			char which[32] = "the warm-up";
+
+			if (r->res.bad_copy >= 0)
+				snprintf(which, sizeof(which), "batch %d", r->res.bad_copy + 1);
 			fprintf(stderr, "gpup2p: latency %s->%s: the pointer chase of %s ended at byte %lld of the chain, "
-				"expected byte %lld\n", src, dst, r->res.bad_copy < 0 ? "the warm-up" : "a repetition",
-				(long long)r->res.bad_offset, (long long)r->res.want_offset);
+				"expected byte %lld\n", src, dst, which, (long long)r->res.bad_offset,
+				(long long)r->res.want_offset);
 		} else if (r->res.verified == 0) {
 			char where[32];
 

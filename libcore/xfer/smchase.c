@@ -42,38 +42,38 @@ static int64_t offset_in(const struct chase *k, uint64_t a)
 }
 
 /* Launch `hops` loads from *at by block `block` and check where they ended against the host's walk of
- * the chain; *at moves on, *ns adds the launch's nanoseconds. 0; 1 when the chase ended elsewhere
- * (r says where, batch `batch`: -1 the warm-up); -EIO. */
+ * the chain; *at moves on, *ns = the launch's nanoseconds. 0; 1 when the chase ended elsewhere, or the
+ * walk itself failed (r says where, batch `batch`: -1 the warm-up); -EIO. */
 static int chase_from(struct chase *k, uint64_t *at, uint64_t hops, unsigned block, int batch, double *ns,
 		      struct gp_xfer_result *r)
 {
 	const struct gp_xfer_spec *s = k->s;
 	uint64_t want = gp_chain_walk(k->host, s->size, s->stride, k->dev, *at, hops), end;
-	double t;
 
-	if (launch(k, *at, hops, block, &t, &end))
+	if (launch(k, *at, hops, block, ns, &end))
 		return -EIO;
-	if (end != want) {
+	if (!want || end != want) {
 		r->verified = 0;
 		r->bad_copy = batch;
-		r->want_offset = offset_in(k, want);
+		r->want_offset = want ? offset_in(k, want) : -1;
 		r->bad_offset = offset_in(k, end);
 		return 1;
 	}
 	*at = want;
-	*ns += t;
 	return 0;
 }
 
 /* A warm-up, then `reps` batches of `iters` loads each, spread evenly over the GPU's SMs: one launch
- * per SM in turn, each going on where the previous one stopped. A batch's figure is its nanoseconds
- * over its loads: the mean over the SMs (a peer load on 2x H200 took 794-856 ns by SM,
- * results/chase-sm-h200x2-*.txt, where nvbandwidth's latency tests also report the mean). */
+ * per SM in turn (with fewer loads than SMs, the first `iters` SMs, a load each), each going on where
+ * the previous one stopped. A batch's figure is the mean over those SMs of each one's time per load
+ * (a peer load on 2x H200 took 794-856 ns by SM, results/chase-sm-h200x2-*.txt; nvbandwidth's latency
+ * tests also report the mean over the SMs). */
 static int measure(struct chase *k, struct gp_xfer_result *r)
 {
 	const struct gp_xfer_spec *s = k->s;
 	double *us = calloc((size_t)s->reps, sizeof(double)), ns = 0;
 	uint64_t at = k->dev, each = (uint64_t)s->iters / k->sms, extra = (uint64_t)s->iters % k->sms;
+	unsigned used = each ? k->sms : (unsigned)extra;
 	int n = 0, rc;
 
 	if (!us)
@@ -81,12 +81,16 @@ static int measure(struct chase *k, struct gp_xfer_result *r)
 	r->verified = 1;
 	rc = chase_from(k, &at, WARMUP_HOPS, 0, -1, &ns, r);
 	for (int i = 0; i < s->reps && !rc; i++) {
-		ns = 0;
-		for (unsigned b = 0; b < k->sms && !rc; b++)
-			if (each + (b < extra))
-				rc = chase_from(k, &at, each + (b < extra), b, i, &ns, r);
+		double per_load = 0;
+
+		for (unsigned b = 0; b < used && !rc; b++) {
+			uint64_t hops = each + (b < extra);
+
+			rc = chase_from(k, &at, hops, b, i, &ns, r);
+			per_load += ns / (double)hops;
+		}
 		if (!rc)
-			us[n++] = ns / 1e3 / s->iters;
+			us[n++] = per_load / used / 1e3;
 	}
 	if (rc >= 0)
 		gp_stats_compute(us, n, &r->us);

@@ -107,6 +107,16 @@ out=$(FAKECUDA_L2=50331648 "$BIN" bench latency --sm --gpu 0 --random --seed 5 -
 err=$(FAKECUDA_CORRUPT=chase "$BIN" bench latency --sm --gpu 0 --iters 500 --reps 2 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ] && grep -q "latency GPU0->host: the pointer chase of the warm-up ended at byte 127872 of the chain, expected byte 128000" <<<"$err" &&
 	ok "a chase that ends in the wrong place: exit 2, both offsets named" || nok "chase corrupt: rc=$rc $err"
+# a chase of a batch, not the warm-up, ends one load short: 500 loads over 132 SMs are 4 each for
+# blocks 0-103; block 0 takes the warm-up's 1000 to slot 1004, block 1 stops at 1007 instead of 1008
+err=$(FAKECUDA_CORRUPT=chase-batch "$BIN" bench latency --sm --gpu 0 --iters 500 --reps 2 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && grep -q "latency GPU0->host: the pointer chase of batch 1 ended at byte $((1007 * 128)) of the chain, expected byte $((1008 * 128))" <<<"$err" &&
+	ok "a batch's chase on SM block 1 that ends in the wrong place: exit 2, the batch and both offsets named" ||
+	nok "chase-batch corrupt: rc=$rc $err"
+# the mean over the SMs whatever their number (the double scales its recorded SMs to 700 ns)
+out=$(FAKECUDA_SMS=8 "$BIN" bench latency --sm --iters 1000 --reps 2 --jsonl); rc=$?
+[ $rc -eq 0 ] && [ "$(grep -c '"path": "p2p".*"us": 0.700,' <<<"$out")" = 2 ] &&
+	ok "latency --sm on a GPU of 8 SMs: the peer chase's mean over its 8 SMs" || nok "8 SMs: rc=$rc $out"
 out=$(FAKECUDA_NOPEER=1 "$BIN" bench latency --sm --iters 100 --reps 2 --jsonl); rc=$?
 [ $rc -eq 0 ] && [ "$(grep -c '"skipped": *"no peer access' <<<"$out")" = 2 ] && [ "$(grep -c '"verified": *true' <<<"$out")" = 2 ] &&
 	ok "no peer access: peer chases kept as skipped rows, host chases measured" || nok "nopeer chase: rc=$rc $out"

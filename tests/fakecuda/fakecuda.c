@@ -23,6 +23,7 @@
  *                          to the stub (2: pinning fails with -ENOMEM, as when BAR1 is exhausted)
  *   FAKECUDA_SMS=N         SMs per GPU (default 132); FAKECUDA_L2=BYTES L2 size (default 1 MiB)
  *   FAKECUDA_CORRUPT=sm    flip byte 4097 (or the last) of SM copies; =chase: a chase stops one load short;
+ *                          =chase-batch: only a chase by block 1 or later (not the warm-up's);
  *                          =bulkreset: the bulk copy never puts its chunk counter back to 0;
  *                          =duplex, =duplexback, =duplexhalf: the duplex SM copy (kernels.c)
  *   FAKECUDA_HOST_GBPS=R   one host link of R GB/s shared by every copy to or from host memory (below)
@@ -55,8 +56,8 @@
  * and compared where the data is); cuLaunchKernel runs them here, in C. An SM copy costs
  * 3 us plus its bytes at h2d 27, d2h 28, within a GPU 1500, to a peer 350 GB/s (by where source and
  * destination are; a pattern kernel as a copy from its buffer to itself); a chase takes 1000 ns per load
- * in host memory, in a peer's 700 on average over the SMs, by SM as recorded on 2x H200 (kernels.c:
- * 674-727; a lone block's SM, as there, one of the slow ones: 721).
+ * in host memory, in a peer's 700 ns on average over the SMs, each SM as recorded on 2x H200 (674 to
+ * 727 ns; a lone block's SM, as there, one of the slow ones: 721; kernels.c).
  * Streams run side by side, each on its own clock (the gate sets every one to 0; an event wait holds a
  * stream until the event's stream got there): concurrent copies do not slow each other, except through
  * the links of FAKECUDA_HOST_GBPS and FAKECUDA_NVLINK_GBPS when set: a copy's bytes also pass them, one

@@ -206,30 +206,35 @@ static const unsigned short peer_ns[132] = {
 };
 #define LONE_SM 124
 
-/* gp_chase(start, hops, out, block): block `block` of the grid chases; its SM is the block's number
- * (a lone block: LONE_SM). Host memory: 1000 ns a load on any SM; a peer's: 700 ns on average over
- * the SMs, each SM as peer_ns has it. */
+/* gp_chase(start, hops, out, block): block `block` of the grid chases. Host memory: 1000 ns a load on
+ * any SM. A peer's: block b of a grid of g on the recorded SM b * 132 / g, scaled so that the mean over
+ * the grid's blocks is 700 ns; a lone block on a GPU of several SMs (FAKECUDA_SMS) on LONE_SM,
+ * scaled by the mean of all 132 (721 ns).
+ * FAKECUDA_CORRUPT=chase: every launch stops one load short; =chase-batch: only blocks 1 and up (the
+ * warm-up, on block 0, passes). */
 static gp_cu_result run_chase(struct fstream *s, unsigned grid, void **p)
 {
 	gp_cu_dptr at = *(gp_cu_dptr *)p[0], out = *(gp_cu_dptr *)p[2];
 	uint64_t hops = *(uint64_t *)p[1], done[2], sum = 0;
-	unsigned block = *(unsigned *)p[3], sm = grid > 1 ? block % 132 : LONE_SM;
-	const char *c = getenv("FAKECUDA_CORRUPT");
+	const char *c = getenv("FAKECUDA_CORRUPT"), *sms = getenv("FAKECUDA_SMS");
+	int lone = grid == 1 && (!sms || atoi(sms) > 1);    /* one block on a GPU of many SMs */
+	unsigned block = *(unsigned *)p[3], sm = lone ? LONE_SM : (unsigned)((uint64_t)block * 132 / grid);
+	unsigned n = lone ? 132 : grid;
 	int where = dev_of(at);
 
 	if (block >= grid)
 		return GP_CUDA_SUCCESS;                   /* no block chases: nothing written */
-	if (c && !strcmp(c, "chase") && hops > 1)
+	if (c && (!strcmp(c, "chase") || (!strcmp(c, "chase-batch") && block)) && hops > 1)
 		hops--;
 	for (uint64_t k = 0; k < hops; k++) {
 		if (!reachable(s, at))
 			return GP_CUDA_ERROR_INVALID_VALUE;   /* an illegal address, as the GPU would fault */
 		memcpy(&at, host_of(at), 8);
 	}
-	for (int i = 0; i < 132; i++)
-		sum += peer_ns[i];
+	for (unsigned i = 0; i < n; i++)
+		sum += peer_ns[lone ? i : (uint64_t)i * 132 / grid];
 	done[0] = at;
-	done[1] = (uint64_t)((double)*(uint64_t *)p[1] * (where < 0 ? 1000 : 700.0 * 132 * peer_ns[sm] / (double)sum) + 0.5);
+	done[1] = (uint64_t)((double)*(uint64_t *)p[1] * (where < 0 ? 1000 : 700.0 * n * peer_ns[sm] / (double)sum) + 0.5);
 	memcpy(host_of(out), done, sizeof(done));
 	sched_copy(s, (double)done[1] * 1e-9, 0, 0, -1, -1, 0);
 	return GP_CUDA_SUCCESS;

@@ -54,6 +54,10 @@ DONE:
 
 def main():
     size, stride, hops = (int(os.environ.get(k, d)) for k, d in (("SIZE", 969600), ("STRIDE", 128), ("HOPS", 7575)))
+    if hops < 1 or stride < 8 or stride % 8 or size % stride or size // stride < 2:
+        print("chase_sm.py: HOPS >= 1; STRIDE a multiple of 8; SIZE a multiple of STRIDE, two slots at least",
+              file=sys.stderr)
+        return 64
     n = size // stride
     ck(cu.cuInit(0), "cuInit")
     cnt = C.c_int()

@@ -28,9 +28,11 @@ int64_t gp_chain_build(void *buf, uint64_t size, uint64_t stride, int random, ui
 uint64_t gp_chain_walk(const void *buf, uint64_t size, uint64_t stride, uint64_t base, uint64_t from, uint64_t hops);
 
 /* Measure one pointer-chase latency row (spec->chase; gp_xfer_run calls it): build the chain (gp_chain_build)
- * in pinned host memory or the peer GPU's memory, one warm-up launch, then `reps` launches of `iters`
- * loads, each going on where the last stopped; us = microseconds per load. The end of every launch is
- * checked against a walk of the same chain on the host (verified, want_offset, bad_offset). */
+ * in pinned host memory or the peer GPU's memory, one warm-up launch, then `reps` batches of `iters`
+ * loads spread evenly over the GPU's SMs (one launch per SM in turn, each going on where the last
+ * stopped; fewer loads than SMs: the first `iters` SMs, a load each); us = microseconds per load, the
+ * mean over those SMs. The end of every launch is checked against a walk of the same chain on the host
+ * (verified; bad_copy the batch, -1 the warm-up; want_offset, bad_offset). */
 int gp_chase_run(struct gp_cuda *c, const struct gp_xfer_spec *s, struct gp_xfer_result *r, struct gp_err *e);
 
 #endif
