@@ -106,7 +106,8 @@ static int setup(struct chase *k)
 	int64_t slots;
 
 	if (gp_sm_count(k->c, g, &k->sms, k->e) || gp_cuda_stream_new(k->c, g, &k->st, k->e) ||
-	    gp_sm_prepare(k->c, k->st, k->e) || gp_cuda_host_alloc(k->c, 64, (void **)&k->out, k->e) || gp_cuda_host_dptr(k->c, k->out, &k->dout, k->e))
+	    gp_sm_prepare(k->c, k->st, k->e) || gp_cuda_host_alloc(k->c, 64, (void **)&k->out, k->e) ||
+	    gp_cuda_host_dptr(k->c, k->out, &k->dout, k->e))
 		return -EIO;
 	if (s->kind == GP_XFER_PEER) {
 		int rc = gp_cuda_peer_require(k->c, g, s->peer_gpu, k->e);

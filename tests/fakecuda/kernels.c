@@ -234,7 +234,8 @@ static gp_cu_result run_chase(struct fstream *s, unsigned grid, void **p)
 	for (unsigned i = 0; i < n; i++)
 		sum += peer_ns[lone ? i : (uint64_t)i * 132 / grid];
 	done[0] = at;
-	done[1] = (uint64_t)((double)*(uint64_t *)p[1] * (where < 0 ? 1000 : 700.0 * n * peer_ns[sm] / (double)sum) + 0.5);
+	done[1] = (uint64_t)((double)*(uint64_t *)p[1] * (where < 0 ? 1000 : 700.0 * n * peer_ns[sm] / (double)sum) +
+			     0.5);
 	memcpy(host_of(out), done, sizeof(done));
 	sched_copy(s, (double)done[1] * 1e-9, 0, 0, -1, -1, 0);
 	return GP_CUDA_SUCCESS;
